@@ -1,0 +1,81 @@
+import type { RunnerConfig } from './config.js';
+import type { EventBus } from './events.js';
+import type { PluginDescriptor } from './hooks.js';
+import type { LuaModuleSpec } from './lua-module.js';
+import type { Logger } from './logger.js';
+import type { ServiceRef } from './service-ref.js';
+
+/** A positional argument of a command. */
+export interface CommandArgument {
+  name: string;
+  description: string;
+  required?: boolean;
+  /** Takes every remaining argument. */
+  variadic?: boolean;
+  /** Values offered by shell completion. */
+  choices?: string[];
+}
+
+/** An option of a command, in commander's flag syntax: `-o, --output <path>`, `--compress`. */
+export interface CommandOption {
+  flags: string;
+  description: string;
+  default?: string | boolean | number | string[];
+  choices?: string[];
+  /** Converts the raw string; throw InvalidInputError to refuse it. */
+  parse?: (value: string, previous: unknown) => unknown;
+}
+
+/** What a command's handler receives. Options are camelCased (`--dry-run` becomes `dryRun`). */
+export interface CommandInput {
+  args: string[];
+  options: Record<string, unknown>;
+}
+
+/** A kernel booted by a command, with the plugins of one profile set up. */
+export interface RunningKernel {
+  readonly profile: string;
+  readonly events: EventBus;
+  readonly config: RunnerConfig;
+  readonly logger: Logger;
+  get<T>(ref: ServiceRef<T>): T;
+  find<T>(ref: ServiceRef<T>): T | undefined;
+  /** Stops every plugin in reverse order; resolves when all stops ended. Idempotent. */
+  stop(reason?: string): Promise<void>;
+  /** Resolves once SIGINT or SIGTERM arrived and the kernel stopped. */
+  stopOnSignal(): Promise<void>;
+}
+
+/** Everything a command handler may use. */
+export interface CommandContext {
+  config: RunnerConfig;
+  logger: Logger;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  /** True when stdout is a terminal (live views, colours, confirmation prompts). */
+  isTTY: boolean;
+  /** Every discovered plugin with its Lua modules, whether or not a profile would load it. */
+  plugins: readonly { descriptor: PluginDescriptor; luaModules: readonly LuaModuleSpec[] }[];
+  /** The full command tree, for completion scripts. */
+  commands: readonly CommandSpec[];
+  /** Boots the plugins of a profile (`master`, `agent`, `embedded`). */
+  boot(profile: string): Promise<RunningKernel>;
+  /** The runner version (the kernel package's). */
+  version: string;
+}
+
+/**
+ * A node of the `runner` command tree. Plugins contribute top-level commands, or subcommands of a
+ * top-level command another plugin also contributes (`db` is shared by name).
+ */
+export interface CommandSpec {
+  name: string;
+  description: string;
+  aliases?: string[];
+  arguments?: CommandArgument[];
+  options?: CommandOption[];
+  subcommands?: CommandSpec[];
+  /** Returns the exit code (0 when omitted). Throw a RunnerError for a one-line error. */
+  run?: (input: CommandInput, ctx: CommandContext) => Promise<number | void> | number | void;
+}

@@ -1,0 +1,81 @@
+/**
+ * The domain events carried by the kernel's bus (service.md section 6). Plugins add their own
+ * events by declaration merging:
+ *
+ * ```ts
+ * declare module '@runner/plugin-sdk' {
+ *   interface RunnerEvents { 'backup.finished': { path: string } }
+ * }
+ * ```
+ */
+export interface RunnerEvents {
+  'workflow.started': WorkflowEventPayload;
+  'workflow.completed': WorkflowEventPayload;
+  'workflow.failed': WorkflowEventPayload;
+  'task.started': TaskEventPayload;
+  'task.completed': TaskEventPayload;
+  'task.failed': TaskEventPayload;
+  'agent.connected': AgentEventPayload;
+  'agent.disconnected': AgentEventPayload;
+  /** Every plugin is set up; the profile is serving. */
+  'kernel.ready': { profile: string; plugins: string[] };
+  /** The kernel began to stop. */
+  'kernel.stopping': { profile: string; reason: string };
+}
+
+/** Payload of `workflow.*` (service.md section 6). */
+export interface WorkflowEventPayload {
+  workflow_name: string;
+  run_id: string;
+  status: string;
+  /** Seconds. */
+  duration: number;
+  /** Unix seconds. */
+  started_at: number;
+  /** Unix seconds; 0 while running. */
+  completed_at: number;
+}
+
+/** Payload of `task.*` (workflow-language.md, Events). */
+export interface TaskEventPayload {
+  workflow_name: string;
+  run_id: string;
+  task_name: string;
+  /** Agent name, or "localhost" for a local task. */
+  agent: string;
+  status: string;
+  attempt: number;
+  /** Seconds. */
+  duration: number;
+  error?: string;
+}
+
+/** Payload of `agent.*` (service.md section 6). */
+export interface AgentEventPayload {
+  agent_name: string;
+  /** `host:port`. */
+  address: string;
+  status: string;
+}
+
+export type EventType = keyof RunnerEvents & string;
+
+/** One event as delivered to subscribers. */
+export interface BusEvent<K extends EventType = EventType> {
+  type: K;
+  /** Milliseconds since the Unix epoch, taken when the event was emitted. */
+  timestamp: number;
+  data: RunnerEvents[K];
+}
+
+/**
+ * The typed event bus. Delivery is synchronous and in subscription order; a subscriber that throws
+ * is logged with its plugin's id and never stops delivery to the others.
+ */
+export interface EventBus {
+  emit<K extends EventType>(type: K, data: RunnerEvents[K]): void;
+  /** Returns a function that removes the subscription. */
+  on<K extends EventType>(type: K, handler: (event: BusEvent<K>) => void): () => void;
+  /** Every event, whatever its type (the WebSocket hub, metrics, audit). */
+  onAny(handler: (event: BusEvent) => void): () => void;
+}

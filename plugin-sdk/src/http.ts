@@ -1,0 +1,58 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServiceRef } from './service-ref.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A request as a route handler sees it. The JSON body is parsed and size-checked already. */
+export interface HttpRequest {
+  method: HttpMethod;
+  /** Path below `/api/v1`, e.g. `/agents/web-1`. */
+  path: string;
+  params: Record<string, string>;
+  query: Record<string, string>;
+  headers: IncomingMessage['headers'];
+  /** Parsed JSON body; undefined when the request had none. */
+  body: unknown;
+  remoteAddress: string;
+  /** For streaming answers (server-sent events): write to it and return `STREAMED`. */
+  raw: { req: IncomingMessage; res: ServerResponse };
+}
+
+/** An answer with a status other than 200 or with headers. */
+export interface HttpReply {
+  readonly kind: 'http-reply';
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export function reply(status: number, body?: unknown, headers?: Record<string, string>): HttpReply {
+  return { kind: 'http-reply', status, body, headers };
+}
+
+/** Returned by a handler that wrote the response itself. */
+export const STREAMED: unique symbol = Symbol.for('runner.http.streamed') as never;
+
+/**
+ * A handler returns the JSON body (200), an HttpReply, undefined (204) or STREAMED, and throws
+ * RunnerErrors for failures; the router turns them into the documented error shape.
+ */
+export type HttpHandler = (request: HttpRequest) => unknown;
+
+export interface RouteOptions {
+  /** Largest accepted body in bytes (default: config `http.body_limit`, 1 MiB). */
+  bodyLimitBytes?: number;
+}
+
+/** The REST API under `/api/v1`, provided by the HTTP plugin. */
+export interface HttpRouter {
+  /** Adds a route; `path` is below `/api/v1` and may hold `:params`. */
+  route(method: HttpMethod, path: string, handler: HttpHandler, options?: RouteOptions): void;
+  /** Where the server listens, once the kernel is ready; null before. */
+  address(): { host: string; port: number } | null;
+}
+
+export const HttpRouterRef = createServiceRef<HttpRouter>({
+  id: 'http.router',
+  description: 'the REST API router under /api/v1',
+});

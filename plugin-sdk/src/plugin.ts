@@ -1,0 +1,91 @@
+import type { CommandSpec } from './commands.js';
+import type { RunnerConfig } from './config.js';
+import type { EventBus } from './events.js';
+import type { KernelHooks, PluginDescriptor } from './hooks.js';
+import type { LuaModuleSpec } from './lua-module.js';
+import type { Logger } from './logger.js';
+import type { DependencyMap, ResolvedDependencies, ServiceRef } from './service-ref.js';
+
+/** The profiles the kernel boots: `runner server` (master), `runner agent start`, `runner run`. */
+export type Profile = 'master' | 'agent' | 'embedded';
+export const PROFILES: readonly Profile[] = Object.freeze(['master', 'agent', 'embedded']);
+
+/** What a plugin's `setup` receives besides its dependencies. */
+export interface PluginContext {
+  readonly pluginId: string;
+  readonly profile: Profile;
+  readonly kernelVersion: string;
+  readonly config: RunnerConfig;
+  /** A logger whose lines carry `plugin: <id>`. */
+  readonly logger: Logger;
+  readonly events: EventBus;
+  /** The kernel's hooks; taps are labelled with this plugin's id. */
+  readonly hooks: KernelHooks;
+  /** Every plugin of this boot, in setup order. */
+  readonly plugins: readonly PluginDescriptor[];
+  /** Registers the implementation of a service this plugin declared in `provides`. */
+  provide<T>(ref: ServiceRef<T>, implementation: T): void;
+  /** Runs when the kernel stops, before the plugin's own `stop`, latest registered first. */
+  onStop(callback: () => Promise<void> | void): void;
+  /** Aborted once the kernel begins to stop. */
+  readonly signal: AbortSignal;
+}
+
+/** Returned by `setup` when the plugin has something to release. */
+export interface PluginInstance {
+  stop?(): Promise<void> | void;
+}
+
+/** The declaration of a plugin. */
+export interface PluginDefinition<D extends DependencyMap = DependencyMap> {
+  /** Kebab-case, unique among loaded plugins. */
+  id: string;
+  version: string;
+  description: string;
+  /** Semver range of kernel versions this plugin works with (e.g. `^0.1.0`); default any. */
+  kernel?: string;
+  /** Profiles that load it; default every profile. */
+  profiles?: readonly Profile[];
+  /** Services this plugin needs; setup receives them typed under the same keys. */
+  dependsOn?: D;
+  /** Services this plugin provides; each must be provided during setup. */
+  provides?: readonly ServiceRef<unknown>[];
+  /** Lua modules it declares (documentation is read without setup). */
+  luaModules?: readonly LuaModuleSpec[];
+  /** Commands it adds to the `runner` CLI. */
+  commands?: readonly CommandSpec[];
+  /** Time allowed for setup in milliseconds (default: config `kernel.setup_timeout`, 10 s). */
+  setupTimeoutMs?: number;
+  setup?(context: PluginContext, deps: ResolvedDependencies<D>): Promise<PluginInstance | void> | PluginInstance | void;
+}
+
+/** A definition after `definePlugin`: frozen and branded so the loader can recognise it. */
+export type Plugin<D extends DependencyMap = DependencyMap> = Readonly<PluginDefinition<D>> & {
+  readonly [PLUGIN_BRAND]: true;
+};
+
+/** Symbol.for so that a plugin built against another copy of the SDK is still recognised. */
+export const PLUGIN_BRAND: unique symbol = Symbol.for('runner.plugin') as never;
+
+/**
+ * Declares a plugin. Export the result as a named export of the plugin's entry module.
+ *
+ * ```ts
+ * export const plugin = definePlugin({
+ *   id: 'hello', version: '1.0.0', description: 'Says hello',
+ *   dependsOn: { modules: LuaModulesRef },
+ *   setup(ctx, { modules }) { ... },
+ * });
+ * ```
+ */
+export function definePlugin<D extends DependencyMap = Record<string, never>>(definition: PluginDefinition<D>): Plugin<D> {
+  if (!/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(definition.id)) {
+    throw new TypeError(`plugin id "${definition.id}" must be kebab-case (e.g. "module-exec")`);
+  }
+  return Object.freeze({ ...definition, [PLUGIN_BRAND]: true as const });
+}
+
+/** True for a value made by `definePlugin`, from any copy of the SDK. */
+export function isPlugin(value: unknown): value is Plugin {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[PLUGIN_BRAND] === true;
+}

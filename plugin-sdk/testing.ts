@@ -1,0 +1,178 @@
+/**
+ * Helpers for testing a plugin without the real kernel: set it up against mock services, then
+ * assert on the services it provides, the events it emitted and the lines it logged.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunnerConfig } from './src/config.js';
+import { InvalidInputError } from './src/errors.js';
+import type { BusEvent, EventBus, EventType, RunnerEvents } from './src/events.js';
+import { createKernelHooks, type KernelHooks, type PluginDescriptor } from './src/hooks.js';
+import type { LogFields, Logger } from './src/logger.js';
+import type { Plugin, PluginInstance, Profile } from './src/plugin.js';
+import { dependencyTarget, type ServiceRef } from './src/service-ref.js';
+
+export interface TestKernelOptions {
+  plugins: readonly Plugin[];
+  /** Mock implementations, keyed by the ref they stand for. */
+  services?: readonly (readonly [ServiceRef<any>, unknown])[];
+  /** Config values keyed as in config.yaml (dotted keys or nested objects). */
+  config?: Record<string, unknown>;
+  /** Defaults to a new temporary directory. */
+  dataDir?: string;
+  profile?: Profile;
+}
+
+export interface LoggedLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  message: string;
+  fields: LogFields;
+}
+
+export interface TestKernel {
+  get<T>(ref: ServiceRef<T>): T;
+  readonly events: EventBus;
+  readonly hooks: KernelHooks;
+  readonly config: RunnerConfig;
+  /** Every event emitted so far. */
+  readonly emitted: BusEvent[];
+  /** Every line logged so far, by any plugin. */
+  readonly logs: LoggedLine[];
+  /** Runs `ready` taps, as the real kernel does after setup. */
+  ready(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A config over fixed values, with the same `get` rules as the kernel's. */
+export function staticConfig(values: Record<string, unknown>, dataDir: string, debug = false): RunnerConfig {
+  const flat = new Map<string, unknown>();
+  const walk = (prefix: string, value: unknown): void => {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [k, v] of Object.entries(value)) walk(prefix ? `${prefix}.${k}` : k, v);
+    }
+    if (prefix) flat.set(prefix, value);
+  };
+  walk('', values);
+  return {
+    dataDir,
+    debug,
+    values,
+    find: (key) => flat.get(key),
+    sourceOf: (key) => (flat.has(key) ? 'test' : 'default'),
+    get(key, fallback) {
+      const value = flat.get(key);
+      if (value === undefined) return fallback;
+      const want = Array.isArray(fallback) ? 'array' : typeof fallback;
+      const got = Array.isArray(value) ? 'array' : typeof value;
+      if (want !== got) throw new InvalidInputError(`config ${key}: expected ${want}, got ${got}`, { field: key });
+      return value as typeof fallback;
+    },
+  };
+}
+
+function recordingLogger(lines: LoggedLine[], bound: LogFields): Logger {
+  const at =
+    (level: LoggedLine['level']) =>
+    (message: string, fields?: LogFields): void => {
+      lines.push({ level, message, fields: { ...bound, ...fields } });
+    };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (fields) => recordingLogger(lines, { ...bound, ...fields }),
+  };
+}
+
+function recordingBus(emitted: BusEvent[]): EventBus {
+  const handlers = new Map<string, Set<(event: BusEvent) => void>>();
+  const any = new Set<(event: BusEvent) => void>();
+  return {
+    emit<K extends EventType>(type: K, data: RunnerEvents[K]) {
+      const event = { type, timestamp: Date.now(), data } as BusEvent;
+      emitted.push(event);
+      for (const h of handlers.get(type) ?? []) h(event);
+      for (const h of any) h(event);
+    },
+    on(type, handler) {
+      const set = handlers.get(type) ?? new Set();
+      handlers.set(type, set);
+      set.add(handler as (event: BusEvent) => void);
+      return () => set.delete(handler as (event: BusEvent) => void);
+    },
+    onAny(handler) {
+      any.add(handler);
+      return () => any.delete(handler);
+    },
+  };
+}
+
+/** Sets the plugins up, in the order given, against the mocks and each other's services. */
+export async function createTestKernel(options: TestKernelOptions): Promise<TestKernel> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'runner-test-'));
+  const config = staticConfig(options.config ?? {}, dataDir);
+  const emitted: BusEvent[] = [];
+  const logs: LoggedLine[] = [];
+  const events = recordingBus(emitted);
+  const hooks = createKernelHooks();
+  const services = new Map<string, unknown>();
+  for (const [ref, impl] of options.services ?? []) services.set(ref.id, impl);
+  const stops: (() => Promise<void> | void)[] = [];
+  const controller = new AbortController();
+  const descriptors: PluginDescriptor[] = options.plugins.map((p) => ({
+    id: p.id,
+    version: p.version,
+    description: p.description,
+    source: '(test)',
+    origin: 'builtin',
+  }));
+
+  for (const plugin of options.plugins) {
+    const deps: Record<string, unknown> = {};
+    for (const [key, dep] of Object.entries(plugin.dependsOn ?? {})) {
+      const { ref, optional } = dependencyTarget(dep);
+      if (!services.has(ref.id) && !optional) {
+        throw new Error(`plugin ${plugin.id}: no service "${ref.id}" (give a mock in services)`);
+      }
+      deps[key] = services.get(ref.id);
+    }
+    const instance: PluginInstance | void = await plugin.setup?.(
+      {
+        pluginId: plugin.id,
+        profile: options.profile ?? 'embedded',
+        kernelVersion: '0.0.0-test',
+        config,
+        logger: recordingLogger(logs, { plugin: plugin.id }),
+        events,
+        hooks,
+        plugins: descriptors,
+        provide: (ref, impl) => void services.set(ref.id, impl),
+        onStop: (callback) => void stops.push(callback),
+        signal: controller.signal,
+      },
+      deps as never,
+    );
+    if (instance?.stop) stops.push(() => instance.stop?.());
+  }
+
+  return {
+    get<T>(ref: ServiceRef<T>): T {
+      if (!services.has(ref.id)) throw new Error(`no service "${ref.id}"`);
+      return services.get(ref.id) as T;
+    },
+    events,
+    hooks,
+    config,
+    emitted,
+    logs,
+    ready: () => hooks.ready.promise(),
+    async stop() {
+      controller.abort();
+      await hooks.beforeStop.promise('test');
+      for (const stop of stops.reverse()) await stop();
+      stops.length = 0;
+    },
+  };
+}
