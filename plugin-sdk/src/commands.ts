@@ -59,10 +59,19 @@ export interface CommandContext {
   plugins: readonly { descriptor: PluginDescriptor; luaModules: readonly LuaModuleSpec[] }[];
   /** The full command tree, for completion scripts. */
   commands: readonly CommandSpec[];
-  /** Boots the plugins of a profile (`master`, `agent`, `embedded`). */
-  boot(profile: string): Promise<RunningKernel>;
+  /**
+   * Boots the plugins of a profile (`master`, `agent`, `embedded`). `overrides` are dotted config
+   * keys taken from the command's flags (e.g. `{ 'http.port': 8081 }`); they win over every other
+   * source.
+   */
+  boot(profile: string, overrides?: Record<string, unknown>): Promise<RunningKernel>;
   /** The runner version (the kernel package's). */
   version: string;
+  /**
+   * Set when the config file or a RUNNER_* variable is invalid. `config` then holds defaults only;
+   * only commands with `tolerateConfigError` run in that state (`runner doctor`).
+   */
+  configError?: Error;
 }
 
 /**
@@ -76,6 +85,8 @@ export interface CommandSpec {
   arguments?: CommandArgument[];
   options?: CommandOption[];
   subcommands?: CommandSpec[];
+  /** Runs even when the configuration is invalid (see `CommandContext.configError`). */
+  tolerateConfigError?: boolean;
   /** Returns the exit code (0 when omitted). Throw a RunnerError for a one-line error. */
   run?: (input: CommandInput, ctx: CommandContext) => Promise<number | void> | number | void;
 }

@@ -1,0 +1,151 @@
+import { Command, CommanderError } from 'commander';
+import { isRunnerError, type CommandContext, type CommandSpec, type Profile, type RunningKernel } from '@runner/plugin-sdk';
+import { loadConfig, resolveDataDir } from '../config.js';
+import { messageOf } from '../errors.js';
+import { bootKernel } from '../kernel.js';
+import { createLogger, type KernelLogger } from '../logger.js';
+import { discoverPlugins, type DiscoveredPlugin } from '../plugin-discovery.js';
+import { builtinPluginsDir, kernelVersion } from '../paths.js';
+import { attachCommands, mergeCommands } from './command-tree.js';
+import { prescanGlobals } from './global-options.js';
+
+export interface CliIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream;
+  env: NodeJS.ProcessEnv;
+}
+
+const EXIT_FAILURE = 1;
+const EXIT_USAGE = 2;
+
+/**
+ * The `runner` command: discovers plugins, builds the command tree from their contributions and
+ * runs the chosen command. Returns the exit code; errors are one line on stderr (with the stack
+ * and causes under `--debug`).
+ */
+export async function main(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
+  const globals = prescanGlobals(argv);
+  const fail = (error: unknown): number => {
+    io.stderr.write(`runner: ${messageOf(error)}\n`);
+    if (globals.debug) io.stderr.write(`${describeForDebug(error)}\n`);
+    return isRunnerError(error) && error.code === 'invalid_input' ? EXIT_USAGE : EXIT_FAILURE;
+  };
+
+  const readConfig = (flags?: Record<string, unknown>) =>
+    loadConfig({ dataDir: globals.dataDir, configFile: globals.configFile, env: io.env, debug: globals.debug, flags });
+  // A broken config file must not hide `runner doctor`, which is how one finds out about it.
+  let configError: Error | undefined;
+  const baseConfig = await readConfig().catch((error: Error) => {
+    configError = error;
+    return loadConfig({ dataDir: globals.dataDir, env: {}, debug: globals.debug, ignoreFile: true });
+  });
+
+  let plugins: DiscoveredPlugin[];
+  let commands: CommandSpec[];
+  try {
+    plugins = await discoverPlugins({
+      builtinDir: io.env.RUNNER_BUILTIN_PLUGINS_DIR ?? builtinPluginsDir,
+      extraDirs: [...globals.pluginsDirs, ...baseConfig.get('plugins.dirs', [] as string[])],
+    });
+    commands = mergeCommands(plugins.flatMap((p) => (p.plugin.commands ?? []).map((spec) => ({ spec, pluginId: p.plugin.id }))));
+  } catch (error) {
+    return fail(error);
+  }
+
+  let exitCode = 0;
+  const program = new Command('runner')
+    .description('Workflow automation: run YAML + Lua workflows locally, or on agents coordinated by a master.')
+    .version(kernelVersion, '-V, --version', 'print the runner version')
+    .option('--data-dir <dir>', 'data directory (default: $RUNNER_DATA_DIR or ~/.runner)')
+    .option('--config <file>', 'config file (default: <data-dir>/config.yaml)')
+    .option('--plugins-dir <dir>', 'load plugins from this directory too (repeatable)')
+    .option('--debug', 'log at debug level and print stacks with errors')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      // Commander's own message, already one line; keep "runner:" as every other error has.
+      outputError: (text, write) => write(`runner: ${text.replace(/^error: /, '')}`),
+    });
+
+  attachCommands(program, commands, kernelVersion, async (spec, command) => {
+    const kernels: RunningKernel[] = [];
+    let logger: KernelLogger | undefined;
+    try {
+      if (configError && !spec.tolerateConfigError) throw configError;
+      const config = baseConfig;
+      logger = await createLogger({
+        dataDir: config.dataDir,
+        level: config.debug ? 'debug' : 'info',
+        terminal: io.stderr,
+        terminalLevel: config.debug ? 'debug' : 'warn',
+      });
+      const activeLogger = logger;
+      const context: CommandContext = {
+        config,
+        logger,
+        stdout: io.stdout,
+        stderr: io.stderr,
+        stdin: io.stdin,
+        isTTY: io.stdout.isTTY === true,
+        plugins: plugins.map((p) => ({ descriptor: p.descriptor, luaModules: p.plugin.luaModules ?? [] })),
+        commands,
+        version: kernelVersion,
+        configError,
+        boot: async (profile, overrides) => {
+          const bootConfig = await readConfig(overrides);
+          // Long-running profiles report their progress on the terminal; one-shot commands stay quiet.
+          if (profile !== 'embedded') activeLogger.setTerminalLevel(bootConfig.debug ? 'debug' : 'info');
+          const kernel = await bootKernel({ profile: profile as Profile, plugins, config: bootConfig, logger: activeLogger, kernelVersion });
+          kernels.push(kernel);
+          return kernel;
+        },
+      };
+      const processed = command.processedArgs.flatMap((a: unknown) => (Array.isArray(a) ? a : a === undefined ? [] : [a])) as string[];
+      exitCode = (await spec.run?.({ args: processed, options: command.opts() }, context)) ?? 0;
+    } catch (error) {
+      exitCode = fail(error);
+    } finally {
+      for (const kernel of kernels.reverse()) {
+        try {
+          await kernel.stop('command finished');
+        } catch (error) {
+          exitCode = exitCode || fail(error);
+        }
+      }
+      await logger?.flush();
+    }
+  });
+
+  if (argv.length === 0) {
+    // `runner` alone is a request to see what it can do, not a mistake.
+    io.stdout.write(program.helpInformation());
+    return 0;
+  }
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return 0;
+      // Unknown command or option, missing argument, a group without its subcommand: usage errors.
+      return EXIT_USAGE;
+    }
+    return fail(error);
+  }
+  return exitCode;
+}
+
+function describeForDebug(error: unknown): string {
+  const lines: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && depth < 8; depth++) {
+    lines.push(current instanceof Error ? (current.stack ?? current.message) : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+    if (current !== undefined) lines.push('caused by:');
+  }
+  return lines.join('\n');
+}
+
+export { resolveDataDir };

@@ -1,0 +1,65 @@
+import { RunnerError } from '@runner/plugin-sdk';
+
+/**
+ * Kernel failures. Every one names the plugin (and the hook or phase) it is about, because an
+ * operator reading "setup failed" with no name cannot act on it.
+ */
+export class KernelError extends RunnerError {
+  readonly pluginId?: string;
+
+  constructor(code: string, message: string, options: { pluginId?: string; cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(code, message, { status: 500, cause: options.cause, details: options.details });
+    this.pluginId = options.pluginId;
+  }
+}
+
+/** The plugin graph cannot boot: cycle, duplicate id, missing service, incompatible kernel. */
+export class PluginGraphError extends KernelError {}
+
+/** A plugin's module could not be found or imported, or exports no plugin. */
+export class PluginLoadError extends KernelError {}
+
+/** A plugin's setup threw or did not finish in time. */
+export class PluginSetupError extends KernelError {}
+
+/** One or more plugins failed to stop; every plugin's stop was still awaited. */
+export class PluginStopError extends KernelError {
+  readonly failures: readonly { pluginId: string; phase: string; error: unknown }[];
+
+  constructor(failures: readonly { pluginId: string; phase: string; error: unknown }[]) {
+    super(
+      'plugin_stop_failed',
+      failures.map((f) => `plugin ${f.pluginId}: ${f.phase} failed: ${messageOf(f.error)}`).join('; '),
+      { pluginId: failures[0]?.pluginId, cause: failures[0]?.error },
+    );
+    this.failures = failures;
+  }
+}
+
+/** A tap on a kernel hook threw. */
+export class HookError extends KernelError {
+  readonly hook: string;
+
+  constructor(pluginId: string, hook: string, cause: unknown) {
+    super('hook_failed', `plugin ${pluginId}: hook ${hook} failed: ${messageOf(cause)}`, { pluginId, cause });
+    this.hook = hook;
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs `work` with a deadline; the timer never keeps the process alive. */
+export async function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,191 @@
+import {
+  createKernelHooks,
+  dependencyTarget,
+  type Logger,
+  type Plugin,
+  type PluginContext,
+  type PluginDescriptor,
+  type PluginInstance,
+  type Profile,
+  type RunnerConfig,
+  type RunningKernel,
+  type ServiceRef,
+} from '@runner/plugin-sdk';
+import { KernelError, PluginSetupError, PluginStopError, messageOf, withTimeout } from './errors.js';
+import { KernelEventBus } from './event-bus.js';
+import { labelledHooks } from './labelled-hooks.js';
+import type { DiscoveredPlugin } from './plugin-discovery.js';
+import { orderPlugins } from './plugin-graph.js';
+import { ServiceRegistry } from './service-registry.js';
+
+export interface BootOptions {
+  profile: Profile;
+  /** Every discovered plugin; the profile's members are picked from these. */
+  plugins: readonly DiscoveredPlugin[];
+  config: RunnerConfig;
+  logger: Logger;
+  kernelVersion: string;
+}
+
+interface Started {
+  plugin: Plugin;
+  instance: PluginInstance | void;
+  stopCallbacks: (() => Promise<void> | void)[];
+}
+
+const DEFAULT_SETUP_TIMEOUT_MS = 10_000;
+const DEFAULT_STOP_TIMEOUT_MS = 10_000;
+
+/** Plugins a profile loads: those listing it, or listing no profile at all. */
+export function pluginsOfProfile(plugins: readonly DiscoveredPlugin[], profile: Profile): DiscoveredPlugin[] {
+  return plugins.filter((p) => !p.plugin.profiles || p.plugin.profiles.includes(profile));
+}
+
+/**
+ * Boots one profile: checks the graph, sets each plugin up in dependency order with a deadline,
+ * runs the `ready` hook. If anything fails, what was already set up is stopped in reverse order
+ * before the error (naming the plugin) propagates.
+ */
+export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
+  const { profile, config, logger, kernelVersion } = options;
+  const members = pluginsOfProfile(options.plugins, profile);
+  const descriptorOf = new Map(members.map((m) => [m.plugin, m.descriptor]));
+  const order = orderPlugins(
+    members.map((m) => m.plugin),
+    kernelVersion,
+  );
+  const descriptors: PluginDescriptor[] = order.map((p) => descriptorOf.get(p) as PluginDescriptor);
+
+  const bus = new KernelEventBus(logger);
+  const hooks = createKernelHooks();
+  const registry = new ServiceRegistry();
+  const controller = new AbortController();
+  const started: Started[] = [];
+  const setupTimeout = config.get('kernel.setup_timeout_ms', DEFAULT_SETUP_TIMEOUT_MS);
+  const stopTimeout = config.get('kernel.stop_timeout_ms', DEFAULT_STOP_TIMEOUT_MS);
+
+  let stopping: Promise<void> | undefined;
+  const stop = (reason = 'stop requested'): Promise<void> => {
+    stopping ??= stopAll(reason);
+    return stopping;
+  };
+
+  const stopAll = async (reason: string): Promise<void> => {
+    controller.abort();
+    bus.emit('kernel.stopping', { profile, reason });
+    const failures: { pluginId: string; phase: string; error: unknown }[] = [];
+    try {
+      await withTimeout(hooks.beforeStop.promise(reason), stopTimeout, () => new Error(`did not finish within ${stopTimeout} ms`));
+    } catch (error) {
+      const pluginId = (error as KernelError).pluginId ?? 'kernel';
+      failures.push({ pluginId, phase: 'hook beforeStop', error });
+    }
+    // Reverse setup order: a plugin stops before the services it used are gone. Every stop is
+    // awaited even when an earlier one failed, so no resource is left open behind an error.
+    for (const entry of [...started].reverse()) {
+      const steps: [string, () => Promise<void> | void][] = [
+        ...entry.stopCallbacks.reverse().map((cb) => ['onStop callback', cb] as [string, () => Promise<void> | void]),
+        ...(entry.instance?.stop ? [['stop', () => entry.instance?.stop?.()] as [string, () => Promise<void> | void]] : []),
+      ];
+      for (const [phase, step] of steps) {
+        try {
+          await withTimeout(Promise.resolve().then(step), stopTimeout, () => new Error(`did not finish within ${stopTimeout} ms`));
+        } catch (error) {
+          failures.push({ pluginId: entry.plugin.id, phase, error });
+          logger.error(`plugin ${entry.plugin.id}: ${phase} failed: ${messageOf(error)}`, { plugin: entry.plugin.id });
+        }
+      }
+    }
+    started.length = 0;
+    if (failures.length > 0) throw new PluginStopError(failures);
+    logger.debug('kernel stopped', { profile, reason });
+  };
+
+  try {
+    for (const plugin of order) {
+      const entry: Started = { plugin, instance: undefined, stopCallbacks: [] };
+      const deps: Record<string, unknown> = {};
+      for (const [key, dep] of Object.entries(plugin.dependsOn ?? {})) {
+        deps[key] = registry.find(dependencyTarget(dep).ref);
+      }
+      const context: PluginContext = {
+        pluginId: plugin.id,
+        profile,
+        kernelVersion,
+        config,
+        logger: logger.child({ plugin: plugin.id }),
+        events: bus.forPlugin(plugin.id),
+        hooks: labelledHooks(hooks, plugin.id),
+        plugins: descriptors,
+        provide: <T>(ref: ServiceRef<T>, implementation: T) => {
+          if (!(plugin.provides ?? []).some((r) => r.id === ref.id)) {
+            throw new KernelError('service_undeclared', `plugin ${plugin.id}: provides service "${ref.id}" without declaring it in provides`, {
+              pluginId: plugin.id,
+            });
+          }
+          registry.provide(ref, implementation, plugin.id);
+        },
+        onStop: (callback) => void entry.stopCallbacks.push(callback),
+        signal: controller.signal,
+      };
+      // Registered before setup resolves, so a plugin that registered onStop callbacks and then
+      // failed still has them run.
+      started.push(entry);
+      const timeout = plugin.setupTimeoutMs ?? setupTimeout;
+      try {
+        entry.instance = await withTimeout(
+          Promise.resolve().then(() => plugin.setup?.(context, deps as never)),
+          timeout,
+          () => new PluginSetupError('plugin_setup_timeout', `plugin ${plugin.id}: setup did not finish within ${timeout} ms`, { pluginId: plugin.id }),
+        );
+      } catch (error) {
+        if (error instanceof PluginSetupError || error instanceof KernelError) throw error;
+        throw new PluginSetupError('plugin_setup_failed', `plugin ${plugin.id}: setup failed: ${messageOf(error)}`, {
+          pluginId: plugin.id,
+          cause: error,
+        });
+      }
+      for (const ref of plugin.provides ?? []) {
+        if (!registry.has(ref.id)) {
+          throw new PluginSetupError('service_not_provided', `plugin ${plugin.id}: declared service "${ref.id}" in provides but did not provide it in setup`, {
+            pluginId: plugin.id,
+          });
+        }
+      }
+      hooks.pluginReady.call(descriptorOf.get(plugin) as PluginDescriptor);
+    }
+    await hooks.ready.promise();
+  } catch (error) {
+    try {
+      await stop(`boot failed: ${messageOf(error)}`);
+    } catch (stopError) {
+      logger.error(`stopping after a failed boot also failed: ${messageOf(stopError)}`);
+    }
+    throw error;
+  }
+
+  bus.emit('kernel.ready', { profile, plugins: descriptors.map((d) => d.id) });
+  logger.debug('kernel ready', { profile, plugins: descriptors.map((d) => d.id) });
+
+  return {
+    profile,
+    events: bus.forPlugin('kernel'),
+    config,
+    logger,
+    get: (ref) => registry.get(ref),
+    find: (ref) => registry.find(ref),
+    stop,
+    stopOnSignal: () =>
+      new Promise<void>((resolve, reject) => {
+        const onSignal = (signal: NodeJS.Signals) => {
+          logger.info(`received ${signal}, stopping`, { signal });
+          // A second signal while stopping means the operator wants out now.
+          process.once('SIGINT', () => process.exit(130));
+          process.once('SIGTERM', () => process.exit(143));
+          stop(signal).then(resolve, reject);
+        };
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+      }),
+  };
+}

@@ -1,0 +1,122 @@
+import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { LogFields, Logger } from '@runner/plugin-sdk';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface LoggerOptions {
+  dataDir: string;
+  level: LogLevel;
+  /** Readable lines on this stream (stderr); none when undefined. */
+  terminal?: NodeJS.WritableStream;
+  /** Level for the terminal; defaults to `level`. */
+  terminalLevel?: LogLevel;
+  /** Rotate the file past this size (default 10 MiB); one previous file is kept. */
+  rotateBytes?: number;
+}
+
+/** Keys whose values never reach a log line, at any depth and any level. */
+export const REDACTED_KEYS = [
+  'password',
+  'passwd',
+  'secret',
+  'token',
+  'join_token',
+  'api_key',
+  'apiKey',
+  'authorization',
+  'private_key',
+  'privateKey',
+  'client_secret',
+];
+
+export interface KernelLogger extends Logger {
+  /** Changes how much reaches the terminal (the file keeps its level). */
+  setTerminalLevel(level: LogLevel): void;
+  /** Writes what is buffered to the file; call before exit. */
+  flush(): Promise<void>;
+  readonly file: string;
+}
+
+const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50 };
+
+/**
+ * pino, writing JSON lines (ISO 8601 `time`, `level` as a word, `msg`, context fields) to
+ * `<dataDir>/logs/runner.log`, and readable lines to the terminal. Secret-looking keys are
+ * censored by pino's redaction before either stream sees the line.
+ */
+export async function createLogger(options: LoggerOptions): Promise<KernelLogger> {
+  const { default: pino } = await import('pino');
+  const dir = join(options.dataDir, 'logs');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'runner.log');
+  const rotateBytes = options.rotateBytes ?? 10 * 1024 * 1024;
+  if (existsSync(file) && statSync(file).size > rotateBytes) renameSync(file, `${file}.1`);
+
+  // Asynchronous writes keep logging off the hot path; `flush` drains them before exit.
+  const fileStream = pino.destination({ dest: file, sync: false, append: true });
+  // The terminal stream filters by itself so its level can change after boot; pino hands it
+  // every line the file could get, or any line at debug when the terminal wants debug.
+  const terminal = options.terminal ? readableLines(options.terminal, options.terminalLevel ?? options.level) : undefined;
+  const streams: { level: LogLevel; stream: { write(line: string): void } }[] = [{ level: options.level, stream: fileStream }];
+  if (terminal) streams.push({ level: 'debug', stream: terminal.stream });
+
+  const base = pino(
+    {
+      level: terminal && LEVELS[terminal.level()] < LEVELS[options.level] ? terminal.level() : options.level,
+      base: undefined,
+      messageKey: 'message',
+      timestamp: () => `,"timestamp":"${new Date().toISOString()}"`,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]), censor: '[redacted]' },
+    },
+    pino.multistream(streams.map((s) => ({ level: s.level, stream: s.stream }))),
+  );
+
+  const wrap = (p: typeof base): Logger => ({
+    debug: (message, fields) => p.debug(fields ?? {}, message),
+    info: (message, fields) => p.info(fields ?? {}, message),
+    warn: (message, fields) => p.warn(fields ?? {}, message),
+    error: (message, fields) => p.error(fields ?? {}, message),
+    child: (fields: LogFields) => wrap(p.child(fields)),
+  });
+  return {
+    ...wrap(base),
+    file,
+    setTerminalLevel: (level) => {
+      terminal?.setLevel(level);
+      if (LEVELS[level] < LEVELS[base.level as LogLevel]) base.level = level;
+    },
+    flush: () => new Promise<void>((resolve) => fileStream.flush(() => resolve())),
+  };
+}
+
+/** `12:00:01 INFO  message  key=value` from each JSON line at or above a changeable level. */
+function readableLines(out: NodeJS.WritableStream, initial: LogLevel): { stream: Writable; level(): LogLevel; setLevel(level: LogLevel): void } {
+  let threshold = initial;
+  const colour = 'isTTY' in out && (out as { isTTY?: boolean }).isTTY;
+  const paint: Record<string, string> = { debug: '\x1b[90m', info: '\x1b[36m', warn: '\x1b[33m', error: '\x1b[31m' };
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line) continue;
+        try {
+          const { timestamp, level, message, ...fields } = JSON.parse(line) as Record<string, unknown>;
+          if ((LEVELS[level as LogLevel] ?? 0) < LEVELS[threshold]) continue;
+          const time = String(timestamp).slice(11, 19);
+          const label = String(level).toUpperCase().padEnd(5);
+          const extra = Object.entries(fields)
+            .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+            .join(' ');
+          const head = colour ? `${paint[String(level)] ?? ''}${label}\x1b[0m` : label;
+          out.write(`${time} ${head} ${String(message)}${extra ? `  ${extra}` : ''}\n`);
+        } catch {
+          out.write(`${line}\n`);
+        }
+      }
+      done();
+    },
+  });
+  return { stream, level: () => threshold, setLevel: (level) => void (threshold = level) };
+}

@@ -1,0 +1,117 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { isPlugin, type Plugin, type PluginDescriptor } from '@runner/plugin-sdk';
+import { PluginGraphError, PluginLoadError, messageOf } from './errors.js';
+
+/** A plugin found on disk, with where it came from. */
+export interface DiscoveredPlugin {
+  plugin: Plugin;
+  descriptor: PluginDescriptor;
+}
+
+export interface DiscoveryOptions {
+  /** The built-in `plugins/` directory. */
+  builtinDir: string;
+  /** Extra directories (`--plugins-dir`, config `plugins.dirs`, `RUNNER_PLUGINS_DIR`). */
+  extraDirs?: readonly string[];
+}
+
+interface PackageJson {
+  name?: string;
+  main?: string;
+  exports?: unknown;
+  runner?: { plugin?: boolean };
+}
+
+// Under vitest the kernel itself is TypeScript source, so plugins are imported from source too
+// (their `runner-source` export); a built kernel imports their built JavaScript.
+const fromSource = import.meta.url.endsWith('.ts');
+
+/**
+ * Finds and imports every plugin. A directory is a plugin package when its package.json has
+ * `"runner": { "plugin": true }`; an extra directory may be one package or hold several.
+ * Duplicate ids are refused here, across all directories, before anything is set up.
+ */
+export async function discoverPlugins(options: DiscoveryOptions): Promise<DiscoveredPlugin[]> {
+  const packages: { dir: string; origin: PluginDescriptor['origin'] }[] = [];
+  for (const dir of packageDirsIn(options.builtinDir, 'builtin')) packages.push({ dir, origin: 'builtin' });
+  for (const extra of options.extraDirs ?? []) {
+    for (const dir of packageDirsIn(resolve(extra), 'external')) packages.push({ dir, origin: 'external' });
+  }
+
+  const loaded = await Promise.all(packages.map(({ dir, origin }) => importPackage(dir, origin)));
+  const found = loaded.flat();
+  const seen = new Map<string, DiscoveredPlugin>();
+  for (const entry of found) {
+    const earlier = seen.get(entry.plugin.id);
+    if (earlier) {
+      throw new PluginGraphError(
+        'plugin_duplicate',
+        `plugin id "${entry.plugin.id}" is declared twice: in ${earlier.descriptor.source} and in ${entry.descriptor.source}`,
+        { pluginId: entry.plugin.id },
+      );
+    }
+    seen.set(entry.plugin.id, entry);
+  }
+  return found;
+}
+
+function packageDirsIn(dir: string, origin: PluginDescriptor['origin']): string[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    if (origin === 'builtin') return [];
+    throw new PluginLoadError('plugin_dir_missing', `plugins directory ${dir} does not exist or is not a directory`);
+  }
+  if (isPluginPackage(dir)) return [dir];
+  return readdirSync(dir)
+    .sort()
+    .map((name) => join(dir, name))
+    .filter((p) => statSync(p).isDirectory() && isPluginPackage(p));
+}
+
+function isPluginPackage(dir: string): boolean {
+  const manifest = join(dir, 'package.json');
+  return existsSync(manifest) && readManifest(manifest).runner?.plugin === true;
+}
+
+function readManifest(path: string): PackageJson {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as PackageJson;
+  } catch (error) {
+    throw new PluginLoadError('plugin_manifest_invalid', `${path}: not valid JSON: ${messageOf(error)}`, { cause: error });
+  }
+}
+
+function entryOf(dir: string, manifest: PackageJson): string {
+  const root = (manifest.exports as Record<string, unknown> | undefined)?.['.'] ?? manifest.exports;
+  if (root && typeof root === 'object') {
+    const conditions = root as Record<string, string>;
+    const pick = (fromSource && conditions['runner-source']) || conditions['import'] || conditions['default'];
+    if (pick) return join(dir, pick);
+  }
+  if (typeof root === 'string') return join(dir, root);
+  return join(dir, manifest.main ?? 'index.js');
+}
+
+async function importPackage(dir: string, origin: PluginDescriptor['origin']): Promise<DiscoveredPlugin[]> {
+  const manifest = readManifest(join(dir, 'package.json'));
+  const entry = entryOf(dir, manifest);
+  if (!existsSync(entry)) {
+    const hint = entry.includes(`${'/'}dist${'/'}`) ? ' (run `npm run build`)' : '';
+    throw new PluginLoadError('plugin_entry_missing', `plugin package ${dir}: entry ${entry} does not exist${hint}`);
+  }
+  let exports: Record<string, unknown>;
+  try {
+    exports = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new PluginLoadError('plugin_import_failed', `plugin package ${dir}: importing ${entry} failed: ${messageOf(error)}`, { cause: error });
+  }
+  const plugins = Object.values(exports).filter(isPlugin);
+  if (plugins.length === 0) {
+    throw new PluginLoadError('plugin_export_missing', `plugin package ${dir}: ${entry} exports no plugin (export the result of definePlugin)`);
+  }
+  return plugins.map((plugin) => ({
+    plugin,
+    descriptor: Object.freeze({ id: plugin.id, version: plugin.version, description: plugin.description, source: dir, origin }),
+  }));
+}

@@ -1,0 +1,58 @@
+import { InvalidInputError, definePlugin, type CommandContext } from '@runner/plugin-sdk';
+
+const SHELLS = ['bash', 'zsh', 'fish'];
+
+/**
+ * Utilities of the `runner` CLI that need no running kernel: they read the plugins' declarations,
+ * the command tree and the machine. Implementations load only when their command runs.
+ */
+export const plugin = definePlugin({
+  id: 'cli-tools',
+  version: '0.1.0',
+  description: 'runner modules list/info, runner doctor and runner completion',
+  commands: [
+    {
+      name: 'modules',
+      description: 'Lua modules available to workflows',
+      subcommands: [
+        {
+          name: 'list',
+          description: 'list the Lua modules of the loaded plugins',
+          options: [{ flags: '--output <format>', description: 'text or json (one object a line)', choices: ['text', 'json'], default: 'text' }],
+          run: async ({ options }, ctx) => (await import('./src/modules-command.js')).listModules(ctx, options.output === 'json'),
+        },
+        {
+          name: 'info',
+          description: "show a module's functions and their documentation",
+          arguments: [{ name: 'name', description: 'module name, e.g. exec' }],
+          options: [{ flags: '--output <format>', description: 'text or json', choices: ['text', 'json'], default: 'text' }],
+          run: async ({ args, options }, ctx) => (await import('./src/modules-command.js')).moduleInfo(ctx, args[0], options.output === 'json'),
+        },
+      ],
+    },
+    {
+      name: 'doctor',
+      description: 'check node, the data directory, config, ports and the master, with a fix for each problem',
+      options: [{ flags: '--output <format>', description: 'text or json', choices: ['text', 'json'], default: 'text' }],
+      tolerateConfigError: true,
+      run: async ({ options }, ctx: CommandContext) => {
+        const { runChecks, formatChecks } = await import('./src/doctor.js');
+        const checks = await runChecks(ctx);
+        ctx.stdout.write(options.output === 'json' ? `${JSON.stringify({ checks })}\n` : `${formatChecks(checks, ctx.isTTY)}\n`);
+        return checks.some((c) => c.status === 'fail') ? 1 : 0;
+      },
+    },
+    {
+      name: 'completion',
+      description: 'print a shell completion script (bash, zsh or fish)',
+      arguments: [{ name: 'shell', description: 'bash, zsh or fish', choices: SHELLS }],
+      run: async ({ args }, ctx) => {
+        const generators = await import('./src/completion.js');
+        const shell = args[0];
+        if (!SHELLS.includes(shell)) throw new InvalidInputError(`unknown shell "${shell}" (choose ${SHELLS.join(', ')})`, { field: 'shell' });
+        const script = shell === 'bash' ? generators.bashCompletion(ctx.commands) : shell === 'zsh' ? generators.zshCompletion(ctx.commands) : generators.fishCompletion(ctx.commands);
+        ctx.stdout.write(script);
+      },
+    },
+  ],
+});
