@@ -61,7 +61,7 @@ export async function loadConfig(sources: ConfigSources = {}): Promise<RunnerCon
   }
 
   for (const [key, value] of Object.entries(sources.flags ?? {})) {
-    if (value !== undefined) set(key, value, `flag --${key.split('.').pop()?.replace(/_/g, '-')}`);
+    if (value !== undefined) set(key, value, `command-line flag (${key})`);
   }
   if (sources.debug) set('debug', true, 'flag --debug');
 

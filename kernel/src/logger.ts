@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { LogFields, Logger } from '@runner/plugin-sdk';
 
@@ -48,18 +48,13 @@ const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error:
  */
 export async function createLogger(options: LoggerOptions): Promise<KernelLogger> {
   const { default: pino } = await import('pino');
-  const dir = join(options.dataDir, 'logs');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'runner.log');
-  const rotateBytes = options.rotateBytes ?? 10 * 1024 * 1024;
-  if (existsSync(file) && statSync(file).size > rotateBytes) renameSync(file, `${file}.1`);
+  const file = join(options.dataDir, 'logs', 'runner.log');
+  const fileStream = openLogFile(file, options.rotateBytes ?? 10 * 1024 * 1024, pino);
 
-  // Asynchronous writes keep logging off the hot path; `flush` drains them before exit.
-  const fileStream = pino.destination({ dest: file, sync: false, append: true });
   // The terminal stream filters by itself so its level can change after boot; pino hands it
   // every line the file could get, or any line at debug when the terminal wants debug.
   const terminal = options.terminal ? readableLines(options.terminal, options.terminalLevel ?? options.level) : undefined;
-  const streams: { level: LogLevel; stream: { write(line: string): void } }[] = [{ level: options.level, stream: fileStream }];
+  const streams: { level: LogLevel; stream: { write(line: string): void } }[] = fileStream instanceof Error ? [] : [{ level: options.level, stream: fileStream }];
   if (terminal) streams.push({ level: 'debug', stream: terminal.stream });
 
   const base = pino(
@@ -81,15 +76,32 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
     error: (message, fields) => p.error(fields ?? {}, message),
     child: (fields: LogFields) => wrap(p.child(fields)),
   });
+  const logger = wrap(base);
+  if (fileStream instanceof Error) logger.warn(`cannot write the log file ${file}: ${fileStream.message}; logging to the terminal only`);
   return {
-    ...wrap(base),
+    ...logger,
     file,
     setTerminalLevel: (level) => {
       terminal?.setLevel(level);
       if (LEVELS[level] < LEVELS[base.level as LogLevel]) base.level = level;
     },
-    flush: () => new Promise<void>((resolve) => fileStream.flush(() => resolve())),
+    flush: () => new Promise<void>((resolve) => (fileStream instanceof Error ? resolve() : fileStream.flush(() => resolve()))),
   };
+}
+
+/**
+ * Opens the log file, rotating it past `rotateBytes` (one previous file kept). An unwritable data
+ * directory must not stop `runner doctor` from saying so, hence an Error instead of a throw.
+ */
+function openLogFile(file: string, rotateBytes: number, pino: typeof import('pino').default) {
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    if (existsSync(file) && statSync(file).size > rotateBytes) renameSync(file, `${file}.1`);
+    // Asynchronous writes keep logging off the hot path; `flush` drains them before exit.
+    return pino.destination({ dest: file, sync: false, append: true });
+  } catch (error) {
+    return error as Error;
+  }
 }
 
 /** `12:00:01 INFO  message  key=value` from each JSON line at or above a changeable level. */

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isPlugin, type Plugin, type PluginDescriptor } from '@runner/plugin-sdk';
@@ -62,11 +62,13 @@ function packageDirsIn(dir: string, origin: PluginDescriptor['origin']): string[
     if (origin === 'builtin') return [];
     throw new PluginLoadError('plugin_dir_missing', `plugins directory ${dir} does not exist or is not a directory`);
   }
-  if (isPluginPackage(dir)) return [dir];
+  // Real paths, so a symlinked plugin resolves its imports from where it really lives.
+  if (isPluginPackage(dir)) return [realpathSync(dir)];
   return readdirSync(dir)
     .sort()
     .map((name) => join(dir, name))
-    .filter((p) => statSync(p).isDirectory() && isPluginPackage(p));
+    .filter((p) => statSync(p).isDirectory() && isPluginPackage(p))
+    .map((p) => realpathSync(p));
 }
 
 function isPluginPackage(dir: string): boolean {

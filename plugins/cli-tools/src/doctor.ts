@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { CommandContext } from '@runner/plugin-sdk';
@@ -53,11 +53,15 @@ function checkDataDir(dir: string): Check {
       return { name, status: 'fail', detail: `${dir} is not writable`, fix: `chown it to this user, or choose another with --data-dir or RUNNER_DATA_DIR` };
     }
   }
+  // It will be created with mkdir -p: the nearest existing ancestor must be a writable directory.
+  let ancestor = dirname(dir);
+  while (!existsSync(ancestor) && dirname(ancestor) !== ancestor) ancestor = dirname(ancestor);
   try {
-    accessSync(dirname(dir), constants.W_OK);
+    if (!statSync(ancestor).isDirectory()) throw new Error('not a directory');
+    accessSync(ancestor, constants.W_OK);
     return { name, status: 'info', detail: `${dir} does not exist yet; it is created on first use` };
   } catch {
-    return { name, status: 'fail', detail: `${dir} does not exist and ${dirname(dir)} is not writable`, fix: `create it (mkdir -p ${dir}) or choose another with --data-dir` };
+    return { name, status: 'fail', detail: `${dir} cannot be created: ${ancestor} is not a writable directory`, fix: `choose another with --data-dir or RUNNER_DATA_DIR` };
   }
 }
 
