@@ -51,4 +51,6 @@ for (const pkg of packages) {
   });
   files += entryPoints.length;
 }
-console.log(`built ${files} modules in ${packages.length} packages (${Date.now() - started} ms): ${packages.map((p) => relative(root, p)).join(', ')}`);
+console.log(
+  `built ${files} modules in ${packages.length} packages (${Date.now() - started} ms): ${packages.map((p) => relative(root, p)).join(', ')}`,
+);

@@ -6,6 +6,7 @@ export default defineConfig({
   test: {
     include: ['kernel/**/*.test.ts', 'plugin-sdk/**/*.test.ts', 'plugins/*/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', '**/dist/**'],
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Two cores: end-to-end tests start real processes, so more workers only add contention.

@@ -15,7 +15,10 @@ describe('loadConfig', () => {
 
   it('lets flags win over env over the config file over defaults, and says where each came from', async () => {
     const dataDir = temp();
-    writeFileSync(join(dataDir, 'config.yaml'), 'http:\n  port: 9000\n  bind_address: 127.0.0.1\nstore:\n  snapshot_journal_bytes: 1024\n');
+    writeFileSync(
+      join(dataDir, 'config.yaml'),
+      'http:\n  port: 9000\n  bind_address: 127.0.0.1\nstore:\n  snapshot_journal_bytes: 1024\n',
+    );
     const config = await loadConfig({
       dataDir,
       env: { RUNNER_HTTP_PORT: '9100', RUNNER_MASTER_ADDR: 'm:50053' },
@@ -34,19 +37,27 @@ describe('loadConfig', () => {
   it('converts env strings to the type asked for and names a bad one with its source', async () => {
     const config = await loadConfig({ dataDir: temp(), env: { RUNNER_HTTP_PORT: 'eighty', RUNNER_DEBUG: 'yes' } });
     expect(config.debug).toBe(true);
-    expect(() => config.get('http.port', 8080)).toThrow('config http.port (from env RUNNER_HTTP_PORT): expected a number, got "eighty"');
+    expect(() => config.get('http.port', 8080)).toThrow(
+      'config http.port (from env RUNNER_HTTP_PORT): expected a number, got "eighty"',
+    );
   });
 
   it('reports malformed YAML with file, line and column', async () => {
     const dataDir = temp();
     writeFileSync(join(dataDir, 'config.yaml'), 'http:\n  port: 8080\n bad: [unclosed\n');
-    await expect(loadConfig({ dataDir, env: {} })).rejects.toThrow(new RegExp(`^${join(dataDir, 'config.yaml')}:3:\\d+: `));
+    await expect(loadConfig({ dataDir, env: {} })).rejects.toThrow(
+      new RegExp(`^${join(dataDir, 'config.yaml')}:3:\\d+: `),
+    );
   });
 
   it('refuses a config file that is not a mapping, and a missing --config file', async () => {
     const dataDir = temp();
     writeFileSync(join(dataDir, 'config.yaml'), '- just\n- a list\n');
-    await expect(loadConfig({ dataDir, env: {} })).rejects.toThrow('the config file must be a mapping of keys, not a list');
-    await expect(loadConfig({ dataDir, env: {}, configFile: '/nope.yaml' })).rejects.toThrow('config file /nope.yaml does not exist');
+    await expect(loadConfig({ dataDir, env: {} })).rejects.toThrow(
+      'the config file must be a mapping of keys, not a list',
+    );
+    await expect(loadConfig({ dataDir, env: {}, configFile: '/nope.yaml' })).rejects.toThrow(
+      'config file /nope.yaml does not exist',
+    );
   });
 });

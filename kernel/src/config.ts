@@ -102,9 +102,12 @@ async function readYamlConfig(file: string): Promise<Record<string, unknown>> {
   const value = doc.toJS() as unknown;
   if (value === null || value === undefined) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidInputError(`${file}: the config file must be a mapping of keys, not ${Array.isArray(value) ? 'a list' : typeof value}`, {
-      field: 'config',
-    });
+    throw new InvalidInputError(
+      `${file}: the config file must be a mapping of keys, not ${Array.isArray(value) ? 'a list' : typeof value}`,
+      {
+        field: 'config',
+      },
+    );
   }
   return value as Record<string, unknown>;
 }
@@ -113,7 +116,8 @@ async function readYamlConfig(file: string): Promise<Record<string, unknown>> {
 function flatten(tree: Record<string, unknown>, prefix = '', out = new Map<string, unknown>()): Map<string, unknown> {
   for (const [key, value] of Object.entries(tree)) {
     const path = prefix ? `${prefix}.${key}` : key;
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) flatten(value as Record<string, unknown>, path, out);
+    if (value !== null && typeof value === 'object' && !Array.isArray(value))
+      flatten(value as Record<string, unknown>, path, out);
     else out.set(path, value);
   }
   return out;
@@ -133,9 +137,12 @@ function assignPath(tree: Record<string, unknown>, key: string, value: unknown):
 function coerce(key: string, value: unknown, fallback: unknown, source: Source): unknown {
   const want = Array.isArray(fallback) ? 'list' : typeof fallback;
   const bad = () =>
-    new InvalidInputError(`config ${key} (from ${source}): expected ${want === 'object' ? 'a mapping' : `a ${want}`}, got ${JSON.stringify(value)}`, {
-      field: key,
-    });
+    new InvalidInputError(
+      `config ${key} (from ${source}): expected ${want === 'object' ? 'a mapping' : `a ${want}`}, got ${JSON.stringify(value)}`,
+      {
+        field: key,
+      },
+    );
   switch (want) {
     case 'number': {
       const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
@@ -153,7 +160,11 @@ function coerce(key: string, value: unknown, fallback: unknown, source: Source):
       throw bad();
     case 'list':
       if (Array.isArray(value)) return value;
-      if (typeof value === 'string') return value.split(',').map((s) => s.trim()).filter(Boolean);
+      if (typeof value === 'string')
+        return value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
       throw bad();
     default:
       if (value !== null && typeof value === 'object') return value;

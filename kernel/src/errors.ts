@@ -7,7 +7,11 @@ import { RunnerError } from '@runner/plugin-sdk';
 export class KernelError extends RunnerError {
   readonly pluginId?: string;
 
-  constructor(code: string, message: string, options: { pluginId?: string; cause?: unknown; details?: Record<string, unknown> } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    options: { pluginId?: string; cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
     super(code, message, { status: 500, cause: options.cause, details: options.details });
     this.pluginId = options.pluginId;
   }

@@ -22,10 +22,19 @@ function quietLogger(lines: string[] = []) {
   return logger;
 }
 
-function boot(plugins: Plugin[], options: { profile?: Profile; config?: Record<string, unknown>; lines?: string[] } = {}) {
+function boot(
+  plugins: Plugin[],
+  options: { profile?: Profile; config?: Record<string, unknown>; lines?: string[] } = {},
+) {
   const discovered: DiscoveredPlugin[] = plugins.map((plugin) => ({
     plugin,
-    descriptor: { id: plugin.id, version: plugin.version, description: plugin.description, source: '(test)', origin: 'builtin' },
+    descriptor: {
+      id: plugin.id,
+      version: plugin.version,
+      description: plugin.description,
+      source: '(test)',
+      origin: 'builtin',
+    },
   }));
   return bootKernel({
     profile: options.profile ?? 'embedded',
@@ -65,7 +74,13 @@ describe('bootKernel', () => {
   });
 
   it('loads only the plugins of the profile', async () => {
-    const masterOnly = definePlugin({ ...base, id: 'master-only', profiles: ['master'], provides: [Greeting], setup: (ctx) => ctx.provide(Greeting, { greet: () => 'm' }) });
+    const masterOnly = definePlugin({
+      ...base,
+      id: 'master-only',
+      profiles: ['master'],
+      provides: [Greeting],
+      setup: (ctx) => ctx.provide(Greeting, { greet: () => 'm' }),
+    });
     const kernel = await boot([masterOnly], { profile: 'agent' });
     expect(kernel.find(Greeting)).toBeUndefined();
     expect(() => kernel.get(Greeting)).toThrow('service "greeting" is not provided by any plugin of this profile');
@@ -88,14 +103,22 @@ describe('bootKernel', () => {
         throw new Error('no config for you');
       },
     });
-    await expect(boot([broken])).rejects.toMatchObject({ code: 'plugin_setup_failed', message: 'plugin broken: setup failed: no config for you', pluginId: 'broken' });
+    await expect(boot([broken])).rejects.toMatchObject({
+      code: 'plugin_setup_failed',
+      message: 'plugin broken: setup failed: no config for you',
+      pluginId: 'broken',
+    });
   });
 
   it('refuses a declared service that setup did not provide, and an undeclared one', async () => {
     const forgetful = definePlugin({ ...base, id: 'forgetful', provides: [Greeting] });
-    await expect(boot([forgetful])).rejects.toThrow('plugin forgetful: declared service "greeting" in provides but did not provide it in setup');
+    await expect(boot([forgetful])).rejects.toThrow(
+      'plugin forgetful: declared service "greeting" in provides but did not provide it in setup',
+    );
     const sneaky = definePlugin({ ...base, id: 'sneaky', setup: (ctx) => ctx.provide(Greeting, { greet: () => '' }) });
-    await expect(boot([sneaky])).rejects.toThrow('plugin sneaky: provides service "greeting" without declaring it in provides');
+    await expect(boot([sneaky])).rejects.toThrow(
+      'plugin sneaky: provides service "greeting" without declaring it in provides',
+    );
   });
 
   it('awaits every stop even when one fails, and reports each failure by plugin', async () => {
@@ -137,7 +160,11 @@ describe('bootKernel', () => {
         });
       },
     });
-    await expect(boot([tapper])).rejects.toMatchObject({ code: 'hook_failed', hook: 'ready', message: 'plugin tapper: hook ready failed: port taken' });
+    await expect(boot([tapper])).rejects.toMatchObject({
+      code: 'hook_failed',
+      hook: 'ready',
+      message: 'plugin tapper: hook ready failed: port taken',
+    });
   });
 
   it('delivers events in order, logs a throwing subscriber by plugin and keeps delivering', async () => {

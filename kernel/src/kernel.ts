@@ -75,7 +75,11 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
     bus.emit('kernel.stopping', { profile, reason });
     const failures: { pluginId: string; phase: string; error: unknown }[] = [];
     try {
-      await withTimeout(hooks.beforeStop.promise(reason), stopTimeout, () => new Error(`did not finish within ${stopTimeout} ms`));
+      await withTimeout(
+        hooks.beforeStop.promise(reason),
+        stopTimeout,
+        () => new Error(`did not finish within ${stopTimeout} ms`),
+      );
     } catch (error) {
       const pluginId = (error as KernelError).pluginId ?? 'kernel';
       failures.push({ pluginId, phase: 'hook beforeStop', error });
@@ -85,11 +89,17 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
     for (const entry of [...started].reverse()) {
       const steps: [string, () => Promise<void> | void][] = [
         ...entry.stopCallbacks.reverse().map((cb) => ['onStop callback', cb] as [string, () => Promise<void> | void]),
-        ...(entry.instance?.stop ? [['stop', () => entry.instance?.stop?.()] as [string, () => Promise<void> | void]] : []),
+        ...(entry.instance?.stop
+          ? [['stop', () => entry.instance?.stop?.()] as [string, () => Promise<void> | void]]
+          : []),
       ];
       for (const [phase, step] of steps) {
         try {
-          await withTimeout(Promise.resolve().then(step), stopTimeout, () => new Error(`did not finish within ${stopTimeout} ms`));
+          await withTimeout(
+            Promise.resolve().then(step),
+            stopTimeout,
+            () => new Error(`did not finish within ${stopTimeout} ms`),
+          );
         } catch (error) {
           failures.push({ pluginId: entry.plugin.id, phase, error });
           logger.error(`plugin ${entry.plugin.id}: ${phase} failed: ${messageOf(error)}`, { plugin: entry.plugin.id });
@@ -119,9 +129,13 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
         plugins: descriptors,
         provide: <T>(ref: ServiceRef<T>, implementation: T) => {
           if (!(plugin.provides ?? []).some((r) => r.id === ref.id)) {
-            throw new KernelError('service_undeclared', `plugin ${plugin.id}: provides service "${ref.id}" without declaring it in provides`, {
-              pluginId: plugin.id,
-            });
+            throw new KernelError(
+              'service_undeclared',
+              `plugin ${plugin.id}: provides service "${ref.id}" without declaring it in provides`,
+              {
+                pluginId: plugin.id,
+              },
+            );
           }
           registry.provide(ref, implementation, plugin.id);
         },
@@ -136,7 +150,12 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
         entry.instance = await withTimeout(
           Promise.resolve().then(() => plugin.setup?.(context, deps as never)),
           timeout,
-          () => new PluginSetupError('plugin_setup_timeout', `plugin ${plugin.id}: setup did not finish within ${timeout} ms`, { pluginId: plugin.id }),
+          () =>
+            new PluginSetupError(
+              'plugin_setup_timeout',
+              `plugin ${plugin.id}: setup did not finish within ${timeout} ms`,
+              { pluginId: plugin.id },
+            ),
         );
       } catch (error) {
         if (error instanceof PluginSetupError || error instanceof KernelError) throw error;
@@ -147,9 +166,13 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
       }
       for (const ref of plugin.provides ?? []) {
         if (!registry.has(ref.id)) {
-          throw new PluginSetupError('service_not_provided', `plugin ${plugin.id}: declared service "${ref.id}" in provides but did not provide it in setup`, {
-            pluginId: plugin.id,
-          });
+          throw new PluginSetupError(
+            'service_not_provided',
+            `plugin ${plugin.id}: declared service "${ref.id}" in provides but did not provide it in setup`,
+            {
+              pluginId: plugin.id,
+            },
+          );
         }
       }
       hooks.pluginReady.call(descriptorOf.get(plugin) as PluginDescriptor);

@@ -53,8 +53,11 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
 
   // The terminal stream filters by itself so its level can change after boot; pino hands it
   // every line the file could get, or any line at debug when the terminal wants debug.
-  const terminal = options.terminal ? readableLines(options.terminal, options.terminalLevel ?? options.level) : undefined;
-  const streams: { level: LogLevel; stream: { write(line: string): void } }[] = fileStream instanceof Error ? [] : [{ level: options.level, stream: fileStream }];
+  const terminal = options.terminal
+    ? readableLines(options.terminal, options.terminalLevel ?? options.level)
+    : undefined;
+  const streams: { level: LogLevel; stream: { write(line: string): void } }[] =
+    fileStream instanceof Error ? [] : [{ level: options.level, stream: fileStream }];
   if (terminal) streams.push({ level: 'debug', stream: terminal.stream });
 
   const base = pino(
@@ -77,7 +80,8 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
     child: (fields: LogFields) => wrap(p.child(fields)),
   });
   const logger = wrap(base);
-  if (fileStream instanceof Error) logger.warn(`cannot write the log file ${file}: ${fileStream.message}; logging to the terminal only`);
+  if (fileStream instanceof Error)
+    logger.warn(`cannot write the log file ${file}: ${fileStream.message}; logging to the terminal only`);
   return {
     ...logger,
     file,
@@ -85,7 +89,8 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
       terminal?.setLevel(level);
       if (LEVELS[level] < LEVELS[base.level as LogLevel]) base.level = level;
     },
-    flush: () => new Promise<void>((resolve) => (fileStream instanceof Error ? resolve() : fileStream.flush(() => resolve()))),
+    flush: () =>
+      new Promise<void>((resolve) => (fileStream instanceof Error ? resolve() : fileStream.flush(() => resolve()))),
   };
 }
 
@@ -105,7 +110,10 @@ function openLogFile(file: string, rotateBytes: number, pino: typeof import('pin
 }
 
 /** `12:00:01 INFO  message  key=value` from each JSON line at or above a changeable level. */
-function readableLines(out: NodeJS.WritableStream, initial: LogLevel): { stream: Writable; level(): LogLevel; setLevel(level: LogLevel): void } {
+function readableLines(
+  out: NodeJS.WritableStream,
+  initial: LogLevel,
+): { stream: Writable; level(): LogLevel; setLevel(level: LogLevel): void } {
   let threshold = initial;
   const colour = 'isTTY' in out && (out as { isTTY?: boolean }).isTTY;
   const paint: Record<string, string> = { debug: '\x1b[90m', info: '\x1b[36m', warn: '\x1b[33m', error: '\x1b[31m' };

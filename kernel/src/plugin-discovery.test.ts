@@ -7,10 +7,14 @@ import { discoverPlugins } from './plugin-discovery.js';
 /** Writes a plugin package whose entry is plain JavaScript (the brand is Symbol.for, no SDK import). */
 function writePlugin(dir: string, id: string, body?: string): string {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: id, type: 'module', main: 'index.js', runner: { plugin: true } }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: id, type: 'module', main: 'index.js', runner: { plugin: true } }),
+  );
   writeFileSync(
     join(dir, 'index.js'),
-    body ?? `export const plugin = Object.freeze({ id: '${id}', version: '1.0.0', description: '${id} plugin', [Symbol.for('runner.plugin')]: true });\n`,
+    body ??
+      `export const plugin = Object.freeze({ id: '${id}', version: '1.0.0', description: '${id} plugin', [Symbol.for('runner.plugin')]: true });\n`,
   );
   return dir;
 }
@@ -52,9 +56,13 @@ describe('discoverPlugins', () => {
   it('names a package that exports no plugin, and one that fails to import', async () => {
     const dir = temp();
     writePlugin(join(dir, 'empty'), 'empty', 'export const nothing = 1;\n');
-    await expect(discoverPlugins({ builtinDir: dir })).rejects.toThrow(`${join(dir, 'empty', 'index.js')} exports no plugin (export the result of definePlugin)`);
+    await expect(discoverPlugins({ builtinDir: dir })).rejects.toThrow(
+      `${join(dir, 'empty', 'index.js')} exports no plugin (export the result of definePlugin)`,
+    );
     const bad = temp();
     writePlugin(join(bad, 'broken'), 'broken', 'throw new Error("cannot load me");\n');
-    await expect(discoverPlugins({ builtinDir: bad })).rejects.toThrow(`plugin package ${join(bad, 'broken')}: importing ${join(bad, 'broken', 'index.js')} failed: cannot load me`);
+    await expect(discoverPlugins({ builtinDir: bad })).rejects.toThrow(
+      `plugin package ${join(bad, 'broken')}: importing ${join(bad, 'broken', 'index.js')} failed: cannot load me`,
+    );
   });
 });

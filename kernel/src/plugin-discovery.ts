@@ -80,7 +80,9 @@ function readManifest(path: string): PackageJson {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as PackageJson;
   } catch (error) {
-    throw new PluginLoadError('plugin_manifest_invalid', `${path}: not valid JSON: ${messageOf(error)}`, { cause: error });
+    throw new PluginLoadError('plugin_manifest_invalid', `${path}: not valid JSON: ${messageOf(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -106,14 +108,27 @@ async function importPackage(dir: string, origin: PluginDescriptor['origin']): P
   try {
     exports = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new PluginLoadError('plugin_import_failed', `plugin package ${dir}: importing ${entry} failed: ${messageOf(error)}`, { cause: error });
+    throw new PluginLoadError(
+      'plugin_import_failed',
+      `plugin package ${dir}: importing ${entry} failed: ${messageOf(error)}`,
+      { cause: error },
+    );
   }
   const plugins = Object.values(exports).filter(isPlugin);
   if (plugins.length === 0) {
-    throw new PluginLoadError('plugin_export_missing', `plugin package ${dir}: ${entry} exports no plugin (export the result of definePlugin)`);
+    throw new PluginLoadError(
+      'plugin_export_missing',
+      `plugin package ${dir}: ${entry} exports no plugin (export the result of definePlugin)`,
+    );
   }
   return plugins.map((plugin) => ({
     plugin,
-    descriptor: Object.freeze({ id: plugin.id, version: plugin.version, description: plugin.description, source: dir, origin }),
+    descriptor: Object.freeze({
+      id: plugin.id,
+      version: plugin.version,
+      description: plugin.description,
+      source: dir,
+      origin,
+    }),
   }));
 }

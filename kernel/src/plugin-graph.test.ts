@@ -24,7 +24,9 @@ describe('orderPlugins', () => {
 
   it('refuses a missing service, naming the plugin, the service and the key', () => {
     const lonely = definePlugin({ ...base, id: 'lonely', dependsOn: { store: A } });
-    expect(() => orderPlugins([lonely], '0.1.0')).toThrow('plugin lonely depends on service "a" (as store), which no loaded plugin provides');
+    expect(() => orderPlugins([lonely], '0.1.0')).toThrow(
+      'plugin lonely depends on service "a" (as store), which no loaded plugin provides',
+    );
   });
 
   it('accepts a missing optional service', () => {
@@ -35,7 +37,9 @@ describe('orderPlugins', () => {
   it('refuses two providers of one service', () => {
     const one = definePlugin({ ...base, id: 'one', provides: [A] });
     const two = definePlugin({ ...base, id: 'two', provides: [A] });
-    expect(() => orderPlugins([one, two], '0.1.0')).toThrow('service "a" is provided by both plugin one and plugin two');
+    expect(() => orderPlugins([one, two], '0.1.0')).toThrow(
+      'service "a" is provided by both plugin one and plugin two',
+    );
   });
 
   it('refuses a plugin built for another kernel version', () => {

@@ -8,12 +8,20 @@ export class ServiceRegistry {
   provide<T>(ref: ServiceRef<T>, implementation: T, provider: string): void {
     const existing = this.services.get(ref.id);
     if (existing) {
-      throw new KernelError('service_duplicate', `plugin ${provider}: service "${ref.id}" is already provided by plugin ${existing.provider}`, {
-        pluginId: provider,
-      });
+      throw new KernelError(
+        'service_duplicate',
+        `plugin ${provider}: service "${ref.id}" is already provided by plugin ${existing.provider}`,
+        {
+          pluginId: provider,
+        },
+      );
     }
     if (implementation === undefined || implementation === null) {
-      throw new KernelError('service_invalid', `plugin ${provider}: provided no implementation for service "${ref.id}"`, { pluginId: provider });
+      throw new KernelError(
+        'service_invalid',
+        `plugin ${provider}: provided no implementation for service "${ref.id}"`,
+        { pluginId: provider },
+      );
     }
     this.services.set(ref.id, { implementation, provider });
   }

@@ -24,14 +24,7 @@ export interface LuaModuleSpec<F extends string = string> {
 
 /** Values crossing between Lua and JavaScript. Tables become arrays (1..n keys) or objects. */
 export type LuaValue =
-  | null
-  | undefined
-  | boolean
-  | number
-  | string
-  | LuaFunctionRef
-  | LuaValue[]
-  | { [key: string]: LuaValue };
+  null | undefined | boolean | number | string | LuaFunctionRef | LuaValue[] | { [key: string]: LuaValue };
 
 /** A Lua function passed to a module function (e.g. `goroutine.parallel`'s tasks). */
 export interface LuaFunctionRef {

@@ -78,7 +78,9 @@ export const PLUGIN_BRAND: unique symbol = Symbol.for('runner.plugin') as never;
  * });
  * ```
  */
-export function definePlugin<D extends DependencyMap = Record<string, never>>(definition: PluginDefinition<D>): Plugin<D> {
+export function definePlugin<D extends DependencyMap = Record<string, never>>(
+  definition: PluginDefinition<D>,
+): Plugin<D> {
   if (!/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/.test(definition.id)) {
     throw new TypeError(`plugin id "${definition.id}" must be kebab-case (e.g. "module-exec")`);
   }

@@ -18,27 +18,42 @@ export const plugin = definePlugin({
         {
           name: 'list',
           description: 'list the Lua modules of the loaded plugins',
-          options: [{ flags: '--output <format>', description: 'text or json (one object a line)', choices: ['text', 'json'], default: 'text' }],
-          run: async ({ options }, ctx) => (await import('./src/modules-command.js')).listModules(ctx, options.output === 'json'),
+          options: [
+            {
+              flags: '--output <format>',
+              description: 'text or json (one object a line)',
+              choices: ['text', 'json'],
+              default: 'text',
+            },
+          ],
+          run: async ({ options }, ctx) =>
+            (await import('./src/modules-command.js')).listModules(ctx, options.output === 'json'),
         },
         {
           name: 'info',
           description: "show a module's functions and their documentation",
           arguments: [{ name: 'name', description: 'module name, e.g. exec' }],
-          options: [{ flags: '--output <format>', description: 'text or json', choices: ['text', 'json'], default: 'text' }],
-          run: async ({ args, options }, ctx) => (await import('./src/modules-command.js')).moduleInfo(ctx, args[0], options.output === 'json'),
+          options: [
+            { flags: '--output <format>', description: 'text or json', choices: ['text', 'json'], default: 'text' },
+          ],
+          run: async ({ args, options }, ctx) =>
+            (await import('./src/modules-command.js')).moduleInfo(ctx, args[0], options.output === 'json'),
         },
       ],
     },
     {
       name: 'doctor',
       description: 'check node, the data directory, config, ports and the master, with a fix for each problem',
-      options: [{ flags: '--output <format>', description: 'text or json', choices: ['text', 'json'], default: 'text' }],
+      options: [
+        { flags: '--output <format>', description: 'text or json', choices: ['text', 'json'], default: 'text' },
+      ],
       tolerateConfigError: true,
       run: async ({ options }, ctx: CommandContext) => {
         const { runChecks, formatChecks } = await import('./src/doctor.js');
         const checks = await runChecks(ctx);
-        ctx.stdout.write(options.output === 'json' ? `${JSON.stringify({ checks })}\n` : `${formatChecks(checks, ctx.isTTY)}\n`);
+        ctx.stdout.write(
+          options.output === 'json' ? `${JSON.stringify({ checks })}\n` : `${formatChecks(checks, ctx.isTTY)}\n`,
+        );
         return checks.some((c) => c.status === 'fail') ? 1 : 0;
       },
     },
@@ -49,8 +64,14 @@ export const plugin = definePlugin({
       run: async ({ args }, ctx) => {
         const generators = await import('./src/completion.js');
         const shell = args[0];
-        if (!SHELLS.includes(shell)) throw new InvalidInputError(`unknown shell "${shell}" (choose ${SHELLS.join(', ')})`, { field: 'shell' });
-        const script = shell === 'bash' ? generators.bashCompletion(ctx.commands) : shell === 'zsh' ? generators.zshCompletion(ctx.commands) : generators.fishCompletion(ctx.commands);
+        if (!SHELLS.includes(shell))
+          throw new InvalidInputError(`unknown shell "${shell}" (choose ${SHELLS.join(', ')})`, { field: 'shell' });
+        const script =
+          shell === 'bash'
+            ? generators.bashCompletion(ctx.commands)
+            : shell === 'zsh'
+              ? generators.zshCompletion(ctx.commands)
+              : generators.fishCompletion(ctx.commands);
         ctx.stdout.write(script);
       },
     },

@@ -25,9 +25,13 @@ export function mergeCommands(contributions: readonly ContributedCommand[]): Com
       return;
     }
     if (existing.run && spec.run) {
-      throw new PluginGraphError('command_duplicate', `command "runner ${here}" is contributed by both plugin ${owners.get(here)} and plugin ${pluginId}`, {
-        pluginId,
-      });
+      throw new PluginGraphError(
+        'command_duplicate',
+        `command "runner ${here}" is contributed by both plugin ${owners.get(here)} and plugin ${pluginId}`,
+        {
+          pluginId,
+        },
+      );
     }
     if (spec.run) Object.assign(existing, { ...spec, subcommands: existing.subcommands });
     for (const sub of spec.subcommands ?? []) merge(existing.subcommands as CommandSpec[], sub, pluginId, `${here} `);
@@ -50,7 +54,10 @@ export function attachCommands(
   run: (spec: CommandSpec, command: Command) => Promise<void>,
 ): void {
   for (const spec of specs) {
-    const command = parent.command(spec.name).description(spec.description).version(version, '-V, --version', 'print the runner version');
+    const command = parent
+      .command(spec.name)
+      .description(spec.description)
+      .version(version, '-V, --version', 'print the runner version');
     for (const alias of spec.aliases ?? []) command.alias(alias);
     for (const arg of spec.arguments ?? []) {
       const name = arg.variadic ? `${arg.name}...` : arg.name;

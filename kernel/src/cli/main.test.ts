@@ -23,7 +23,12 @@ async function run(argv: string[], env: Record<string, string> = {}) {
   stdout.on('data', (d) => (out += d));
   stderr.on('data', (d) => (err += d));
   const dataDir = env.RUNNER_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'runner-cli-data-'));
-  const code = await main(argv, { stdout, stderr, stdin: new PassThrough(), env: { RUNNER_BUILTIN_PLUGINS_DIR: builtinDir, RUNNER_DATA_DIR: dataDir, ...env } });
+  const code = await main(argv, {
+    stdout,
+    stderr,
+    stdin: new PassThrough(),
+    env: { RUNNER_BUILTIN_PLUGINS_DIR: builtinDir, RUNNER_DATA_DIR: dataDir, ...env },
+  });
   return { code, out, err };
 }
 
@@ -41,7 +46,7 @@ describe('runner CLI', () => {
     }
     const { code, out } = await run(['modules', 'info', '--help']);
     expect(code).toBe(0);
-    expect(out).toContain("Usage: runner modules info [options] <name>");
+    expect(out).toContain('Usage: runner modules info [options] <name>');
   });
 
   it('prints help for runner alone', async () => {
@@ -56,7 +61,9 @@ describe('runner CLI', () => {
     expect(unknown.err.split('\n')[0]).toBe("runner: unknown command 'bogus'");
     const badChoice = await run(['completion', 'powershell']);
     expect(badChoice.code).toBe(2);
-    expect(badChoice.err).toBe("runner: command-argument value 'powershell' is invalid for argument 'shell'. Allowed choices are bash, zsh, fish.\n");
+    expect(badChoice.err).toBe(
+      "runner: command-argument value 'powershell' is invalid for argument 'shell'. Allowed choices are bash, zsh, fish.\n",
+    );
   });
 
   it('prints a failing command as one line, with the stack only under --debug', async () => {
@@ -65,14 +72,18 @@ describe('runner CLI', () => {
     expect(plain.err).toBe('runner: unknown module "nope" (installed: none)\n');
     const debug = await run(['modules', 'info', 'nope', '--debug']);
     expect(debug.code).toBe(1);
-    expect(debug.err).toMatch(/^runner: unknown module "nope" \(installed: none\)\nNotFoundError: unknown module "nope"[\s\S]*\n\s+at /);
+    expect(debug.err).toMatch(
+      /^runner: unknown module "nope" \(installed: none\)\nNotFoundError: unknown module "nope"[\s\S]*\n\s+at /,
+    );
   });
 
   it('loads an external plugin from --plugins-dir: its command and its Lua module declaration', async () => {
     const greet = await run(['--plugins-dir', greeterDir, 'greet', 'ops']);
     expect(greet).toMatchObject({ code: 0, out: 'hello, ops\n' });
     const list = await run(['modules', 'list', '--plugins-dir', greeterDir]);
-    expect(list.out).toMatch(/^MODULE\s+PLUGIN\s+VERSION\s+FUNCTIONS\s+DESCRIPTION\ngreeter\s+greeter\s+1\.2\.3\s+2\s+Greets people/);
+    expect(list.out).toMatch(
+      /^MODULE\s+PLUGIN\s+VERSION\s+FUNCTIONS\s+DESCRIPTION\ngreeter\s+greeter\s+1\.2\.3\s+2\s+Greets people/,
+    );
     const info = await run(['modules', 'info', 'greeter', '--plugins-dir', greeterDir]);
     expect(info.out).toContain('greeter.hello(name: string) -> string');
     expect(info.out).toContain('plugin greeter 1.2.3 (external,');
@@ -89,7 +100,10 @@ describe('runner CLI', () => {
     const doctor = await run(['doctor', '--output', 'json'], { RUNNER_DATA_DIR: dataDir });
     expect(doctor.code).toBe(1);
     const checks = JSON.parse(doctor.out).checks as { name: string; status: string; detail: string; fix?: string }[];
-    expect(checks.find((c) => c.name === 'config')).toMatchObject({ status: 'fail', fix: expect.stringContaining('correct') });
+    expect(checks.find((c) => c.name === 'config')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('correct'),
+    });
     expect(checks.find((c) => c.name === 'node')).toMatchObject({ status: 'ok', detail: `v${process.versions.node}` });
   });
 
@@ -97,7 +111,11 @@ describe('runner CLI', () => {
     const { code, out } = await run(['doctor', '--output', 'json'], { RUNNER_MASTER_ADDR: '127.0.0.1:1' });
     expect(code).toBe(1);
     const master = (JSON.parse(out).checks as { name: string }[]).find((c) => c.name === 'master');
-    expect(master).toMatchObject({ status: 'fail', detail: '127.0.0.1:1 (from env RUNNER_MASTER_ADDR) does not accept connections', fix: expect.stringContaining('RUNNER_MASTER_ADDR') });
+    expect(master).toMatchObject({
+      status: 'fail',
+      detail: '127.0.0.1:1 (from env RUNNER_MASTER_ADDR) does not accept connections',
+      fix: expect.stringContaining('RUNNER_MASTER_ADDR'),
+    });
   });
 
   it('doctor reports an unwritable data directory', async () => {

@@ -1,5 +1,11 @@
 import { Command, CommanderError } from 'commander';
-import { isRunnerError, type CommandContext, type CommandSpec, type Profile, type RunningKernel } from '@runner/plugin-sdk';
+import {
+  isRunnerError,
+  type CommandContext,
+  type CommandSpec,
+  type Profile,
+  type RunningKernel,
+} from '@runner/plugin-sdk';
 import { loadConfig, resolveDataDir } from '../config.js';
 import { messageOf } from '../errors.js';
 import { bootKernel } from '../kernel.js';
@@ -24,7 +30,10 @@ const EXIT_USAGE = 2;
  * runs the chosen command. Returns the exit code; errors are one line on stderr (with the stack
  * and causes under `--debug`).
  */
-export async function main(argv: readonly string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env }): Promise<number> {
+export async function main(
+  argv: readonly string[],
+  io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
+): Promise<number> {
   const globals = prescanGlobals(argv);
   const fail = (error: unknown): number => {
     io.stderr.write(`runner: ${messageOf(error)}\n`);
@@ -48,7 +57,9 @@ export async function main(argv: readonly string[], io: CliIo = { stdout: proces
       builtinDir: io.env.RUNNER_BUILTIN_PLUGINS_DIR ?? builtinPluginsDir,
       extraDirs: [...globals.pluginsDirs, ...baseConfig.get('plugins.dirs', [] as string[])],
     });
-    commands = mergeCommands(plugins.flatMap((p) => (p.plugin.commands ?? []).map((spec) => ({ spec, pluginId: p.plugin.id }))));
+    commands = mergeCommands(
+      plugins.flatMap((p) => (p.plugin.commands ?? []).map((spec) => ({ spec, pluginId: p.plugin.id }))),
+    );
   } catch (error) {
     return fail(error);
   }
@@ -98,12 +109,20 @@ export async function main(argv: readonly string[], io: CliIo = { stdout: proces
           const bootConfig = await readConfig(overrides);
           // Long-running profiles report their progress on the terminal; one-shot commands stay quiet.
           if (profile !== 'embedded') activeLogger.setTerminalLevel(bootConfig.debug ? 'debug' : 'info');
-          const kernel = await bootKernel({ profile: profile as Profile, plugins, config: bootConfig, logger: activeLogger, kernelVersion });
+          const kernel = await bootKernel({
+            profile: profile as Profile,
+            plugins,
+            config: bootConfig,
+            logger: activeLogger,
+            kernelVersion,
+          });
           kernels.push(kernel);
           return kernel;
         },
       };
-      const processed = command.processedArgs.flatMap((a: unknown) => (Array.isArray(a) ? a : a === undefined ? [] : [a])) as string[];
+      const processed = command.processedArgs.flatMap((a: unknown) =>
+        Array.isArray(a) ? a : a === undefined ? [] : [a],
+      ) as string[];
       exitCode = (await spec.run?.({ args: processed, options: command.opts() }, context)) ?? 0;
     } catch (error) {
       exitCode = fail(error);

@@ -39,7 +39,9 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  */
 export function bashCompletion(commands: readonly CommandSpec[]): string {
   const nodes = completionNodes(commands);
-  const cases = nodes.map((n) => `    ${quote(n.path)}) words=${quote([...n.children, ...n.choices, ...n.options].join(' '))} ;;`).join('\n');
+  const cases = nodes
+    .map((n) => `    ${quote(n.path)}) words=${quote([...n.children, ...n.choices, ...n.options].join(' '))} ;;`)
+    .join('\n');
   const paths = nodes.map((n) => n.path).filter(Boolean);
   return `# runner completion for bash. Load with:  source <(runner completion bash)
 _runner_known_path() {
@@ -70,7 +72,9 @@ export function zshCompletion(commands: readonly CommandSpec[]): string {
   const nodes = completionNodes(commands);
   const cases = nodes
     .map((n) => {
-      const described = n.children.map((c) => quote(`${c}:${(n.descriptions[c] ?? '').replace(/:/g, '\\:')}`)).join(' ');
+      const described = n.children
+        .map((c) => quote(`${c}:${(n.descriptions[c] ?? '').replace(/:/g, '\\:')}`))
+        .join(' ');
       return `    ${quote(n.path)})\n      described=(${described})\n      plain=(${[...n.choices, ...n.options].map(quote).join(' ')}) ;;`;
     })
     .join('\n');
@@ -105,10 +109,14 @@ export function fishCompletion(commands: readonly CommandSpec[]): string {
     '# runner completion for fish. Load with:  runner completion fish | source',
     'function __runner_path',
     '    set -l path',
-    '    set -l known ' + nodes.filter((n) => n.path).map((n) => quote(n.path)).join(' '),
+    '    set -l known ' +
+      nodes
+        .filter((n) => n.path)
+        .map((n) => quote(n.path))
+        .join(' '),
     '    for w in (commandline -opc)[2..-1]',
     "        string match -q -- '-*' $w; and continue",
-    "        set -l candidate (string trim -- \"$path $w\")",
+    '        set -l candidate (string trim -- "$path $w")',
     '        contains -- $candidate $known; and set path $candidate',
     '    end',
     // Never empty: fish drops an empty command substitution, which would break `test`.

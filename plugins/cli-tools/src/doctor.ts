@@ -21,8 +21,20 @@ export async function runChecks(ctx: CommandContext): Promise<Check[]> {
     checkConfig(ctx),
     checkDataDir(ctx.config.dataDir),
     await checkMaster(ctx, master),
-    await checkPort('HTTP API port', ctx.config.get('http.bind_address', '0.0.0.0'), ctx.config.get('http.port', 8080), master, '--http-port'),
-    await checkPort('agent gRPC port', ctx.config.get('grpc.bind_address', '0.0.0.0'), ctx.config.get('grpc.port', 50053), master, '--port'),
+    await checkPort(
+      'HTTP API port',
+      ctx.config.get('http.bind_address', '0.0.0.0'),
+      ctx.config.get('http.port', 8080),
+      master,
+      '--http-port',
+    ),
+    await checkPort(
+      'agent gRPC port',
+      ctx.config.get('grpc.bind_address', '0.0.0.0'),
+      ctx.config.get('grpc.port', 50053),
+      master,
+      '--port',
+    ),
     checkPlugins(ctx),
   ];
 }
@@ -32,15 +44,29 @@ function checkNode(): Check {
   const ok = major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
   return ok
     ? { name: 'node', status: 'ok', detail: `v${process.versions.node}` }
-    : { name: 'node', status: 'fail', detail: `v${process.versions.node} is too old`, fix: `install Node.js ${MIN_NODE.join('.')} or newer` };
+    : {
+        name: 'node',
+        status: 'fail',
+        detail: `v${process.versions.node} is too old`,
+        fix: `install Node.js ${MIN_NODE.join('.')} or newer`,
+      };
 }
 
 function checkConfig(ctx: CommandContext): Check {
   const file = join(ctx.config.dataDir, 'config.yaml');
   if (ctx.configError) {
-    return { name: 'config', status: 'fail', detail: ctx.configError.message, fix: 'correct the value named above (config file, RUNNER_* variable or flag)' };
+    return {
+      name: 'config',
+      status: 'fail',
+      detail: ctx.configError.message,
+      fix: 'correct the value named above (config file, RUNNER_* variable or flag)',
+    };
   }
-  return { name: 'config', status: 'ok', detail: existsSync(file) ? file : `no config file (${file}); defaults, RUNNER_* variables and flags apply` };
+  return {
+    name: 'config',
+    status: 'ok',
+    detail: existsSync(file) ? file : `no config file (${file}); defaults, RUNNER_* variables and flags apply`,
+  };
 }
 
 function checkDataDir(dir: string): Check {
@@ -50,7 +76,12 @@ function checkDataDir(dir: string): Check {
       accessSync(dir, constants.W_OK | constants.R_OK);
       return { name, status: 'ok', detail: dir };
     } catch {
-      return { name, status: 'fail', detail: `${dir} is not writable`, fix: `chown it to this user, or choose another with --data-dir or RUNNER_DATA_DIR` };
+      return {
+        name,
+        status: 'fail',
+        detail: `${dir} is not writable`,
+        fix: `chown it to this user, or choose another with --data-dir or RUNNER_DATA_DIR`,
+      };
     }
   }
   // It will be created with mkdir -p: the nearest existing ancestor must be a writable directory.
@@ -61,7 +92,12 @@ function checkDataDir(dir: string): Check {
     accessSync(ancestor, constants.W_OK);
     return { name, status: 'info', detail: `${dir} does not exist yet; it is created on first use` };
   } catch {
-    return { name, status: 'fail', detail: `${dir} cannot be created: ${ancestor} is not a writable directory`, fix: `choose another with --data-dir or RUNNER_DATA_DIR` };
+    return {
+      name,
+      status: 'fail',
+      detail: `${dir} cannot be created: ${ancestor} is not a writable directory`,
+      fix: `choose another with --data-dir or RUNNER_DATA_DIR`,
+    };
   }
 }
 
@@ -95,29 +131,60 @@ async function checkMaster(ctx: CommandContext, local: MasterFile | undefined): 
     const reachable = await tcpReachable(remote);
     return reachable
       ? { name, status: 'ok', detail: `${remote} (RUNNER_MASTER_ADDR) accepts connections` }
-      : { name, status: 'fail', detail: `${remote} (from ${ctx.config.sourceOf('master.address')}) does not accept connections`, fix: 'start the master there (runner server) or correct RUNNER_MASTER_ADDR' };
+      : {
+          name,
+          status: 'fail',
+          detail: `${remote} (from ${ctx.config.sourceOf('master.address')}) does not accept connections`,
+          fix: 'start the master there (runner server) or correct RUNNER_MASTER_ADDR',
+        };
   }
   if (!local) {
-    return { name, status: 'info', detail: 'no master is running on this data directory; runner run works embedded', fix: 'start one with `runner server`' };
+    return {
+      name,
+      status: 'info',
+      detail: 'no master is running on this data directory; runner run works embedded',
+      fix: 'start one with `runner server`',
+    };
   }
   try {
     const response = await fetch(`http://${local.http}/api/v1/health`, { signal: AbortSignal.timeout(2000) });
     if (!response.ok) throw new Error(`health answered ${response.status}`);
     return { name, status: 'ok', detail: `pid ${local.pid} answers at http://${local.http}` };
   } catch (error) {
-    return { name, status: 'fail', detail: `pid ${local.pid} runs but http://${local.http}/api/v1/health fails: ${(error as Error).message}`, fix: 'look at its log (<data-dir>/logs/runner.log) or restart it' };
+    return {
+      name,
+      status: 'fail',
+      detail: `pid ${local.pid} runs but http://${local.http}/api/v1/health fails: ${(error as Error).message}`,
+      fix: 'look at its log (<data-dir>/logs/runner.log) or restart it',
+    };
   }
 }
 
-async function checkPort(name: string, host: string, port: number, master: MasterFile | undefined, flag: string): Promise<Check> {
+async function checkPort(
+  name: string,
+  host: string,
+  port: number,
+  master: MasterFile | undefined,
+  flag: string,
+): Promise<Check> {
   const free = await new Promise<boolean>((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(false));
     server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(true)));
   });
   if (free) return { name, status: 'ok', detail: `${host}:${port} is free` };
-  if (master) return { name, status: 'ok', detail: `${host}:${port} is in use, by the running master (pid ${master.pid}) presumably` };
-  return { name, status: 'warn', detail: `${host}:${port} is in use by another program`, fix: `stop that program or start the master with ${flag} <n>` };
+  if (master)
+    return {
+      name,
+      status: 'ok',
+      detail: `${host}:${port} is in use, by the running master (pid ${master.pid}) presumably`,
+    };
+  return {
+    name,
+    status: 'warn',
+    detail: `${host}:${port} is in use by another program`,
+    fix: `stop that program or start the master with ${flag} <n>`,
+  };
 }
 
 function checkPlugins(ctx: CommandContext): Check {

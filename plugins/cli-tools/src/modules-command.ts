@@ -28,11 +28,19 @@ export function listModules(ctx: CommandContext, json: boolean): void {
   }
   const table = [
     ['MODULE', 'PLUGIN', 'VERSION', 'FUNCTIONS', 'DESCRIPTION'],
-    ...rows.map(({ module, plugin }) => [module.name, plugin.id, plugin.version, String(Object.keys(module.functions).length), module.description]),
+    ...rows.map(({ module, plugin }) => [
+      module.name,
+      plugin.id,
+      plugin.version,
+      String(Object.keys(module.functions).length),
+      module.description,
+    ]),
   ];
   const widths = table[0].map((_, col) => Math.max(...table.map((row) => row[col].length)));
   for (const row of table) {
-    ctx.stdout.write(`${row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]))).join('  ')}\n`);
+    ctx.stdout.write(
+      `${row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]))).join('  ')}\n`,
+    );
   }
 }
 
@@ -45,7 +53,9 @@ export function moduleInfo(ctx: CommandContext, name: string, json: boolean): vo
   }
   const { module, plugin } = row;
   if (json) {
-    ctx.stdout.write(`${JSON.stringify({ name: module.name, plugin: plugin.id, version: plugin.version, source: plugin.source, description: module.description, docs: module.docs, functions: module.functions })}\n`);
+    ctx.stdout.write(
+      `${JSON.stringify({ name: module.name, plugin: plugin.id, version: plugin.version, source: plugin.source, description: module.description, docs: module.docs, functions: module.functions })}\n`,
+    );
     return;
   }
   const out: string[] = [
@@ -55,9 +65,19 @@ export function moduleInfo(ctx: CommandContext, name: string, json: boolean): vo
   if (module.docs) out.push('', module.docs.trim());
   out.push('', 'Functions:');
   for (const spec of Object.values(module.functions)) {
-    out.push('', `  ${module.name}.${spec.signature}${spec.sideEffects ? '   [side effects: skipped in dry-run]' : ''}`);
+    out.push(
+      '',
+      `  ${module.name}.${spec.signature}${spec.sideEffects ? '   [side effects: skipped in dry-run]' : ''}`,
+    );
     out.push(...spec.description.split('\n').map((l) => `      ${l}`));
-    if (spec.example) out.push('      example:', ...spec.example.trim().split('\n').map((l) => `        ${l}`));
+    if (spec.example)
+      out.push(
+        '      example:',
+        ...spec.example
+          .trim()
+          .split('\n')
+          .map((l) => `        ${l}`),
+      );
   }
   ctx.stdout.write(`${out.join('\n')}\n`);
 }

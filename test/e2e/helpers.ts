@@ -1,0 +1,95 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const repoRoot = resolve(import.meta.dirname, '../..');
+export const runnerBin = join(repoRoot, 'kernel/bin/runner.js');
+
+export function tempDataDir(prefix = 'runner-e2e-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `runner ...` as a real process (the built bin) and collects its output. */
+export function runRunner(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; cwd?: string } = {},
+): Promise<Finished> {
+  const child = spawnRunner(args, options);
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  return finished(child);
+}
+
+export function spawnRunner(
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): ChildProcess & { output: { stdout: string; stderr: string } } {
+  const child = spawn(process.execPath, [runnerBin, ...args], {
+    cwd: options.cwd ?? repoRoot,
+    env: { ...process.env, NO_COLOR: '1', ...options.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  }) as ChildProcess & { output: { stdout: string; stderr: string } };
+  child.output = { stdout: '', stderr: '' };
+  child.stdout?.on('data', (d: Buffer) => (child.output.stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (child.output.stderr += d.toString()));
+  return child;
+}
+
+export function finished(child: ChildProcess & { output?: { stdout: string; stderr: string } }): Promise<Finished> {
+  return new Promise((resolvePromise, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) =>
+      resolvePromise({ code, signal, stdout: child.output?.stdout ?? '', stderr: child.output?.stderr ?? '' }),
+    );
+  });
+}
+
+/** Resolves with the first line of the child's combined output matching `pattern`. */
+export function waitForOutput(
+  child: ChildProcess & { output: { stdout: string; stderr: string } },
+  pattern: RegExp,
+  timeoutMs = 15_000,
+): Promise<RegExpMatchArray> {
+  return new Promise((resolvePromise, reject) => {
+    const check = () => {
+      const match = (child.output.stdout + child.output.stderr).match(pattern);
+      if (match) {
+        cleanup();
+        resolvePromise(match);
+      }
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(
+        new Error(
+          `no output matching ${pattern} within ${timeoutMs} ms; got:\n${child.output.stdout}\n${child.output.stderr}`,
+        ),
+      );
+    }, timeoutMs);
+    const onExit = (code: number | null) => {
+      cleanup();
+      reject(
+        new Error(
+          `process exited (${code}) before printing ${pattern}:\n${child.output.stdout}\n${child.output.stderr}`,
+        ),
+      );
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
+      child.off('exit', onExit);
+    };
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    child.once('exit', onExit);
+    check();
+  });
+}
