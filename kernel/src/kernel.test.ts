@@ -146,7 +146,7 @@ describe('bootKernel', () => {
 
   it('bounds a stop that hangs and names it', async () => {
     const hang = definePlugin({ ...base, id: 'hang', setup: () => ({ stop: () => new Promise<void>(() => {}) }) });
-    const kernel = await boot([hang], { config: { kernel: { stop_timeout_ms: 50 } } });
+    const kernel = await boot([hang], { config: { kernel: { stop_timeout: 0.05 } } });
     await expect(kernel.stop()).rejects.toThrow('plugin hang: stop failed: did not finish within 50 ms');
   });
 

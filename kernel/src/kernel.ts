@@ -33,8 +33,10 @@ interface Started {
   stopCallbacks: (() => Promise<void> | void)[];
 }
 
-const DEFAULT_SETUP_TIMEOUT_MS = 10_000;
-const DEFAULT_STOP_TIMEOUT_MS = 10_000;
+// Config durations are seconds (keys without a unit suffix), like every other plugin's.
+const DEFAULT_SETUP_TIMEOUT_S = 10;
+// Above the HTTP plugin's 8 s drain, so a slow request is cut by the plugin that owns it.
+const DEFAULT_STOP_TIMEOUT_S = 15;
 
 /** Plugins a profile loads: those listing it, or listing no profile at all. */
 export function pluginsOfProfile(plugins: readonly DiscoveredPlugin[], profile: Profile): DiscoveredPlugin[] {
@@ -61,8 +63,8 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
   const registry = new ServiceRegistry();
   const controller = new AbortController();
   const started: Started[] = [];
-  const setupTimeout = config.get('kernel.setup_timeout_ms', DEFAULT_SETUP_TIMEOUT_MS);
-  const stopTimeout = config.get('kernel.stop_timeout_ms', DEFAULT_STOP_TIMEOUT_MS);
+  const setupTimeout = Math.round(config.get('kernel.setup_timeout', DEFAULT_SETUP_TIMEOUT_S) * 1000);
+  const stopTimeout = Math.round(config.get('kernel.stop_timeout', DEFAULT_STOP_TIMEOUT_S) * 1000);
 
   let stopping: Promise<void> | undefined;
   const stop = (reason = 'stop requested'): Promise<void> => {

@@ -56,3 +56,53 @@ export const HttpRouterRef = createServiceRef<HttpRouter>({
   id: 'http.router',
   description: 'the REST API router under /api/v1',
 });
+
+/**
+ * One message of the WebSocket channel `/api/v1/ws` (service.md section 6). Bus events are sent
+ * with their event type (`workflow.started`); plugins broadcast the typed messages below.
+ */
+export interface WebSocketMessage<T = unknown> {
+  type: string;
+  /** Unix seconds. */
+  timestamp: number;
+  data: T;
+}
+
+/**
+ * The `data` of each message type plugins broadcast (service.md section 6). A plugin adds its
+ * own type by declaration merging, as with RunnerEvents.
+ */
+export interface WebSocketMessages {
+  /** Broadcast every 5 seconds. */
+  system_metrics: {
+    cpu: { usage_percent: number; cores: number };
+    memory: { used: number; total: number; used_percent: number };
+    disk: { used: number; total: number; used_percent: number };
+    network: { bytes_sent: number; bytes_recv: number };
+  };
+  agent_update: { name: string; status: string; cpu_usage: number; memory_usage: number };
+  event_update: { id: number | string; event_type: string; status: string; data: unknown };
+  hook_execution: { hook_id: number; hook_name: string; success: boolean; duration_ms: number };
+  /** Fields not fixed by service.md. */
+  workflow_update: Record<string, unknown>;
+  /** Fields not fixed by service.md. */
+  system_alert: Record<string, unknown>;
+}
+
+/** Builds a WebSocket message; `timestampMs` (default now) is rounded down to Unix seconds. */
+export function webSocketMessage<T>(type: string, data: T, timestampMs: number = Date.now()): WebSocketMessage<T> {
+  return { type, timestamp: Math.floor(timestampMs / 1000), data };
+}
+
+/** The clients of `/api/v1/ws`, provided by the HTTP plugin. Every bus event reaches them already. */
+export interface WebSocketHub {
+  /** Sends a message to every connected client; a no-op when none is connected. */
+  broadcast<K extends keyof WebSocketMessages & string>(type: K, data: WebSocketMessages[K]): void;
+  /** Clients currently connected. */
+  clientCount(): number;
+}
+
+export const WebSocketHubRef = createServiceRef<WebSocketHub>({
+  id: 'http.websocket',
+  description: 'the WebSocket hub at /api/v1/ws',
+});

@@ -1,0 +1,108 @@
+import { PassThrough } from 'node:stream';
+import type { CommandContext, CommandSpec, RunningKernel } from '@runner/plugin-sdk';
+import { createTestKernel } from '@runner/plugin-sdk/testing';
+import { describe, expect, it } from 'vitest';
+import { serverCommand, uiCommand } from './commands.js';
+import { plugin } from './plugin.js';
+
+/**
+ * Runs a command against a real HTTP plugin in a test kernel. `stopOnSignal` resolves at once,
+ * as if Ctrl-C came right after start-up.
+ */
+async function runCommand(spec: CommandSpec, options: Record<string, unknown>) {
+  const stdout = new PassThrough();
+  let output = '';
+  stdout.on('data', (c: Buffer) => (output += c.toString()));
+  const boots: { profile: string; overrides: Record<string, unknown> | undefined }[] = [];
+  let healthStatus = 0;
+  const ctx = {
+    stdout,
+    stderr: new PassThrough(),
+    async boot(profile: string, overrides?: Record<string, unknown>): Promise<RunningKernel> {
+      boots.push({ profile, overrides });
+      const kernel = await createTestKernel({
+        plugins: [plugin],
+        profile: 'master',
+        config: { 'http.bind_address': '127.0.0.1', 'http.port': 0, ...overrides },
+      });
+      await kernel.ready();
+      return {
+        profile,
+        events: kernel.events,
+        config: kernel.config,
+        logger: {
+          debug() {},
+          info() {},
+          warn() {},
+          error() {},
+          child() {
+            return this;
+          },
+        },
+        get: (ref) => kernel.get(ref),
+        find: (ref) => kernel.get(ref),
+        stop: () => kernel.stop(),
+        async stopOnSignal() {
+          const port = /listening on 127\.0\.0\.1:(\d+)/.exec(output)?.[1];
+          healthStatus = (await fetch(`http://127.0.0.1:${port}/api/v1/health`)).status;
+          await kernel.stop();
+        },
+      };
+    },
+  } as unknown as CommandContext;
+  const code = await spec.run?.({ args: [], options }, ctx);
+  return { code, output, boots, healthStatus };
+}
+
+function parseOption(spec: CommandSpec, flag: string, value: string): unknown {
+  const option = spec.options?.find((o) => o.flags.startsWith(flag));
+  if (!option?.parse) throw new Error(`${flag} has no parser`);
+  return option.parse(value, undefined);
+}
+
+describe('runner server', () => {
+  it('boots the master with the flags as config overrides and says where the API listens', async () => {
+    const { code, output, boots, healthStatus } = await runCommand(serverCommand, { httpPort: 0, port: 50099 });
+    expect(code).toBe(0);
+    expect(boots).toEqual([{ profile: 'master', overrides: { 'http.port': 0, 'grpc.port': 50099 } }]);
+    expect(output).toMatch(
+      /^runner master \(pid \d+\): REST API listening on 127\.0\.0\.1:\d+ \(http:\/\/127\.0\.0\.1:\d+\/api\/v1\); Ctrl-C stops it\n$/,
+    );
+    expect(healthStatus).toBe(200);
+  });
+
+  it('leaves out flags that were not given', async () => {
+    const { boots } = await runCommand(serverCommand, {});
+    expect(boots[0].overrides).toEqual({});
+  });
+
+  it('refuses a port that is not one', () => {
+    expect(parseOption(serverCommand, '--http-port', '8081')).toBe(8081);
+    expect(() => parseOption(serverCommand, '--http-port', '80a')).toThrow(
+      '--http-port: "80a" is not a port number (0-65535)',
+    );
+    expect(() => parseOption(serverCommand, '--port', '70000')).toThrow(
+      '--port: "70000" is not a port number (0-65535)',
+    );
+  });
+});
+
+describe('runner ui', () => {
+  it('maps --port to the HTTP port and the auth flags to auth.*', async () => {
+    const { output, boots } = await runCommand(uiCommand, {
+      port: 0,
+      bindAddress: '127.0.0.1',
+      auth: true,
+      username: 'admin',
+      password: 'pw',
+    });
+    expect(boots[0].overrides).toEqual({
+      'http.port': 0,
+      'http.bind_address': '127.0.0.1',
+      'auth.enabled': true,
+      'auth.username': 'admin',
+      'auth.password': 'pw',
+    });
+    expect(output).toContain('web interface and REST API listening on 127.0.0.1:');
+  });
+});

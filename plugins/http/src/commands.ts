@@ -1,0 +1,92 @@
+import {
+  HttpRouterRef,
+  InvalidInputError,
+  type CommandContext,
+  type CommandOption,
+  type CommandSpec,
+} from '@runner/plugin-sdk';
+import { connectHost, formatHostPort } from './address.js';
+
+function portOption(flags: string, description: string): CommandOption {
+  return { flags, description, parse: (value) => parsePort(value, flags.split(' ')[0]) };
+}
+
+export function parsePort(value: string, flag: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value.trim()) || port > 65535) {
+    throw new InvalidInputError(`${flag}: "${value}" is not a port number (0-65535)`, {
+      field: flag.replace(/^--/, ''),
+    });
+  }
+  return port;
+}
+
+/** Only flags the user gave become overrides, so config.yaml and RUNNER_* still apply to the rest. */
+function overridesFrom(options: Record<string, unknown>, keys: Record<string, string>): Record<string, unknown> {
+  const overrides: Record<string, unknown> = {};
+  for (const [option, key] of Object.entries(keys)) {
+    if (options[option] !== undefined) overrides[key] = options[option];
+  }
+  return overrides;
+}
+
+async function runMaster(ctx: CommandContext, overrides: Record<string, unknown>, what: string): Promise<number> {
+  const kernel = await ctx.boot('master', overrides);
+  const address = kernel.get(HttpRouterRef).address();
+  if (address) {
+    const bound = formatHostPort(address.host, address.port);
+    const local = formatHostPort(connectHost(address.host), address.port);
+    ctx.stdout.write(
+      `runner master (pid ${process.pid}): ${what} listening on ${bound} (http://${local}/api/v1); Ctrl-C stops it\n`,
+    );
+  }
+  await kernel.stopOnSignal();
+  return 0;
+}
+
+export const serverCommand: CommandSpec = {
+  name: 'server',
+  description:
+    'start the master: REST API and WebSocket over HTTP (default port 8080), gRPC for agents (default port 50053)',
+  options: [
+    portOption('--http-port <n>', 'HTTP port of the REST API (default 8080, config http.port)'),
+    {
+      flags: '--bind-address <addr>',
+      description: 'address the HTTP server binds (default 0.0.0.0, config http.bind_address)',
+    },
+    portOption('--port <n>', 'gRPC port agents connect to (default 50053, config grpc.port)'),
+  ],
+  run: ({ options }, ctx) =>
+    runMaster(
+      ctx,
+      overridesFrom(options, { httpPort: 'http.port', bindAddress: 'http.bind_address', port: 'grpc.port' }),
+      'REST API',
+    ),
+};
+
+export const uiCommand: CommandSpec = {
+  name: 'ui',
+  description: 'start the master with the web interface and REST API (default port 8080)',
+  options: [
+    portOption('--port <n>', 'HTTP port of the web interface and REST API (default 8080, config http.port)'),
+    {
+      flags: '--bind-address <addr>',
+      description: 'address the HTTP server binds (default 0.0.0.0, config http.bind_address)',
+    },
+    { flags: '--auth', description: 'require HTTP Basic authentication (config auth.enabled)' },
+    { flags: '--username <u>', description: 'user name for --auth (config auth.username)' },
+    { flags: '--password <p>', description: 'password for --auth (config auth.password)' },
+  ],
+  run: ({ options }, ctx) =>
+    runMaster(
+      ctx,
+      overridesFrom(options, {
+        port: 'http.port',
+        bindAddress: 'http.bind_address',
+        auth: 'auth.enabled',
+        username: 'auth.username',
+        password: 'auth.password',
+      }),
+      'web interface and REST API',
+    ),
+};

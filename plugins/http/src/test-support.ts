@@ -1,0 +1,41 @@
+import { HttpRouterRef, WebSocketHubRef, type HttpRouter, type WebSocketHub } from '@runner/plugin-sdk';
+import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
+import { plugin } from './plugin.js';
+
+export interface RunningHttp {
+  kernel: TestKernel;
+  router: HttpRouter;
+  hub: WebSocketHub;
+  /** `http://127.0.0.1:<port>` */
+  base: string;
+  port: number;
+}
+
+/**
+ * Sets the plugin up in a test kernel on an ephemeral loopback port. `routes` runs before
+ * `ready`, where a plugin's setup would add its routes.
+ */
+export async function startHttp(
+  config: Record<string, unknown> = {},
+  routes?: (router: HttpRouter) => void,
+  dataDir?: string,
+): Promise<RunningHttp> {
+  const kernel = await createTestKernel({
+    plugins: [plugin],
+    profile: 'master',
+    dataDir,
+    config: { 'http.port': 0, 'http.bind_address': '127.0.0.1', ...config },
+  });
+  const router = kernel.get(HttpRouterRef);
+  routes?.(router);
+  await kernel.ready();
+  const address = router.address();
+  if (!address) throw new Error('the router has no address after ready');
+  return {
+    kernel,
+    router,
+    hub: kernel.get(WebSocketHubRef),
+    base: `http://127.0.0.1:${address.port}`,
+    port: address.port,
+  };
+}

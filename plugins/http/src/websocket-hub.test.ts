@@ -1,0 +1,202 @@
+import type { IncomingMessage } from 'node:http';
+import type { BusEvent } from '@runner/plugin-sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { startHttp, type RunningHttp } from './test-support.js';
+
+const running: RunningHttp[] = [];
+const sockets: WebSocket[] = [];
+afterEach(async () => {
+  for (const ws of sockets.splice(0)) ws.terminate();
+  for (const r of running.splice(0)) await r.kernel.stop();
+});
+
+async function start(config: Record<string, unknown> = {}): Promise<RunningHttp> {
+  const r = await startHttp(config);
+  running.push(r);
+  return r;
+}
+
+/** Opens a client and resolves once the handshake is done, with the 101 response. */
+function connect(
+  r: RunningHttp,
+  options: ConstructorParameters<typeof WebSocket>[2] = {},
+): Promise<{ ws: WebSocket; upgrade: IncomingMessage }> {
+  const ws = new WebSocket(`ws://127.0.0.1:${r.port}/api/v1/ws`, options);
+  sockets.push(ws);
+  return new Promise((resolve, reject) => {
+    let upgrade: IncomingMessage | undefined;
+    ws.once('upgrade', (res) => (upgrade = res));
+    ws.once('open', () => resolve({ ws, upgrade: upgrade as IncomingMessage }));
+    ws.once('error', reject);
+  });
+}
+
+/** Resolves with the status a refused handshake got. */
+function refusal(
+  url: string,
+  options: ConstructorParameters<typeof WebSocket>[2] = {},
+): Promise<{ status: number; body: any }> {
+  const ws = new WebSocket(url, options);
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => reject(new Error('the handshake succeeded')));
+    // ws reports the refused handshake as an error too, after 'unexpected-response'.
+    ws.on('error', () => {});
+    ws.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(body) }));
+    });
+  });
+}
+
+function nextMessage(ws: WebSocket): Promise<any> {
+  return new Promise((resolve) => ws.once('message', (data) => resolve(JSON.parse(String(data)))));
+}
+
+function closed(ws: WebSocket): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: String(reason) })));
+}
+
+describe('WebSocket hub', () => {
+  it('sends every bus event as {type, timestamp in Unix seconds, data}', async () => {
+    const r = await start();
+    const { ws, upgrade } = await connect(r);
+    expect(upgrade.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.hub.clientCount()).toBe(1);
+
+    const received = nextMessage(ws);
+    const data = { agent_name: 'web-1', address: '10.0.0.5:50053', status: 'online' };
+    r.kernel.events.emit('agent.connected', data);
+    const message = await received;
+    const emitted = r.kernel.emitted.at(-1) as BusEvent;
+    expect(message).toEqual({ type: 'agent.connected', timestamp: Math.floor(emitted.timestamp / 1000), data });
+    expect(Number.isInteger(message.timestamp)).toBe(true);
+  });
+
+  it('broadcasts typed messages from plugins to every client', async () => {
+    const r = await start();
+    const a = await connect(r);
+    const b = await connect(r);
+    const toA = nextMessage(a.ws);
+    const toB = nextMessage(b.ws);
+    r.hub.broadcast('agent_update', { name: 'web-1', status: 'online', cpu_usage: 12.5, memory_usage: 40 });
+    for (const message of [await toA, await toB]) {
+      expect(message).toEqual({
+        type: 'agent_update',
+        timestamp: expect.any(Number),
+        data: { name: 'web-1', status: 'online', cpu_usage: 12.5, memory_usage: 40 },
+      });
+      expect(Math.abs(message.timestamp - Date.now() / 1000)).toBeLessThan(60);
+    }
+  });
+
+  it('removes its bus subscription when a client closes', async () => {
+    const r = await start();
+    // Counts live subscriptions of the bus the plugin was given, and says when one ends.
+    const onAny = r.kernel.events.onAny.bind(r.kernel.events);
+    let live = 0;
+    let unsubscribed!: () => void;
+    const gone = new Promise<void>((resolve) => (unsubscribed = resolve));
+    r.kernel.events.onAny = (handler) => {
+      live++;
+      const off = onAny(handler);
+      return () => {
+        live--;
+        off();
+        unsubscribed();
+      };
+    };
+
+    const { ws } = await connect(r);
+    expect(live).toBe(1);
+    ws.close(1000, 'done');
+    await gone;
+    expect(live).toBe(0);
+    expect(r.hub.clientCount()).toBe(0);
+  });
+
+  it('closes clients with 1001 when the server stops', async () => {
+    const r = await start();
+    const { ws } = await connect(r);
+    const closing = closed(ws);
+    await r.kernel.stop();
+    expect(await closing).toEqual({ code: 1001, reason: 'server stopping' });
+  });
+
+  it('closes a client that falls behind with 1013 and stops sending to it', async () => {
+    const r = await start({ 'http.ws_max_buffered_bytes': 64 * 1024 });
+    const { ws } = await connect(r);
+    const fast = await connect(r);
+    // The slow client reads nothing; the server's backlog for it grows once the socket buffers fill.
+    const raw = (ws as unknown as { _socket: import('node:net').Socket })._socket;
+    raw.pause();
+    let fastReceived = 0;
+    let lastArrived!: () => void;
+    const last = new Promise<void>((resolve) => (lastArrived = resolve));
+    fast.ws.on('message', (data) => {
+      fastReceived++;
+      if (JSON.parse(String(data)).data.after === true) lastArrived();
+    });
+
+    const payload = { big: 'x'.repeat(16 * 1024) };
+    let sent = 0;
+    while (r.hub.clientCount() === 2 && sent < 5_000) {
+      r.hub.broadcast('system_alert', payload);
+      sent++;
+      // Lets the fast client read; the paused one cannot.
+      await new Promise(setImmediate);
+    }
+    expect(r.hub.clientCount()).toBe(1);
+    expect(r.kernel.logs.some((l) => l.level === 'warn' && l.message === 'websocket client too slow, closing it')).toBe(
+      true,
+    );
+
+    const closing = closed(ws);
+    raw.resume();
+    expect(await closing).toEqual({ code: 1013, reason: 'client too slow; reconnect' });
+    // The other client got everything, the last message included.
+    r.hub.broadcast('system_alert', { after: true });
+    await last;
+    expect(fastReceived).toBe(sent + 1);
+  });
+
+  it('pings clients and terminates one that stops answering', async () => {
+    const r = await start({ 'http.ws_ping_interval': 0.05 });
+    const { ws } = await connect(r);
+    await new Promise((resolve) => ws.once('ping', resolve));
+
+    const silent = await connect(r, { autoPong: false });
+    const closing = closed(silent.ws);
+    // 1006: the socket was destroyed without a close frame.
+    expect((await closing).code).toBe(1006);
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it('refuses an upgrade on another path with 404 and from an origin not listed with 403', async () => {
+    const r = await start({ 'http.cors_origins': ['https://ui.example'] });
+    const wrongPath = await refusal(`ws://127.0.0.1:${r.port}/api/v1/socket`);
+    expect(wrongPath).toEqual({
+      status: 404,
+      body: { error: { code: 'not_found', message: 'no WebSocket endpoint at /api/v1/socket; use /api/v1/ws' } },
+    });
+    const badOrigin = await refusal(`ws://127.0.0.1:${r.port}/api/v1/ws`, { origin: 'https://evil.example' });
+    expect(badOrigin).toEqual({
+      status: 403,
+      body: {
+        error: { code: 'forbidden', message: 'origin https://evil.example is not allowed (config http.cors_origins)' },
+      },
+    });
+    const { ws } = await connect(r, { origin: 'https://ui.example' });
+    expect(ws.readyState).toBe(WebSocket.OPEN);
+  });
+
+  it('answers a plain GET of the endpoint with 426', async () => {
+    const r = await start();
+    const response = await fetch(`${r.base}/api/v1/ws`);
+    expect(response.status).toBe(426);
+    expect(response.headers.get('upgrade')).toBe('websocket');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('upgrade_required');
+  });
+});

@@ -1,0 +1,206 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  ForbiddenError,
+  NotFoundError,
+  RunnerError,
+  webSocketMessage,
+  type BusEvent,
+  type EventBus,
+  type Logger,
+  type WebSocketHub,
+  type WebSocketMessages,
+} from '@runner/plugin-sdk';
+import { WebSocket, WebSocketServer } from 'ws';
+import { writeRawError } from './raw-response.js';
+import { API_PREFIX, requestIdOf } from './router.js';
+
+export const WEBSOCKET_PATH = `${API_PREFIX}/ws`;
+/** Clients only listen; anything they send is dropped, and nothing large is accepted. */
+const MAX_INCOMING_BYTES = 64 * 1024;
+/** How long a slow client's close handshake may take before its socket is destroyed. */
+const SLOW_CLOSE_GRACE_MS = 5_000;
+/** 1013 "try again later": the client fell behind and should reconnect, then reload state. */
+export const CLOSE_TOO_SLOW = 1013;
+/** 1001 "going away": the server is stopping. */
+export const CLOSE_GOING_AWAY = 1001;
+
+interface Client {
+  ws: WebSocket;
+  /** False once it stopped receiving (too slow, or the hub is closing). */
+  receiving: boolean;
+  /** Whether a pong came back since the last ping. */
+  alive: boolean;
+  unsubscribe: () => void;
+  killTimer?: NodeJS.Timeout;
+}
+
+export interface WebSocketHubOptions {
+  events: EventBus;
+  logger: Logger;
+  corsOrigins: readonly string[];
+  pingIntervalMs: number;
+  /** Past this many unsent bytes a client is closed with 1013. */
+  maxBufferedBytes: number;
+}
+
+/**
+ * Pushes every bus event, and messages plugins broadcast, to the clients of /api/v1/ws. A client
+ * that falls more than `maxBufferedBytes` behind is closed (1013) rather than skipped: a UI that
+ * silently missed an update shows a wrong state, one that reconnects reloads it.
+ */
+export class WebSocketHubService implements WebSocketHub {
+  private readonly wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: MAX_INCOMING_BYTES });
+  private readonly clients = new Set<Client>();
+  /** Each event is encoded once, however many clients receive it. */
+  private readonly encoded = new WeakMap<BusEvent, string | null>();
+  private readonly requestIds = new WeakMap<IncomingMessage, string>();
+  private pingTimer: NodeJS.Timeout | undefined;
+  private closing = false;
+  private emptied: (() => void)[] = [];
+
+  constructor(private readonly options: WebSocketHubOptions) {
+    this.wss.on('headers', (headers, req) => {
+      const id = this.requestIds.get(req);
+      if (id) headers.push(`x-request-id: ${id}`);
+    });
+  }
+
+  broadcast<K extends keyof WebSocketMessages & string>(type: K, data: WebSocketMessages[K]): void {
+    if (this.clients.size === 0) return;
+    const text = JSON.stringify(webSocketMessage(type, data));
+    for (const client of this.clients) this.send(client, text);
+  }
+
+  clientCount(): number {
+    let count = 0;
+    for (const client of this.clients) if (client.receiving) count++;
+    return count;
+  }
+
+  /** The server's `upgrade` listener. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', (error) => this.options.logger.debug('websocket socket error', { error: error.message }));
+    const requestId = requestIdOf(req);
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/$/, '');
+    if (path !== WEBSOCKET_PATH)
+      return writeRawError(
+        socket,
+        new NotFoundError(`no WebSocket endpoint at ${path}; use ${WEBSOCKET_PATH}`),
+        requestId,
+      );
+    if (this.closing)
+      return writeRawError(
+        socket,
+        new RunnerError('unavailable', 'the server is stopping', { status: 503 }),
+        requestId,
+      );
+    // Browsers do not apply CORS to WebSockets, so the origin list is enforced here.
+    const origin = req.headers.origin;
+    if (origin !== undefined && !this.options.corsOrigins.includes('*') && !this.options.corsOrigins.includes(origin)) {
+      return writeRawError(
+        socket,
+        new ForbiddenError(`origin ${origin} is not allowed (config http.cors_origins)`),
+        requestId,
+      );
+    }
+    this.requestIds.set(req, requestId);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, req, requestId));
+  }
+
+  /** Starts keep-alive pings; a client that missed the previous pong is terminated. */
+  start(): void {
+    this.pingTimer ??= setInterval(() => this.pingAll(), this.options.pingIntervalMs);
+    this.pingTimer.unref();
+  }
+
+  /** Closes every client with 1001; resolves once all are gone. New upgrades are refused. */
+  closeAll(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.pingTimer);
+    for (const client of this.clients) {
+      this.stopReceiving(client);
+      client.ws.close(CLOSE_GOING_AWAY, 'server stopping');
+    }
+    return this.clients.size === 0 ? Promise.resolve() : new Promise((resolve) => this.emptied.push(resolve));
+  }
+
+  /** Destroys every client's socket at once (the shutdown deadline passed). */
+  terminateAll(): void {
+    for (const client of this.clients) client.ws.terminate();
+  }
+
+  private attach(ws: WebSocket, req: IncomingMessage, requestId: string): void {
+    const client: Client = { ws, receiving: true, alive: true, unsubscribe: () => {} };
+    const log = this.options.logger.child({ request_id: requestId, remote: req.socket.remoteAddress });
+    client.unsubscribe = this.options.events.onAny((event) => {
+      const text = this.encode(event);
+      if (text !== null) this.send(client, text);
+    });
+    this.clients.add(client);
+    // The handshake may complete after closeAll ran.
+    if (this.closing) {
+      this.stopReceiving(client);
+      ws.close(CLOSE_GOING_AWAY, 'server stopping');
+    }
+    log.debug('websocket client connected', { clients: this.clients.size });
+    ws.on('pong', () => {
+      client.alive = true;
+    });
+    ws.on('error', (error) => log.debug('websocket client error', { error: error.message }));
+    ws.on('close', (code) => {
+      this.stopReceiving(client);
+      clearTimeout(client.killTimer);
+      this.clients.delete(client);
+      log.debug('websocket client disconnected', { code, clients: this.clients.size });
+      if (this.clients.size === 0) for (const resolve of this.emptied.splice(0)) resolve();
+    });
+  }
+
+  private send(client: Client, text: string): void {
+    if (!client.receiving || client.ws.readyState !== WebSocket.OPEN) return;
+    if (client.ws.bufferedAmount > this.options.maxBufferedBytes) {
+      this.options.logger.warn('websocket client too slow, closing it', { buffered_bytes: client.ws.bufferedAmount });
+      this.stopReceiving(client);
+      client.ws.close(CLOSE_TOO_SLOW, 'client too slow; reconnect');
+      // The close frame queues behind the backlog; a client that reads nothing never gets it.
+      client.killTimer = setTimeout(() => client.ws.terminate(), SLOW_CLOSE_GRACE_MS).unref();
+      return;
+    }
+    client.ws.send(text);
+  }
+
+  private stopReceiving(client: Client): void {
+    if (!client.receiving) return;
+    client.receiving = false;
+    client.unsubscribe();
+  }
+
+  private encode(event: BusEvent): string | null {
+    let text = this.encoded.get(event);
+    if (text === undefined) {
+      try {
+        text = JSON.stringify(webSocketMessage(event.type, event.data, event.timestamp));
+      } catch (error) {
+        this.options.logger.error(`event ${event.type} cannot be encoded as JSON; not sent to WebSocket clients`, {
+          error: (error as Error).message,
+        });
+        text = null;
+      }
+      this.encoded.set(event, text);
+    }
+    return text;
+  }
+
+  private pingAll(): void {
+    for (const client of this.clients) {
+      if (!client.alive) {
+        this.options.logger.debug('websocket client missed a pong, terminating it');
+        client.ws.terminate();
+        continue;
+      }
+      client.alive = false;
+      client.ws.ping();
+    }
+  }
+}
