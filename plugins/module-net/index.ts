@@ -1,0 +1,2 @@
+export { plugin } from './src/plugin.js';
+export { netModule } from './src/spec.js';
