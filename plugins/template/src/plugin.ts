@@ -1,0 +1,22 @@
+import { definePlugin, LuaModulesRef, TemplateEngineRef } from '@runner/plugin-sdk';
+import { createTemplateModule, templateModule } from './lua-module.js';
+
+/**
+ * Provides the TemplateEngine service (Jinja via nunjucks, and Go text/template syntax) and the
+ * `template` Lua module. The engine is imported in setup, not here: `runner --help` imports this
+ * file, and nunjucks alone takes longer to load than its whole start-up budget allows.
+ */
+export const plugin = definePlugin({
+  id: 'template',
+  version: '0.1.0',
+  description: 'Templates in Jinja (nunjucks) and Go text/template syntax; the `template` Lua module',
+  dependsOn: { lua: LuaModulesRef },
+  provides: [TemplateEngineRef],
+  luaModules: [templateModule],
+  async setup(ctx, { lua }) {
+    const { createTemplateEngine } = await import('./engine.js');
+    const engine = createTemplateEngine({ cacheSize: ctx.config.get('template.cache_size', 1000) });
+    ctx.provide(TemplateEngineRef, engine);
+    lua.provide(templateModule, createTemplateModule(engine));
+  },
+});
