@@ -2,4 +2,12 @@
 // The `runner` command. Kept as plain JavaScript so the bin link exists before the first build.
 import { main } from '../dist/src/cli/main.js';
 
+// `runner ... | head` closes the pipe early; that is the reader's choice, not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 process.exitCode = await main(process.argv.slice(2));

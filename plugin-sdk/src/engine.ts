@@ -1,0 +1,159 @@
+import type { LuaValue } from './lua-module.js';
+import { createServiceRef } from './service-ref.js';
+
+/** Where a workflow comes from: a file on the machine running it, or its text. */
+export type WorkflowSource = { file: string } | { content: string; name?: string };
+
+/** What starts a run (`runner run`, `POST /api/v1/workflows/run`, the scheduler, a flow). */
+export interface RunRequest {
+  source: WorkflowSource;
+  /** Name recorded for the run; default: the file's base name without extension. */
+  workflowName?: string;
+  /** Run only this group's tasks and what they depend on. */
+  group?: string;
+  /** `--var k=v` overrides, merged over the file's `vars`. */
+  vars?: Record<string, string>;
+  /** `--values FILE` contents, merged over the file's `values` per agent. */
+  values?: Record<string, Record<string, unknown>>;
+  /** Delegate every task of the run to these agents (`runner run --delegate-to`). */
+  delegateTo?: string[];
+  dryRun?: boolean;
+  /** Task log lines at debug level reach observers too. */
+  verbose?: boolean;
+  /** Who asked (audit); e.g. `cli`, `api:admin`, `scheduler`. */
+  trigger?: string;
+}
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type TaskStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'ignored';
+
+/** One log line of a task, as the run records it. */
+export interface TaskLogLine {
+  /** ISO 8601. */
+  timestamp: string;
+  level: 'debug' | 'info' | 'warn' | 'error';
+  message: string;
+  fields?: Record<string, unknown>;
+}
+
+/** The outcome of one execution unit: a task, or one loop item or agent of it. */
+export interface TaskResult {
+  /** `build`, `per-host[web-1]`, `ship@web-2`. */
+  name: string;
+  /** The task's name in the file. */
+  task: string;
+  item?: LuaValue;
+  agent: string;
+  status: TaskStatus;
+  attempts: number;
+  /** ISO 8601; absent until it started. */
+  startedAt?: string;
+  completedAt?: string;
+  /** Seconds. */
+  duration: number;
+  /** The script's message (second return value), the error, or why it was skipped. */
+  message?: string;
+  outputs?: Record<string, LuaValue>;
+  log: TaskLogLine[];
+  /** True when the log was cut at the size cap (a note is the last line). */
+  logTruncated: boolean;
+}
+
+export interface RunRecord {
+  id: string;
+  workflowName: string;
+  status: RunStatus;
+  dryRun: boolean;
+  /** ISO 8601. */
+  startedAt: string;
+  completedAt?: string;
+  /** Seconds. */
+  duration: number;
+  error?: string;
+  trigger?: string;
+  /** Counts by status. */
+  counts: Partial<Record<TaskStatus, number>>;
+  tasks: TaskResult[];
+}
+
+/** Live progress of a run, for terminals and WebSocket clients. */
+export type RunProgress =
+  | { kind: 'run'; run: Omit<RunRecord, 'tasks'> }
+  | { kind: 'task'; runId: string; task: Omit<TaskResult, 'log'> }
+  | { kind: 'log'; runId: string; task: string; line: TaskLogLine };
+
+export interface ExecutionFilter {
+  workflow?: string;
+  status?: RunStatus;
+  /** ISO 8601 or Unix seconds: runs started at or after. */
+  since?: string;
+  limit?: number;
+  offset?: number;
+}
+
+/** Runs workflows and keeps their records. Provided by the engine plugin. */
+export interface WorkflowEngine {
+  /**
+   * Validates the workflow (every problem with file:line:column, before anything runs), then starts
+   * it. Resolves once the run is recorded as started; `done` resolves with the final record.
+   */
+  start(request: RunRequest, observer?: (progress: RunProgress) => void): Promise<{ runId: string; done: Promise<RunRecord> }>;
+  /** A run with its task results and logs. */
+  get(runId: string): RunRecord | undefined;
+  /** Runs, newest first, without task logs. */
+  list(filter?: ExecutionFilter): { runs: Omit<RunRecord, 'tasks'>[]; total: number };
+  /** Whether a run delegates to agents (the CLI asks for confirmation on a terminal). */
+  delegates(request: RunRequest): Promise<boolean>;
+}
+
+export const WorkflowEngineRef = createServiceRef<WorkflowEngine>({
+  id: 'workflow.engine',
+  description: 'runs workflows and records their executions',
+});
+
+/** What the master sends an agent for one delegated task. */
+export interface DelegatedTask {
+  runId: string;
+  workflowName: string;
+  task: string;
+  /** Display name of this unit (`per-host[web-1]`). */
+  unit: string;
+  /** The rendered Lua script. */
+  script: string;
+  /** Globals the script reads: vars, values (this agent's entry), item, loop_index, task, workflow, tasks. */
+  globals: Record<string, LuaValue>;
+  dryRun: boolean;
+  timeoutMs?: number;
+  attempt: number;
+}
+
+export interface DelegatedResult {
+  success: boolean;
+  message?: string;
+  outputs?: Record<string, LuaValue>;
+}
+
+/** Agent facts the `conditional` delegation strategy reads as `agent.<field>`. */
+export interface AgentFacts {
+  name: string;
+  address: string;
+  status: string;
+  cpu_usage: number;
+  memory_usage: number;
+  [key: string]: unknown;
+}
+
+/** Runs tasks on agents. Provided by the agent transport on the master; optional for the engine. */
+export interface AgentDelegator {
+  /** Facts of a known agent; undefined when no agent has that name. */
+  agent(name: string): AgentFacts | undefined;
+  /** Whether the agent is connected and can take a task now. */
+  isAvailable(name: string): boolean;
+  /** Runs the task on the agent, streaming its log lines; rejects when the agent is lost. */
+  execute(agent: string, task: DelegatedTask, options: { signal: AbortSignal; onLog: (line: TaskLogLine) => void }): Promise<DelegatedResult>;
+}
+
+export const AgentDelegatorRef = createServiceRef<AgentDelegator>({
+  id: 'agents.delegator',
+  description: 'runs delegated tasks on agents (master agent transport)',
+});

@@ -1,0 +1,306 @@
+import { readFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import {
+  InvalidInputError,
+  NotFoundError,
+  type AgentDelegator,
+  type EventBus,
+  type Logger,
+  type LuaRuntime,
+  type LuaValue,
+  type RunProgress,
+  type RunRecord,
+  type RunRequest,
+  type TaskResult,
+  type TaskStatus,
+  type TemplateEngine,
+  type WorkflowEngine,
+  type WorkflowEventPayload,
+} from '@runner/plugin-sdk';
+import type { WorkflowParser } from '@runner/plugin-workflow';
+import { newRunId } from './run-id.js';
+import type { RunStore } from './run-store.js';
+import { schedule } from './scheduler.js';
+import { createTaskLog } from './task-log.js';
+import { runUnit, type UnitOutcome } from './unit-runner.js';
+import { expandTask, type Unit } from './units.js';
+import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
+
+export interface EngineDeps {
+  parser: WorkflowParser;
+  runtime: LuaRuntime;
+  template: TemplateEngine;
+  runs: RunStore;
+  events: EventBus;
+  logger: Logger;
+  delegator?: AgentDelegator;
+  /** Aborted when the kernel stops: every run is cancelled. */
+  signal: AbortSignal;
+  /** Bytes of log kept per task (engine.task_log_bytes). */
+  taskLogBytes: number;
+}
+
+interface TaskView {
+  status: TaskStatus;
+  message?: string;
+  outputs: Record<string, LuaValue>;
+  results: { name: string; item?: LuaValue; agent: string; status: TaskStatus; message?: string; outputs?: Record<string, LuaValue> }[];
+}
+
+const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+/** The engine service: validation, then scheduling, running and recording of every unit. */
+export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Promise<unknown>[] } {
+  const rotation = new Map<string, number>();
+  const running = new Map<string, Promise<RunRecord>>();
+
+  async function prepare(request: RunRequest): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string }> {
+    const { text, file } = await readSource(request);
+    const { workflow: parsed, warnings } = deps.parser.parse(text, {
+      file,
+      checkScript: (source, chunkName) => {
+        try {
+          deps.runtime.compile(source, chunkName);
+          return undefined;
+        } catch (error) {
+          const line = (error as { details?: { line?: number } }).details?.line;
+          if (typeof line !== 'number') throw error;
+          return { line, message: (error as Error).message.replace(/^[^:]*:\d+:\s*/, '') };
+        }
+      },
+      templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
+    });
+    for (const warning of warnings) deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
+    const workflow = deps.parser.applyOverrides(parsed, { vars: request.vars, values: request.values });
+    const selected = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;
+    const name = request.workflowName ?? ('file' in request.source ? basename(request.source.file, extname(request.source.file)) : (request.source.name ?? 'workflow'));
+    return { workflow, tasks: deps.parser.topologicalOrder(selected), name };
+  }
+
+  async function start(request: RunRequest, observer?: (progress: RunProgress) => void): ReturnType<WorkflowEngine['start']> {
+    if (deps.signal.aborted) throw new InvalidInputError('the engine is stopping; no new runs are accepted');
+    const { workflow, tasks, name } = await prepare(request);
+    const run: Omit<RunRecord, 'tasks'> = {
+      id: newRunId(),
+      workflowName: name,
+      status: 'running',
+      dryRun: request.dryRun === true,
+      startedAt: new Date().toISOString(),
+      duration: 0,
+      trigger: request.trigger,
+      counts: {},
+    };
+    await deps.runs.insertRun(run);
+    const done = execute(run, workflow, tasks, request, observer ?? (() => {}));
+    running.set(run.id, done);
+    done.finally(() => running.delete(run.id)).catch(() => {});
+    return { runId: run.id, done };
+  }
+
+  async function execute(
+    run: Omit<RunRecord, 'tasks'>,
+    workflow: WorkflowDefinition,
+    tasks: TaskDefinition[],
+    request: RunRequest,
+    observe: (progress: RunProgress) => void,
+  ): Promise<RunRecord> {
+    const controller = new AbortController();
+    const onStop = () => controller.abort();
+    deps.signal.addEventListener('abort', onStop, { once: true });
+    const started = performance.now();
+    const views: Record<string, TaskView> = {};
+    const results: TaskResult[] = [];
+    let seq = 0;
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RUNNER_'))) as Record<string, string>;
+    const base: Record<string, unknown> = {
+      vars: workflow.vars,
+      env,
+      tasks: views,
+      workflow: { name: run.workflowName, run_id: run.id },
+      dry_run: run.dryRun,
+    };
+    const payload = (status: string, completedAt = 0): WorkflowEventPayload => ({
+      workflow_name: run.workflowName,
+      run_id: run.id,
+      status,
+      duration: (performance.now() - started) / 1000,
+      started_at: unixSeconds(run.startedAt),
+      completed_at: completedAt,
+    });
+
+    deps.events.emit('workflow.started', payload('running'));
+    observe({ kind: 'run', run });
+    const runLogger = deps.logger.child({ workflow: run.workflowName, run_id: run.id });
+    runLogger.info('workflow started', { tasks: tasks.length, dry_run: run.dryRun });
+
+    const record = (result: TaskResult, seqNo: number) => {
+      deps.runs.saveTask(run.id, seqNo, result);
+      const { log: _log, ...summary } = result;
+      observe({ kind: 'task', runId: run.id, task: summary });
+    };
+
+    const outcome = await schedule<TaskDefinition, Unit>(
+      tasks,
+      workflow.parallel,
+      {
+        expand: (task) =>
+          expandTask(task, {
+            template: deps.template,
+            syntax: workflow.template,
+            base,
+            runAgents: request.delegateTo,
+            delegator: deps.delegator,
+            loopItemsFromText: (text) => deps.parser.loopItemsFromText(text),
+            nextSeq: () => seq++,
+            workflowName: run.workflowName,
+            rotation,
+          }),
+        run: async (unit) => {
+          const agent = unit.agents.length === 1 ? unit.agents[0] : unit.agents.length > 1 ? unit.agents.join('|') : 'localhost';
+          const result: TaskResult = {
+            name: unit.name,
+            task: unit.task.name,
+            item: unit.item as LuaValue,
+            agent,
+            status: 'running',
+            attempts: 0,
+            startedAt: new Date().toISOString(),
+            duration: 0,
+            log: [],
+            logTruncated: false,
+          };
+          results.push(result);
+          const t0 = performance.now();
+          const log = createTaskLog(
+            deps.taskLogBytes,
+            (line) => {
+              if (request.verbose || line.level !== 'debug') observe({ kind: 'log', runId: run.id, task: unit.name, line });
+            },
+            runLogger.child({ task: unit.name }),
+          );
+          result.log = log.lines;
+          record(result, unit.seq);
+          const taskPayload = (status: string, error?: string) => ({
+            workflow_name: run.workflowName,
+            run_id: run.id,
+            task_name: unit.name,
+            agent,
+            status,
+            attempt: Math.max(result.attempts, 1),
+            duration: (performance.now() - t0) / 1000,
+            ...(error ? { error } : {}),
+          });
+          deps.events.emit('task.started', taskPayload('running'));
+          const outcome: UnitOutcome = await runUnit(
+            unit,
+            {
+              runId: run.id,
+              workflowName: run.workflowName,
+              workflow,
+              syntax: workflow.template,
+              dryRun: run.dryRun,
+              runtime: deps.runtime,
+              template: deps.template,
+              delegator: deps.delegator,
+              base,
+              values: workflow.values,
+              signal: controller.signal,
+              sleep,
+            },
+            log,
+            (attempt) => (result.attempts = attempt),
+          ).catch((error: unknown): UnitOutcome => ({ status: 'failed', message: error instanceof Error ? error.message : String(error), attempts: result.attempts }));
+
+          const failed = outcome.status === 'failed';
+          Object.assign(result, {
+            status: failed && unit.task.ignoreErrors ? 'ignored' : outcome.status,
+            message: outcome.message,
+            outputs: outcome.outputs,
+            attempts: outcome.attempts,
+            completedAt: new Date().toISOString(),
+            duration: (performance.now() - t0) / 1000,
+            logTruncated: log.truncated,
+          });
+          if (failed) log.add('error', `failed: ${outcome.message ?? 'no message'}`);
+          record(result, unit.seq);
+          deps.events.emit(failed ? 'task.failed' : 'task.completed', taskPayload(result.status, failed ? outcome.message : undefined));
+          const view = (views[unit.task.name] ??= { status: 'running', outputs: {}, results: [] });
+          view.results.push({ name: unit.name, item: result.item, agent, status: result.status, message: result.message, outputs: result.outputs });
+          if (result.outputs) Object.assign(view.outputs, result.outputs);
+          view.message = result.message ?? view.message;
+          return { status: outcome.status, message: outcome.message };
+        },
+        skipped: (task, reason) => {
+          const result: TaskResult = { name: task.name, task: task.name, agent: 'localhost', status: 'skipped', attempts: 0, duration: 0, message: reason, log: [], logTruncated: false };
+          results.push(result);
+          record(result, seq++);
+          views[task.name] = { status: 'skipped', message: reason, outputs: {}, results: [] };
+        },
+        taskFinished: (task, status) => {
+          const view = (views[task.name] ??= { status, outputs: {}, results: [] });
+          view.status = status;
+        },
+      },
+      controller.signal,
+    );
+    deps.signal.removeEventListener('abort', onStop);
+
+    const counts: Partial<Record<TaskStatus, number>> = {};
+    for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    const failed = [...outcome.outcomes.values()].includes('failed');
+    const finished: Omit<RunRecord, 'tasks'> = {
+      ...run,
+      status: controller.signal.aborted ? 'cancelled' : failed ? 'failed' : 'succeeded',
+      completedAt: new Date().toISOString(),
+      duration: (performance.now() - started) / 1000,
+      error: outcome.stoppedBy ? `task ${outcome.stoppedBy} failed` : controller.signal.aborted ? 'cancelled: runner is stopping' : undefined,
+      counts,
+    };
+    await deps.runs.finishRun(finished);
+    await deps.runs.flush();
+    const eventPayload = payload(finished.status, unixSeconds(finished.completedAt as string));
+    eventPayload.duration = finished.duration;
+    deps.events.emit(finished.status === 'succeeded' ? 'workflow.completed' : 'workflow.failed', eventPayload);
+    runLogger.info(`workflow ${finished.status}`, { status: finished.status, duration: finished.duration, counts });
+    observe({ kind: 'run', run: finished });
+    return { ...finished, tasks: results.slice().sort((a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? '')) };
+  }
+
+  return {
+    start,
+    get: (runId) => deps.runs.get(runId),
+    list: (filter) => deps.runs.list(filter),
+    async delegates(request) {
+      if (request.delegateTo?.length) return true;
+      const { tasks } = await prepare(request);
+      return tasks.some((t) => t.delegateTo !== undefined);
+    },
+    active: () => [...running.values()],
+  };
+}
+
+async function readSource(request: RunRequest): Promise<{ text: string; file: string }> {
+  if ('content' in request.source) return { text: request.source.content, file: request.source.name ?? '<content>' };
+  const file = request.source.file;
+  try {
+    return { text: await readFile(file, 'utf8'), file };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new NotFoundError(`workflow file ${file} does not exist`, { details: { field: 'file' } });
+    if (code === 'EISDIR') throw new InvalidInputError(`workflow file ${file} is a directory`, { field: 'file' });
+    throw new InvalidInputError(`cannot read workflow file ${file}: ${(error as Error).message}`, { field: 'file' });
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (ms <= 0 || signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

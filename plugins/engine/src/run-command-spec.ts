@@ -1,0 +1,22 @@
+import type { CommandSpec } from '@runner/plugin-sdk';
+
+const collect = (value: string, previous: unknown) => [...((previous as string[] | undefined) ?? []), value];
+
+/** `runner run`: declared here, implemented in run-command.ts (loaded only when it runs). */
+export const runCommand: CommandSpec = {
+  name: 'run',
+  description: 'run a workflow (embedded, or on the master that holds the data directory)',
+  arguments: [{ name: 'workflow', description: 'workflow name (recorded with the run); a saved workflow when --file is absent' }],
+  options: [
+    { flags: '-f, --file <path>', description: 'the workflow file' },
+    { flags: '-g, --group <name>', description: "run only this group's tasks and what they depend on" },
+    { flags: '--values <file>', description: 'YAML file of per-agent values, merged over the workflow values' },
+    { flags: '--var <key=value>', description: 'set a workflow var (repeatable)', parse: collect },
+    { flags: '--delegate-to <agent>', description: 'run every task on this agent (repeatable)', parse: collect },
+    { flags: '-n, --dry-run', description: 'report what would change; no module with side effects acts' },
+    { flags: '-v, --verbose', description: 'show every log line of every task' },
+    { flags: '-y, --yes', description: 'do not ask for confirmation before delegating to agents' },
+    { flags: '-o, --output <format>', description: 'text (live view on a terminal) or json (one object a line)', choices: ['text', 'json'], default: 'text' },
+  ],
+  run: async (input, ctx) => (await import('./run-command.js')).runWorkflowCommand(input, ctx),
+};

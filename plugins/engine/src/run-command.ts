@@ -1,0 +1,154 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { InvalidInputError, NotFoundError, RunnerError, WorkflowEngineRef, type CommandContext, type CommandInput, type RunRecord, type RunRequest } from '@runner/plugin-sdk';
+import { WorkflowParserRef } from '@runner/plugin-workflow';
+import { createRunView } from './run-view.js';
+
+interface RunOptions {
+  file?: string;
+  group?: string;
+  values?: string;
+  var?: string[];
+  delegateTo?: string[];
+  dryRun?: boolean;
+  verbose?: boolean;
+  yes?: boolean;
+  output: 'text' | 'json';
+}
+
+/**
+ * `runner run`: validates, asks before delegating (on a terminal, without --yes), runs with a live
+ * view, and exits 0 only when no task failed. A master holding the data directory runs it instead.
+ */
+export async function runWorkflowCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+  const [name] = input.args;
+  const options = input.options as unknown as RunOptions;
+  if (!options.file) {
+    throw new NotFoundError(`no saved workflow named "${name}" (saved workflows are not available yet); give the workflow file with --file`);
+  }
+  const master = await localMaster(ctx.config.dataDir);
+  const kernel = master ? undefined : await ctx.boot('embedded');
+  const parser = kernel?.get(WorkflowParserRef);
+
+  const request: RunRequest = {
+    source: { file: options.file },
+    workflowName: name,
+    group: options.group,
+    vars: parser ? parser.parseVarArguments(options.var ?? []) : parseVarsLoosely(options.var ?? []),
+    values: options.values ? await readValues(options.values, parser) : undefined,
+    delegateTo: options.delegateTo,
+    dryRun: options.dryRun === true,
+    verbose: options.verbose === true,
+    trigger: 'cli',
+  };
+
+  if (master) return runOnMaster(master, request, ctx, options);
+
+  const engine = (kernel as NonNullable<typeof kernel>).get(WorkflowEngineRef);
+  if (ctx.isTTY && !options.yes && options.output === 'text' && (await engine.delegates(request))) {
+    if (!(await confirm(ctx, `Run ${name} on agents? Tasks will execute on remote hosts. [y/N] `))) {
+      ctx.stderr.write('runner: not confirmed; nothing ran\n');
+      return 1;
+    }
+  }
+  const view = createRunView({ mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text', out: ctx.stdout, verbose: options.verbose === true });
+  const { done } = await engine.start(request, view.observe);
+  const record = await done;
+  view.finish(record);
+  return exitCodeOf(record);
+}
+
+export function exitCodeOf(record: RunRecord): number {
+  return record.status === 'succeeded' ? 0 : 1;
+}
+
+async function readValues(path: string, parser: { parseValues(text: string, o: { file: string }): Record<string, Record<string, unknown>> } | undefined) {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new InvalidInputError(`--values ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`, { field: 'values' });
+  }
+  if (!parser) {
+    const { parse } = await import('yaml');
+    return parse(text) as Record<string, Record<string, unknown>>;
+  }
+  return parser.parseValues(text, { file: path });
+}
+
+function parseVarsLoosely(args: string[]): Record<string, string> {
+  return Object.fromEntries(
+    args.map((arg) => {
+      const at = arg.indexOf('=');
+      if (at <= 0) throw new InvalidInputError(`--var ${arg}: expected key=value`, { field: 'var' });
+      return [arg.slice(0, at), arg.slice(at + 1)];
+    }),
+  );
+}
+
+async function confirm(ctx: CommandContext, question: string): Promise<boolean> {
+  const rl = createInterface({ input: ctx.stdin, output: ctx.stdout });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+interface MasterFile {
+  pid: number;
+  http: string;
+}
+
+/** The master that holds this data directory, if one is alive (its HTTP plugin wrote master.json). */
+async function localMaster(dataDir: string): Promise<MasterFile | undefined> {
+  try {
+    const master = JSON.parse(await readFile(join(dataDir, 'master.json'), 'utf8')) as MasterFile;
+    process.kill(master.pid, 0);
+    return master;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sends the workflow's text to the master and follows the run until it ends. */
+async function runOnMaster(master: MasterFile, request: RunRequest, ctx: CommandContext, options: RunOptions): Promise<number> {
+  const base = `http://${master.http}/api/v1`;
+  const content = await readFile((request.source as { file: string }).file, 'utf8');
+  const response = await fetch(`${base}/workflows/run`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      content,
+      workflow_name: request.workflowName,
+      group: request.group,
+      vars: request.vars,
+      values: request.values,
+      delegate_to: request.delegateTo,
+      dry_run: request.dryRun,
+      verbose: request.verbose,
+    }),
+  });
+  const answer = (await response.json()) as { id?: string; error?: { code: string; message: string } };
+  if (!response.ok || !answer.id) throw new RunnerError(answer.error?.code ?? 'master_error', `master at ${master.http}: ${answer.error?.message ?? response.statusText}`);
+  const view = createRunView({ mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text', out: ctx.stdout, verbose: options.verbose === true });
+  const seen = new Map<string, string>();
+  for (;;) {
+    const record = (await (await fetch(`${base}/executions/${answer.id}`)).json()) as RunRecord;
+    for (const task of record.tasks) {
+      const key = `${task.name}:${task.status}`;
+      if (seen.get(task.name) !== key) {
+        seen.set(task.name, key);
+        const { log, ...summary } = task;
+        if (options.verbose) for (const line of log) view.observe({ kind: 'log', runId: record.id, task: task.name, line });
+        view.observe({ kind: 'task', runId: record.id, task: summary });
+      }
+    }
+    if (record.status !== 'running') {
+      view.finish(record);
+      return exitCodeOf(record);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

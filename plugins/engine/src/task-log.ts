@@ -1,0 +1,55 @@
+import type { LogFields, Logger, TaskLogLine } from '@runner/plugin-sdk';
+
+export interface TaskLog {
+  /** What the task's script and modules log to. */
+  logger: Logger;
+  lines: TaskLogLine[];
+  truncated: boolean;
+  /** Adds a line written by the engine itself (retries, skips); also capped. */
+  add(level: TaskLogLine['level'], message: string, fields?: LogFields): void;
+}
+
+/**
+ * A task's log: every line is kept in order up to `capBytes` (a chatty script must not grow a run
+ * record without bound), then one note says how much was dropped. Each kept line is also handed
+ * to `onLine` for live views, and to `mirror` (the process log) with the run's context fields.
+ */
+export function createTaskLog(capBytes: number, onLine: (line: TaskLogLine) => void, mirror?: Logger): TaskLog {
+  let bytes = 0;
+  let dropped = 0;
+  const log: TaskLog = {
+    lines: [],
+    truncated: false,
+    logger: undefined as unknown as Logger,
+    add(level, message, fields) {
+      const line: TaskLogLine = { timestamp: new Date().toISOString(), level, message, ...(fields && Object.keys(fields).length ? { fields } : {}) };
+      mirror?.[level](message, fields);
+      const size = message.length + (fields ? JSON.stringify(fields).length : 0) + 48;
+      if (bytes + size > capBytes) {
+        dropped++;
+        if (!log.truncated) {
+          log.truncated = true;
+          log.lines.push({ timestamp: line.timestamp, level: 'warn', message: `log truncated at ${capBytes} bytes; later lines are not kept` });
+        }
+        log.lines[log.lines.length - 1].fields = { dropped_lines: dropped };
+        return;
+      }
+      bytes += size;
+      log.lines.push(line);
+      onLine(line);
+    },
+  };
+  const at =
+    (level: TaskLogLine['level'], bound: LogFields) =>
+    (message: string, fields?: LogFields): void =>
+      log.add(level, message, Object.keys(bound).length ? { ...bound, ...fields } : fields);
+  const make = (bound: LogFields): Logger => ({
+    debug: at('debug', bound),
+    info: at('info', bound),
+    warn: at('warn', bound),
+    error: at('error', bound),
+    child: (fields) => make({ ...bound, ...fields }),
+  });
+  log.logger = make({});
+  return log;
+}

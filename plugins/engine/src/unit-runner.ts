@@ -1,0 +1,172 @@
+import {
+  isRunnerError,
+  type AgentDelegator,
+  type LuaRuntime,
+  type LuaValue,
+  type TaskResult,
+  type TemplateEngine,
+  type TemplateSyntax,
+} from '@runner/plugin-sdk';
+import type { TaskLog } from './task-log.js';
+import { hasTemplate, type Unit } from './units.js';
+import type { WorkflowDefinition } from './workflow-types.js';
+
+export interface UnitEnvironment {
+  runId: string;
+  workflowName: string;
+  workflow: WorkflowDefinition;
+  syntax: TemplateSyntax;
+  dryRun: boolean;
+  runtime: LuaRuntime;
+  template: TemplateEngine;
+  delegator?: AgentDelegator;
+  /** The shared template/Lua context: vars, values (all agents), env, tasks, workflow, dry_run. */
+  base: Record<string, unknown>;
+  values: Record<string, Record<string, unknown>>;
+  signal: AbortSignal;
+  /** Waits between retries; abortable. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+export interface UnitOutcome {
+  status: 'succeeded' | 'failed' | 'skipped';
+  message?: string;
+  outputs?: Record<string, LuaValue>;
+  attempts: number;
+}
+
+/** Runs one unit to its outcome: condition, dry-run rule, rendering, attempts with backoff. */
+export async function runUnit(unit: Unit, env: UnitEnvironment, log: TaskLog, onAttempt: (attempt: number) => void): Promise<UnitOutcome> {
+  const { task } = unit;
+  const agent = unit.agents.length === 1 ? unit.agents[0] : 'localhost';
+  const context: Record<string, unknown> = {
+    ...env.base,
+    values: env.values[agent] ?? {},
+    ...(unit.loopIndex !== undefined ? { item: unit.item, loop_index: unit.loopIndex } : {}),
+    task: { name: task.name, attempt: 1 },
+  };
+
+  if (task.when !== undefined && !env.template.evaluate(task.when, context, env.syntax)) {
+    return { status: 'skipped', message: `condition is false: ${task.when}`, attempts: 0 };
+  }
+  if (env.dryRun && task.dryRun === 'skip') {
+    return { status: 'skipped', message: 'dry-run: script not run (set dry_run: run to run it with side effects reported only)', attempts: 0 };
+  }
+
+  const retry = task.retry ?? { attempts: 1, delayMs: 0, backoff: 1 };
+  let delay = retry.delayMs;
+  let last: UnitOutcome = { status: 'failed', attempts: 0 };
+  for (let attempt = 1; attempt <= retry.attempts; attempt++) {
+    onAttempt(attempt);
+    (context.task as { attempt: number }).attempt = attempt;
+    last = await attemptOnce(unit, env, log, context, attempt);
+    if (last.status === 'succeeded' || env.signal.aborted) return last;
+    if (attempt < retry.attempts) {
+      log.add('warn', `attempt ${attempt} of ${retry.attempts} failed: ${last.message}; retrying in ${formatSeconds(delay)}`);
+      await env.sleep(delay, env.signal);
+      delay = Math.min(delay * retry.backoff, retry.maxDelayMs ?? Number.POSITIVE_INFINITY);
+    }
+  }
+  return last;
+}
+
+async function attemptOnce(unit: Unit, env: UnitEnvironment, log: TaskLog, context: Record<string, unknown>, attempt: number): Promise<UnitOutcome> {
+  const { task } = unit;
+  let script = task.exec.script;
+  try {
+    if (hasTemplate(script)) script = env.template.render(script, context, { syntax: env.syntax, name: `task ${task.name} script` });
+  } catch (error) {
+    return { status: 'failed', message: messageOf(error), attempts: attempt };
+  }
+  const globals = { ...context, item: context.item, loop_index: context.loop_index } as Record<string, LuaValue>;
+  try {
+    if (unit.agents.length === 0) {
+      const { values } = await env.runtime.run(script, {
+        chunkName: `=${task.name}`,
+        globals,
+        dryRun: env.dryRun,
+        logger: log.logger,
+        signal: env.signal,
+        timeoutMs: task.timeoutMs,
+        run: { workflow: env.workflowName, runId: env.runId, task: task.name, attempt, agent: 'localhost' },
+      });
+      return interpret(values, attempt, unit);
+    }
+    return await delegate(unit, env, log, script, globals, attempt);
+  } catch (error) {
+    return { status: 'failed', message: withFileLine(messageOf(error), error, unit), attempts: attempt };
+  }
+}
+
+async function delegate(unit: Unit, env: UnitEnvironment, log: TaskLog, script: string, globals: Record<string, LuaValue>, attempt: number): Promise<UnitOutcome> {
+  const delegator = env.delegator as AgentDelegator;
+  const candidates = unit.failover ? unit.agents : unit.agents.slice(0, 1);
+  const reasons: string[] = [];
+  for (const agent of candidates) {
+    if (!delegator.isAvailable(agent)) {
+      reasons.push(`${agent}: offline`);
+      continue;
+    }
+    try {
+      const result = await delegator.execute(
+        agent,
+        {
+          runId: env.runId,
+          workflowName: env.workflowName,
+          task: unit.task.name,
+          unit: unit.name,
+          script,
+          globals: { ...globals, values: (env.values[agent] ?? {}) as LuaValue },
+          dryRun: env.dryRun,
+          timeoutMs: unit.task.timeoutMs,
+          attempt,
+        },
+        { signal: env.signal, onLog: (line) => log.add(line.level, line.message, { ...line.fields, agent }) },
+      );
+      return { status: result.success ? 'succeeded' : 'failed', message: result.message, outputs: result.outputs, attempts: attempt };
+    } catch (error) {
+      // Failover moves on only when the agent could not be reached; a task that failed there failed.
+      if (unit.failover && isRunnerError(error) && error.code === 'agent_unreachable') {
+        reasons.push(`${agent}: ${error.message}`);
+        log.add('warn', `agent ${agent} unreachable, trying the next one: ${error.message}`);
+        continue;
+      }
+      throw error;
+    }
+  }
+  return { status: 'failed', message: `no agent could take the task (${reasons.join('; ')})`, attempts: attempt };
+}
+
+/** A script succeeds with nothing or true, fails with false (message second), outputs third. */
+function interpret(values: LuaValue[], attempt: number, unit: Unit): UnitOutcome {
+  const [first, message, outputs] = values;
+  const text = message === undefined || message === null ? undefined : String(message);
+  if (outputs !== undefined && outputs !== null && (typeof outputs !== 'object' || Array.isArray(outputs))) {
+    return { status: 'failed', message: `task ${unit.task.name}: the third return value (outputs) must be a table with named keys, got ${Array.isArray(outputs) ? 'a list' : typeof outputs}`, attempts: attempt };
+  }
+  const out = (outputs ?? undefined) as Record<string, LuaValue> | undefined;
+  if (first === undefined || first === null || first === true) return { status: 'succeeded', message: text, outputs: out, attempts: attempt };
+  if (first === false) return { status: 'failed', message: text ?? 'the script returned false', outputs: out, attempts: attempt };
+  return {
+    status: 'failed',
+    message: `task ${unit.task.name}: the script returned ${typeof first === 'object' ? 'a table' : `a ${typeof first}`}; a task returns nothing, true, or false [, message [, outputs]]`,
+    attempts: attempt,
+  };
+}
+
+/** Adds the file position of a Lua error's script line, from the parser's source map. */
+function withFileLine(message: string, error: unknown, unit: Unit): string {
+  const line = isRunnerError(error) ? error.details?.line : undefined;
+  const fileLine = typeof line === 'number' ? unit.task.source.scriptLines[line - 1] : undefined;
+  return fileLine ? `${message} (${unit.task.source.file}:${fileLine})` : message;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function formatSeconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${+(ms / 1000).toFixed(2)} s`;
+}
+
+export type { TaskResult };

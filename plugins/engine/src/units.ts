@@ -1,0 +1,128 @@
+import { InvalidInputError, type AgentDelegator, type LuaValue, type TemplateEngine, type TemplateSyntax } from '@runner/plugin-sdk';
+import type { LoopItem, TaskDefinition } from './workflow-types.js';
+
+/** One execution of a task: a loop item on an agent (or locally). */
+export interface Unit {
+  /** Position in the run's record. */
+  seq: number;
+  /** `build`, `per-host[web-1]`, `ship@web-2`. */
+  name: string;
+  task: TaskDefinition;
+  item?: LoopItem;
+  /** 1-based; present with `item`. */
+  loopIndex?: number;
+  /**
+   * Where it runs: none = this process; one agent; or, for failover, the candidates in order,
+   * the first reachable one taking the task.
+   */
+  agents: string[];
+  failover: boolean;
+}
+
+export interface ExpandContext {
+  template: TemplateEngine;
+  syntax: TemplateSyntax;
+  /** The template context every unit of the task shares (vars, values, tasks, ...). */
+  base: Record<string, unknown>;
+  /** `runner run --delegate-to`: agents for every task that names none. */
+  runAgents?: readonly string[];
+  delegator?: AgentDelegator;
+  loopItemsFromText(text: string): LoopItem[];
+  /** Next record position. */
+  nextSeq(): number;
+  workflowName: string;
+  /** Rotation state of round_robin, per workflow and task, kept across runs. */
+  rotation: Map<string, number>;
+}
+
+/** Renders a loop's items: a template string gives its items, strings in a literal list render. */
+export function loopItems(task: TaskDefinition, ctx: ExpandContext): LoopItem[] | undefined {
+  if (task.loop === undefined) return undefined;
+  const name = `task ${task.name} loop`;
+  if (typeof task.loop === 'string') return ctx.loopItemsFromText(ctx.template.render(task.loop, ctx.base, { syntax: ctx.syntax, name }));
+  const renderDeep = (value: unknown): unknown => {
+    if (typeof value === 'string') return hasTemplate(value) ? ctx.template.render(value, ctx.base, { syntax: ctx.syntax, name }) : value;
+    if (Array.isArray(value)) return value.map(renderDeep);
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v)]));
+    return value;
+  };
+  return task.loop.map((item) => renderDeep(item) as LoopItem);
+}
+
+export function hasTemplate(text: string): boolean {
+  return text.includes('{{') || text.includes('{%');
+}
+
+/** How a loop item is shown in a unit's name: scalars as written, mappings by name/host/id or index. */
+export function itemLabel(item: LoopItem, index: number): string {
+  if (item !== null && typeof item === 'object') {
+    const named = item.name ?? item.host ?? item.id;
+    return typeof named === 'string' || typeof named === 'number' ? String(named) : String(index);
+  }
+  return String(item);
+}
+
+/**
+ * Expands a task into its units: one per loop item (or one), times the agents its delegation
+ * strategy picks. Agent names that are templates render per item. Unknown agents fail here, before
+ * anything of the task starts.
+ */
+export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
+  const items = loopItems(task, ctx);
+  const iterations: { item?: LoopItem; loopIndex?: number; context: Record<string, unknown> }[] = items
+    ? items.map((item, i) => ({ item, loopIndex: i + 1, context: { ...ctx.base, item: item as LuaValue, loop_index: i + 1 } }))
+    : [{ context: ctx.base }];
+  const entries = task.delegateTo ?? (ctx.runAgents?.length ? [...ctx.runAgents] : undefined);
+  const units: Unit[] = [];
+  for (const { item, loopIndex, context } of iterations) {
+    const label = items ? `${task.name}[${itemLabel(item as LoopItem, loopIndex as number)}]` : task.name;
+    if (!entries) {
+      units.push({ seq: ctx.nextSeq(), name: label, task, item, loopIndex, agents: [], failover: false });
+      continue;
+    }
+    const agents = entries.flatMap((entry) =>
+      hasTemplate(entry) ? ctx.loopItemsFromText(ctx.template.render(entry, context, { syntax: ctx.syntax, name: `task ${task.name} delegate_to` })).map(String) : [entry],
+    );
+    if (agents.length === 0) throw new InvalidInputError(`task ${task.name}: delegate_to rendered to no agent`);
+    for (const agent of agents) {
+      if (!ctx.delegator) {
+        throw new InvalidInputError(
+          `task ${task.name}: cannot delegate to agent "${agent}": no agent transport in this process (delegation runs on a master: start \`runner server\` and set RUNNER_MASTER_ADDR)`,
+        );
+      }
+      if (!ctx.delegator.agent(agent)) throw new InvalidInputError(`task ${task.name}: unknown agent "${agent}"`);
+    }
+    const withAgent = (agent: string) => (agents.length > 1 ? `${label}@${agent}` : label);
+    switch (task.delegation.strategy) {
+      case 'all':
+        for (const agent of agents) {
+          if (!ctx.delegator?.isAvailable(agent)) throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
+          units.push({ seq: ctx.nextSeq(), name: withAgent(agent), task, item, loopIndex, agents: [agent], failover: false });
+        }
+        break;
+      case 'round_robin': {
+        // Keyed by workflow and task and kept by the engine, so it rotates across runs too.
+        const key = `${ctx.workflowName}:${task.name}`;
+        const turn = ctx.rotation.get(key) ?? 0;
+        ctx.rotation.set(key, turn + 1);
+        const agent = agents[turn % agents.length];
+        if (!ctx.delegator?.isAvailable(agent)) throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
+        units.push({ seq: ctx.nextSeq(), name: withAgent(agent), task, item, loopIndex, agents: [agent], failover: false });
+        break;
+      }
+      case 'failover':
+        units.push({ seq: ctx.nextSeq(), name: label, task, item, loopIndex, agents, failover: true });
+        break;
+      case 'conditional': {
+        const condition = task.delegation.when;
+        const chosen = agents.filter((agent) => ctx.template.evaluate(condition, { ...context, agent: ctx.delegator?.agent(agent) as unknown as LuaValue }, ctx.syntax));
+        for (const agent of chosen) {
+          if (!ctx.delegator?.isAvailable(agent)) throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
+          units.push({ seq: ctx.nextSeq(), name: withAgent(agent), task, item, loopIndex, agents: [agent], failover: false });
+        }
+        break;
+      }
+    }
+  }
+  return units;
+}
