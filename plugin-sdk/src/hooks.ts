@@ -1,4 +1,9 @@
-import { AsyncSeriesHook, SyncHook } from 'tapable';
+import { createRequire } from 'node:module';
+import type { AsyncSeriesHook, SyncHook } from 'tapable';
+
+// tapable is loaded when a kernel boots, not when a plugin's entry is imported: every command,
+// `runner --help` included, imports every plugin entry, and through it this file.
+const load = () => createRequire(import.meta.url)('tapable') as typeof import('tapable');
 
 /** Public facts about a loaded plugin, as other plugins and the CLI see them. */
 export interface PluginDescriptor {
@@ -17,13 +22,14 @@ export interface PluginDescriptor {
  * A plugin that offers hooks of its own exposes them through its service, never by adding here.
  */
 export function createKernelHooks() {
+  const { AsyncSeriesHook, SyncHook } = load();
   return Object.freeze({
     /** After one plugin's setup resolved, in dependency order; sync so it cannot delay boot. */
-    pluginReady: new SyncHook<[PluginDescriptor]>(['plugin']),
+    pluginReady: new SyncHook(['plugin']) as SyncHook<[PluginDescriptor]>,
     /** After every plugin is set up: start listening, start schedulers. Boot waits for every tap. */
-    ready: new AsyncSeriesHook<[]>(),
+    ready: new AsyncSeriesHook([]) as AsyncSeriesHook<[]>,
     /** First step of a stop, before any plugin's stop: refuse new work, drain what runs. */
-    beforeStop: new AsyncSeriesHook<[string]>(['reason']),
+    beforeStop: new AsyncSeriesHook(['reason']) as AsyncSeriesHook<[string]>,
   });
 }
 

@@ -1,0 +1,273 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ConflictError,
+  HttpRouterRef,
+  InvalidInputError,
+  isRunnerError,
+  StoreRef,
+  type CommandContext,
+  type CommandSpec,
+  type HttpHandler,
+  type HttpMethod,
+  type HttpRouter,
+  type StoreStats,
+} from '@runner/plugin-sdk';
+import { createTestKernel, staticConfig, type TestKernel } from '@runner/plugin-sdk/testing';
+import { plugin, readLockHolder } from './index.js';
+import { recordingLogger } from './test-fixtures/recording-logger.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const cleanups: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A small real HTTP router standing in for the HTTP plugin, with its JSON error shape. */
+function testRouter(): HttpRouter & { routes: Map<string, HttpHandler>; listen(): Promise<string> } {
+  const routes = new Map<string, HttpHandler>();
+  let server: Server | undefined;
+  return {
+    routes,
+    route(method: HttpMethod, path: string, handler: HttpHandler) {
+      routes.set(`${method} ${path}`, handler);
+    },
+    address: () => null,
+    async listen() {
+      server = createServer(async (req, res) => {
+        const path = (req.url ?? '/').replace(/^\/api\/v1/, '').split('?')[0];
+        const handler = routes.get(`${req.method} ${path}`);
+        if (handler === undefined) return void res.writeHead(404).end();
+        let text = '';
+        for await (const chunk of req) text += chunk;
+        try {
+          const result = await handler({
+            method: req.method as HttpMethod,
+            path,
+            params: {},
+            query: {},
+            headers: req.headers,
+            body: text === '' ? undefined : JSON.parse(text),
+            remoteAddress: req.socket.remoteAddress ?? '',
+            raw: { req, res },
+          });
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
+        } catch (error) {
+          const status = isRunnerError(error) ? error.status : 500;
+          const code = isRunnerError(error) ? error.code : 'internal';
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: { code, message: (error as Error).message } }));
+        }
+      });
+      server.listen(0, '127.0.0.1');
+      await new Promise((resolve) => server!.once('listening', resolve));
+      cleanups.push(() => new Promise((resolve) => server!.close(resolve)));
+      return `0.0.0.0:${(server.address() as AddressInfo).port}`;
+    },
+  };
+}
+
+function commandContext(dataDir: string, config: Record<string, unknown> = {}) {
+  let out = '';
+  const stdout = new Writable({
+    write(chunk, _encoding, callback) {
+      out += String(chunk);
+      callback();
+    },
+  });
+  const ctx: CommandContext = {
+    config: staticConfig(config, dataDir),
+    logger: recordingLogger(),
+    stdout,
+    stderr: stdout,
+    stdin: process.stdin,
+    isTTY: false,
+    plugins: [],
+    commands: [],
+    boot: () => Promise.reject(new Error('not used by db commands')),
+    version: '0.0.0-test',
+  };
+  return { ctx, output: () => out };
+}
+
+function db(name: string): CommandSpec {
+  const found = plugin.commands?.find((c) => c.name === 'db')?.subcommands?.find((c) => c.name === name);
+  if (found?.run === undefined) throw new Error(`no db ${name}`);
+  return found;
+}
+
+async function runDb(dataDir: string, name: string, args: string[] = [], options: Record<string, unknown> = {}) {
+  const { ctx, output } = commandContext(dataDir);
+  const code = await db(name).run!({ args, options }, ctx);
+  return { code: code ?? 0, output: output() };
+}
+
+async function boot(dataDir: string, router?: HttpRouter): Promise<TestKernel> {
+  const kernel = await createTestKernel({
+    plugins: [plugin],
+    services: router ? [[HttpRouterRef, router]] : [],
+    dataDir,
+    profile: 'master',
+  });
+  cleanups.push(() => kernel.stop());
+  const store = kernel.get(StoreRef);
+  await store.migrate('test', [
+    { id: 1, description: 'items', sql: 'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)' },
+  ]);
+  await store.transaction(
+    ['a', 'b', 'c'].map((name) => ({ sql: 'INSERT INTO items (name) VALUES (?)', params: [name] })),
+  );
+  return kernel;
+}
+
+describe('store plugin', () => {
+  it('declares itself for master and embedded with the db commands', () => {
+    expect(plugin.id).toBe('store');
+    expect(plugin.profiles).toEqual(['master', 'embedded']);
+    expect(plugin.provides).toEqual([StoreRef]);
+    expect(plugin.commands?.[0].subcommands?.map((c) => c.name)).toEqual(['backup', 'restore', 'vacuum', 'stats']);
+  });
+
+  it('keeps sql.js and the store implementation out of index.ts static imports', async () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'store-graph-'));
+    const { metafile } = await build({
+      entryPoints: [join(here, 'index.ts')],
+      outdir,
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      conditions: ['runner-source'],
+      external: ['sql.js', 'tapable'],
+      metafile: true,
+      write: false,
+      logLevel: 'silent',
+    });
+    const entry = Object.values(metafile.outputs).find((o) => o.entryPoint?.endsWith('index.ts'));
+    const inputs = Object.keys(entry?.inputs ?? {}).map((p) =>
+      relative(join(here, '..', '..'), join(process.cwd(), p)),
+    );
+    expect(inputs).toContain('plugins/store/src/commands.ts');
+    expect(inputs.filter((p) => /store\/src\/(sql-store|journal|sqljs|restore)\.ts$/.test(p))).toEqual([]);
+    expect(entry?.imports.filter((i) => i.path === 'sql.js')).toEqual([]);
+  });
+
+  it('provides the store, registers the db routes, and releases the data directory at stop', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'store-plugin-'));
+    const router = testRouter();
+    const kernel = await boot(dataDir, router);
+    expect([...router.routes.keys()]).toEqual(['GET /db/stats', 'POST /db/backup', 'POST /db/vacuum']);
+    expect((await readLockHolder(dataDir))?.pid).toBe(process.pid);
+    const stats = router.routes.get('GET /db/stats')!({} as never) as StoreStats;
+    expect(stats.tables.find((t) => t.name === 'items')?.rows).toBe(3);
+    expect(() => router.routes.get('POST /db/backup')!({ body: { output: 'relative.db' } } as never)).toThrow(
+      InvalidInputError,
+    );
+    await kernel.stop();
+    expect(await readLockHolder(dataDir)).toBeNull();
+    expect(existsSync(join(dataDir, 'store', 'snapshot.db'))).toBe(true);
+  });
+
+  it('refuses a bad store.snapshot_journal_bytes, naming the key', async () => {
+    await expect(
+      createTestKernel({ plugins: [plugin], config: { store: { snapshot_journal_bytes: 0 } } }),
+    ).rejects.toThrow(/store\.snapshot_journal_bytes \(from test\) must be a positive integer/);
+    await expect(
+      createTestKernel({ plugins: [plugin], config: { 'store.snapshot_journal_bytes': 'big' } }),
+    ).rejects.toThrow(/store\.snapshot_journal_bytes: expected number/);
+  });
+});
+
+describe('db commands with no master', () => {
+  it('backup, vacuum, stats and restore open the data directory themselves', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'store-cli-'));
+    await (await boot(dataDir)).stop();
+    const backup = join(mkdtempSync(join(tmpdir(), 'store-cli-out-')), 'b.db.gz');
+
+    const backedUp = await runDb(dataDir, 'backup', [], { output: backup, compress: true });
+    expect(backedUp.output).toMatch(new RegExp(`^backup written to ${backup} \\(.+, gzip\\)\\n$`));
+    expect([...readFileSync(backup).subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+
+    expect((await runDb(dataDir, 'vacuum')).output).toMatch(/^vacuum: .+ -> .+\n$/);
+
+    const text = await runDb(dataDir, 'stats');
+    expect(text.output).toContain(`store     ${join(dataDir, 'store')}`);
+    expect(text.output).toMatch(/\nitems\s+3\n/);
+    const json = JSON.parse((await runDb(dataDir, 'stats', [], { output: 'json' })).output) as StoreStats;
+    expect(json.tables.find((t) => t.name === 'items')).toEqual({ name: 'items', rows: 3 });
+
+    await expect(runDb(dataDir, 'restore', [backup])).rejects.toThrow(/gzip-compressed; restore it with --decompress/);
+    const restored = await runDb(dataDir, 'restore', [backup], { decompress: true });
+    expect(restored.output).toMatch(new RegExp(`^restored ${backup} as ${join(dataDir, 'store', 'snapshot.db')}`));
+    expect(await readLockHolder(dataDir)).toBeNull();
+  });
+
+  it('asks for --output', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'store-cli-'));
+    await expect(runDb(dataDir, 'backup')).rejects.toThrow('runner db backup needs --output <path>');
+  });
+});
+
+describe('db commands with a live master', () => {
+  async function master() {
+    const dataDir = mkdtempSync(join(tmpdir(), 'store-master-'));
+    const router = testRouter();
+    const kernel = await boot(dataDir, router);
+    const address = await router.listen();
+    writeFileSync(join(dataDir, 'master.json'), JSON.stringify({ pid: process.pid, http: address }));
+    return { dataDir, kernel };
+  }
+
+  it('backup, vacuum and stats go through the master REST API', async () => {
+    const { dataDir, kernel } = await master();
+    const store = kernel.get(StoreRef);
+
+    const json = JSON.parse((await runDb(dataDir, 'stats', [], { output: 'json' })).output) as StoreStats;
+    expect(json).toEqual(store.stats());
+
+    const outDir = mkdtempSync(join(tmpdir(), 'store-master-out-'));
+    const previous = process.cwd();
+    process.chdir(outDir);
+    cleanups.push(() => process.chdir(previous));
+    // A relative --output is resolved by the CLI, since the master's directory means nothing here.
+    const { output } = await runDb(dataDir, 'backup', [], { output: 'copy.db' });
+    expect(output).toContain(`backup written to ${join(outDir, 'copy.db')}`);
+    expect(readFileSync(join(outDir, 'copy.db')).subarray(0, 15).toString()).toBe('SQLite format 3');
+
+    await store.run('DELETE FROM items');
+    expect((await runDb(dataDir, 'vacuum')).output).toMatch(/^vacuum: /);
+    expect(store.stats().journalRecords).toBe(0);
+  });
+
+  it('refuses restore, naming the master pid', async () => {
+    const { dataDir } = await master();
+    const backup = join(mkdtempSync(join(tmpdir(), 'store-master-out-')), 'x.db');
+    writeFileSync(backup, 'irrelevant');
+    const error = await runDb(dataDir, 'restore', [backup]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect((error as Error).message).toContain(`while runner process ${process.pid} uses it`);
+  });
+
+  it('passes the master error through, and says so when master.json is missing', async () => {
+    const { dataDir } = await master();
+    await expect(runDb(dataDir, 'backup', [], { output: join(dataDir, 'store', 'x.db') })).rejects.toMatchObject({
+      code: 'invalid_input',
+      status: 400,
+      message: expect.stringMatching(
+        /POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/db\/backup answered 400: .*inside the store directory/,
+      ),
+    });
+    rmSync(join(dataDir, 'master.json'));
+    await expect(runDb(dataDir, 'stats')).rejects.toMatchObject({
+      code: 'master_unreachable',
+      message: expect.stringContaining(`runner process ${process.pid} holds ${dataDir}`),
+    });
+  });
+});

@@ -1,0 +1,46 @@
+import { definePlugin, HttpRouterRef, optional, StoreRef, type Logger } from '@runner/plugin-sdk';
+import { dbCommand } from './src/commands.js';
+import { snapshotJournalBytes } from './src/config.js';
+import type { LockInfo } from './src/lock.js';
+import type { OpenedStore, StoreOptions } from './src/sql-store.js';
+
+export type { LockHolder, LockInfo } from './src/lock.js';
+export type { OpenedStore, StoreOptions } from './src/sql-store.js';
+
+// Both helpers load their modules on call: `runner --help` imports this file and must stay fast.
+
+/** Who holds `<dataDir>/runner.lock` (null when nobody); `alive` is false for a stale lock. */
+export async function readLockHolder(dataDir: string): Promise<LockInfo | null> {
+  const { readLockHolder: read } = await import('./src/lock.js');
+  return read(dataDir);
+}
+
+/** Opens a data directory's store directly (taking its lock); for tools that run without a kernel. */
+export async function openStore(dataDir: string, logger: Logger, options?: StoreOptions): Promise<OpenedStore> {
+  const { openStore: open } = await import('./src/sql-store.js');
+  return open(dataDir, logger, options);
+}
+
+export const plugin = definePlugin({
+  id: 'store',
+  version: '0.1.0',
+  description: 'Durable sql.js store: journal with grouped fsync, snapshots, a data-directory lock, backup and restore',
+  profiles: ['master', 'embedded'],
+  provides: [StoreRef],
+  dependsOn: { http: optional(HttpRouterRef) },
+  commands: [dbCommand],
+  // Start-up replays up to store.snapshot_journal_bytes of journal, which can take seconds.
+  setupTimeoutMs: 120_000,
+  async setup(ctx, { http }) {
+    const { openStore: open } = await import('./src/sql-store.js');
+    const store = await open(ctx.config.dataDir, ctx.logger, {
+      snapshotJournalBytes: snapshotJournalBytes(ctx.config),
+    });
+    ctx.provide(StoreRef, store);
+    if (http !== undefined) {
+      const { registerDbRoutes } = await import('./src/routes.js');
+      registerDbRoutes(http, store);
+    }
+    return { stop: () => store.close() };
+  },
+});

@@ -1,0 +1,110 @@
+import { resolve } from 'node:path';
+import { InvalidInputError, type CommandContext, type CommandInput, type StoreStats } from '@runner/plugin-sdk';
+import { snapshotJournalBytes } from './config.js';
+import { readLockHolder, type LockInfo } from './lock.js';
+import { callMaster } from './master-client.js';
+import { restoreDatabase } from './restore.js';
+import { openStore, type OpenedStore } from './sql-store.js';
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+/** Through the master's REST API when a live process holds the data directory, else directly. */
+async function viaMasterOrDirect<T>(
+  ctx: CommandContext,
+  viaMaster: (holder: LockInfo) => Promise<T>,
+  direct: (store: OpenedStore) => Promise<T>,
+): Promise<T> {
+  const dataDir = ctx.config.dataDir;
+  const holder = await readLockHolder(dataDir);
+  if (holder?.alive) return viaMaster(holder);
+  // If a master starts in between, openStore fails with the lock conflict naming it.
+  const store = await openStore(dataDir, ctx.logger, { snapshotJournalBytes: snapshotJournalBytes(ctx.config) });
+  try {
+    return await direct(store);
+  } finally {
+    await store.close();
+  }
+}
+
+export async function backupCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+  const output = input.options.output;
+  if (typeof output !== 'string' || output === '') {
+    throw new InvalidInputError('runner db backup needs --output <path>', { field: 'output' });
+  }
+  const path = resolve(output);
+  const compress = input.options.compress === true;
+  const result = await viaMasterOrDirect(
+    ctx,
+    (holder) =>
+      callMaster<{ path: string; bytes: number }>(ctx.config.dataDir, holder, 'POST', '/db/backup', {
+        output: path,
+        compress,
+      }),
+    (store) => store.backup(path, { compress }),
+  );
+  ctx.stdout.write(`backup written to ${result.path} (${formatBytes(result.bytes)}${compress ? ', gzip' : ''})\n`);
+  return 0;
+}
+
+export async function restoreCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+  const [path] = input.args;
+  if (path === undefined || path === '')
+    throw new InvalidInputError('runner db restore needs a backup file', { field: 'path' });
+  const result = await restoreDatabase(
+    ctx.config.dataDir,
+    path,
+    { decompress: input.options.decompress === true },
+    ctx.logger,
+  );
+  ctx.stdout.write(`restored ${resolve(path)} as ${result.path} (${formatBytes(result.bytes)})\n`);
+  return 0;
+}
+
+export async function vacuumCommand(_input: CommandInput, ctx: CommandContext): Promise<number> {
+  const result = await viaMasterOrDirect(
+    ctx,
+    (holder) =>
+      callMaster<{ bytesBefore: number; bytesAfter: number }>(ctx.config.dataDir, holder, 'POST', '/db/vacuum'),
+    (store) => store.vacuum(),
+  );
+  ctx.stdout.write(`vacuum: ${formatBytes(result.bytesBefore)} -> ${formatBytes(result.bytesAfter)}\n`);
+  return 0;
+}
+
+export function formatStats(stats: StoreStats): string {
+  const width = Math.max(5, ...stats.tables.map((t) => t.name.length));
+  const lines = [
+    `store     ${stats.path}`,
+    `snapshot  ${formatBytes(stats.snapshotBytes)}, taken ${stats.lastSnapshotAt ?? 'never'}`,
+    `journal   ${formatBytes(stats.journalBytes)}, ${stats.journalRecords} records since the snapshot`,
+    `database  ${stats.pageCount} pages of ${stats.pageSize} B (${formatBytes(stats.pageCount * stats.pageSize)})`,
+    '',
+    `${'table'.padEnd(width)}  rows`,
+    ...stats.tables.map((t) => `${t.name.padEnd(width)}  ${t.rows}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+export async function statsCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+  const format = input.options.output ?? 'text';
+  if (format !== 'text' && format !== 'json') {
+    throw new InvalidInputError(`--output must be text or json, got ${String(format)}`, { field: 'output' });
+  }
+  const stats = await viaMasterOrDirect(
+    ctx,
+    (holder) => callMaster<StoreStats>(ctx.config.dataDir, holder, 'GET', '/db/stats'),
+    async (store) => store.stats(),
+  );
+  ctx.stdout.write(format === 'json' ? `${JSON.stringify(stats, null, 2)}\n` : formatStats(stats));
+  return 0;
+}

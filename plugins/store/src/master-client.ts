@@ -1,0 +1,92 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RunnerError } from '@runner/plugin-sdk';
+import type { LockInfo } from './lock.js';
+
+/** `<dataDir>/master.json`, written by the HTTP plugin of a running master. */
+export interface MasterInfo {
+  pid: number;
+  http: string;
+}
+
+function baseUrl(address: string): string {
+  const colon = address.lastIndexOf(':');
+  let host = address.slice(0, colon);
+  const port = address.slice(colon + 1);
+  // A wildcard bind address is not something to connect to; loopback reaches the same server.
+  if (host === '0.0.0.0' || host === '') host = '127.0.0.1';
+  if (host === '::' || host === '[::]') host = '[::1]';
+  if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
+  return `http://${host}:${port}`;
+}
+
+async function masterAddress(dataDir: string, holder: LockInfo): Promise<string> {
+  const path = join(dataDir, 'master.json');
+  let info: Partial<MasterInfo>;
+  try {
+    info = JSON.parse(await readFile(path, 'utf8')) as Partial<MasterInfo>;
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new RunnerError(
+      'master_unreachable',
+      `runner process ${holder.pid} holds ${dataDir} (lock ${holder.path}) but ${path} is ` +
+        `${missing ? 'missing' : 'unreadable'}, so its REST API cannot be found; if it is a \`runner run\`, ` +
+        `wait for it to finish`,
+      { status: 503, details: { pid: holder.pid, path } },
+    );
+  }
+  if (typeof info.http !== 'string' || !info.http.includes(':')) {
+    throw new RunnerError('master_unreachable', `${path} has no "http": "host:port" entry`, { status: 503 });
+  }
+  if (info.pid !== holder.pid) {
+    throw new RunnerError(
+      'master_unreachable',
+      `${path} names process ${info.pid}, but the lock ${holder.path} is held by process ${holder.pid}`,
+      { status: 503, details: { pid: holder.pid, path } },
+    );
+  }
+  return baseUrl(info.http);
+}
+
+/** Calls the REST API of the master that holds `dataDir`, under `/api/v1`. */
+export async function callMaster<T>(
+  dataDir: string,
+  holder: LockInfo,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const url = `${await masterAddress(dataDir, holder)}/api/v1${path}`;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(10 * 60_000),
+    });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new RunnerError(
+      'master_unreachable',
+      `cannot reach runner process ${holder.pid} at ${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`,
+      { status: 503, cause: error },
+    );
+  }
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!response.ok) {
+    const shaped = parsed as { error?: { code?: string; message?: string } | string; message?: string } | undefined;
+    const inner = typeof shaped?.error === 'object' ? shaped.error : undefined;
+    const message = inner?.message ?? (typeof shaped?.error === 'string' ? shaped.error : shaped?.message) ?? text;
+    throw new RunnerError(inner?.code ?? 'master_error', `${method} ${url} answered ${response.status}: ${message}`, {
+      status: response.status,
+    });
+  }
+  return parsed as T;
+}

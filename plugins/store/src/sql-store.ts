@@ -1,0 +1,733 @@
+import { access, mkdir, open, readFile, stat } from 'node:fs/promises';
+import { dirname, resolve, sep } from 'node:path';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { BindParams, Database, Statement } from 'sql.js';
+import {
+  InvalidInputError,
+  NotFoundError,
+  RunnerError,
+  type Logger,
+  type Migration,
+  type SqlParams,
+  type Store,
+  type StoreStats,
+  type WriteResult,
+} from '@runner/plugin-sdk';
+import { DEFAULT_SNAPSHOT_JOURNAL_BYTES } from './config.js';
+import { fsyncDir, removeIfExists, replaceFileAtomically } from './durable-fs.js';
+import { journalCorruptError, sqlError, storeClosedError, storeFailedError } from './errors.js';
+import {
+  encodeEntry,
+  encodeRecord,
+  closeFd,
+  JournalWriter,
+  openFd,
+  scanJournal,
+  type JournalEntry,
+  type JournalFile,
+  type JournalStatement,
+} from './journal.js';
+import { listJournals, storeLayout, type StoreLayout } from './layout.js';
+import { acquireLock, type DataDirLock } from './lock.js';
+import { completeRestore } from './restore.js';
+import { configureConnection, hasSqliteHeader, loadSqlJs } from './sqljs.js';
+
+const gzipAsync = promisify(gzip);
+
+export interface StoreOptions {
+  /** Journal size that triggers a snapshot (config `store.snapshot_journal_bytes`). */
+  snapshotJournalBytes?: number;
+}
+
+/** The store as its opener holds it: the Store service plus its lifecycle. */
+export interface OpenedStore extends Store {
+  /** `<dataDir>/store`. */
+  readonly dir: string;
+  /** Folds the journal into a new snapshot now. */
+  snapshot(): Promise<void>;
+  /**
+   * Waits for pending writes, takes a snapshot (unless `snapshot: false`, which leaves the journal
+   * for start-up to replay), closes the database and releases the data-directory lock. Idempotent.
+   */
+  close(options?: { snapshot?: boolean }): Promise<void>;
+}
+
+/**
+ * Opens the store of a data directory: takes `<dataDir>/runner.lock`, loads the snapshot and
+ * replays the journal. Fails with a ConflictError while another live process holds the lock.
+ */
+export async function openStore(dataDir: string, logger: Logger, options: StoreOptions = {}): Promise<OpenedStore> {
+  const threshold = options.snapshotJournalBytes ?? DEFAULT_SNAPSHOT_JOURNAL_BYTES;
+  if (!Number.isSafeInteger(threshold) || threshold <= 0) {
+    throw new InvalidInputError(`store.snapshot_journal_bytes must be a positive integer, got ${threshold}`, {
+      field: 'store.snapshot_journal_bytes',
+    });
+  }
+  const lock = await acquireLock(dataDir, logger);
+  try {
+    return await SqlStore.open(storeLayout(dataDir), lock, logger, threshold);
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
+}
+
+const STATEMENT_CACHE_SIZE = 256;
+const TRANSACTION_CONTROL = /^(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
+const LEADING_COMMENTS = /^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/;
+
+function isTransactionControl(sql: string): boolean {
+  return TRANSACTION_CONTROL.test(sql.replace(LEADING_COMMENTS, ''));
+}
+
+const INTERNAL_TABLES = `
+  CREATE TABLE IF NOT EXISTS _store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS _migrations (
+    owner TEXT NOT NULL, id INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL,
+    PRIMARY KEY (owner, id)
+  );`;
+
+function readError(error: unknown, sql: string): RunnerError {
+  if (error instanceof Error && /readonly database/.test(error.message)) {
+    return new InvalidInputError(`all() and get() only read; use run() or transaction() for "${sql.trim()}"`, {
+      field: 'sql',
+      cause: error,
+    });
+  }
+  return sqlError(error, sql);
+}
+
+async function readIfExists(path: string): Promise<Buffer | null> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+class SqlStore implements OpenedStore {
+  private readonly statements = new Map<string, Statement>();
+  private writer!: JournalWriter;
+  private state: 'open' | 'closing' | 'closed' = 'open';
+  private seq = 0;
+  /** Sequence number the snapshot on disk holds everything up to. */
+  private snapshotSeq = 0;
+  private snapshotBytes = 0;
+  private lastSnapshotAt: string | null = null;
+  /** Journal generations on disk, oldest first; the last is the one being written. */
+  private generations: number[] = [];
+  /** Bytes of the journals before the current one (still on disk until a snapshot completes). */
+  private olderJournalBytes = 0;
+  private snapshots: Promise<void> = Promise.resolve();
+  private autoSnapshotRunning = false;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly layout: StoreLayout,
+    private readonly db: Database,
+    private readonly lock: DataDirLock,
+    private readonly logger: Logger,
+    private readonly threshold: number,
+  ) {}
+
+  get dir(): string {
+    return this.layout.dir;
+  }
+
+  static async open(layout: StoreLayout, lock: DataDirLock, logger: Logger, threshold: number): Promise<SqlStore> {
+    await mkdir(layout.dir, { recursive: true });
+    // Leftovers of a crash mid-snapshot or mid-restore: never complete, never read.
+    await removeIfExists(layout.snapshotTemp);
+    await removeIfExists(layout.restoreTemp);
+    if (await exists(layout.restore)) {
+      logger.warn(`completing the restore of ${layout.restore} that was interrupted`, { path: layout.restore });
+      await completeRestore(layout);
+    }
+    const started = performance.now();
+    const SQL = await loadSqlJs();
+    const image = await readIfExists(layout.snapshot);
+    if (image !== null && !hasSqliteHeader(image)) {
+      throw new RunnerError(
+        'snapshot_invalid',
+        `snapshot ${layout.snapshot} is not an SQLite database; restore a backup with runner db restore`,
+        { details: { path: layout.snapshot } },
+      );
+    }
+    const db = image === null ? new SQL.Database() : new SQL.Database(image);
+    const store = new SqlStore(layout, db, lock, logger, threshold);
+    try {
+      configureConnection(db);
+      store.withWrites(() => db.exec(INTERNAL_TABLES));
+      store.snapshotBytes = image?.length ?? 0;
+      store.snapshotSeq = Number(store.readMeta('last_seq') ?? 0);
+      store.lastSnapshotAt = store.readMeta('snapshot_at') ?? null;
+      store.seq = store.snapshotSeq;
+      const loaded = performance.now();
+      store.writer = await store.replay();
+      logger.info(`store ${layout.dir} opened`, {
+        snapshot_bytes: store.snapshotBytes,
+        replayed_records: store.seq - store.snapshotSeq,
+        load_ms: Math.round(loaded - started),
+        replay_ms: Math.round(performance.now() - loaded),
+      });
+    } catch (error) {
+      store.freeStatements();
+      db.close();
+      throw error;
+    }
+    return store;
+  }
+
+  /** Applies the journals' records past the snapshot and returns a writer on the last journal. */
+  private async replay(): Promise<JournalWriter> {
+    const journals = await listJournals(this.layout);
+    let previousSeq = 0;
+    let torn: { path: string; offset: number } | undefined;
+    let last: { path: string; generation: number; size: number } | undefined;
+    for (const journal of journals) {
+      const data = await readFile(journal.path);
+      if (torn !== undefined && data.length > 0) {
+        // A torn record is only acceptable as the very last write; a later journal has data.
+        throw journalCorruptError(torn.path, torn.offset, `incomplete record, but ${journal.path} follows it`);
+      }
+      // One query_only switch for the whole file rather than two per record.
+      const scan = this.withWrites(() =>
+        scanJournal(journal.path, data, previousSeq, (record) => {
+          if (previousSeq !== 0 && record.seq !== previousSeq + 1) {
+            throw journalCorruptError(journal.path, record.offset, `sequence ${record.seq} follows ${previousSeq}`);
+          }
+          previousSeq = record.seq;
+          if (record.seq <= this.seq) return; // already in the snapshot
+          if (record.seq !== this.seq + 1) {
+            throw journalCorruptError(
+              journal.path,
+              record.offset,
+              `sequence ${record.seq}, but the snapshot ends at ${this.seq}: records are missing`,
+            );
+          }
+          try {
+            this.apply(record.entry);
+          } catch (error) {
+            throw new RunnerError(
+              'journal_replay_failed',
+              `replaying record ${record.seq} of journal ${journal.path} (offset ${record.offset}) failed: ` +
+                `${(error as Error).message}`,
+              { cause: error, details: { path: journal.path, offset: record.offset, seq: record.seq } },
+            );
+          }
+          this.seq = record.seq;
+        }),
+      );
+      if (scan.torn !== null) {
+        torn = { path: journal.path, offset: scan.torn.offset };
+        this.logger.warn(
+          `journal ${journal.path}: dropped an incomplete last record at offset ${scan.torn.offset} ` +
+            `(${scan.torn.reason}); truncated the file to ${scan.validBytes} bytes`,
+          { path: journal.path, offset: scan.torn.offset, reason: scan.torn.reason },
+        );
+        const handle = await open(journal.path, 'r+');
+        try {
+          await handle.truncate(scan.validBytes);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }
+      this.generations.push(journal.generation);
+      if (last !== undefined) this.olderJournalBytes += last.size;
+      last = { path: journal.path, generation: journal.generation, size: scan.validBytes };
+    }
+    let file: JournalFile;
+    if (last === undefined) {
+      const path = this.layout.journal(1);
+      const fd = await openFd(path, 'wx');
+      // The new name must survive a crash before any acknowledged record depends on it.
+      await fsyncDir(this.layout.dir);
+      this.generations.push(1);
+      file = { fd, path, generation: 1, size: 0 };
+    } else {
+      file = { ...last, fd: await openFd(last.path, 'r+') };
+    }
+    return new JournalWriter(
+      file,
+      (error, path) => {
+        const failure = storeFailedError(path, error);
+        this.logger.error(failure.message, { path });
+        return failure;
+      },
+      () => this.maybeSnapshot(),
+    );
+  }
+
+  // ---- reads
+
+  all<T = Record<string, unknown>>(sql: string, params?: SqlParams): T[] {
+    this.assertReadable();
+    const statement = this.statement(sql);
+    try {
+      if (params !== undefined) statement.bind(params as BindParams);
+      const rows: T[] = [];
+      while (statement.step()) rows.push(statement.getAsObject() as T);
+      return rows;
+    } catch (error) {
+      throw readError(error, sql);
+    } finally {
+      statement.reset();
+    }
+  }
+
+  get<T = Record<string, unknown>>(sql: string, params?: SqlParams): T | undefined {
+    this.assertReadable();
+    const statement = this.statement(sql);
+    try {
+      if (params !== undefined) statement.bind(params as BindParams);
+      return statement.step() ? (statement.getAsObject() as T) : undefined;
+    } catch (error) {
+      throw readError(error, sql);
+    } finally {
+      statement.reset();
+    }
+  }
+
+  // ---- writes
+
+  run(sql: string, params?: SqlParams): Promise<WriteResult> {
+    if (typeof sql !== 'string') {
+      return Promise.reject(new InvalidInputError('run needs an SQL string', { field: 'sql' }));
+    }
+    return this.write({ mode: 'run', statements: [{ sql, params }] }).then((results) => results[0]);
+  }
+
+  transaction(statements: readonly { sql: string; params?: SqlParams }[]): Promise<WriteResult[]> {
+    if (!Array.isArray(statements)) {
+      return Promise.reject(new InvalidInputError('transaction needs an array of statements', { field: 'statements' }));
+    }
+    for (const [i, s] of statements.entries()) {
+      if (typeof s?.sql !== 'string') {
+        return Promise.reject(
+          new InvalidInputError(`statements[${i}].sql must be a string`, { field: `statements[${i}].sql` }),
+        );
+      }
+    }
+    if (statements.length === 0) return Promise.resolve([]);
+    return this.write({ mode: 'tx', statements: statements.map((s) => ({ sql: s.sql, params: s.params })) });
+  }
+
+  async migrate(owner: string, migrations: readonly Migration[]): Promise<void> {
+    if (typeof owner !== 'string' || owner === '') {
+      throw new InvalidInputError('migrate needs an owner', { field: 'owner' });
+    }
+    if (!Array.isArray(migrations)) throw new InvalidInputError('migrations must be an array', { field: 'migrations' });
+    migrations.forEach((m, i) => {
+      if (!Number.isSafeInteger(m?.id) || m.id < 1) {
+        throw new InvalidInputError(`migration ${i} of ${owner}: id must be a positive integer`, {
+          field: `migrations[${i}].id`,
+        });
+      }
+      if (typeof m.sql !== 'string' || typeof m.description !== 'string') {
+        throw new InvalidInputError(`migration ${m.id} of ${owner}: sql and description must be strings`, {
+          field: `migrations[${i}]`,
+        });
+      }
+      if (i > 0 && m.id <= migrations[i - 1].id) {
+        throw new InvalidInputError(
+          `migration ids of ${owner} must increase: ${m.id} follows ${migrations[i - 1].id}`,
+          { field: `migrations[${i}].id` },
+        );
+      }
+    });
+    const applied = new Set(
+      this.all<{ id: number }>('SELECT id FROM _migrations WHERE owner = ?', [owner]).map((row) => row.id),
+    );
+    const newest = Math.max(0, ...applied);
+    const pending = migrations.filter((m) => !applied.has(m.id));
+    const late = pending.find((m) => m.id < newest);
+    if (late !== undefined) {
+      throw new InvalidInputError(
+        `migration ${late.id} (${late.description}) of ${owner} is older than the applied migration ${newest}; ` +
+          `ids must increase`,
+        { field: 'migrations' },
+      );
+    }
+    // Applied one by one in memory without awaiting, so no other write interleaves; each is its
+    // own transaction and journal record, so a failing one keeps those before it.
+    let durable: Promise<unknown> = Promise.resolve();
+    for (const m of pending) {
+      try {
+        durable = this.commit({
+          mode: 'tx',
+          statements: [
+            { sql: m.sql, script: true },
+            {
+              sql: 'INSERT INTO _migrations (owner, id, description, applied_at) VALUES (?, ?, ?, ?)',
+              params: [owner, m.id, m.description, new Date().toISOString()],
+            },
+          ],
+        }).durable;
+      } catch (error) {
+        await durable;
+        if (error instanceof RunnerError && error.code !== 'sql_error' && error.code !== 'conflict') throw error;
+        throw new RunnerError(
+          'migration_failed',
+          `migration ${m.id} (${m.description}) of ${owner} failed: ${(error as Error).message}`,
+          { cause: error, details: { owner, id: m.id } },
+        );
+      }
+    }
+    await durable;
+  }
+
+  private write(entry: JournalEntry): Promise<WriteResult[]> {
+    try {
+      const { results, durable } = this.commit(entry);
+      return durable.then(() => results);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Executes in memory, then queues the journal record. Throws, having changed nothing, when the
+   * SQL fails. Synchronous up to the queueing, which fixes the record's place in the journal.
+   */
+  private commit(entry: JournalEntry): { results: WriteResult[]; durable: Promise<void> } {
+    this.assertWritable();
+    // Encoded before executing: a parameter the journal cannot carry must not reach memory.
+    const payload = encodeEntry(entry);
+    const results = this.withWrites(() => this.apply(entry));
+    this.seq += 1;
+    return { results, durable: this.writer.append(encodeRecord(this.seq, payload)) };
+  }
+
+  /** Runs an entry; on failure rolls back whatever it did and throws. Shared by writes and replay. */
+  private apply(entry: JournalEntry): WriteResult[] {
+    if (entry.mode === 'run') return [this.execute(entry.statements[0])];
+    this.db.exec('BEGIN');
+    try {
+      const results = entry.statements.map((s) => this.execute(s));
+      try {
+        this.db.exec('COMMIT');
+      } catch (error) {
+        throw sqlError(error, 'COMMIT');
+      }
+      return results;
+    } catch (error) {
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {} // SQLite may have rolled back already (some errors end the transaction)
+      throw error;
+    }
+  }
+
+  private execute(statement: JournalStatement): WriteResult {
+    if (statement.script) {
+      this.executeScript(statement.sql);
+    } else {
+      const prepared = this.statement(statement.sql);
+      try {
+        if (statement.params !== undefined && statement.params !== null) {
+          prepared.bind(statement.params as BindParams);
+        }
+        prepared.step();
+      } catch (error) {
+        throw sqlError(error, statement.sql);
+      } finally {
+        prepared.reset();
+      }
+    }
+    return { changes: this.db.getRowsModified(), lastInsertRowid: this.lastInsertRowid() };
+  }
+
+  private executeScript(sql: string): void {
+    let iterator;
+    try {
+      iterator = this.db.iterateStatements(sql);
+      for (const statement of iterator) {
+        try {
+          if (isTransactionControl(statement.getSQL())) {
+            throw new InvalidInputError(
+              `"${statement.getSQL().trim()}" controls the transaction the store runs this script in; remove it`,
+            );
+          }
+          while (statement.step());
+        } finally {
+          statement.free();
+        }
+      }
+    } catch (error) {
+      if (error instanceof RunnerError) throw error;
+      throw sqlError(error, sql);
+    }
+  }
+
+  private lastInsertRowid(): number {
+    const statement = this.statement('SELECT last_insert_rowid()');
+    try {
+      statement.step();
+      return statement.get()[0] as number;
+    } finally {
+      statement.reset();
+    }
+  }
+
+  /**
+   * Reads run with `query_only` on, so a write slipped into `all`/`get` fails instead of changing
+   * memory behind the journal's back; writes switch it off for their synchronous duration. Not
+   * prepared once: this pragma acts when compiled, so a prepared copy does nothing when stepped.
+   */
+  private withWrites<T>(fn: () => T): T {
+    this.db.exec('PRAGMA query_only = OFF');
+    try {
+      return fn();
+    } finally {
+      this.db.exec('PRAGMA query_only = ON');
+    }
+  }
+
+  /** A cached prepared statement; refuses SQL holding more than one statement. */
+  private statement(sql: string): Statement {
+    const cached = this.statements.get(sql);
+    if (cached !== undefined) {
+      // Map order is insertion order: re-inserting keeps the most used at the end.
+      this.statements.delete(sql);
+      this.statements.set(sql, cached);
+      return cached;
+    }
+    let first: Statement | undefined;
+    try {
+      const iterator = this.db.iterateStatements(sql);
+      const step = iterator.next();
+      if (step.done) throw new InvalidInputError(`no SQL statement in "${sql}"`, { field: 'sql' });
+      first = step.value;
+      if (iterator.getRemainingSQL().trim() !== '') {
+        const second = iterator.next();
+        if (!second.done) {
+          second.value.free();
+          throw new InvalidInputError(`one statement expected, got several: "${sql}"; use transaction()`, {
+            field: 'sql',
+          });
+        }
+      }
+      if (isTransactionControl(sql) || /\bquery_only\b/i.test(sql)) {
+        throw new InvalidInputError(`"${sql.trim()}" is not allowed; use transaction() for atomic groups`, {
+          field: 'sql',
+        });
+      }
+    } catch (error) {
+      first?.free();
+      if (error instanceof RunnerError) throw error;
+      throw sqlError(error, sql);
+    }
+    if (this.statements.size >= STATEMENT_CACHE_SIZE) {
+      const [oldestSql, oldest] = this.statements.entries().next().value as [string, Statement];
+      this.statements.delete(oldestSql);
+      oldest.free();
+    }
+    this.statements.set(sql, first);
+    return first;
+  }
+
+  private freeStatements(): void {
+    for (const statement of this.statements.values()) statement.free();
+    this.statements.clear();
+  }
+
+  private readMeta(key: string): string | undefined {
+    return this.get<{ value: string }>('SELECT value FROM _store_meta WHERE key = ?', [key])?.value;
+  }
+
+  /** Not journalled: the values describe a snapshot and matter only inside its image. */
+  private writeMeta(values: Record<string, string | number>): void {
+    this.withWrites(() => {
+      for (const [key, value] of Object.entries(values)) {
+        this.execute({
+          sql: 'INSERT INTO _store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+          params: [key, String(value)],
+        });
+      }
+    });
+  }
+
+  private assertReadable(): void {
+    if (this.state === 'closed') throw storeClosedError(this.layout.dir);
+  }
+
+  private assertWritable(): void {
+    if (this.state !== 'open') throw storeClosedError(this.layout.dir);
+    if (this.writer.failed) throw storeFailedError(this.writer.file.path, 'an earlier write failed');
+  }
+
+  // ---- snapshots
+
+  snapshot(): Promise<void> {
+    if (this.state === 'closed') return Promise.reject(storeClosedError(this.layout.dir));
+    const next = this.snapshots.then(() => this.takeSnapshot());
+    this.snapshots = next.catch(() => undefined);
+    return next;
+  }
+
+  private maybeSnapshot(): void {
+    if (this.autoSnapshotRunning || this.state !== 'open' || this.writer.file.size < this.threshold) return;
+    this.autoSnapshotRunning = true;
+    this.snapshot()
+      .catch((error: Error) =>
+        this.logger.error(`snapshot of ${this.layout.dir} failed; the journal keeps every write: ${error.message}`),
+      )
+      .finally(() => {
+        this.autoSnapshotRunning = false;
+      });
+  }
+
+  /**
+   * Crash safety, step by step (see README): (1) create the next journal and sync the directory
+   * so its name survives; (2) in one synchronous block, export the image and send later records
+   * to the new journal, so the image holds exactly the records up to `seq`; (3) write the image
+   * to a temp file, fsync, rename over snapshot.db, sync the directory; (4) only then delete the
+   * older journals. Until (3) completes, start-up uses the old snapshot and replays every journal;
+   * after it, records up to `seq` are skipped as already in the snapshot.
+   */
+  private async takeSnapshot(): Promise<void> {
+    const started = performance.now();
+    const generation = this.writer.file.generation + 1;
+    const path = this.layout.journal(generation);
+    const fd = await openFd(path, 'wx');
+    try {
+      await fsyncDir(this.layout.dir);
+    } catch (error) {
+      await closeFd(fd);
+      await removeIfExists(path);
+      throw error;
+    }
+    // The only part that blocks the event loop: export is synchronous in sql.js (about 2.5 ms per
+    // MB here). Everything after it overlaps with writes, which go to the new journal.
+    const seq = this.seq;
+    const at = new Date().toISOString();
+    this.writeMeta({ last_seq: seq, snapshot_at: at });
+    const exportStarted = performance.now();
+    const image = this.db.export();
+    const exportMs = performance.now() - exportStarted;
+    this.olderJournalBytes += this.writer.file.size;
+    const older = this.generations.slice();
+    this.generations.push(generation);
+    const switched = this.writer.switchTo({ fd, path, generation, size: 0 });
+    switched.catch(() => undefined);
+
+    await replaceFileAtomically(this.layout.snapshot, image, this.layout.snapshotTemp);
+    this.snapshotSeq = seq;
+    this.snapshotBytes = image.length;
+    this.lastSnapshotAt = at;
+    await switched;
+    for (const old of older) await removeIfExists(this.layout.journal(old));
+    await fsyncDir(this.layout.dir);
+    this.generations = this.generations.filter((g) => !older.includes(g));
+    this.olderJournalBytes = 0;
+    this.logger.info(`snapshot ${this.layout.snapshot} written (${image.length} bytes, up to record ${seq})`, {
+      bytes: image.length,
+      seq,
+      export_ms: Math.round(exportMs),
+      total_ms: Math.round(performance.now() - started),
+    });
+  }
+
+  // ---- maintenance
+
+  async backup(outputPath: string, options: { compress?: boolean } = {}): Promise<{ path: string; bytes: number }> {
+    this.assertReadable();
+    if (typeof outputPath !== 'string' || outputPath.trim() === '') {
+      throw new InvalidInputError('backup needs an output path', { field: 'output' });
+    }
+    const output = resolve(outputPath);
+    if (output === this.layout.dir || output.startsWith(this.layout.dir + sep)) {
+      throw new InvalidInputError(`backup output ${output} is inside the store directory ${this.layout.dir}`, {
+        field: 'output',
+      });
+    }
+    const directory = dirname(output);
+    const info = await stat(directory).catch(() => undefined);
+    if (!info?.isDirectory()) {
+      throw new NotFoundError(`directory ${directory} for the backup ${output} does not exist`, {
+        details: { field: 'output' },
+      });
+    }
+    this.writeMeta({ last_seq: this.seq });
+    const image = this.db.export();
+    // The image may hold writes whose fsync is still in flight; a backup completes only once
+    // everything in it is durable here too.
+    await this.writer.drain();
+    const data = options.compress ? await gzipAsync(image) : image;
+    await replaceFileAtomically(output, data);
+    this.logger.info(`backup written to ${output} (${data.length} bytes${options.compress ? ', gzip' : ''})`);
+    return { path: output, bytes: data.length };
+  }
+
+  async vacuum(): Promise<{ bytesBefore: number; bytesAfter: number }> {
+    const bytesBefore = this.databaseBytes();
+    // Journalled like any write, so a replay reproduces the same pages (and rowids) for the
+    // records that follow; the snapshot after it makes that replay unnecessary.
+    await this.run('VACUUM');
+    await this.snapshot();
+    return { bytesBefore, bytesAfter: this.databaseBytes() };
+  }
+
+  private databaseBytes(): number {
+    const pages = this.get<{ page_count: number }>('PRAGMA page_count')?.page_count ?? 0;
+    const size = this.get<{ page_size: number }>('PRAGMA page_size')?.page_size ?? 0;
+    return pages * size;
+  }
+
+  stats(): StoreStats {
+    this.assertReadable();
+    const names = this.all<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    );
+    return {
+      path: this.layout.dir,
+      snapshotBytes: this.snapshotBytes,
+      journalBytes: this.olderJournalBytes + this.writer.file.size,
+      journalRecords: this.seq - this.snapshotSeq,
+      tables: names.map(({ name }) => ({
+        name,
+        rows: this.get<{ n: number }>(`SELECT count(*) AS n FROM "${name.replace(/"/g, '""')}"`)?.n ?? 0,
+      })),
+      pageCount: this.get<{ page_count: number }>('PRAGMA page_count')?.page_count ?? 0,
+      pageSize: this.get<{ page_size: number }>('PRAGMA page_size')?.page_size ?? 0,
+      lastSnapshotAt: this.lastSnapshotAt,
+    };
+  }
+
+  // ---- lifecycle
+
+  close(options: { snapshot?: boolean } = {}): Promise<void> {
+    this.closing ??= this.shutdown(options.snapshot ?? true);
+    return this.closing;
+  }
+
+  private async shutdown(snapshot: boolean): Promise<void> {
+    this.state = 'closing';
+    try {
+      await this.snapshots;
+      await this.writer.drain();
+      const behind = this.seq > this.snapshotSeq || this.generations.length > 1;
+      if (snapshot && behind && !this.writer.failed) await this.takeSnapshot();
+    } catch (error) {
+      this.logger.error(
+        `final snapshot of ${this.layout.dir} failed; start-up will replay the journal: ${(error as Error).message}`,
+      );
+    } finally {
+      await this.writer.close().catch(() => undefined);
+      this.freeStatements();
+      this.db.close();
+      this.state = 'closed';
+      await this.lock.release();
+    }
+  }
+}
