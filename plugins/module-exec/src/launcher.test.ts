@@ -1,0 +1,66 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { plugin } from '../index.js';
+import { HelperLauncher } from './launcher.js';
+import { createExecModule } from './run.js';
+import { callContext, provided } from './test-support.js';
+
+/** Pids of this process's children whose command line mentions `marker`. */
+function children(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+        return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
+describe('the process helper', () => {
+  it('reports a run in flight when the helper dies, then starts processes directly', async () => {
+    const problems: string[] = [];
+    const launcher = new HelperLauncher((p) => problems.push(p));
+    const exec = createExecModule(launcher);
+    expect(((await exec.run(callContext().call, 'echo warm')) as any).stdout).toBe('warm\n');
+    const helperPid = launcher.helperPid!;
+    let sleeper: number | undefined;
+    const { call } = callContext({}, (line) => {
+      // The command has started: kill the helper under it.
+      if (line.message === 'exec.run: sleep 30' && sleeper === undefined) {
+        sleeper = line.fields.pid as number;
+        process.kill(helperPid, 'SIGKILL');
+      }
+    });
+    try {
+      await expect(exec.run(call, 'sleep 30')).rejects.toThrow(
+        'exec.run: the process helper exited (SIGKILL) while the command ran; its outcome is unknown: sleep 30',
+      );
+    } finally {
+      if (sleeper !== undefined) process.kill(-sleeper, 'SIGKILL');
+    }
+    expect(problems).toEqual(['the process helper exited (SIGKILL)']);
+    expect(((await exec.run(callContext().call, 'echo still works')) as any).stdout).toBe('still works\n');
+    expect(launcher.helperPid).toBeUndefined(); // direct for now
+    launcher.close();
+  });
+
+  it('is started on first use and stopped with the plugin', async () => {
+    const { modules, kernel } = await provided([plugin]);
+    const marker = 'startChild(spawn, m.spec';
+    const before = children(marker);
+    await modules.get('exec')!.run(callContext().call, '/bin/true');
+    const started = children(marker).filter((pid) => !before.includes(pid));
+    expect(started).toHaveLength(1);
+    await kernel.stop();
+    // The helper exits on its own once killed; wait for the kernel to have reaped it.
+    await new Promise<void>((resolve) => {
+      const check = () => (children(marker).includes(started[0]) ? setImmediate(check) : resolve());
+      check();
+    });
+    expect(children(marker)).not.toContain(started[0]);
+  });
+});
