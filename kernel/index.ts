@@ -2,7 +2,7 @@ export { bootKernel, pluginsOfProfile, type BootOptions } from './src/kernel.js'
 export { discoverPlugins, type DiscoveredPlugin, type DiscoveryOptions } from './src/plugin-discovery.js';
 export { orderPlugins } from './src/plugin-graph.js';
 export { loadConfig, resolveDataDir, type ConfigSources } from './src/config.js';
-export { createLogger, REDACTED_KEYS, type KernelLogger, type LogLevel } from './src/logger.js';
+export { createLogger, type KernelLogger, type LogLevel } from './src/logger.js';
 export * from './src/errors.js';
 export { main, type CliIo } from './src/cli/main.js';
 export { kernelVersion, builtinPluginsDir } from './src/paths.js';

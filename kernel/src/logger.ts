@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { LogFields, Logger } from '@runner/plugin-sdk';
+import { redactFields, type LogFields, type Logger } from '@runner/plugin-sdk';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -16,20 +16,6 @@ export interface LoggerOptions {
   rotateBytes?: number;
 }
 
-/** Keys whose values never reach a log line, at any depth and any level. */
-export const REDACTED_KEYS = [
-  'password',
-  'passwd',
-  'secret',
-  'token',
-  'join_token',
-  'api_key',
-  'apiKey',
-  'authorization',
-  'private_key',
-  'privateKey',
-  'client_secret',
-];
 
 export interface KernelLogger extends Logger {
   /** Changes how much reaches the terminal (the file keeps its level). */
@@ -43,8 +29,8 @@ const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error:
 
 /**
  * pino, writing JSON lines (ISO 8601 `time`, `level` as a word, `msg`, context fields) to
- * `<dataDir>/logs/runner.log`, and readable lines to the terminal. Secret-looking keys are
- * censored by pino's redaction before either stream sees the line.
+ * `<dataDir>/logs/runner.log`, and readable lines to the terminal. Fields with secret names
+ * (SECRET_FIELD_NAMES of the SDK) are censored before either stream sees the line.
  */
 export async function createLogger(options: LoggerOptions): Promise<KernelLogger> {
   const { default: pino } = await import('pino');
@@ -67,17 +53,16 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
       messageKey: 'message',
       timestamp: () => `,"timestamp":"${new Date().toISOString()}"`,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: REDACTED_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]), censor: '[redacted]' },
     },
     pino.multistream(streams.map((s) => ({ level: s.level, stream: s.stream }))),
   );
 
   const wrap = (p: typeof base): Logger => ({
-    debug: (message, fields) => p.debug(fields ?? {}, message),
-    info: (message, fields) => p.info(fields ?? {}, message),
-    warn: (message, fields) => p.warn(fields ?? {}, message),
-    error: (message, fields) => p.error(fields ?? {}, message),
-    child: (fields: LogFields) => wrap(p.child(fields)),
+    debug: (message, fields) => p.debug(fields ? redactFields(fields) : {}, message),
+    info: (message, fields) => p.info(fields ? redactFields(fields) : {}, message),
+    warn: (message, fields) => p.warn(fields ? redactFields(fields) : {}, message),
+    error: (message, fields) => p.error(fields ? redactFields(fields) : {}, message),
+    child: (fields: LogFields) => wrap(p.child(redactFields(fields))),
   });
   const logger = wrap(base);
   if (fileStream instanceof Error)

@@ -1,4 +1,4 @@
-import type { LogFields, Logger, TaskLogLine } from '@runner/plugin-sdk';
+import { redactFields, type LogFields, type Logger, type TaskLogLine } from '@runner/plugin-sdk';
 
 export interface TaskLog {
   /** What the task's script and modules log to. */
@@ -21,7 +21,9 @@ export function createTaskLog(capBytes: number, onLine: (line: TaskLogLine) => v
     lines: [],
     truncated: false,
     logger: undefined as unknown as Logger,
-    add(level, message, fields) {
+    add(level, message, rawFields) {
+      // Redacted before it is kept: task logs are stored and served by the API.
+      const fields = rawFields && redactFields(rawFields);
       const line: TaskLogLine = { timestamp: new Date().toISOString(), level, message, ...(fields && Object.keys(fields).length ? { fields } : {}) };
       mirror?.[level](message, fields);
       const size = message.length + (fields ? JSON.stringify(fields).length : 0) + 48;
