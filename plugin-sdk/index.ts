@@ -9,3 +9,6 @@ export * from './src/lua-module.js';
 export * from './src/plugin.js';
 export * from './src/store.js';
 export * from './src/http.js';
+export * from './src/template.js';
+export * from './src/engine.js';
+export * from './src/lua-runtime.js';

@@ -16,7 +16,6 @@ export interface LoggerOptions {
   rotateBytes?: number;
 }
 
-
 export interface KernelLogger extends Logger {
   /** Changes how much reaches the terminal (the file keeps its level). */
   setTerminalLevel(level: LogLevel): void;

@@ -97,7 +97,10 @@ export interface WorkflowEngine {
    * Validates the workflow (every problem with file:line:column, before anything runs), then starts
    * it. Resolves once the run is recorded as started; `done` resolves with the final record.
    */
-  start(request: RunRequest, observer?: (progress: RunProgress) => void): Promise<{ runId: string; done: Promise<RunRecord> }>;
+  start(
+    request: RunRequest,
+    observer?: (progress: RunProgress) => void,
+  ): Promise<{ runId: string; done: Promise<RunRecord> }>;
   /** A run with its task results and logs. */
   get(runId: string): RunRecord | undefined;
   /** Runs, newest first, without task logs. */
@@ -150,7 +153,11 @@ export interface AgentDelegator {
   /** Whether the agent is connected and can take a task now. */
   isAvailable(name: string): boolean;
   /** Runs the task on the agent, streaming its log lines; rejects when the agent is lost. */
-  execute(agent: string, task: DelegatedTask, options: { signal: AbortSignal; onLog: (line: TaskLogLine) => void }): Promise<DelegatedResult>;
+  execute(
+    agent: string,
+    task: DelegatedTask,
+    options: { signal: AbortSignal; onLog: (line: TaskLogLine) => void },
+  ): Promise<DelegatedResult>;
 }
 
 export const AgentDelegatorRef = createServiceRef<AgentDelegator>({

@@ -43,6 +43,7 @@ export function redactFields<T>(value: T, depth = 0): T {
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => redactFields(v, depth + 1)) as T;
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) out[key] = isSecretField(key) ? '[redacted]' : redactFields(v, depth + 1);
+  for (const [key, v] of Object.entries(value))
+    out[key] = isSecretField(key) ? '[redacted]' : redactFields(v, depth + 1);
   return out as T;
 }

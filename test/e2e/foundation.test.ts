@@ -14,7 +14,9 @@ afterEach(() => {
 });
 
 async function startMaster(dataDir: string) {
-  const child = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1'], { env: { RUNNER_DATA_DIR: dataDir } });
+  const child = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1'], {
+    env: { RUNNER_DATA_DIR: dataDir },
+  });
   children.push(child);
   const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/);
   return { child, base: `http://${address}/api/v1` };
@@ -28,20 +30,33 @@ const workflow = (dir: string, body: string) => {
 
 describe('runner from a new machine', () => {
   it('works as `npx runner` from the repository root', () => {
-    const result = spawnSync('npx', ['--no-install', 'runner', '--help'], { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, RUNNER_DATA_DIR: tempDataDir() } });
+    const result = spawnSync('npx', ['--no-install', 'runner', '--help'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { ...process.env, RUNNER_DATA_DIR: tempDataDir() },
+    });
     expect(result.status).toBe(0);
-    for (const command of ['server', 'run', 'db', 'modules', 'doctor', 'completion']) expect(result.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['server', 'run', 'db', 'modules', 'doctor', 'completion'])
+      expect(result.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
   });
 });
 
 describe('completion scripts', () => {
-  const script = (shell: string) => execFileSync(process.execPath, [join(repoRoot, 'kernel/bin/runner.js'), 'completion', shell], { encoding: 'utf8' });
+  const script = (shell: string) =>
+    execFileSync(process.execPath, [join(repoRoot, 'kernel/bin/runner.js'), 'completion', shell], { encoding: 'utf8' });
 
   it('bash completes commands, subcommands and options from the command tree', () => {
     const complete = (...words: string[]) =>
-      execFileSync('bash', ['-c', `${script('bash')}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _runner; printf '%s\\n' "\${COMPREPLY[@]}"`], {
-        encoding: 'utf8',
-      })
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `${script('bash')}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _runner; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        {
+          encoding: 'utf8',
+        },
+      )
         .split('\n')
         .filter(Boolean);
     expect(complete('runner', 'mod')).toEqual(['modules']);
@@ -51,7 +66,9 @@ describe('completion scripts', () => {
   });
 
   it('fish completes from its script', () => {
-    const out = execFileSync('fish', ['-c', `${script('fish')}\ncomplete -C 'runner db b'; complete -C 'runner mo'`], { encoding: 'utf8' });
+    const out = execFileSync('fish', ['-c', `${script('fish')}\ncomplete -C 'runner db b'; complete -C 'runner mo'`], {
+      encoding: 'utf8',
+    });
     expect(out).toMatch(/^backup\t/m);
     expect(out).toMatch(/^modules\t/m);
   });
@@ -69,7 +86,11 @@ describe('the master process', () => {
     const { child, base } = await startMaster(dataDir);
     const health = await fetch(`${base}/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ status: 'ok', profile: 'master', plugins: expect.arrayContaining(['store', 'http', 'engine']) });
+    expect(await health.json()).toMatchObject({
+      status: 'ok',
+      profile: 'master',
+      plugins: expect.arrayContaining(['store', 'http', 'engine']),
+    });
     expect(JSON.parse(readFileSync(join(dataDir, 'master.json'), 'utf8'))).toMatchObject({ pid: child.pid });
 
     const second = await runRunner(['server', '--http-port', '0'], { env: { RUNNER_DATA_DIR: dataDir } });
@@ -80,10 +101,14 @@ describe('the master process', () => {
     const stats = await runRunner(['db', 'stats', '--output', 'json'], { env: { RUNNER_DATA_DIR: dataDir } });
     expect(stats.code).toBe(0);
     expect(JSON.parse(stats.stdout)).toMatchObject({ path: join(dataDir, 'store') });
-    const backup = await runRunner(['db', 'backup', '--output', join(dataDir, 'through-master.db')], { env: { RUNNER_DATA_DIR: dataDir } });
+    const backup = await runRunner(['db', 'backup', '--output', join(dataDir, 'through-master.db')], {
+      env: { RUNNER_DATA_DIR: dataDir },
+    });
     expect(backup.code).toBe(0);
     expect(existsSync(join(dataDir, 'through-master.db'))).toBe(true);
-    const restore = await runRunner(['db', 'restore', join(dataDir, 'through-master.db')], { env: { RUNNER_DATA_DIR: dataDir } });
+    const restore = await runRunner(['db', 'restore', join(dataDir, 'through-master.db')], {
+      env: { RUNNER_DATA_DIR: dataDir },
+    });
     expect(restore.code).toBe(1);
     expect(restore.stderr).toContain(`while runner process ${child.pid} uses it`);
 
@@ -92,8 +117,14 @@ describe('the master process', () => {
     expect(end.code).toBe(0);
     expect(existsSync(join(dataDir, 'master.json'))).toBe(false);
     expect(existsSync(join(dataDir, 'runner.lock'))).toBe(false);
-    const log = readFileSync(join(dataDir, 'logs/runner.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(log.find((l) => l.message === 'received SIGTERM, stopping')).toMatchObject({ level: 'info', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    const log = readFileSync(join(dataDir, 'logs/runner.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(log.find((l) => l.message === 'received SIGTERM, stopping')).toMatchObject({
+      level: 'info',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
   });
 
   it('answers errors in one JSON shape over a real socket', async () => {
@@ -101,15 +132,33 @@ describe('the master process', () => {
     const missing = await fetch(`${base}/no/such/route`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ error: { code: 'not_found', message: expect.any(String) } });
-    const malformed = await fetch(`${base}/workflows/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"file": ' });
+    const malformed = await fetch(`${base}/workflows/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"file": ',
+    });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ error: { code: 'invalid_input' } });
-    const wrongType = await fetch(`${base}/workflows/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"file": 42}' });
+    const wrongType = await fetch(`${base}/workflows/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"file": 42}',
+    });
     expect(wrongType.status).toBe(400);
-    expect(await wrongType.json()).toMatchObject({ error: { code: 'invalid_input', field: 'file', message: 'file must be a non-empty string' } });
-    const notJson = await fetch(`${base}/workflows/run`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' });
+    expect(await wrongType.json()).toMatchObject({
+      error: { code: 'invalid_input', field: 'file', message: 'file must be a non-empty string' },
+    });
+    const notJson = await fetch(`${base}/workflows/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'hi',
+    });
     expect(notJson.status).toBe(415);
-    const tooLarge = await fetch(`${base}/workflows/run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ content: 'x'.repeat(2 * 1024 * 1024) }) });
+    const tooLarge = await fetch(`${base}/workflows/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'x'.repeat(2 * 1024 * 1024) }),
+    });
     expect(tooLarge.status).toBe(413);
     expect(await tooLarge.json()).toMatchObject({ error: { code: 'payload_too_large' } });
   });
@@ -123,12 +172,16 @@ describe('db commands without a master', () => {
     expect((await runRunner(['run', 'first', '--file', file], { env })).code).toBe(0);
     for (const compress of [false, true]) {
       const output = join(dataDir, compress ? 'backup.db.gz' : 'backup.db');
-      const backup = await runRunner(['db', 'backup', '--output', output, ...(compress ? ['--compress'] : [])], { env });
+      const backup = await runRunner(['db', 'backup', '--output', output, ...(compress ? ['--compress'] : [])], {
+        env,
+      });
       expect(backup.code).toBe(0);
       expect((await runRunner(['run', 'second', '--file', file], { env })).code).toBe(0);
       const restore = await runRunner(['db', 'restore', output, ...(compress ? ['--decompress'] : [])], { env });
       expect(restore.code).toBe(0);
-      const stats = JSON.parse((await runRunner(['db', 'stats', '--output', 'json'], { env })).stdout) as { tables: { name: string; rows: number }[] };
+      const stats = JSON.parse((await runRunner(['db', 'stats', '--output', 'json'], { env })).stdout) as {
+        tables: { name: string; rows: number }[];
+      };
       expect(stats.tables.find((t) => t.name === 'runs')?.rows).toBe(1);
     }
     const gzNoFlag = await runRunner(['db', 'restore', join(dataDir, 'backup.db.gz')], { env });
@@ -145,7 +198,9 @@ describe('an external plugin', () => {
       dataDir,
       '  - name: greet\n    exec:\n      script: |\n        local now = greeter.hello("ops")\n        local later = greeter.later("later", 5)\n        return true, now .. " / " .. later\n',
     );
-    const result = await runRunner(['--plugins-dir', greeterDir, 'run', 'greet', '--file', file, '--output', 'json'], { env: { RUNNER_DATA_DIR: dataDir } });
+    const result = await runRunner(['--plugins-dir', greeterDir, 'run', 'greet', '--file', file, '--output', 'json'], {
+      env: { RUNNER_DATA_DIR: dataDir },
+    });
     expect(result.code).toBe(0);
     const task = result.stdout
       .trim()
@@ -161,8 +216,13 @@ describe('an external plugin', () => {
 describe('secrets in logs', () => {
   it('never writes a secret-named field to the log file or the run record', async () => {
     const dataDir = tempDataDir();
-    const file = workflow(dataDir, '  - name: leak\n    exec:\n      script: |\n        log.info("connecting", { user = "ops", password = "hunter2", nested = { api_key = "k-123" } })\n        return true\n');
-    const result = await runRunner(['run', 'leak', '--file', file, '--output', 'json', '--verbose'], { env: { RUNNER_DATA_DIR: dataDir } });
+    const file = workflow(
+      dataDir,
+      '  - name: leak\n    exec:\n      script: |\n        log.info("connecting", { user = "ops", password = "hunter2", nested = { api_key = "k-123" } })\n        return true\n',
+    );
+    const result = await runRunner(['run', 'leak', '--file', file, '--output', 'json', '--verbose'], {
+      env: { RUNNER_DATA_DIR: dataDir },
+    });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('connecting');
     const logFile = readFileSync(join(dataDir, 'logs/runner.log'), 'utf8');
