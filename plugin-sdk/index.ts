@@ -12,3 +12,4 @@ export * from './src/http.js';
 export * from './src/template.js';
 export * from './src/engine.js';
 export * from './src/lua-runtime.js';
+export * from './src/agents.js';
