@@ -1,0 +1,415 @@
+import type { LuaCallContext, LuaFunctionRef, LuaValue, Logger } from '@runner/plugin-sdk';
+import fengari, { type LuaJsFunction, type LuaProxy, type LuaState } from 'fengari';
+import { ConversionError, pushJs, toJs, type PushOptions, type ToJsOptions } from './convert.js';
+import { installBaseLibrary } from './lib-base.js';
+import { installIoLibrary, type LuaFile } from './lib-io.js';
+import { installOsLibrary } from './lib-os.js';
+import { concatBytes, jsString, luaString } from './lua-strings.js';
+import type { ModuleFunction, RegisteredModule } from './module-registry.js';
+import type { Scheduler } from './scheduler.js';
+
+const { lua, lauxlib, lualib } = fengari;
+
+/** The coroutine yielded because its time slice is spent; resume it next turn. */
+export const SLICE = Symbol('slice');
+/** The coroutine yielded because its script is being stopped; never resume it. */
+export const STOP = Symbol('stop');
+
+/** The coroutine yielded to wait for a promise; resume it (with no values) once `promise` settles. */
+export interface AwaitRecord<T = unknown> {
+  readonly what: string;
+  readonly promise: PromiseLike<T>;
+  ok: boolean;
+  value?: T;
+  error?: unknown;
+  /** Pushes the results for the continuation; returns how many. */
+  push(L: LuaState, value: T): number;
+}
+
+/** Why a coroutine yielded to the host (as opposed to a `coroutine.yield` of the script). */
+export type HostYield = typeof SLICE | typeof STOP | AwaitRecord<any>;
+
+/** What the host needs of the execution whose coroutine is running. */
+export interface HostExecution {
+  readonly context: LuaCallContext;
+  readonly toJsOptions: ToJsOptions;
+  /** Set once the script is being stopped (timeout, abort, end of the run). */
+  readonly stopError: Error | null;
+  /** Stops the execution when its deadline has passed. */
+  checkDeadline(now: number): void;
+  callFunction(proxy: LuaProxy, args: readonly LuaValue[]): Promise<LuaValue[]>;
+  /**
+   * Called by the hook just before `task` yields: the script's line is exact now, while after a
+   * hook's yield Lua reports the instruction before the one it stopped at.
+   */
+  notePosition(task: HostTask, L: LuaState): void;
+}
+
+export interface HostTask {
+  readonly exec: HostExecution;
+}
+
+/** What a state is set up with for the run (or the session) it serves. */
+export interface HostEnvironment {
+  logger: Logger;
+  dryRun: boolean;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+  stdin: Uint8Array;
+  stdoutSink?: (text: string) => void;
+  stderrSink?: (text: string) => void;
+}
+
+export interface HostOptions {
+  modules: readonly RegisteredModule[];
+  scheduler: Scheduler;
+  /** Instructions between two runs of the count hook (the granularity of slices and timeouts). */
+  hookInstructions: number;
+}
+
+/** Handle given to JavaScript for a Lua function; only valid while its script runs. */
+export class LuaFunctionHandle implements LuaFunctionRef {
+  readonly kind = 'lua-function' as const;
+  readonly host: Host;
+  readonly exec: HostExecution;
+  readonly proxy: LuaProxy;
+
+  constructor(host: Host, exec: HostExecution, proxy: LuaProxy) {
+    this.host = host;
+    this.exec = exec;
+    this.proxy = proxy;
+  }
+
+  call(...args: LuaValue[]): Promise<LuaValue[]> {
+    return this.exec.callFunction(this.proxy, args);
+  }
+}
+
+/** Log lines longer than this are split rather than held in memory without end. */
+const MAX_LINE_BYTES = 64 * 1024;
+
+/** stdout or stderr of a script: to a sink as written, or to the logger line by line. */
+export class OutputStream {
+  readonly #host: Host;
+  readonly #which: 'stdout' | 'stderr';
+  #pending: Uint8Array[] = [];
+  #pendingBytes = 0;
+  #decoder = new TextDecoder('utf-8');
+
+  constructor(host: Host, which: 'stdout' | 'stderr') {
+    this.#host = host;
+    this.#which = which;
+  }
+
+  write(bytes: Uint8Array): void {
+    const sink = this.#sink();
+    if (sink) {
+      const text = this.#decoder.decode(bytes, { stream: true });
+      if (text) sink(text);
+      return;
+    }
+    let start = 0;
+    for (;;) {
+      const nl = bytes.indexOf(10, start);
+      if (nl < 0) break;
+      this.#pending.push(bytes.subarray(start, nl));
+      this.#emitPending();
+      start = nl + 1;
+    }
+    if (start < bytes.length) {
+      // Copy: the caller's array may be a view that changes.
+      this.#pending.push(bytes.slice(start));
+      this.#pendingBytes += bytes.length - start;
+      if (this.#pendingBytes >= MAX_LINE_BYTES) this.#emitPending();
+    }
+  }
+
+  /** Emits a partial last line (a script that ended with `io.write("no newline")`). */
+  flush(): void {
+    const sink = this.#sink();
+    if (sink) {
+      const rest = this.#decoder.decode();
+      if (rest) sink(rest);
+      return;
+    }
+    if (this.#pendingBytes > 0 || this.#pending.length > 0) this.#emitPending();
+  }
+
+  #sink(): ((text: string) => void) | undefined {
+    const env = this.#host.environment;
+    return this.#which === 'stdout' ? env.stdoutSink : env.stderrSink;
+  }
+
+  #emitPending(): void {
+    let line = jsString(concatBytes(this.#pending));
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    if (line.endsWith('\r')) line = line.slice(0, -1);
+    const logger = this.#host.environment.logger;
+    if (this.#which === 'stdout') logger.info(line, { stream: 'stdout' });
+    else logger.warn(line, { stream: 'stderr' });
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function isLuaMultiple(value: unknown): value is { kind: 'lua-multiple'; values: LuaValue[] } {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'lua-multiple';
+}
+
+const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child: () => silentLogger,
+};
+
+/**
+ * One Lua state with the standard library, the runtime's additions and every module installed,
+ * plus the bookkeeping that lets its coroutines wait for JavaScript: which coroutine runs, why it
+ * yielded, the files it opened, where its output goes.
+ */
+export class Host {
+  readonly L: LuaState;
+  readonly scheduler: Scheduler;
+  /** The coroutine being resumed (null between resumes). */
+  running: HostTask | null = null;
+  /** Set just before a yield to the host; the resumer takes it. */
+  pendingYield: HostYield | null = null;
+  /** Coroutines the host created (scripts' main chunks, functions called from JavaScript). */
+  readonly taskThreads = new WeakSet<LuaState>();
+  /** Script coroutines suspended because something inside them waits for the host. */
+  readonly suspendedByHost = new WeakSet<LuaState>();
+  /** The last JavaScript error turned into a Lua error, to give the final LuaError its cause. */
+  lastJsError: { message: string; error: unknown } | null = null;
+  environment: HostEnvironment = {
+    logger: silentLogger,
+    dryRun: false,
+    cwd: process.cwd(),
+    env: process.env,
+    stdin: new Uint8Array(0),
+  };
+  readonly stdout = new OutputStream(this, 'stdout');
+  readonly stderr = new OutputStream(this, 'stderr');
+  /** Files the script opened and has not closed; closed when the run ends. */
+  readonly files = new Set<LuaFile>();
+  readonly pushOptions: PushOptions;
+
+  constructor(options: HostOptions) {
+    this.scheduler = options.scheduler;
+    this.pushOptions = {
+      pushFunctionRef: (L, ref, path) => {
+        if (!(ref instanceof LuaFunctionHandle) || ref.host !== this) {
+          throw new ConversionError(path, 'a Lua function of another script cannot be passed into this one');
+        }
+        ref.proxy(L);
+      },
+      pushJsFunction: (L, fn, path) => {
+        lua.lua_pushjsfunction(
+          L,
+          this.wrapJs(path, (_exec, args) => fn(...args)),
+        );
+      },
+    };
+
+    const L = lauxlib.luaL_newstate();
+    this.L = L;
+    lua.lua_atnativeerror(L, (L1) => {
+      const error: unknown = lua.lua_touserdata(L1, -1);
+      const message =
+        error instanceof RangeError && /call stack/i.test(error.message)
+          ? 'stack overflow'
+          : error instanceof Error
+            ? error.message
+            : String(error);
+      this.lastJsError = { message, error };
+      lua.lua_pushstring(L1, luaString(message));
+      return 1;
+    });
+    const libraries: [string, LuaJsFunction][] = [
+      ['_G', lualib.luaopen_base],
+      ['package', lualib.luaopen_package],
+      ['coroutine', lualib.luaopen_coroutine],
+      ['table', lualib.luaopen_table],
+      ['string', lualib.luaopen_string],
+      ['math', lualib.luaopen_math],
+      ['utf8', lualib.luaopen_utf8],
+      ['os', lualib.luaopen_os],
+      ['debug', lualib.luaopen_debug],
+    ];
+    for (const [name, open] of libraries) {
+      lauxlib.luaL_requiref(L, luaString(name), open, 1);
+      lua.lua_pop(L, 1);
+    }
+    installBaseLibrary(this);
+    installIoLibrary(this);
+    installOsLibrary(this);
+    for (const module of options.modules) this.#installModule(module);
+    // Set on the main thread: every coroutine (the host's and the script's) inherits it.
+    lua.lua_sethook(L, this.#hook, lua.LUA_MASKCOUNT, options.hookInstructions);
+  }
+
+  configure(environment: HostEnvironment): void {
+    this.environment = environment;
+  }
+
+  /** Flushes output and closes the files the script left open. */
+  release(): void {
+    this.stdout.flush();
+    this.stderr.flush();
+    for (const file of this.files) file.closeQuietly();
+    this.files.clear();
+  }
+
+  /** True while the running coroutine's script is being stopped: `pcall` must not swallow that. */
+  stopping(): boolean {
+    return this.running !== null && this.running.exec.stopError !== null;
+  }
+
+  /** A new coroutine for the host to run a function in; the caller pushes the function. */
+  newTaskThread(): LuaState {
+    const thread = lua.lua_newthread(this.L);
+    lua.lua_pop(this.L, 1);
+    this.taskThreads.add(thread);
+    return thread;
+  }
+
+  /** Raises a Lua error with `message`, prefixed with the calling line as luaL_error does. */
+  raise(L: LuaState, message: string, withPosition = true): never {
+    if (withPosition) {
+      lauxlib.luaL_where(L, 1);
+      lua.lua_pushstring(L, luaString(message));
+      lua.lua_concat(L, 2);
+    } else {
+      lua.lua_pushstring(L, luaString(message));
+    }
+    return lua.lua_error(L);
+  }
+
+  /** Raises a JavaScript error as a Lua error whose value is exactly the error's message. */
+  raiseJsError(L: LuaState, error: unknown): never {
+    const message = error instanceof Error ? error.message : String(error);
+    this.lastJsError = { message, error };
+    lua.lua_pushstring(L, luaString(message));
+    return lua.lua_error(L);
+  }
+
+  /**
+   * Suspends the calling coroutine until `promise` settles, then returns what `push` pushes (or
+   * raises the rejection). Only the calling coroutine waits: the host resumes others meanwhile.
+   * Call as `return host.suspend(...)` from a Lua-facing function.
+   */
+  suspend<T>(L: LuaState, what: string, promise: PromiseLike<T>, push: (L: LuaState, value: T) => number): number {
+    if (!lua.lua_isyieldable(L)) {
+      // Nobody will await it; a rejection must not become an unhandled one.
+      Promise.resolve(promise).catch(() => {});
+      return this.raise(
+        L,
+        `${what} has to wait, which is not possible here (inside a sort comparator, a gsub callback, a __tostring or __pairs metamethod, or a chunk run by require)`,
+      );
+    }
+    const record: AwaitRecord<T> = { what, promise, ok: false, push };
+    this.pendingYield = record;
+    return lua.lua_yieldk(L, 0, record, this.#continueAfterAwait);
+  }
+
+  readonly #continueAfterAwait = (L: LuaState, _status: number, record: AwaitRecord<any>): number => {
+    if (!record.ok) return this.raiseJsError(L, record.error);
+    return record.push(L, record.value);
+  };
+
+  /** Pushes a JavaScript value, raising a Lua error that names `what` when it cannot be converted. */
+  pushValue(L: LuaState, value: unknown, what: string): void {
+    try {
+      pushJs(L, value, this.pushOptions, what);
+    } catch (error) {
+      if (error instanceof ConversionError) this.raise(L, `${what} cannot be given to Lua: ${error.message}`);
+      throw error;
+    }
+  }
+
+  /**
+   * A Lua-callable function around a JavaScript one: arguments converted to JavaScript, a returned
+   * promise awaited without blocking other scripts, a thrown error raised as a Lua error.
+   */
+  wrapJs(name: string, invoke: (exec: HostExecution, args: LuaValue[]) => unknown): LuaJsFunction {
+    const pushResult = (L: LuaState, value: unknown): number => this.#pushReturn(L, value, name);
+    return (L) => {
+      const exec = this.running?.exec;
+      if (exec === undefined) return this.raise(L, `${name} cannot be called outside a running script`);
+      const n = lua.lua_gettop(L);
+      const args: LuaValue[] = new Array(n);
+      for (let i = 0; i < n; i++) {
+        try {
+          args[i] = toJs(L, i + 1, exec.toJsOptions, `argument #${i + 1}`);
+        } catch (error) {
+          if (error instanceof ConversionError) this.raise(L, `bad argument #${i + 1} to '${name}' (${error.message})`);
+          throw error;
+        }
+      }
+      let result: unknown;
+      try {
+        result = invoke(exec, args);
+      } catch (error) {
+        return this.raiseJsError(L, error);
+      }
+      if (isThenable(result)) return this.suspend(L, name, result, pushResult);
+      return pushResult(L, result);
+    };
+  }
+
+  #pushReturn(L: LuaState, value: unknown, name: string): number {
+    if (value === undefined) return 0;
+    if (isLuaMultiple(value)) {
+      lauxlib.luaL_checkstack(L, value.values.length + 1, luaString(`too many results from ${name}`));
+      for (let i = 0; i < value.values.length; i++) this.pushValue(L, value.values[i], `result #${i + 1} of ${name}`);
+      return value.values.length;
+    }
+    this.pushValue(L, value, `the result of ${name}`);
+    return 1;
+  }
+
+  #installModule(module: RegisteredModule): void {
+    const L = this.L;
+    lua.lua_createtable(L, 0, module.functions.size);
+    for (const [fnName, fn] of module.functions) {
+      const qualified = `${module.spec.name}.${fnName}`;
+      lua.lua_pushjsfunction(
+        L,
+        this.wrapJs(qualified, (exec, args) => (fn as ModuleFunction)(exec.context, ...args)),
+      );
+      lua.lua_setfield(L, -2, luaString(fnName));
+    }
+    lua.lua_setglobal(L, luaString(module.spec.name));
+  }
+
+  /**
+   * The count hook: stops a script past its deadline, and ends the coroutine's turn when the slice
+   * is spent. Yielding needs a yieldable context; where there is none (a sort comparator, a
+   * metamethod) a stop is raised as an error instead, again at every hook, and `pcall` passes it on.
+   */
+  readonly #hook = (L: LuaState): void => {
+    const task = this.running;
+    if (task === null) return;
+    const exec = task.exec;
+    const now = performance.now();
+    if (exec.stopError === null) exec.checkDeadline(now);
+    if (exec.stopError !== null) {
+      if (lua.lua_isyieldable(L)) {
+        exec.notePosition(task, L);
+        this.pendingYield = STOP;
+        lua.lua_yield(L, 0);
+        return;
+      }
+      this.raise(L, exec.stopError.message, false);
+    }
+    if (this.scheduler.expired(now) && lua.lua_isyieldable(L)) {
+      exec.notePosition(task, L);
+      this.pendingYield = SLICE;
+      lua.lua_yield(L, 0);
+    }
+  };
+}

@@ -1,0 +1,125 @@
+import { ConflictError, defineLuaModule, LuaError, type LuaFunctionRef, type LuaValue } from '@runner/plugin-sdk';
+import { describe, expect, it } from 'vitest';
+import { ModuleRegistry } from './module-registry.js';
+import { fn, testRuntime } from './test-support.js';
+
+describe('the module registry', () => {
+  const spec = defineLuaModule({ name: 'greet', description: 'says hello', functions: { hello: fn() } });
+
+  it('lists what was provided', () => {
+    const registry = new ModuleRegistry();
+    registry.provide(spec, { hello: () => 'hi' });
+    expect(registry.list()).toEqual([spec]);
+  });
+
+  it('refuses a second module of the same name', () => {
+    const registry = new ModuleRegistry();
+    registry.provide(spec, { hello: () => 'hi' });
+    expect(() => registry.provide(spec, { hello: () => 'hi' })).toThrow(ConflictError);
+  });
+
+  it('refuses names that would hide a global of every script', () => {
+    const registry = new ModuleRegistry();
+    for (const name of ['string', 'print', 'vars', 'tasks']) {
+      expect(() => registry.provide(defineLuaModule({ name, description: 'x', functions: {} }), {})).toThrow(
+        /is a global of every script/,
+      );
+    }
+  });
+
+  it('refuses an implementation that lacks a declared function or has an undeclared one', () => {
+    const registry = new ModuleRegistry();
+    expect(() => registry.provide(spec, {} as never)).toThrow('function "hello" is declared but not implemented');
+    expect(() => registry.provide(spec, { hello: () => 1, extra: () => 2 } as never)).toThrow(
+      'function "extra" is implemented but not declared',
+    );
+  });
+
+  it('makes a module provided after a run visible to the next run', async () => {
+    const { registry, values } = testRuntime();
+    expect(await values('return type(greet)')).toEqual(['nil']);
+    registry.provide(spec, { hello: () => 'hi' });
+    expect(await values('return greet.hello()')).toEqual(['hi']);
+  });
+});
+
+/** A small goroutine.parallel: calls every function concurrently, returns their first results. */
+const par = defineLuaModule({
+  name: 'par',
+  description: 'runs Lua functions concurrently',
+  functions: { parallel: fn(), keep: fn(), sleep: fn() },
+});
+
+function parModule(kept: LuaFunctionRef[], log: string[]) {
+  return [
+    par,
+    {
+      parallel: async (_call: unknown, fns: LuaValue) => {
+        const refs = fns as unknown as LuaFunctionRef[];
+        const settled = await Promise.allSettled(refs.map((ref, i) => ref.call(i + 1)));
+        const failed = settled.findIndex((s) => s.status === 'rejected');
+        if (failed >= 0)
+          throw new Error(
+            `function ${failed + 1} failed: ${(settled[failed] as PromiseRejectedResult).reason.message}`,
+          );
+        return settled.map((s) => (s as PromiseFulfilledResult<LuaValue[]>).value[0]);
+      },
+      keep: (_call: unknown, ref: LuaValue) => {
+        kept.push(ref as unknown as LuaFunctionRef);
+      },
+      sleep: (_call: unknown, ms: LuaValue, label: LuaValue) => {
+        log.push(`start ${String(label)}`);
+        return new Promise<void>((resolve) =>
+          setTimeout(() => {
+            log.push(`end ${String(label)}`);
+            resolve();
+          }, ms as number),
+        );
+      },
+    },
+  ] as const;
+}
+
+describe('Lua functions called from JavaScript', () => {
+  it('run concurrently, each in a coroutine of its own, and give their results in order', async () => {
+    const log: string[] = [];
+    const { values } = testRuntime({ modules: [parModule([], log)] });
+    const started = performance.now();
+    const result = await values(`
+      local shared = 0
+      return par.parallel({
+        function(i) par.sleep(30, "a") shared = shared + 1 return "a" .. i end,
+        function(i) par.sleep(10, "b") shared = shared + 1 return "b" .. i end,
+        function(i) return "c" .. i end,
+      }), shared
+    `);
+    expect(result).toEqual([['a1', 'b2', 'c3'], 2]);
+    expect(log).toEqual(['start a', 'start b', 'end b', 'end a']);
+    // Concurrent: about the longest sleep, not the sum.
+    expect(performance.now() - started).toBeLessThan(35 + 10 + 200);
+  });
+
+  it('report an error of one function to the caller, which may catch it', async () => {
+    const { values } = testRuntime({ modules: [parModule([], [])] });
+    expect(
+      await values(`
+        return pcall(par.parallel, { function() return 1 end, function() error("bad input") end })
+      `),
+    ).toEqual([false, 'function 2 failed: [string "test"]:2: bad input']);
+  });
+
+  it('stop with their script: a call after the run ended is rejected', async () => {
+    const kept: LuaFunctionRef[] = [];
+    const { run } = testRuntime({ modules: [parModule(kept, [])] });
+    await run('par.keep(function() return 1 end)');
+    await expect(kept[0].call()).rejects.toThrow(LuaError);
+    await expect(kept[0].call()).rejects.toThrow('the script this Lua function belongs to has ended');
+  });
+
+  it('share the script timeout', async () => {
+    const { run } = testRuntime({ modules: [parModule([], [])] });
+    await expect(run('par.parallel({ function() while true do end end })', { timeoutMs: 50 })).rejects.toMatchObject({
+      code: 'timeout',
+    });
+  });
+});
