@@ -38,7 +38,7 @@ export async function main(
   const fail = (error: unknown): number => {
     io.stderr.write(`runner: ${messageOf(error)}\n`);
     if (globals.debug) io.stderr.write(`${describeForDebug(error)}\n`);
-    return isRunnerError(error) && error.code === 'invalid_input' ? EXIT_USAGE : EXIT_FAILURE;
+    return isUsageError(error) ? EXIT_USAGE : EXIT_FAILURE;
   };
 
   const readConfig = (flags?: Record<string, unknown>) =>
@@ -154,6 +154,15 @@ export async function main(
     return fail(error);
   }
   return exitCode;
+}
+
+/**
+ * Exit code 2 is for input the command refused before acting: the InvalidInput kind (HTTP 400),
+ * whatever its specific code. A workflow that does not validate (`invalid_workflow`) is bad input
+ * like a bad `--var`, and a script can tell it from a run that failed (1).
+ */
+function isUsageError(error: unknown): boolean {
+  return isRunnerError(error) && (error.code === 'invalid_input' || error.status === 400);
 }
 
 function describeForDebug(error: unknown): string {

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import {
   InvalidInputError,
-  NotFoundError,
+  RunnerError,
   type AgentDelegator,
   type EventBus,
   type Logger,
@@ -17,7 +17,7 @@ import {
   type WorkflowEngine,
   type WorkflowEventPayload,
 } from '@runner/plugin-sdk';
-import type { WorkflowParser } from '@runner/plugin-workflow';
+import { WorkflowValidationError, type WorkflowParser } from '@runner/plugin-workflow';
 import { newRunId } from './run-id.js';
 import type { RunStore } from './run-store.js';
 import { schedule } from './scheduler.js';
@@ -44,7 +44,14 @@ interface TaskView {
   status: TaskStatus;
   message?: string;
   outputs: Record<string, LuaValue>;
-  results: { name: string; item?: LuaValue; agent: string; status: TaskStatus; message?: string; outputs?: Record<string, LuaValue> }[];
+  results: {
+    name: string;
+    item?: LuaValue;
+    agent: string;
+    status: TaskStatus;
+    message?: string;
+    outputs?: Record<string, LuaValue>;
+  }[];
 }
 
 const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
@@ -54,7 +61,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   const rotation = new Map<string, number>();
   const running = new Map<string, Promise<RunRecord>>();
 
-  async function prepare(request: RunRequest): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string }> {
+  async function prepare(
+    request: RunRequest,
+  ): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string }> {
     const { text, file } = await readSource(request);
     const { workflow: parsed, warnings } = deps.parser.parse(text, {
       file,
@@ -63,21 +72,37 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           deps.runtime.compile(source, chunkName);
           return undefined;
         } catch (error) {
-          const line = (error as { details?: { line?: number } }).details?.line;
+          const { line, column } = (error as { details?: { line?: number; column?: number } }).details ?? {};
           if (typeof line !== 'number') throw error;
-          return { line, message: (error as Error).message.replace(/^[^:]*:\d+:\s*/, '') };
+          // The runtime knows the column when the token it names occurs once on the line.
+          return {
+            line,
+            column: typeof column === 'number' ? column : undefined,
+            message: (error as Error).message.replace(/^[^:]*:\d+:\s*/, ''),
+          };
         }
       },
       templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
     });
-    for (const warning of warnings) deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
+    for (const warning of warnings)
+      deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
     const workflow = deps.parser.applyOverrides(parsed, { vars: request.vars, values: request.values });
     const selected = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;
-    const name = request.workflowName ?? ('file' in request.source ? basename(request.source.file, extname(request.source.file)) : (request.source.name ?? 'workflow'));
+    // Without an agent transport (`runner run` with no master) a delegated task could never run:
+    // refuse the run before any task starts, rather than after the tasks before it had effects.
+    if (!deps.delegator) refuseDelegation(workflow, selected, request);
+    const name =
+      request.workflowName ??
+      ('file' in request.source
+        ? basename(request.source.file, extname(request.source.file))
+        : (request.source.name ?? 'workflow'));
     return { workflow, tasks: deps.parser.topologicalOrder(selected), name };
   }
 
-  async function start(request: RunRequest, observer?: (progress: RunProgress) => void): ReturnType<WorkflowEngine['start']> {
+  async function start(
+    request: RunRequest,
+    observer?: (progress: RunProgress) => void,
+  ): ReturnType<WorkflowEngine['start']> {
     if (deps.signal.aborted) throw new InvalidInputError('the engine is stopping; no new runs are accepted');
     const { workflow, tasks, name } = await prepare(request);
     const run: Omit<RunRecord, 'tasks'> = {
@@ -105,13 +130,19 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     observe: (progress: RunProgress) => void,
   ): Promise<RunRecord> {
     const controller = new AbortController();
-    const onStop = () => controller.abort();
+    // A RunnerError reason is what the Lua runtime reports for a script it stops, so the task
+    // that was running says why instead of "This operation was aborted".
+    const onStop = () =>
+      controller.abort(new RunnerError('cancelled', 'cancelled: runner is stopping', { status: 503 }));
     deps.signal.addEventListener('abort', onStop, { once: true });
     const started = performance.now();
     const views: Record<string, TaskView> = {};
     const results: TaskResult[] = [];
     let seq = 0;
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RUNNER_'))) as Record<string, string>;
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RUNNER_'))) as Record<
+      string,
+      string
+    >;
     const base: Record<string, unknown> = {
       vars: workflow.vars,
       env,
@@ -128,12 +159,15 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       completed_at: completedAt,
     });
 
-    deps.events.emit('workflow.started', payload('running'));
+    deps.events.emit('workflow.started', { ...payload('running'), duration: 0 });
     observe({ kind: 'run', run });
     const runLogger = deps.logger.child({ workflow: run.workflowName, run_id: run.id });
     runLogger.info('workflow started', { tasks: tasks.length, dry_run: run.dryRun });
 
+    // Record position of each result: the final record lists them in this order, as the store does.
+    const seqOf = new Map<TaskResult, number>();
     const record = (result: TaskResult, seqNo: number) => {
+      seqOf.set(result, seqNo);
       deps.runs.saveTask(run.id, seqNo, result);
       const { log: _log, ...summary } = result;
       observe({ kind: 'task', runId: run.id, task: summary });
@@ -156,7 +190,8 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             rotation,
           }),
         run: async (unit) => {
-          const agent = unit.agents.length === 1 ? unit.agents[0] : unit.agents.length > 1 ? unit.agents.join('|') : 'localhost';
+          const agent =
+            unit.agents.length === 1 ? unit.agents[0] : unit.agents.length > 1 ? unit.agents.join('|') : 'localhost';
           const result: TaskResult = {
             name: unit.name,
             task: unit.task.name,
@@ -174,7 +209,8 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           const log = createTaskLog(
             deps.taskLogBytes,
             (line) => {
-              if (request.verbose || line.level !== 'debug') observe({ kind: 'log', runId: run.id, task: unit.name, line });
+              if (request.verbose || line.level !== 'debug')
+                observe({ kind: 'log', runId: run.id, task: unit.name, line });
             },
             runLogger.child({ task: unit.name }),
           );
@@ -209,7 +245,11 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             },
             log,
             (attempt) => (result.attempts = attempt),
-          ).catch((error: unknown): UnitOutcome => ({ status: 'failed', message: error instanceof Error ? error.message : String(error), attempts: result.attempts }));
+          ).catch((error: unknown): UnitOutcome => ({
+            status: 'failed',
+            message: error instanceof Error ? error.message : String(error),
+            attempts: result.attempts,
+          }));
 
           const failed = outcome.status === 'failed';
           Object.assign(result, {
@@ -223,18 +263,91 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           });
           if (failed) log.add('error', `failed: ${outcome.message ?? 'no message'}`);
           record(result, unit.seq);
-          deps.events.emit(failed ? 'task.failed' : 'task.completed', taskPayload(result.status, failed ? outcome.message : undefined));
+          deps.events.emit(
+            failed ? 'task.failed' : 'task.completed',
+            taskPayload(result.status, failed ? outcome.message : undefined),
+          );
           const view = (views[unit.task.name] ??= { status: 'running', outputs: {}, results: [] });
-          view.results.push({ name: unit.name, item: result.item, agent, status: result.status, message: result.message, outputs: result.outputs });
+          view.results.push({
+            name: unit.name,
+            item: result.item,
+            agent,
+            status: result.status,
+            message: result.message,
+            outputs: result.outputs,
+          });
           if (result.outputs) Object.assign(view.outputs, result.outputs);
           view.message = result.message ?? view.message;
           return { status: outcome.status, message: outcome.message };
         },
         skipped: (task, reason) => {
-          const result: TaskResult = { name: task.name, task: task.name, agent: 'localhost', status: 'skipped', attempts: 0, duration: 0, message: reason, log: [], logTruncated: false };
+          const result: TaskResult = {
+            name: task.name,
+            task: task.name,
+            agent: 'localhost',
+            status: 'skipped',
+            attempts: 0,
+            duration: 0,
+            message: reason,
+            log: [],
+            logTruncated: false,
+          };
           results.push(result);
           record(result, seq++);
           views[task.name] = { status: 'skipped', message: reason, outputs: {}, results: [] };
+        },
+        // A task that failed before it started (its loop or delegate_to did not render): recorded
+        // with the message and announced by task.failed alone, with attempt 0, since no attempt ran.
+        expandFailed: (task, message) => {
+          const status = task.ignoreErrors ? 'ignored' : 'failed';
+          const now = new Date().toISOString();
+          const log = createTaskLog(deps.taskLogBytes, () => {}, runLogger.child({ task: task.name }));
+          log.add('error', `failed: ${message}`);
+          const result: TaskResult = {
+            name: task.name,
+            task: task.name,
+            agent: 'localhost',
+            status,
+            attempts: 0,
+            startedAt: now,
+            completedAt: now,
+            duration: 0,
+            message,
+            log: log.lines,
+            logTruncated: false,
+          };
+          results.push(result);
+          record(result, seq++);
+          views[task.name] = { status, message, outputs: {}, results: [] };
+          deps.events.emit('task.failed', {
+            workflow_name: run.workflowName,
+            run_id: run.id,
+            task_name: task.name,
+            agent: 'localhost',
+            status,
+            attempt: 0,
+            duration: 0,
+            error: message,
+          });
+        },
+        // Loop items that never started because another task's failure stopped the run.
+        dropped: (unit, _task, reason) => {
+          const agent =
+            unit.agents.length === 1 ? unit.agents[0] : unit.agents.length > 1 ? unit.agents.join('|') : 'localhost';
+          const result: TaskResult = {
+            name: unit.name,
+            task: unit.task.name,
+            item: unit.item as LuaValue,
+            agent,
+            status: 'skipped',
+            attempts: 0,
+            duration: 0,
+            message: reason,
+            log: [],
+            logTruncated: false,
+          };
+          results.push(result);
+          record(result, unit.seq);
         },
         taskFinished: (task, status) => {
           const view = (views[task.name] ??= { status, outputs: {}, results: [] });
@@ -253,7 +366,12 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       status: controller.signal.aborted ? 'cancelled' : failed ? 'failed' : 'succeeded',
       completedAt: new Date().toISOString(),
       duration: (performance.now() - started) / 1000,
-      error: outcome.stoppedBy ? `task ${outcome.stoppedBy} failed` : controller.signal.aborted ? 'cancelled: runner is stopping' : undefined,
+      // The cancellation explains a cancelled run better than the task it interrupted.
+      error: controller.signal.aborted
+        ? 'cancelled: runner is stopping'
+        : outcome.stoppedBy
+          ? `task ${outcome.stoppedBy} failed`
+          : undefined,
       counts,
     };
     await deps.runs.finishRun(finished);
@@ -263,7 +381,8 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     deps.events.emit(finished.status === 'succeeded' ? 'workflow.completed' : 'workflow.failed', eventPayload);
     runLogger.info(`workflow ${finished.status}`, { status: finished.status, duration: finished.duration, counts });
     observe({ kind: 'run', run: finished });
-    return { ...finished, tasks: results.slice().sort((a, b) => (a.startedAt ?? '').localeCompare(b.startedAt ?? '')) };
+    // Sorted as `get` returns them (by position, not start time: skipped units never started).
+    return { ...finished, tasks: results.slice().sort((a, b) => (seqOf.get(a) ?? 0) - (seqOf.get(b) ?? 0)) };
   }
 
   return {
@@ -279,6 +398,33 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   };
 }
 
+const NO_TRANSPORT = 'no agent transport in this process (delegation needs a master with connected agents)';
+
+/** Every task of the run that names agents, as problems at the task (file:line:column). */
+function refuseDelegation(workflow: WorkflowDefinition, tasks: readonly TaskDefinition[], request: RunRequest): void {
+  const agents = (names: readonly string[]) =>
+    `${names.length === 1 ? 'agent' : 'agents'} ${names.map((n) => `"${n}"`).join(', ')}`;
+  if (request.delegateTo?.length) {
+    throw new InvalidInputError(`delegate_to: cannot delegate to ${agents(request.delegateTo)}: ${NO_TRANSPORT}`, {
+      field: 'delegate_to',
+    });
+  }
+  const problems = tasks
+    .filter((task) => task.delegateTo !== undefined)
+    .map((task) => {
+      const path = `tasks[${workflow.tasks.findIndex((t) => t.name === task.name)}].delegate_to`;
+      const { file, line, column } = task.source;
+      return {
+        file,
+        line,
+        column,
+        path,
+        message: `${path}: task "${task.name}" cannot delegate to ${agents(task.delegateTo ?? [])}: ${NO_TRANSPORT}`,
+      };
+    });
+  if (problems.length > 0) throw new WorkflowValidationError(problems);
+}
+
 async function readSource(request: RunRequest): Promise<{ text: string; file: string }> {
   if ('content' in request.source) return { text: request.source.content, file: request.source.name ?? '<content>' };
   const file = request.source.file;
@@ -286,7 +432,9 @@ async function readSource(request: RunRequest): Promise<{ text: string; file: st
     return { text: await readFile(file, 'utf8'), file };
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new NotFoundError(`workflow file ${file} does not exist`, { details: { field: 'file' } });
+    // Bad input of the request (HTTP 400, exit code 2), not a missing resource: a 404 from
+    // POST /workflows/run would read as "no such endpoint".
+    if (code === 'ENOENT') throw new InvalidInputError(`workflow file ${file} does not exist`, { field: 'file' });
     if (code === 'EISDIR') throw new InvalidInputError(`workflow file ${file} is a directory`, { field: 'file' });
     throw new InvalidInputError(`cannot read workflow file ${file}: ${(error as Error).message}`, { field: 'file' });
   }

@@ -1,4 +1,13 @@
-import { HttpRouterRef, LuaRuntimeRef, StoreRef, TemplateEngineRef, WorkflowEngineRef, AgentDelegatorRef, definePlugin, optional } from '@runner/plugin-sdk';
+import {
+  HttpRouterRef,
+  LuaRuntimeRef,
+  StoreRef,
+  TemplateEngineRef,
+  WorkflowEngineRef,
+  AgentDelegatorRef,
+  definePlugin,
+  optional,
+} from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
 import { runCommand } from './run-command-spec.js';
 
@@ -9,7 +18,8 @@ import { runCommand } from './run-command-spec.js';
 export const plugin = definePlugin({
   id: 'engine',
   version: '0.1.0',
-  description: 'Runs workflows: dependency graph, parallel limit, groups, when, retry, timeout, loops, outputs, dry-run; records executions',
+  description:
+    'Runs workflows: dependency graph, parallel limit, groups, when, retry, timeout, loops, outputs, dry-run; records executions',
   profiles: ['master', 'embedded'],
   provides: [WorkflowEngineRef],
   dependsOn: {
@@ -22,7 +32,11 @@ export const plugin = definePlugin({
   },
   commands: [runCommand],
   async setup(ctx, { parser, runtime, template, store, http, delegator }) {
-    const [{ createEngine }, { RunStore }, { registerRoutes }] = await Promise.all([import('./engine.js'), import('./run-store.js'), import('./routes.js')]);
+    const [{ createEngine }, { RunStore }, { registerRoutes }] = await Promise.all([
+      import('./engine.js'),
+      import('./run-store.js'),
+      import('./routes.js'),
+    ]);
     const runs = new RunStore(store);
     await runs.migrate();
     const engine = createEngine({

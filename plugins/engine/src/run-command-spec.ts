@@ -6,7 +6,9 @@ const collect = (value: string, previous: unknown) => [...((previous as string[]
 export const runCommand: CommandSpec = {
   name: 'run',
   description: 'run a workflow (embedded, or on the master that holds the data directory)',
-  arguments: [{ name: 'workflow', description: 'workflow name (recorded with the run); a saved workflow when --file is absent' }],
+  arguments: [
+    { name: 'workflow', description: 'workflow name (recorded with the run); a saved workflow when --file is absent' },
+  ],
   options: [
     { flags: '-f, --file <path>', description: 'the workflow file' },
     { flags: '-g, --group <name>', description: "run only this group's tasks and what they depend on" },
@@ -16,7 +18,12 @@ export const runCommand: CommandSpec = {
     { flags: '-n, --dry-run', description: 'report what would change; no module with side effects acts' },
     { flags: '-v, --verbose', description: 'show every log line of every task' },
     { flags: '-y, --yes', description: 'do not ask for confirmation before delegating to agents' },
-    { flags: '-o, --output <format>', description: 'text (live view on a terminal) or json (one object a line)', choices: ['text', 'json'], default: 'text' },
+    {
+      flags: '-o, --output <format>',
+      description: 'text (live view on a terminal) or json (one object a line)',
+      choices: ['text', 'json'],
+      default: 'text',
+    },
   ],
   run: async (input, ctx) => (await import('./run-command.js')).runWorkflowCommand(input, ctx),
 };

@@ -1,8 +1,17 @@
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { InvalidInputError, NotFoundError, RunnerError, WorkflowEngineRef, type CommandContext, type CommandInput, type RunRecord, type RunRequest } from '@runner/plugin-sdk';
+import {
+  InvalidInputError,
+  RunnerError,
+  WorkflowEngineRef,
+  type CommandContext,
+  type CommandInput,
+  type RunRecord,
+  type RunRequest,
+} from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
+import { runFromApi } from './api-shape.js';
 import { createRunView } from './run-view.js';
 
 interface RunOptions {
@@ -25,7 +34,11 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
   const [name] = input.args;
   const options = input.options as unknown as RunOptions;
   if (!options.file) {
-    throw new NotFoundError(`no saved workflow named "${name}" (saved workflows are not available yet); give the workflow file with --file`);
+    // A usage error (exit 2) while saved workflows do not exist: --file is in fact required.
+    throw new InvalidInputError(
+      `no saved workflow named "${name}" (saved workflows are not available yet); give the workflow file with --file`,
+      { field: 'file' },
+    );
   }
   const master = await localMaster(ctx.config.dataDir);
   const kernel = master ? undefined : await ctx.boot('embedded');
@@ -52,23 +65,47 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
       return 1;
     }
   }
-  const view = createRunView({ mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text', out: ctx.stdout, verbose: options.verbose === true });
+  const view = createRunView({
+    mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text',
+    out: ctx.stdout,
+    err: ctx.stderr,
+    verbose: options.verbose === true,
+    colour: !process.env.NO_COLOR,
+  });
   const { done } = await engine.start(request, view.observe);
-  const record = await done;
-  view.finish(record);
-  return exitCodeOf(record);
+  // Ctrl-C (or a supervisor's TERM) cancels the run instead of killing the process under it: the
+  // kernel's stop cancels every run, which stops the scripts and kills the commands they wait
+  // for, and the run is recorded as cancelled rather than left "running" for ever. A second
+  // signal exits at once (the kernel's rule).
+  let interrupted: NodeJS.Signals | undefined;
+  const noteSignal = (signal: NodeJS.Signals) => (interrupted ??= signal);
+  process.once('SIGINT', noteSignal).once('SIGTERM', noteSignal);
+  (kernel as NonNullable<typeof kernel>).stopOnSignal().catch(() => {});
+  try {
+    const record = await done;
+    view.finish(record);
+    return interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : exitCodeOf(record);
+  } finally {
+    process.off('SIGINT', noteSignal).off('SIGTERM', noteSignal);
+  }
 }
 
 export function exitCodeOf(record: RunRecord): number {
   return record.status === 'succeeded' ? 0 : 1;
 }
 
-async function readValues(path: string, parser: { parseValues(text: string, o: { file: string }): Record<string, Record<string, unknown>> } | undefined) {
+async function readValues(
+  path: string,
+  parser: { parseValues(text: string, o: { file: string }): Record<string, Record<string, unknown>> } | undefined,
+) {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    throw new InvalidInputError(`--values ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`, { field: 'values' });
+    throw new InvalidInputError(
+      `--values ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+      { field: 'values' },
+    );
   }
   if (!parser) {
     const { parse } = await import('yaml');
@@ -113,14 +150,20 @@ async function localMaster(dataDir: string): Promise<MasterFile | undefined> {
 }
 
 /** Sends the workflow's text to the master and follows the run until it ends. */
-async function runOnMaster(master: MasterFile, request: RunRequest, ctx: CommandContext, options: RunOptions): Promise<number> {
+async function runOnMaster(
+  master: MasterFile,
+  request: RunRequest,
+  ctx: CommandContext,
+  options: RunOptions,
+): Promise<number> {
   const base = `http://${master.http}/api/v1`;
-  const content = await readFile((request.source as { file: string }).file, 'utf8');
+  // The master holds this data directory, so it is on this machine: it reads the file itself, and
+  // problems are reported at the file's path rather than at an anonymous text.
   const response = await fetch(`${base}/workflows/run`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      content,
+      file: resolve((request.source as { file: string }).file),
       workflow_name: request.workflowName,
       group: request.group,
       vars: request.vars,
@@ -130,18 +173,40 @@ async function runOnMaster(master: MasterFile, request: RunRequest, ctx: Command
       verbose: request.verbose,
     }),
   });
-  const answer = (await response.json()) as { id?: string; error?: { code: string; message: string } };
-  if (!response.ok || !answer.id) throw new RunnerError(answer.error?.code ?? 'master_error', `master at ${master.http}: ${answer.error?.message ?? response.statusText}`);
-  const view = createRunView({ mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text', out: ctx.stdout, verbose: options.verbose === true });
+  const answer = (await response.json()) as {
+    id?: string;
+    error?: { code: string; message: string; details?: Record<string, unknown> };
+  };
+  if (!response.ok || !answer.id) {
+    // Keeps the status, so a workflow the master refused exits 2 as it does when run embedded.
+    throw new RunnerError(
+      answer.error?.code ?? 'master_error',
+      `master at ${master.http}: ${answer.error?.message ?? response.statusText}`,
+      {
+        status: response.status,
+        details: answer.error?.details,
+      },
+    );
+  }
+  const view = createRunView({
+    mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text',
+    out: ctx.stdout,
+    err: ctx.stderr,
+    verbose: options.verbose === true,
+    colour: !process.env.NO_COLOR,
+  });
   const seen = new Map<string, string>();
   for (;;) {
-    const record = (await (await fetch(`${base}/executions/${answer.id}`)).json()) as RunRecord;
+    const record = runFromApi(
+      (await (await fetch(`${base}/executions/${answer.id}`)).json()) as Parameters<typeof runFromApi>[0],
+    );
     for (const task of record.tasks) {
       const key = `${task.name}:${task.status}`;
       if (seen.get(task.name) !== key) {
         seen.set(task.name, key);
         const { log, ...summary } = task;
-        if (options.verbose) for (const line of log) view.observe({ kind: 'log', runId: record.id, task: task.name, line });
+        if (options.verbose)
+          for (const line of log) view.observe({ kind: 'log', runId: record.id, task: task.name, line });
         view.observe({ kind: 'task', runId: record.id, task: summary });
       }
     }

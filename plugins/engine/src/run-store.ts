@@ -1,4 +1,13 @@
-import type { ExecutionFilter, Migration, RunRecord, RunStatus, Store, TaskResult, TaskStatus, WriteResult } from '@runner/plugin-sdk';
+import type {
+  ExecutionFilter,
+  Migration,
+  RunRecord,
+  RunStatus,
+  Store,
+  TaskResult,
+  TaskStatus,
+  WriteResult,
+} from '@runner/plugin-sdk';
 import { InvalidInputError } from '@runner/plugin-sdk';
 
 export const RUN_MIGRATIONS: readonly Migration[] = [
@@ -89,7 +98,15 @@ export class RunStore {
     return this.track(
       this.store.run(
         'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, counts) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
-        [run.id, run.workflowName, run.status, run.dryRun ? 1 : 0, run.startedAt, run.trigger ?? null, JSON.stringify(run.counts)],
+        [
+          run.id,
+          run.workflowName,
+          run.status,
+          run.dryRun ? 1 : 0,
+          run.startedAt,
+          run.trigger ?? null,
+          JSON.stringify(run.counts),
+        ],
       ),
     );
   }
@@ -163,20 +180,25 @@ export class RunStore {
     }
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const total = this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs ${clause}`, params)?.n ?? 0;
-    const rows = this.store.all<RunRow>(`SELECT * FROM runs ${clause} ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`, [
-      ...params,
-      filter.limit ?? 50,
-      filter.offset ?? 0,
-    ]);
+    const rows = this.store.all<RunRow>(
+      `SELECT * FROM runs ${clause} ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`,
+      [...params, filter.limit ?? 50, filter.offset ?? 0],
+    );
     return { runs: rows.map(fromRunRow), total };
   }
 
   /** Removes the oldest finished runs beyond `keep`; a bounded history keeps the store small. */
   async prune(keep: number): Promise<number> {
-    const cutoff = this.store.get<{ started_at: string }>('SELECT started_at FROM runs ORDER BY started_at DESC LIMIT 1 OFFSET ?', [keep]);
+    const cutoff = this.store.get<{ started_at: string }>(
+      'SELECT started_at FROM runs ORDER BY started_at DESC LIMIT 1 OFFSET ?',
+      [keep],
+    );
     if (!cutoff) return 0;
     const [, removed] = await this.store.transaction([
-      { sql: "DELETE FROM run_tasks WHERE run_id IN (SELECT id FROM runs WHERE started_at <= ? AND status <> 'running')", params: [cutoff.started_at] },
+      {
+        sql: "DELETE FROM run_tasks WHERE run_id IN (SELECT id FROM runs WHERE started_at <= ? AND status <> 'running')",
+        params: [cutoff.started_at],
+      },
       { sql: "DELETE FROM runs WHERE started_at <= ? AND status <> 'running'", params: [cutoff.started_at] },
     ]);
     return removed.changes;
@@ -227,6 +249,7 @@ function fromTaskRow(row: TaskRow): TaskResult {
 function sinceToIso(since: string): string {
   if (/^\d+(\.\d+)?$/.test(since)) return new Date(Number(since) * 1000).toISOString();
   const date = new Date(since);
-  if (Number.isNaN(date.getTime())) throw new InvalidInputError(`since: expected an ISO 8601 time or Unix seconds, got "${since}"`, { field: 'since' });
+  if (Number.isNaN(date.getTime()))
+    throw new InvalidInputError(`since: expected an ISO 8601 time or Unix seconds, got "${since}"`, { field: 'since' });
   return date.toISOString();
 }

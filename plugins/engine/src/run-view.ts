@@ -1,4 +1,5 @@
 import type { RunProgress, RunRecord, TaskResult, TaskStatus } from '@runner/plugin-sdk';
+import { runToApi, taskToApi } from './api-shape.js';
 
 export interface RunView {
   observe(progress: RunProgress): void;
@@ -8,8 +9,22 @@ export interface RunView {
 
 type Summary = Omit<TaskResult, 'log'>;
 
-const ICON: Record<TaskStatus, string> = { pending: '·', running: '▸', succeeded: '✔', failed: '✖', skipped: '↷', ignored: '!' };
-const COLOUR: Record<TaskStatus, string> = { pending: '90', running: '36', succeeded: '32', failed: '31', skipped: '90', ignored: '33' };
+const ICON: Record<TaskStatus, string> = {
+  pending: '·',
+  running: '▸',
+  succeeded: '✔',
+  failed: '✖',
+  skipped: '↷',
+  ignored: '!',
+};
+const COLOUR: Record<TaskStatus, string> = {
+  pending: '90',
+  running: '36',
+  succeeded: '32',
+  failed: '31',
+  skipped: '90',
+  ignored: '33',
+};
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 const seconds = (s: number) => (s < 10 ? `${s.toFixed(2)}s` : `${s.toFixed(1)}s`);
@@ -19,22 +34,46 @@ const seconds = (s: number) => (s < 10 ? `${s.toFixed(2)}s` : `${s.toFixed(1)}s`
  * `text` prints a line as each task ends (a pipe or a CI log), `json` prints every progress
  * event as one JSON object a line, then the record.
  */
-export function createRunView(options: { mode: 'live' | 'text' | 'json'; out: NodeJS.WritableStream; verbose: boolean }): RunView {
+export function createRunView(options: {
+  mode: 'live' | 'text' | 'json';
+  out: NodeJS.WritableStream;
+  /** The terminal's other stream (stderr), which the live view keeps out of its redrawn block. */
+  err?: NodeJS.WritableStream & { isTTY?: boolean };
+  verbose: boolean;
+  /** Colours in the live view; false when NO_COLOR is set (no-color.org). Default true. */
+  colour?: boolean;
+}): RunView {
   const { out, mode, verbose } = options;
   if (mode === 'json') {
     return {
       observe: (p) => {
         if (p.kind === 'log' && !verbose) return;
-        out.write(`${JSON.stringify(p.kind === 'run' ? { type: 'run', ...p.run } : p.kind === 'task' ? { type: 'task', run_id: p.runId, ...p.task } : { type: 'log', run_id: p.runId, task: p.task, ...p.line })}\n`);
+        // The shapes of the REST API (snake_case), so one parser reads both.
+        const object =
+          p.kind === 'run'
+            ? { type: 'run', ...runToApi(p.run) }
+            : p.kind === 'task'
+              ? { type: 'task', run_id: p.runId, ...taskToApi(p.task) }
+              : { type: 'log', run_id: p.runId, task: p.task, ...p.line };
+        out.write(`${JSON.stringify(object)}\n`);
       },
-      finish: (record) => out.write(`${JSON.stringify({ type: 'summary', id: record.id, workflow: record.workflowName, status: record.status, duration: record.duration, counts: record.counts, error: record.error })}\n`),
+      finish: (record) =>
+        out.write(
+          `${JSON.stringify({ type: 'summary', id: record.id, workflow_name: record.workflowName, status: record.status, dry_run: record.dryRun, duration: record.duration, counts: record.counts, error: record.error })}\n`,
+        ),
     };
   }
 
-  const paint = (status: TaskStatus, text: string) => (mode === 'live' ? `\x1b[${COLOUR[status]}m${text}\x1b[0m` : text);
+  const colour = mode === 'live' && options.colour !== false;
+  const paint = (status: TaskStatus, text: string) => (colour ? `\x1b[${COLOUR[status]}m${text}\x1b[0m` : text);
   const line = (t: Summary, frame = 0) => {
     const icon = t.status === 'running' && mode === 'live' ? SPINNER[frame % SPINNER.length] : ICON[t.status];
-    const time = t.status === 'running' ? seconds((Date.now() - Date.parse(t.startedAt ?? new Date().toISOString())) / 1000) : t.status === 'skipped' ? '' : seconds(t.duration);
+    const time =
+      t.status === 'running'
+        ? seconds((Date.now() - Date.parse(t.startedAt ?? new Date().toISOString())) / 1000)
+        : t.status === 'skipped'
+          ? ''
+          : seconds(t.duration);
     const where = t.agent !== 'localhost' ? ` on ${t.agent}` : '';
     const attempts = t.attempts > 1 ? ` (attempt ${t.attempts})` : '';
     return `${paint(t.status, icon)} ${t.name}${where}${attempts}${time ? `  ${time}` : ''}${t.message ? `  ${t.message}` : ''}`;
@@ -45,7 +84,10 @@ export function createRunView(options: { mode: 'live' | 'text' | 'json'; out: No
       .map(([status, n]) => `${n} ${status}`)
       .join(', ');
     const status = record.status === 'succeeded' ? 'succeeded' : record.status === 'failed' ? 'failed' : 'cancelled';
-    const mark = paint(record.status === 'succeeded' ? 'succeeded' : 'failed', record.status === 'succeeded' ? '✔' : '✖');
+    const mark = paint(
+      record.status === 'succeeded' ? 'succeeded' : 'failed',
+      record.status === 'succeeded' ? '✔' : '✖',
+    );
     return `${mark} ${record.workflowName} ${status} in ${seconds(record.duration)}: ${counts || 'no tasks'}${record.dryRun ? ' (dry run)' : ''}  [run ${record.id}]${record.error ? `\n  ${record.error}` : ''}\n`;
   };
 
@@ -53,7 +95,8 @@ export function createRunView(options: { mode: 'live' | 'text' | 'json'; out: No
     return {
       observe: (p) => {
         if (p.kind === 'task' && p.task.status !== 'running') out.write(`${line(p.task)}\n`);
-        if (p.kind === 'log' && verbose) out.write(`  ${p.task} | ${p.line.level === 'info' ? '' : `${p.line.level}: `}${p.line.message}\n`);
+        if (p.kind === 'log' && verbose)
+          out.write(`  ${p.task} | ${p.line.level === 'info' ? '' : `${p.line.level}: `}${p.line.message}\n`);
       },
       finish: (record) => out.write(summaryLine(record)),
     };
@@ -77,8 +120,27 @@ export function createRunView(options: { mode: 'live' | 'text' | 'json'; out: No
     draw();
   }, 80);
   timer.unref();
+  // Whatever else reaches the terminal while the block is drawn (the process log prints warnings
+  // and errors on stderr) would land inside the block and be erased by the next redraw, leaving a
+  // stale task line behind: such writes go above the block instead, as finished tasks do.
+  // Installed at the first progress, once the run has passed validation, so that a refused run
+  // leaves stderr as it was.
+  const err = options.err;
+  const errWrite = err?.isTTY ? err.write : undefined;
+  let redirected = false;
+  const redirectErr = () => {
+    if (!err || !errWrite || redirected) return;
+    redirected = true;
+    err.write = ((...args: Parameters<typeof errWrite>) => {
+      clear();
+      const written = errWrite.apply(err, args);
+      draw();
+      return written;
+    }) as typeof errWrite;
+  };
   return {
     observe: (p) => {
+      redirectErr();
       if (p.kind === 'task') {
         if (p.task.status === 'running') running.set(p.task.name, p.task);
         else {
@@ -89,12 +151,18 @@ export function createRunView(options: { mode: 'live' | 'text' | 'json'; out: No
         draw();
       } else if (p.kind === 'log' && verbose) {
         clear();
-        out.write(`\x1b[90m  ${p.task} |\x1b[0m ${p.line.message}\n`);
+        const level = p.line.level === 'info' ? '' : `${p.line.level}: `;
+        out.write(
+          colour
+            ? `\x1b[90m  ${p.task} |\x1b[0m ${level}${p.line.message}\n`
+            : `  ${p.task} | ${level}${p.line.message}\n`,
+        );
         draw();
       }
     },
     finish: (record) => {
       clearInterval(timer);
+      if (redirected && err && errWrite) err.write = errWrite;
       running.clear();
       clear();
       out.write(summaryLine(record));

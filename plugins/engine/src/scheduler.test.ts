@@ -14,6 +14,8 @@ async function play(tasks: T[], parallel: number, signal?: AbortSignal) {
   const events: string[] = [];
   const skipped: Record<string, string> = {};
   const finished: Record<string, string> = {};
+  const expandFailed: Record<string, string> = {};
+  const dropped: string[] = [];
   let running = 0;
   let peak = 0;
   const result = await schedule<T, string>(
@@ -28,17 +30,19 @@ async function play(tasks: T[], parallel: number, signal?: AbortSignal) {
         running++;
         peak = Math.max(peak, running);
         events.push(`start ${unit}`);
-        await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setTimeout(r, t.result === 'failed' ? 1 : 5));
         events.push(`end ${unit}`);
         running--;
         return { status: t.result ?? 'succeeded', message: t.result === 'failed' ? `${unit} broke` : undefined };
       },
       skipped: (t, reason) => void (skipped[t.name] = reason),
       taskFinished: (t, outcome) => void (finished[t.name] = outcome),
+      expandFailed: (t, message) => void (expandFailed[t.name] = message),
+      dropped: (unit, _t, reason) => void dropped.push(`${unit}: ${reason}`),
     },
     signal,
   );
-  return { events, skipped, finished, peak, result };
+  return { events, skipped, finished, peak, result, expandFailed, dropped };
 }
 
 describe('schedule', () => {
@@ -57,7 +61,10 @@ describe('schedule', () => {
   });
 
   it('stops after a failure: dependents and the rest are skipped with the reason', async () => {
-    const { finished, skipped, result, events } = await play([task('a', { result: 'failed' }), task('b', { dependsOn: ['a'] }), task('c'), task('d', { dependsOn: ['b'] })], 1);
+    const { finished, skipped, result, events } = await play(
+      [task('a', { result: 'failed' }), task('b', { dependsOn: ['a'] }), task('c'), task('d', { dependsOn: ['b'] })],
+      1,
+    );
     expect(finished).toEqual({ a: 'failed' });
     expect(skipped).toEqual({
       b: 'not run: it depends on a, which failed',
@@ -77,7 +84,10 @@ describe('schedule', () => {
   });
 
   it('continues past a failure with ignore_errors and reports it ignored', async () => {
-    const { finished, skipped } = await play([task('a', { result: 'failed', ignoreErrors: true }), task('b', { dependsOn: ['a'] })], 1);
+    const { finished, skipped } = await play(
+      [task('a', { result: 'failed', ignoreErrors: true }), task('b', { dependsOn: ['a'] })],
+      1,
+    );
     expect(finished).toEqual({ a: 'ignored', b: 'succeeded' });
     expect(skipped).toEqual({});
   });
@@ -87,10 +97,24 @@ describe('schedule', () => {
     expect(finished).toEqual({ a: 'skipped', b: 'succeeded' });
   });
 
-  it('fails a task whose expansion throws, with the message', async () => {
-    const { finished, skipped } = await play([task('a', { expandError: 'loop did not render to a list' }), task('b')], 1);
+  it('fails a task whose expansion throws, with the message; a dependent names it', async () => {
+    const { finished, skipped, expandFailed } = await play(
+      [task('a', { expandError: 'loop did not render to a list' }), task('b'), task('c', { dependsOn: ['a'] })],
+      1,
+    );
     expect(finished).toEqual({ a: 'failed' });
-    expect(skipped.b).toBe('not run: the run stopped after a failed');
+    expect(expandFailed).toEqual({ a: 'loop did not render to a list' });
+    expect(skipped).toEqual({
+      b: 'not run: the run stopped after a failed',
+      c: 'not run: it depends on a, which failed',
+    });
+  });
+
+  it('reports the loop units a stop dropped, one by one', async () => {
+    const { dropped, events } = await play([task('a', { result: 'failed' }), task('b', { units: 4 })], 2);
+    expect(events.slice(0, 2)).toEqual(['start a', 'start b[0]']);
+    expect(events).not.toContain('start b[1]');
+    expect(dropped).toEqual(['b[1]', 'b[2]', 'b[3]'].map((u) => `${u}: not run: the run stopped after a failed`));
   });
 
   it('skips what has not started once the run is cancelled', async () => {

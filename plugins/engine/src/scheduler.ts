@@ -30,6 +30,14 @@ export interface SchedulerHooks<T extends SchedulableTask, U> {
   run(unit: U, task: T): Promise<UnitResult>;
   /** A task that will not run, with why (dependency failed, run stopped, no units). */
   skipped(task: T, reason: string): void;
+  /**
+   * A task failed before any of its units started: its expansion threw (a loop or delegate_to
+   * template that does not render, an unknown agent). Without this the failure would leave no trace
+   * but the run's error.
+   */
+  expandFailed?(task: T, message: string): void;
+  /** Units of a started task (loop items) that will not run because the run stopped. */
+  dropped?(unit: U, task: T, reason: string): void;
   /** Every unit of the task has ended. */
   taskFinished(task: T, outcome: TaskOutcome): void;
 }
@@ -53,7 +61,9 @@ export async function schedule<T extends SchedulableTask, U>(
   hooks: SchedulerHooks<T, U>,
   signal?: AbortSignal,
 ): Promise<ScheduleResult> {
-  const state = new Map<string, TaskState<U>>(tasks.map((t) => [t.name, { phase: 'waiting', queue: [], running: 0, results: [] }]));
+  const state = new Map<string, TaskState<U>>(
+    tasks.map((t) => [t.name, { phase: 'waiting', queue: [], running: 0, results: [] }]),
+  );
   const outcomes = new Map<string, TaskOutcome>();
   // Tasks skipped because something failed or the run stopped: their dependents are skipped too,
   // unlike dependents of a task skipped by its own `when`.
@@ -87,7 +97,10 @@ export async function schedule<T extends SchedulableTask, U>(
     inFlight++;
     hooks
       .run(unit, task)
-      .catch((error: unknown): UnitResult => ({ status: 'failed', message: error instanceof Error ? error.message : String(error) }))
+      .catch((error: unknown): UnitResult => ({
+        status: 'failed',
+        message: error instanceof Error ? error.message : String(error),
+      }))
       .then((result) => {
         const status = result.status === 'failed' && task.ignoreErrors ? 'ignored' : result.status;
         s.results.push({ ...result, status });
@@ -100,8 +113,9 @@ export async function schedule<T extends SchedulableTask, U>(
 
   const stopped = () => stoppedBy !== undefined || signal?.aborted === true;
 
-  for (;;) {
-    // Tasks whose dependencies can no longer succeed are settled first, whatever the capacity.
+  // Tasks whose dependencies can no longer succeed are settled first, whatever the capacity. Tasks
+  // are in dependency order, so one pass also settles dependents of dependents.
+  const skipBlocked = () => {
     for (const task of tasks) {
       const s = state.get(task.name) as TaskState<U>;
       if (s.phase !== 'waiting') continue;
@@ -110,9 +124,16 @@ export async function schedule<T extends SchedulableTask, U>(
         blockedByFailure.add(task.name);
         s.phase = 'done';
         outcomes.set(task.name, 'skipped');
-        hooks.skipped(task, `not run: it depends on ${blocker}, which ${outcomes.get(blocker) === 'failed' ? 'failed' : 'was not run'}`);
+        hooks.skipped(
+          task,
+          `not run: it depends on ${blocker}, which ${outcomes.get(blocker) === 'failed' ? 'failed' : 'was not run'}`,
+        );
       }
     }
+  };
+
+  for (;;) {
+    skipBlocked();
 
     if (!stopped()) {
       for (const task of tasks) {
@@ -123,11 +144,18 @@ export async function schedule<T extends SchedulableTask, U>(
           try {
             s.queue = [...(await hooks.expand(task))];
           } catch (error) {
-            s.results.push({ status: 'failed', message: error instanceof Error ? error.message : String(error) });
+            const message = error instanceof Error ? error.message : String(error);
+            s.results.push({ status: 'failed', message });
+            hooks.expandFailed?.(task, message);
           }
           s.phase = 'running';
           if (s.queue.length === 0) {
-            if (s.results.length === 0) s.results.push({ status: 'skipped', message: 'no units to run' });
+            if (s.results.length === 0) {
+              // An empty loop (or no agent chosen): skipped like a false `when`, and recorded.
+              const reason = 'not run: no loop item or agent to run it for';
+              s.results.push({ status: 'skipped', message: reason });
+              hooks.skipped(task, reason);
+            }
             const failed = s.results.some((r) => r.status === 'failed');
             finishTask(task, failed ? (task.ignoreErrors ? 'ignored' : 'failed') : 'skipped');
             if (stopped()) break;
@@ -146,10 +174,17 @@ export async function schedule<T extends SchedulableTask, U>(
       const unfinished = tasks.filter((t) => state.get(t.name)?.phase !== 'done');
       if (unfinished.length === 0) break;
       if (stopped() || !unfinished.some((t) => t.dependsOn.every((d) => state.get(d)?.phase === 'done'))) {
+        // A dependent of the task that failed says so, rather than that the run stopped.
+        skipBlocked();
+        const reason = signal?.aborted
+          ? 'not run: the run was cancelled'
+          : `not run: the run stopped after ${stoppedBy} failed`;
         for (const task of unfinished) {
           const s = state.get(task.name) as TaskState<U>;
+          if (s.phase === 'done') continue;
           if (s.phase === 'running' && s.results.length > 0) {
-            // Some units ran before the stop; the rest are dropped.
+            // Some units ran before the stop; the rest are dropped, each reported (per-item records).
+            for (const unit of s.queue) hooks.dropped?.(unit, task, reason);
             s.queue = [];
             settleIfComplete(task);
             continue;
@@ -157,7 +192,7 @@ export async function schedule<T extends SchedulableTask, U>(
           s.phase = 'done';
           outcomes.set(task.name, 'skipped');
           blockedByFailure.add(task.name);
-          hooks.skipped(task, signal?.aborted ? 'not run: the run was cancelled' : `not run: the run stopped after ${stoppedBy} failed`);
+          hooks.skipped(task, reason);
         }
         break;
       }

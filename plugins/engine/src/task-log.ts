@@ -24,14 +24,23 @@ export function createTaskLog(capBytes: number, onLine: (line: TaskLogLine) => v
     add(level, message, rawFields) {
       // Redacted before it is kept: task logs are stored and served by the API.
       const fields = rawFields && redactFields(rawFields);
-      const line: TaskLogLine = { timestamp: new Date().toISOString(), level, message, ...(fields && Object.keys(fields).length ? { fields } : {}) };
+      const line: TaskLogLine = {
+        timestamp: new Date().toISOString(),
+        level,
+        message,
+        ...(fields && Object.keys(fields).length ? { fields } : {}),
+      };
       mirror?.[level](message, fields);
       const size = message.length + (fields ? JSON.stringify(fields).length : 0) + 48;
       if (bytes + size > capBytes) {
         dropped++;
         if (!log.truncated) {
           log.truncated = true;
-          log.lines.push({ timestamp: line.timestamp, level: 'warn', message: `log truncated at ${capBytes} bytes; later lines are not kept` });
+          log.lines.push({
+            timestamp: line.timestamp,
+            level: 'warn',
+            message: `log truncated at ${capBytes} bytes; later lines are not kept`,
+          });
         }
         log.lines[log.lines.length - 1].fields = { dropped_lines: dropped };
         return;

@@ -36,7 +36,12 @@ export interface UnitOutcome {
 }
 
 /** Runs one unit to its outcome: condition, dry-run rule, rendering, attempts with backoff. */
-export async function runUnit(unit: Unit, env: UnitEnvironment, log: TaskLog, onAttempt: (attempt: number) => void): Promise<UnitOutcome> {
+export async function runUnit(
+  unit: Unit,
+  env: UnitEnvironment,
+  log: TaskLog,
+  onAttempt: (attempt: number) => void,
+): Promise<UnitOutcome> {
   const { task } = unit;
   const agent = unit.agents.length === 1 ? unit.agents[0] : 'localhost';
   const context: Record<string, unknown> = {
@@ -50,7 +55,11 @@ export async function runUnit(unit: Unit, env: UnitEnvironment, log: TaskLog, on
     return { status: 'skipped', message: `condition is false: ${task.when}`, attempts: 0 };
   }
   if (env.dryRun && task.dryRun === 'skip') {
-    return { status: 'skipped', message: 'dry-run: script not run (set dry_run: run to run it with side effects reported only)', attempts: 0 };
+    return {
+      status: 'skipped',
+      message: 'dry-run: script not run (set dry_run: run to run it with side effects reported only)',
+      attempts: 0,
+    };
   }
 
   const retry = task.retry ?? { attempts: 1, delayMs: 0, backoff: 1 };
@@ -62,7 +71,10 @@ export async function runUnit(unit: Unit, env: UnitEnvironment, log: TaskLog, on
     last = await attemptOnce(unit, env, log, context, attempt);
     if (last.status === 'succeeded' || env.signal.aborted) return last;
     if (attempt < retry.attempts) {
-      log.add('warn', `attempt ${attempt} of ${retry.attempts} failed: ${last.message}; retrying in ${formatSeconds(delay)}`);
+      log.add(
+        'warn',
+        `attempt ${attempt} of ${retry.attempts} failed: ${last.message}; retrying in ${formatSeconds(delay)}`,
+      );
       await env.sleep(delay, env.signal);
       delay = Math.min(delay * retry.backoff, retry.maxDelayMs ?? Number.POSITIVE_INFINITY);
     }
@@ -70,13 +82,20 @@ export async function runUnit(unit: Unit, env: UnitEnvironment, log: TaskLog, on
   return last;
 }
 
-async function attemptOnce(unit: Unit, env: UnitEnvironment, log: TaskLog, context: Record<string, unknown>, attempt: number): Promise<UnitOutcome> {
+async function attemptOnce(
+  unit: Unit,
+  env: UnitEnvironment,
+  log: TaskLog,
+  context: Record<string, unknown>,
+  attempt: number,
+): Promise<UnitOutcome> {
   const { task } = unit;
   let script = task.exec.script;
   try {
-    if (hasTemplate(script)) script = env.template.render(script, context, { syntax: env.syntax, name: `task ${task.name} script` });
+    if (hasTemplate(script))
+      script = env.template.render(script, context, { syntax: env.syntax, name: `task ${task.name} script` });
   } catch (error) {
-    return { status: 'failed', message: messageOf(error), attempts: attempt };
+    return { status: 'failed', message: withFileLine(messageOf(error), error, unit), attempts: attempt };
   }
   const globals = { ...context, item: context.item, loop_index: context.loop_index } as Record<string, LuaValue>;
   try {
@@ -88,17 +107,32 @@ async function attemptOnce(unit: Unit, env: UnitEnvironment, log: TaskLog, conte
         logger: log.logger,
         signal: env.signal,
         timeoutMs: task.timeoutMs,
+        // os.getenv (and os.execute/io.popen) see what the `env` global shows: the runner's own
+        // RUNNER_* settings, which may hold credentials, are left out of both.
+        env: env.base.env as Record<string, string>,
         run: { workflow: env.workflowName, runId: env.runId, task: task.name, attempt, agent: 'localhost' },
       });
-      return interpret(values, attempt, unit);
+      return interpret(values, attempt);
     }
     return await delegate(unit, env, log, script, globals, attempt);
   } catch (error) {
-    return { status: 'failed', message: withFileLine(messageOf(error), error, unit), attempts: attempt };
+    // The runtime prefixes `task <name>: ` for the process log; the record and every view already
+    // name the task, so the message starts with what went wrong.
+    const prefix = `task ${task.name}: `;
+    const raw = messageOf(error);
+    const message = raw.startsWith(prefix) ? raw.slice(prefix.length) : raw;
+    return { status: 'failed', message: withFileLine(message, error, unit), attempts: attempt };
   }
 }
 
-async function delegate(unit: Unit, env: UnitEnvironment, log: TaskLog, script: string, globals: Record<string, LuaValue>, attempt: number): Promise<UnitOutcome> {
+async function delegate(
+  unit: Unit,
+  env: UnitEnvironment,
+  log: TaskLog,
+  script: string,
+  globals: Record<string, LuaValue>,
+  attempt: number,
+): Promise<UnitOutcome> {
   const delegator = env.delegator as AgentDelegator;
   const candidates = unit.failover ? unit.agents : unit.agents.slice(0, 1);
   const reasons: string[] = [];
@@ -123,7 +157,12 @@ async function delegate(unit: Unit, env: UnitEnvironment, log: TaskLog, script: 
         },
         { signal: env.signal, onLog: (line) => log.add(line.level, line.message, { ...line.fields, agent }) },
       );
-      return { status: result.success ? 'succeeded' : 'failed', message: result.message, outputs: result.outputs, attempts: attempt };
+      return {
+        status: result.success ? 'succeeded' : 'failed',
+        message: result.message,
+        outputs: result.outputs,
+        attempts: attempt,
+      };
     } catch (error) {
       // Failover moves on only when the agent could not be reached; a task that failed there failed.
       if (unit.failover && isRunnerError(error) && error.code === 'agent_unreachable') {
@@ -138,23 +177,29 @@ async function delegate(unit: Unit, env: UnitEnvironment, log: TaskLog, script: 
 }
 
 /** A script succeeds with nothing or true, fails with false (message second), outputs third. */
-function interpret(values: LuaValue[], attempt: number, unit: Unit): UnitOutcome {
+function interpret(values: LuaValue[], attempt: number): UnitOutcome {
   const [first, message, outputs] = values;
   const text = message === undefined || message === null ? undefined : String(message);
   if (outputs !== undefined && outputs !== null && (typeof outputs !== 'object' || Array.isArray(outputs))) {
-    return { status: 'failed', message: `task ${unit.task.name}: the third return value (outputs) must be a table with named keys, got ${Array.isArray(outputs) ? 'a list' : typeof outputs}`, attempts: attempt };
+    return {
+      status: 'failed',
+      message: `the third return value (outputs) must be a table with named keys, got ${Array.isArray(outputs) ? 'a list' : typeof outputs}`,
+      attempts: attempt,
+    };
   }
   const out = (outputs ?? undefined) as Record<string, LuaValue> | undefined;
-  if (first === undefined || first === null || first === true) return { status: 'succeeded', message: text, outputs: out, attempts: attempt };
-  if (first === false) return { status: 'failed', message: text ?? 'the script returned false', outputs: out, attempts: attempt };
+  if (first === undefined || first === null || first === true)
+    return { status: 'succeeded', message: text, outputs: out, attempts: attempt };
+  if (first === false)
+    return { status: 'failed', message: text ?? 'the script returned false', outputs: out, attempts: attempt };
   return {
     status: 'failed',
-    message: `task ${unit.task.name}: the script returned ${typeof first === 'object' ? 'a table' : `a ${typeof first}`}; a task returns nothing, true, or false [, message [, outputs]]`,
+    message: `the script returned ${typeof first === 'object' ? 'a table' : `a ${typeof first}`}; a task returns nothing, true, or false [, message [, outputs]]`,
     attempts: attempt,
   };
 }
 
-/** Adds the file position of a Lua error's script line, from the parser's source map. */
+/** Adds the file position of a Lua or template error's script line, from the parser's source map. */
 function withFileLine(message: string, error: unknown, unit: Unit): string {
   const line = isRunnerError(error) ? error.details?.line : undefined;
   const fileLine = typeof line === 'number' ? unit.task.source.scriptLines[line - 1] : undefined;

@@ -1,4 +1,10 @@
-import { InvalidInputError, type AgentDelegator, type LuaValue, type TemplateEngine, type TemplateSyntax } from '@runner/plugin-sdk';
+import {
+  InvalidInputError,
+  type AgentDelegator,
+  type LuaValue,
+  type TemplateEngine,
+  type TemplateSyntax,
+} from '@runner/plugin-sdk';
 import type { LoopItem, TaskDefinition } from './workflow-types.js';
 
 /** One execution of a task: a loop item on an agent (or locally). */
@@ -39,11 +45,14 @@ export interface ExpandContext {
 export function loopItems(task: TaskDefinition, ctx: ExpandContext): LoopItem[] | undefined {
   if (task.loop === undefined) return undefined;
   const name = `task ${task.name} loop`;
-  if (typeof task.loop === 'string') return ctx.loopItemsFromText(ctx.template.render(task.loop, ctx.base, { syntax: ctx.syntax, name }));
+  if (typeof task.loop === 'string')
+    return ctx.loopItemsFromText(ctx.template.render(task.loop, ctx.base, { syntax: ctx.syntax, name }));
   const renderDeep = (value: unknown): unknown => {
-    if (typeof value === 'string') return hasTemplate(value) ? ctx.template.render(value, ctx.base, { syntax: ctx.syntax, name }) : value;
+    if (typeof value === 'string')
+      return hasTemplate(value) ? ctx.template.render(value, ctx.base, { syntax: ctx.syntax, name }) : value;
     if (Array.isArray(value)) return value.map(renderDeep);
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v)]));
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v)]));
     return value;
   };
   return task.loop.map((item) => renderDeep(item) as LoopItem);
@@ -70,7 +79,11 @@ export function itemLabel(item: LoopItem, index: number): string {
 export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
   const items = loopItems(task, ctx);
   const iterations: { item?: LoopItem; loopIndex?: number; context: Record<string, unknown> }[] = items
-    ? items.map((item, i) => ({ item, loopIndex: i + 1, context: { ...ctx.base, item: item as LuaValue, loop_index: i + 1 } }))
+    ? items.map((item, i) => ({
+        item,
+        loopIndex: i + 1,
+        context: { ...ctx.base, item: item as LuaValue, loop_index: i + 1 },
+      }))
     : [{ context: ctx.base }];
   const entries = task.delegateTo ?? (ctx.runAgents?.length ? [...ctx.runAgents] : undefined);
   const units: Unit[] = [];
@@ -81,7 +94,13 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
       continue;
     }
     const agents = entries.flatMap((entry) =>
-      hasTemplate(entry) ? ctx.loopItemsFromText(ctx.template.render(entry, context, { syntax: ctx.syntax, name: `task ${task.name} delegate_to` })).map(String) : [entry],
+      hasTemplate(entry)
+        ? ctx
+            .loopItemsFromText(
+              ctx.template.render(entry, context, { syntax: ctx.syntax, name: `task ${task.name} delegate_to` }),
+            )
+            .map(String)
+        : [entry],
     );
     if (agents.length === 0) throw new InvalidInputError(`task ${task.name}: delegate_to rendered to no agent`);
     for (const agent of agents) {
@@ -96,8 +115,17 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
     switch (task.delegation.strategy) {
       case 'all':
         for (const agent of agents) {
-          if (!ctx.delegator?.isAvailable(agent)) throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
-          units.push({ seq: ctx.nextSeq(), name: withAgent(agent), task, item, loopIndex, agents: [agent], failover: false });
+          if (!ctx.delegator?.isAvailable(agent))
+            throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
+          units.push({
+            seq: ctx.nextSeq(),
+            name: withAgent(agent),
+            task,
+            item,
+            loopIndex,
+            agents: [agent],
+            failover: false,
+          });
         }
         break;
       case 'round_robin': {
@@ -106,8 +134,17 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
         const turn = ctx.rotation.get(key) ?? 0;
         ctx.rotation.set(key, turn + 1);
         const agent = agents[turn % agents.length];
-        if (!ctx.delegator?.isAvailable(agent)) throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
-        units.push({ seq: ctx.nextSeq(), name: withAgent(agent), task, item, loopIndex, agents: [agent], failover: false });
+        if (!ctx.delegator?.isAvailable(agent))
+          throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
+        units.push({
+          seq: ctx.nextSeq(),
+          name: withAgent(agent),
+          task,
+          item,
+          loopIndex,
+          agents: [agent],
+          failover: false,
+        });
         break;
       }
       case 'failover':
@@ -115,10 +152,25 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
         break;
       case 'conditional': {
         const condition = task.delegation.when;
-        const chosen = agents.filter((agent) => ctx.template.evaluate(condition, { ...context, agent: ctx.delegator?.agent(agent) as unknown as LuaValue }, ctx.syntax));
+        const chosen = agents.filter((agent) =>
+          ctx.template.evaluate(
+            condition,
+            { ...context, agent: ctx.delegator?.agent(agent) as unknown as LuaValue },
+            ctx.syntax,
+          ),
+        );
         for (const agent of chosen) {
-          if (!ctx.delegator?.isAvailable(agent)) throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
-          units.push({ seq: ctx.nextSeq(), name: withAgent(agent), task, item, loopIndex, agents: [agent], failover: false });
+          if (!ctx.delegator?.isAvailable(agent))
+            throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
+          units.push({
+            seq: ctx.nextSeq(),
+            name: withAgent(agent),
+            task,
+            item,
+            loopIndex,
+            agents: [agent],
+            failover: false,
+          });
         }
         break;
       }

@@ -135,7 +135,7 @@ export function checkScripts(r: Reader, draft: WorkflowDraft, hook: ScriptCheckH
     if (!result) continue;
     const path = `${task.path}.exec.script`;
     r.error(
-      new ScalarLocator(r.source, node, value).locate(result.line),
+      new ScalarLocator(r.source, node, value).locate(result.line, result.column),
       path,
       `${path}: does not compile: ${result.message}`,
     );

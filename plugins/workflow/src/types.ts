@@ -100,13 +100,13 @@ export interface TemplateVariableUse {
 export type TemplateVariablesHook = (source: string, engine: TemplateEngine) => readonly TemplateVariableUse[];
 
 /**
- * Checks that a Lua chunk compiles. Returns nothing when it does, else the 1-based line of the
- * problem within `source` and a message without the chunk-name prefix.
+ * Checks that a Lua chunk compiles. Returns nothing when it does, else the 1-based line (and, when
+ * known, column) of the problem within `source` and a message without the chunk-name prefix.
  */
 export type ScriptCheckHook = (
   source: string,
   chunkName: string,
-) => void | undefined | { line: number; message: string };
+) => void | undefined | { line: number; column?: number; message: string };
 
 export interface ParseWorkflowOptions {
   /** Shown in every problem; a path or a name such as `flow deploy`. */
