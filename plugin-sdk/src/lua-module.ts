@@ -24,13 +24,34 @@ export interface LuaModuleSpec<F extends string = string> {
 
 /** Values crossing between Lua and JavaScript. Tables become arrays (1..n keys) or objects. */
 export type LuaValue =
-  null | undefined | boolean | number | string | LuaFunctionRef | LuaValue[] | { [key: string]: LuaValue };
+  | null
+  | undefined
+  | boolean
+  | number
+  | string
+  | LuaFunctionRef
+  | LuaLazyTable
+  | LuaValue[]
+  | { [key: string]: LuaValue };
 
 /** A Lua function passed to a module function (e.g. `goroutine.parallel`'s tasks). */
 export interface LuaFunctionRef {
   readonly kind: 'lua-function';
   /** Calls it in a coroutine of its own; resolves with its return values. */
   call(...args: LuaValue[]): Promise<LuaValue[]>;
+}
+
+/**
+ * A table handed to Lua whose entries are converted only when the script reads them (or iterates
+ * with `pairs`): for large context a script usually reads a little of, such as `tasks`.
+ */
+export interface LuaLazyTable {
+  readonly kind: 'lua-lazy-table';
+  readonly source: Readonly<Record<string, unknown>>;
+}
+
+export function luaLazyTable(source: Readonly<Record<string, unknown>>): LuaLazyTable {
+  return { kind: 'lua-lazy-table', source };
 }
 
 /** Return this from a module function to give Lua several results. */

@@ -1,5 +1,6 @@
 import {
   isRunnerError,
+  luaLazyTable,
   type AgentDelegator,
   type LuaRuntime,
   type LuaValue,
@@ -102,7 +103,13 @@ async function attemptOnce(
     if (unit.agents.length === 0) {
       const { values } = await env.runtime.run(script, {
         chunkName: `=${task.name}`,
-        globals,
+        // `tasks` grows with every task run and `env` is large; a script reads a few entries, so
+        // they are converted on first read instead of into every fresh Lua state (O(n^2) otherwise).
+        globals: {
+          ...globals,
+          tasks: luaLazyTable(globals.tasks as Record<string, unknown>),
+          env: luaLazyTable(globals.env as Record<string, unknown>),
+        },
         dryRun: env.dryRun,
         logger: log.logger,
         signal: env.signal,

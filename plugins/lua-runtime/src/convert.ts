@@ -1,4 +1,4 @@
-import type { LuaFunctionRef, LuaValue } from '@runner/plugin-sdk';
+import type { LuaFunctionRef, LuaLazyTable, LuaValue } from '@runner/plugin-sdk';
 import fengari, { type LuaProxy, type LuaState } from 'fengari';
 import { jsString, luaString } from './lua-strings.js';
 
@@ -235,6 +235,10 @@ function push(L: LuaState, value: unknown, options: PushOptions, seen: Set<objec
     options.pushFunctionRef(L, object as LuaFunctionRef, path);
     return;
   }
+  if (kind === 'lua-lazy-table') {
+    pushLazyTable(L, (object as LuaLazyTable).source, options, path);
+    return;
+  }
   if (kind === 'lua-multiple') {
     throw new ConversionError(path, 'luaMultiple(...) is only allowed as the whole return value of a module function');
   }
@@ -263,4 +267,52 @@ function push(L: LuaState, value: unknown, options: PushOptions, seen: Set<objec
     }
   }
   seen.delete(object);
+}
+
+/**
+ * A table whose entries are converted when a script first reads them (then kept in the table) or
+ * when it iterates with `pairs`. Large context such as every earlier task's results would otherwise
+ * be converted into each task's fresh state, whether or not the script reads it.
+ */
+function pushLazyTable(
+  L: LuaState,
+  source: Readonly<Record<string, unknown>>,
+  options: PushOptions,
+  path: string,
+): void {
+  const convertInto = (L1: LuaState, key: string, value: unknown): void => {
+    push(L1, value, options, new Set(), 0, childPath(path, key));
+    lua.lua_pushstring(L1, luaString(key));
+    lua.lua_pushvalue(L1, -2);
+    lua.lua_rawset(L1, 1);
+  };
+  lua.lua_createtable(L, 0, 0);
+  lua.lua_createtable(L, 0, 2);
+  lua.lua_pushjsfunction(L, (L1: LuaState) => {
+    if (lua.lua_type(L1, 2) !== lua.LUA_TSTRING) return 0;
+    const key = jsString(lua.lua_tostring(L1, 2) as Uint8Array);
+    const value = Object.prototype.hasOwnProperty.call(source, key) ? source[key] : undefined;
+    if (value === undefined) return 0;
+    convertInto(L1, key, value);
+    return 1;
+  });
+  lua.lua_setfield(L, -2, luaString('__index'));
+  lua.lua_pushjsfunction(L, (L1: LuaState) => {
+    for (const key of Object.keys(source)) {
+      lua.lua_pushstring(L1, luaString(key));
+      const present = lua.lua_rawget(L1, 1) !== lua.LUA_TNIL;
+      lua.lua_pop(L1, 1);
+      if (present) continue;
+      const value = source[key];
+      if (value === undefined) continue;
+      convertInto(L1, key, value);
+      lua.lua_pop(L1, 1);
+    }
+    lua.lua_getglobal(L1, luaString('next'));
+    lua.lua_pushvalue(L1, 1);
+    lua.lua_pushnil(L1);
+    return 3;
+  });
+  lua.lua_setfield(L, -2, luaString('__pairs'));
+  lua.lua_setmetatable(L, -2);
 }
