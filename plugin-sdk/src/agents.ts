@@ -94,7 +94,11 @@ export interface AgentRegistry {
   processes(name: string): Promise<AgentProcess[]>;
   network(name: string): Promise<AgentNetworkInterface[]>;
   disks(name: string): Promise<AgentDisk[]>;
-  exec(name: string, command: string | string[], options?: { timeoutMs?: number; cwd?: string }): Promise<AgentExecResult>;
+  exec(
+    name: string,
+    command: string | string[],
+    options?: { timeoutMs?: number; cwd?: string },
+  ): Promise<AgentExecResult>;
   /** Asks the agent process to restart itself (it re-registers). */
   restart(name: string): Promise<void>;
   /** Asks the agent process to stop. */
