@@ -171,8 +171,10 @@ describe('CPU fairness', () => {
     await expect(spinning).rejects.toMatchObject({ code: 'timeout' });
     console.log(`timer lateness while a script spins (ms): ${late.map((l) => l.toFixed(1)).join(' ')}`);
     // Percentiles, not the worst: the machine is shared, and a neighbour can delay any timer.
-    expect(percentile(late, 0.5)).toBeLessThan(10);
-    expect(percentile(late, 0.9)).toBeLessThan(20);
+    // Without time slicing no timer would fire until the abort; the bounds are loose on purpose
+    // (speed figures belong to test/bench, this only proves the loop keeps turning).
+    expect(percentile(late, 0.5)).toBeLessThan(25);
+    expect(percentile(late, 0.9)).toBeLessThan(60);
   });
 
   it('answers HTTP requests while scripts spin', async () => {
@@ -227,8 +229,8 @@ describe('CPU fairness', () => {
     const late = await timerLateness(20, 5);
     stop.abort();
     await expect(spinning).rejects.toMatchObject({ code: 'timeout' });
-    expect(percentile(late, 0.5)).toBeLessThan(10);
-    expect(percentile(late, 0.9)).toBeLessThan(20);
+    expect(percentile(late, 0.5)).toBeLessThan(25);
+    expect(percentile(late, 0.9)).toBeLessThan(60);
   });
 });
 
