@@ -1,0 +1,711 @@
+import { readFileSync } from 'node:fs';
+import * as grpc from '@grpc/grpc-js';
+import {
+  InvalidInputError,
+  isRunnerError,
+  RunnerError,
+  type Agent,
+  type AgentDelegator,
+  type AgentDisk,
+  type AgentExecResult,
+  type AgentFacts,
+  type AgentLogEntry,
+  type AgentMetrics,
+  type AgentNetworkInterface,
+  type AgentProcess,
+  type AgentRegistry,
+  type AgentStatus,
+  type DelegatedResult,
+  type EventBus,
+  type LuaValue,
+  type Logger,
+  type Store,
+  type TaskLogLine,
+} from '@runner/plugin-sdk';
+import {
+  loadRunnerProto,
+  PROTOCOL_VERSION,
+  type AgentMessage__Output,
+  type HeartbeatRequest__Output,
+  type LogEntry__Output,
+  type MasterMessage,
+  type MetricsResponse__Output,
+  type Register__Output,
+} from '@runner/proto';
+import { AgentStore, type StoredAgent } from './agent-store.js';
+import type { MasterTransportConfig } from './config.js';
+import { AgentUnreachableError, formatMs, unknownAgent } from './errors.js';
+import { AgentSession, type CallOptions, type MasterRequest } from './session.js';
+import type { JoinTokens } from './token.js';
+
+export interface AgentMasterOptions {
+  config: MasterTransportConfig;
+  logger: Logger;
+  tokens: JoinTokens;
+  /** The runner version, sent to agents. */
+  version: string;
+  events?: Pick<EventBus, 'emit'>;
+  /** Agents persist here when given (the master profile has a store). */
+  store?: Store;
+}
+
+/** An agent as the master tracks it: the stored facts plus what only lives in memory. */
+interface AgentRecord extends StoredAgent {
+  status: AgentStatus;
+  error: string;
+  session?: AgentSession;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const EXEC_MARGIN_MS = 10_000;
+
+/**
+ * The master side of the agent transport: the gRPC server agents dial, their sessions, the
+ * registry (AgentRegistry) and task delegation (AgentDelegator).
+ */
+export class AgentMaster {
+  readonly registry: AgentRegistry;
+  readonly delegator: AgentDelegator;
+  private readonly records = new Map<string, AgentRecord>();
+  private readonly listeners = new Set<(agent: Agent) => void>();
+  private readonly server: grpc.Server;
+  private readonly store?: AgentStore;
+  private sweeper?: NodeJS.Timeout;
+  private bound?: { host: string; port: number };
+  private closing = false;
+
+  constructor(private readonly options: AgentMasterOptions) {
+    const { config } = options;
+    // grpc-js writes its own errors to the console ("E No address added ..."); the errors that
+    // matter reach this plugin and are reported in its words, so its lines go to the debug log.
+    grpc.setLogger({ error: (...args: unknown[]) => options.logger.debug(`grpc: ${args.map(String).join(' ')}`) });
+    this.server = new grpc.Server({
+      'grpc.max_receive_message_length': config.maxMessageBytes,
+      'grpc.max_send_message_length': config.maxMessageBytes,
+      // Reaps connections whose peer vanished without a FIN (a host that lost power); the
+      // heartbeat timeout marks the agent offline well before.
+      'grpc.keepalive_time_ms': 60_000,
+      'grpc.keepalive_timeout_ms': 20_000,
+    });
+    const proto = loadRunnerProto().runner.v1;
+    this.server.addService(proto.Master.service, {
+      Connect: (call: grpc.ServerDuplexStream<AgentMessage__Output, MasterMessage>) => this.onConnect(call),
+    });
+    if (options.store) this.store = new AgentStore(options.store, options.logger, config.persistIntervalMs);
+    this.registry = this.createRegistry();
+    this.delegator = this.createDelegator();
+  }
+
+  /** Loads known agents (offline until they reconnect), then listens. */
+  async listen(): Promise<{ host: string; port: number }> {
+    for (const stored of (await this.store?.open()) ?? []) {
+      this.records.set(stored.name, { ...stored, status: 'offline', error: '' });
+    }
+    const { config } = this.options;
+    const credentials =
+      config.tlsCert && config.tlsKey
+        ? grpc.ServerCredentials.createSsl(
+            null,
+            [
+              {
+                cert_chain: readPem(config.tlsCert, 'grpc.tls_cert'),
+                private_key: readPem(config.tlsKey, 'grpc.tls_key'),
+              },
+            ],
+            false,
+          )
+        : grpc.ServerCredentials.createInsecure();
+    const target = config.bindAddress.includes(':')
+      ? `[${config.bindAddress}]:${config.port}`
+      : `${config.bindAddress}:${config.port}`;
+    const port = await new Promise<number>((resolve, reject) =>
+      this.server.bindAsync(target, credentials, (error, bound) => (error ? reject(error) : resolve(bound))),
+    ).catch((error: Error) => {
+      const inUse = /EADDRINUSE|address already in use|No address added/i.test(error.message);
+      throw new RunnerError(
+        'listen_failed',
+        `cannot listen for agents on ${target}: ${inUse ? 'address already in use (another master or program holds it; choose another with grpc.port or --port)' : error.message}`,
+        { cause: error },
+      );
+    });
+    this.bound = { host: config.bindAddress, port };
+    // One sweep for every session: thousands of agents need no timer each.
+    const sweepMs = Math.min(5000, Math.max(50, config.heartbeatTimeoutMs / 4));
+    this.sweeper = setInterval(() => this.sweep(), sweepMs);
+    this.sweeper.unref();
+    return this.bound;
+  }
+
+  address(): { host: string; port: number } | undefined {
+    return this.bound;
+  }
+
+  /** Ends every session (agents reconnect to the next master), stops listening, saves agents. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    clearInterval(this.sweeper);
+    for (const record of this.records.values()) {
+      record.session?.close('the master is stopping', {
+        disconnect: { reason: 'the master is stopping', reconnect: true },
+      });
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, 2000);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    await this.store?.close();
+  }
+
+  // ---- sessions ------------------------------------------------------------------------------
+
+  private onConnect(call: grpc.ServerDuplexStream<AgentMessage__Output, MasterMessage>): void {
+    const { config, logger } = this.options;
+    const address = call.getPeer();
+    const claimed = String(call.metadata.get('x-runner-agent')[0] ?? '');
+    const who = `${claimed ? `agent ${claimed}` : 'an agent'} from ${address}`;
+    const refuse = (code: grpc.status, why: string, level: 'warn' | 'info' = 'warn') => {
+      logger[level](`refused ${who}: ${why}`, { agent: claimed || undefined, address });
+      try {
+        call.emit('error', { code, details: why });
+      } catch {}
+    };
+    if (this.closing) return refuse(grpc.status.UNAVAILABLE, 'the master is stopping', 'info');
+
+    const header = String(call.metadata.get('authorization')[0] ?? '');
+    const presented = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+    const check = this.options.tokens.check(presented);
+    if (check !== 'ok') {
+      return refuse(
+        grpc.status.UNAUTHENTICATED,
+        check === 'missing'
+          ? 'no join token presented (give the agent --token or RUNNER_JOIN_TOKEN; `runner agent token show` on the master prints it)'
+          : 'wrong join token (compare with `runner agent token show` on the master)',
+      );
+    }
+
+    let session: AgentSession | undefined;
+    const registerTimer = setTimeout(
+      () => refuse(grpc.status.DEADLINE_EXCEEDED, `no register message within ${formatMs(config.registerTimeoutMs)}`),
+      config.registerTimeoutMs,
+    );
+    call.on('data', (message: AgentMessage__Output) => {
+      if (session) {
+        session.lastSeen = Date.now();
+        if (message.body === 'heartbeat')
+          this.onHeartbeat(session, message.call_id, message.heartbeat as HeartbeatRequest__Output);
+        else session.deliver(message);
+        return;
+      }
+      clearTimeout(registerTimer);
+      if (message.body !== 'register' || !message.register) {
+        return refuse(
+          grpc.status.FAILED_PRECONDITION,
+          `the first message must be register, got ${message.body ?? 'nothing'}`,
+        );
+      }
+      const register = message.register;
+      if (register.protocol_version !== PROTOCOL_VERSION) {
+        return refuse(
+          grpc.status.FAILED_PRECONDITION,
+          `protocol version ${register.protocol_version} is not supported (this master speaks ${PROTOCOL_VERSION}); upgrade the agent or the master so they match`,
+        );
+      }
+      if (!NAME.test(register.name)) {
+        return refuse(
+          grpc.status.INVALID_ARGUMENT,
+          `agent name ${JSON.stringify(register.name)} is not valid: use letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit)`,
+        );
+      }
+      session = this.register(register, address, call);
+    });
+    const ended = (why: string) => {
+      clearTimeout(registerTimer);
+      session?.close(why);
+    };
+    call.on('end', () => ended('the agent closed the connection'));
+    call.on('error', (error: Error) => ended(`the connection broke (${error.message})`));
+    call.on('cancelled', () => ended('the connection broke'));
+    call.on('close', () => ended('the connection closed'));
+  }
+
+  private register(
+    register: Register__Output,
+    address: string,
+    call: grpc.ServerDuplexStream<AgentMessage__Output, MasterMessage>,
+  ): AgentSession {
+    const { config, logger } = this.options;
+    const name = register.name;
+    const previous = this.records.get(name);
+    if (previous?.session) {
+      // The newer connection wins: after a network blip the old stream may be half dead; an agent
+      // that restarted is the same agent. The old connection is told not to reconnect, so two
+      // processes claiming one name do not take turns forever.
+      logger.warn(
+        `agent ${name} connected again from ${address}; closing its previous connection from ${previous.session.address}`,
+        { agent: name },
+      );
+      const replaced = previous.session;
+      previous.session = undefined;
+      replaced.close(`replaced by a new connection from ${address}`, {
+        disconnect: {
+          reason: `another connection of agent ${name} (from ${address}) replaced this one`,
+          reconnect: false,
+        },
+      });
+    }
+    const now = new Date().toISOString();
+    const session = new AgentSession(name, address, call, (s, reason) => this.onSessionClosed(s, reason));
+    const record: AgentRecord = {
+      name,
+      address,
+      last_heartbeat: now,
+      cpu_usage: previous?.cpu_usage ?? 0,
+      memory_usage: previous?.memory_usage ?? 0,
+      disk_usage: previous?.disk_usage ?? 0,
+      uptime: register.uptime,
+      version: register.version,
+      hostname: register.hostname,
+      os: register.os,
+      registered_at: previous?.registered_at ?? now,
+      modules: [...register.modules].sort(),
+      labels: { ...register.labels },
+      status: 'online',
+      error: '',
+      session,
+    };
+    this.records.set(name, record);
+    session.send({
+      registered: {
+        master_version: this.options.version,
+        heartbeat_interval: config.heartbeatIntervalMs / 1000,
+        heartbeat_timeout: config.heartbeatTimeoutMs / 1000,
+        address,
+      },
+    });
+    logger.info(`agent ${name} connected from ${address}`, { agent: name, address, version: register.version });
+    this.store?.save(record);
+    this.options.events?.emit('agent.connected', { agent_name: name, address, status: 'online' });
+    this.changed(record);
+    return session;
+  }
+
+  private onHeartbeat(session: AgentSession, callId: number, heartbeat: HeartbeatRequest__Output): void {
+    const record = this.records.get(session.name);
+    if (record?.session !== session) return;
+    const usage = heartbeat.usage;
+    const before = {
+      cpu: record.cpu_usage,
+      memory: record.memory_usage,
+      disk: record.disk_usage,
+      status: record.status,
+    };
+    record.last_heartbeat = new Date().toISOString();
+    if (usage) {
+      record.cpu_usage = round(usage.cpu_percent);
+      record.memory_usage = round(usage.memory_percent);
+      record.disk_usage = round(usage.disk_percent);
+      record.uptime = usage.uptime;
+    }
+    record.error = heartbeat.error;
+    const changed =
+      record.cpu_usage !== before.cpu || record.memory_usage !== before.memory || record.disk_usage !== before.disk;
+    const status = this.statusOf(record);
+    if (status !== record.status) {
+      const why =
+        status === 'warning' ? this.overThreshold(record) : status === 'error' ? record.error : 'back to normal';
+      this.options.logger[status === 'online' ? 'info' : 'warn'](`agent ${record.name} is ${status}: ${why}`, {
+        agent: record.name,
+        status,
+      });
+      record.status = status;
+    }
+    session.send({ call_id: callId, heartbeat: { server_time_ms: Date.now() } });
+    this.store?.touch(record);
+    // Listeners (the WebSocket's agent_update) hear of status and usage changes, not of every beat.
+    if (changed || status !== before.status) this.changed(record);
+  }
+
+  private onSessionClosed(session: AgentSession, reason: string): void {
+    const record = this.records.get(session.name);
+    // A replaced session's end says nothing about the agent, which is connected again.
+    if (!record || record.session !== session) return;
+    record.session = undefined;
+    record.status = 'offline';
+    this.options.logger.info(`agent ${record.name} disconnected: ${reason}`, {
+      agent: record.name,
+      address: record.address,
+    });
+    this.store?.save(record);
+    this.options.events?.emit('agent.disconnected', {
+      agent_name: record.name,
+      address: record.address,
+      status: 'offline',
+    });
+    this.changed(record);
+  }
+
+  /** Sessions silent for longer than the heartbeat timeout are given up. */
+  private sweep(): void {
+    const limit = Date.now() - this.options.config.heartbeatTimeoutMs;
+    for (const record of this.records.values()) {
+      const session = record.session;
+      if (session && session.lastSeen < limit) {
+        session.close(`no heartbeat for ${formatMs(Date.now() - session.lastSeen)}`, {
+          status: { code: grpc.status.UNAVAILABLE },
+        });
+      }
+    }
+  }
+
+  private statusOf(record: AgentRecord): AgentStatus {
+    if (!record.session) return 'offline';
+    if (record.error) return 'error';
+    return this.overThreshold(record) ? 'warning' : 'online';
+  }
+
+  private overThreshold(record: AgentRecord): string {
+    const limit = this.options.config.warningThreshold;
+    return [
+      ['CPU', record.cpu_usage],
+      ['memory', record.memory_usage],
+      ['disk', record.disk_usage],
+    ]
+      .filter(([, value]) => (value as number) > limit)
+      .map(([what, value]) => `${what} at ${value}% (above ${limit}%)`)
+      .join(', ');
+  }
+
+  private changed(record: AgentRecord): void {
+    if (this.listeners.size === 0) return;
+    const agent = toAgent(record);
+    for (const listener of this.listeners) {
+      try {
+        listener(agent);
+      } catch (error) {
+        this.options.logger.error(`an agent change listener failed: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  // ---- calls to agents -------------------------------------------------------------------------
+
+  private session(name: string): AgentSession {
+    const record = this.records.get(name);
+    if (!record) throw unknownAgent(name);
+    if (!record.session) throw new AgentUnreachableError(name, `offline since ${record.last_heartbeat}`);
+    return record.session;
+  }
+
+  private async call(name: string, body: MasterRequest, options: CallOptions): Promise<AgentMessage__Output> {
+    return this.session(name).request(body, options);
+  }
+
+  private async getMetrics(
+    name: string,
+    detail: { processes?: boolean; network?: boolean; disks?: boolean },
+  ): Promise<MetricsResponse__Output> {
+    const answer = await this.call(
+      name,
+      { get_metrics: detail },
+      { what: 'GetMetrics', timeoutMs: this.options.config.callTimeoutMs },
+    );
+    return answer.metrics as MetricsResponse__Output;
+  }
+
+  private createRegistry(): AgentRegistry {
+    return {
+      list: () => [...this.records.values()].sort((a, b) => a.name.localeCompare(b.name)).map(toAgent),
+      get: (name) => {
+        const record = this.records.get(name);
+        return record && toAgent(record);
+      },
+      remove: async (name) => {
+        const record = this.records.get(name);
+        if (!record) throw unknownAgent(name);
+        this.records.delete(name);
+        this.store?.delete(name);
+        if (record.session) {
+          record.session.close('removed from the master', {
+            disconnect: { reason: 'removed from the master', reconnect: false },
+          });
+          this.options.events?.emit('agent.disconnected', {
+            agent_name: name,
+            address: record.address,
+            status: 'offline',
+          });
+        }
+        this.options.logger.info(`agent ${name} removed`, { agent: name });
+        const agent = toAgent({ ...record, session: undefined, status: 'offline' });
+        for (const listener of this.listeners) listener(agent);
+      },
+      metrics: async (name) => toMetrics((await this.getMetrics(name, {})).metrics),
+      processes: async (name) => (await this.getMetrics(name, { processes: true })).processes.map(toProcess),
+      network: async (name) => (await this.getMetrics(name, { network: true })).network.map(toInterface),
+      disks: async (name) => (await this.getMetrics(name, { disks: true })).disks.map(toDisk),
+      exec: async (name, command, options = {}) => {
+        const argv = Array.isArray(command) ? command : [];
+        if (Array.isArray(command) ? command.length === 0 || !command[0] : !command.trim()) {
+          throw new InvalidInputError('exec: command must not be empty', { field: 'command' });
+        }
+        const timeoutMs = options.timeoutMs ?? 0;
+        const answer = await this.call(
+          name,
+          {
+            exec: {
+              command: Array.isArray(command) ? '' : command,
+              argv,
+              cwd: options.cwd ?? '',
+              timeout_ms: Math.max(0, Math.round(timeoutMs)),
+            },
+          },
+          // The agent enforces the command's timeout (its default when 0); this only covers a lost answer.
+          { what: 'Exec', timeoutMs: (timeoutMs || this.options.config.callTimeoutMs * 10) + EXEC_MARGIN_MS },
+        );
+        const result = answer.exec_result;
+        return {
+          stdout: result?.stdout ?? '',
+          stderr: result?.stderr ?? '',
+          exit_code: result?.exited ? result.exit_code : null,
+          timed_out: result?.timed_out ?? false,
+          duration: result?.duration ?? 0,
+        } satisfies AgentExecResult;
+      },
+      restart: async (name) => {
+        await this.call(
+          name,
+          { control: { action: 'CONTROL_ACTION_RESTART' } },
+          { what: 'Control(restart)', timeoutMs: this.options.config.callTimeoutMs },
+        );
+      },
+      stop: async (name) => {
+        await this.call(
+          name,
+          { control: { action: 'CONTROL_ACTION_STOP' } },
+          { what: 'Control(stop)', timeoutMs: this.options.config.callTimeoutMs },
+        );
+      },
+      streamLogs: async (name, onEntry, signal) => {
+        if (signal.aborted) return;
+        // Resolves when the caller aborts; rejects when the agent goes away meanwhile.
+        await this.call(
+          name,
+          { stream_logs: { tail: this.options.config.logTail, follow: true } },
+          {
+            what: 'StreamLogs',
+            signal,
+            abortError: () => new StreamEnded(),
+            onLog: (entry) => onEntry(toAgentLog(entry)),
+          },
+        ).catch((error: unknown) => {
+          if (!(error instanceof StreamEnded)) throw error;
+        });
+      },
+      onChange: (listener) => {
+        this.listeners.add(listener);
+        return () => void this.listeners.delete(listener);
+      },
+    };
+  }
+
+  private createDelegator(): AgentDelegator {
+    return {
+      agent: (name) => {
+        const record = this.records.get(name);
+        return record && toFacts(record);
+      },
+      isAvailable: (name) => this.records.get(name)?.session !== undefined,
+      execute: async (name, task, { signal, onLog }): Promise<DelegatedResult> => {
+        const session = this.session(name);
+        const answer = await session.request(
+          {
+            execute_task: {
+              run_id: task.runId,
+              workflow: task.workflowName,
+              task: task.task,
+              unit: task.unit,
+              script: task.script,
+              globals_json: JSON.stringify(task.globals),
+              dry_run: task.dryRun,
+              timeout_ms: task.timeoutMs ? Math.round(task.timeoutMs) : 0,
+              attempt: task.attempt,
+            },
+          },
+          {
+            what: 'the task',
+            task: true,
+            signal,
+            // The agent enforces the task's timeout; past it plus the heartbeat timeout the answer is lost.
+            timeoutMs: task.timeoutMs ? task.timeoutMs + this.options.config.heartbeatTimeoutMs : undefined,
+            abortError: () => {
+              const reason = signal.reason as unknown;
+              return isRunnerError(reason)
+                ? reason
+                : new RunnerError('cancelled', `task ${task.unit} on agent ${name} was cancelled`, { status: 409 });
+            },
+            onLog: (entry) => onLog(toTaskLog(entry)),
+          },
+        );
+        const result = answer.task_result;
+        return {
+          success: result?.success === true,
+          message: result?.message || undefined,
+          outputs: result?.outputs_json ? (JSON.parse(result.outputs_json) as Record<string, LuaValue>) : undefined,
+        };
+      },
+    };
+  }
+}
+
+class StreamEnded extends Error {}
+
+function readPem(path: string, key: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new InvalidInputError(
+      `config ${key}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+      {
+        field: key,
+      },
+    );
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+function toAgent(record: AgentRecord): Agent {
+  return {
+    name: record.name,
+    address: record.address,
+    status: record.status,
+    last_heartbeat: record.last_heartbeat,
+    cpu_usage: record.cpu_usage,
+    memory_usage: record.memory_usage,
+    uptime: Math.floor(record.uptime),
+    version: record.version,
+    hostname: record.hostname,
+    os: record.os,
+    registered_at: record.registered_at,
+    modules: [...record.modules],
+    labels: { ...record.labels },
+  };
+}
+
+function toFacts(record: AgentRecord): AgentFacts {
+  return {
+    ...toAgent(record),
+    disk_usage: record.disk_usage,
+    online: record.session !== undefined,
+    running_tasks: record.session?.inFlight ?? 0,
+  };
+}
+
+function toMetrics(metrics: MetricsResponse__Output['metrics']): AgentMetrics {
+  const load = metrics?.cpu?.load_avg ?? [];
+  return {
+    cpu: {
+      cores: metrics?.cpu?.cores ?? 0,
+      usage_percent: metrics?.cpu?.usage_percent ?? 0,
+      load_avg: [load[0] ?? 0, load[1] ?? 0, load[2] ?? 0],
+    },
+    memory: {
+      total_bytes: metrics?.memory?.total_bytes ?? 0,
+      used_bytes: metrics?.memory?.used_bytes ?? 0,
+      usage_percent: metrics?.memory?.usage_percent ?? 0,
+    },
+    disk: {
+      total_bytes: metrics?.disk?.total_bytes ?? 0,
+      used_bytes: metrics?.disk?.used_bytes ?? 0,
+      usage_percent: metrics?.disk?.usage_percent ?? 0,
+    },
+    network: {
+      rx_bytes_per_sec: metrics?.network?.rx_bytes_per_sec ?? 0,
+      tx_bytes_per_sec: metrics?.network?.tx_bytes_per_sec ?? 0,
+    },
+    processes: metrics?.processes ?? 0,
+    uptime: Math.floor(metrics?.uptime ?? 0),
+    collected_at: metrics?.collected_at ?? new Date().toISOString(),
+  };
+}
+
+function toProcess(p: MetricsResponse__Output['processes'][number]): AgentProcess {
+  return {
+    pid: p.pid,
+    name: p.name,
+    command: p.command,
+    cpu_percent: p.cpu_percent,
+    memory_bytes: p.memory_bytes,
+    user: p.user,
+  };
+}
+
+function toInterface(n: MetricsResponse__Output['network'][number]): AgentNetworkInterface {
+  return {
+    name: n.name,
+    addresses: [...n.addresses],
+    rx_bytes: n.rx_bytes,
+    tx_bytes: n.tx_bytes,
+    rx_bytes_per_sec: n.rx_bytes_per_sec,
+    tx_bytes_per_sec: n.tx_bytes_per_sec,
+  };
+}
+
+function toDisk(d: MetricsResponse__Output['disks'][number]): AgentDisk {
+  return {
+    mount: d.mount,
+    fs_type: d.fs_type,
+    total_bytes: d.total_bytes,
+    used_bytes: d.used_bytes,
+    usage_percent: d.usage_percent,
+  };
+}
+
+const LEVELS = {
+  LOG_LEVEL_DEBUG: 'debug',
+  LOG_LEVEL_INFO: 'info',
+  LOG_LEVEL_WARN: 'warn',
+  LOG_LEVEL_ERROR: 'error',
+  LOG_LEVEL_UNSPECIFIED: 'info',
+} as const;
+
+function fieldsOf(entry: LogEntry__Output): Record<string, unknown> | undefined {
+  if (!entry.fields_json) return undefined;
+  try {
+    return JSON.parse(entry.fields_json) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+function toTaskLog(entry: LogEntry__Output): TaskLogLine {
+  const fields = fieldsOf(entry);
+  return {
+    timestamp: entry.timestamp,
+    level: LEVELS[entry.level],
+    message: entry.message,
+    ...(fields ? { fields } : {}),
+  };
+}
+
+function toAgentLog(entry: LogEntry__Output): AgentLogEntry {
+  const fields = fieldsOf(entry);
+  const extra = fields
+    ? Object.entries(fields)
+        .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join(' ')
+    : '';
+  return {
+    timestamp: entry.timestamp,
+    level: LEVELS[entry.level].toUpperCase() as AgentLogEntry['level'],
+    message: extra ? `${entry.message}  ${extra}` : entry.message,
+  };
+}

@@ -1,0 +1,48 @@
+import { AgentDelegatorRef, AgentRegistryRef, definePlugin, optional, StoreRef } from '@runner/plugin-sdk';
+import { agentTokenCommand } from './commands.js';
+import { readMasterConfig } from './config.js';
+import { JoinTokens } from './token.js';
+
+/**
+ * The master side of the agent transport: the gRPC server agents dial (grpc.port, default 50053),
+ * their registry and task delegation. The agent side is the `agent` plugin.
+ */
+export const plugin = definePlugin({
+  id: 'agent-transport',
+  version: '0.1.0',
+  description:
+    'Master side of the agent transport: gRPC server, join tokens, TLS, heartbeats, agent registry, task delegation',
+  profiles: ['master'],
+  provides: [AgentRegistryRef, AgentDelegatorRef],
+  dependsOn: { store: optional(StoreRef) },
+  commands: [agentTokenCommand],
+  async setup(ctx, { store }) {
+    const config = readMasterConfig(ctx.config);
+    const tokens = JoinTokens.fromConfig(ctx.config);
+    const created = tokens.ensure();
+    if (created) {
+      ctx.logger.warn(
+        `created the agent join token in ${created}: agents join with --token <token> or RUNNER_JOIN_TOKEN (print it with \`runner agent token show\`)`,
+      );
+    }
+    // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.
+    const { AgentMaster } = await import('./master.js');
+    const master = new AgentMaster({
+      config,
+      logger: ctx.logger,
+      tokens,
+      version: ctx.kernelVersion,
+      events: ctx.events,
+      store,
+    });
+    ctx.provide(AgentRegistryRef, master.registry);
+    ctx.provide(AgentDelegatorRef, master.delegator);
+    const { host, port } = await master.listen();
+    const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+    ctx.logger.info(
+      `agents: gRPC listening on ${where}${config.tlsCert ? ' (TLS)' : ' (plaintext: set grpc.tls_cert and grpc.tls_key for TLS)'}`,
+      { port },
+    );
+    return { stop: () => master.close() };
+  },
+});

@@ -1,0 +1,107 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { staticConfig } from '@runner/plugin-sdk/testing';
+import { describe, expect, it } from 'vitest';
+import { parseLabels, parseMasterAddress, readAgentConfig } from './config.js';
+
+describe('agent config', () => {
+  it('parses master addresses, with port 50053 by default', () => {
+    expect(parseMasterAddress('10.0.0.5:6000', 'test')).toBe('10.0.0.5:6000');
+    expect(parseMasterAddress('master.example.com', 'test')).toBe('master.example.com:50053');
+    expect(parseMasterAddress('[::1]:7000', 'test')).toBe('[::1]:7000');
+    expect(parseMasterAddress('grpc://m:1', 'test')).toBe('m:1');
+    expect(() => parseMasterAddress('', 'test')).toThrow(/--master <host:port> or set RUNNER_MASTER_ADDR/);
+    expect(() => parseMasterAddress('m:99999', 'env RUNNER_MASTER_ADDR')).toThrow(
+      /"m:99999" \(from env RUNNER_MASTER_ADDR\) is not host:port/,
+    );
+  });
+
+  it('parses labels', () => {
+    expect(parseLabels('zone=a, tier = web,empty=')).toEqual({ zone: 'a', tier: 'web', empty: '' });
+    expect(() => parseLabels('zone')).toThrow(/label "zone": expected key=value/);
+  });
+
+  it('reads the name, master, token, labels and the reconnection policy', () => {
+    const config = readAgentConfig(
+      staticConfig(
+        {
+          agent: {
+            name: 'web-1',
+            join_token: 'rjt_x',
+            labels: { zone: 'a', rack: 7 },
+            reconnect_initial_delay: 0.5,
+            reconnect_max_retries: 5,
+            circuit_breaker_failures: 3,
+            circuit_breaker_reset_timeout: 30,
+          },
+          master: { address: 'm:1' },
+        },
+        '/tmp',
+      ),
+    );
+    expect(config).toMatchObject({
+      name: 'web-1',
+      master: 'm:1',
+      token: 'rjt_x',
+      tls: undefined,
+      labels: { zone: 'a', rack: '7' },
+      reconnect: {
+        initialDelayMs: 500,
+        maxDelayMs: 60_000,
+        multiplier: 2,
+        jitter: 0.2,
+        maxRetries: 5,
+        breakerFailures: 3,
+        breakerResetMs: 30_000,
+      },
+    });
+    expect(
+      readAgentConfig(staticConfig({ agent: { name: 'a', labels: 'x=1,y=2' }, master: { address: 'm' } }, '/tmp'))
+        .labels,
+    ).toEqual({ x: '1', y: '2' });
+  });
+
+  it('reads the master certificate to trust, and refuses what is not one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runner-agent-config-'));
+    const cert = join(dir, 'master.pem');
+    writeFileSync(cert, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    const read = (values: Record<string, unknown>) =>
+      readAgentConfig(staticConfig({ master: { address: 'm:1' }, ...values }, dir));
+    expect(read({ agent: { name: 'a', master_tls_cert: cert } }).tls?.rootCert?.toString()).toMatch(
+      /BEGIN CERTIFICATE/,
+    );
+    expect(read({ agent: { name: 'a', master_tls: true } }).tls).toEqual({
+      rootCert: undefined,
+      certFile: undefined,
+      serverName: undefined,
+    });
+    expect(() => read({ agent: { name: 'a', master_tls_cert: join(dir, 'nope.pem') } })).toThrow(
+      /--master-tls-cert .*nope.pem: no such file/,
+    );
+    writeFileSync(join(dir, 'junk.pem'), 'hello');
+    expect(() => read({ agent: { name: 'a', master_tls_cert: join(dir, 'junk.pem') } })).toThrow(
+      /not a PEM certificate/,
+    );
+  });
+
+  it('refuses a bad name and bad policy values, naming the key', () => {
+    const read = (agent: Record<string, unknown>) => () =>
+      readAgentConfig(staticConfig({ agent, master: { address: 'm' } }, '/tmp'));
+    expect(read({ name: 'bad name' })).toThrow(/agent name "bad name" is not valid/);
+    expect(read({})).toThrow(/no agent name/);
+    expect(read({ name: 'a', reconnect_jitter: 2 })).toThrow(/agent.reconnect_jitter .*fraction/);
+    expect(read({ name: 'a', reconnect_max_retries: -1 })).toThrow(/agent.reconnect_max_retries/);
+  });
+});
+
+describe('restart mode', () => {
+  it('exits for systemd to restart, re-executes otherwise, unless configured', async () => {
+    const { restartMode } = await import('./commands.js');
+    expect(restartMode('auto', { INVOCATION_ID: 'abc' })).toBe('exit');
+    expect(restartMode('auto', {})).toBe('exec');
+    expect(restartMode('exec', { INVOCATION_ID: 'abc' })).toBe('exec');
+    expect(restartMode('exit', {})).toBe('exit');
+    expect(() => restartMode('sometimes', {})).toThrow(/agent.restart_mode: expected auto, exec or exit/);
+  });
+});

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { MetricsCollector } from './metrics.js';
+
+describe('agent metrics', () => {
+  it('the heartbeat summary is cheap and in range', () => {
+    const collector = new MetricsCollector({ cacheMs: 5000, diskPath: '/', processLimit: 10 });
+    const started = performance.now();
+    const usage = collector.usage();
+    expect(performance.now() - started).toBeLessThan(20);
+    for (const value of [usage.cpu_percent, usage.memory_percent, usage.disk_percent]) {
+      expect(value).toBeGreaterThanOrEqual(0);
+      expect(value).toBeLessThanOrEqual(100);
+    }
+    expect(usage.memory_percent).toBeGreaterThan(0);
+    expect(usage.disk_percent).toBeGreaterThan(0);
+  });
+
+  it('collects the metrics object with systeminformation, and the detail on request', async () => {
+    const collector = new MetricsCollector({ cacheMs: 5000, diskPath: '/', processLimit: 5 });
+    const { metrics, processes, network, disks } = await collector.collect({
+      processes: true,
+      network: true,
+      disks: true,
+    });
+    expect(metrics?.cpu?.cores).toBeGreaterThan(0);
+    expect(metrics?.cpu?.load_avg).toHaveLength(3);
+    expect(metrics?.memory?.total_bytes).toBeGreaterThan(metrics?.memory?.used_bytes as number);
+    expect(metrics?.disk?.total_bytes).toBeGreaterThan(0);
+    expect(metrics?.processes).toBeGreaterThan(1);
+    expect(new Date(metrics?.collected_at as string).getTime()).toBeGreaterThan(Date.now() - 60_000);
+    expect(processes?.length).toBeGreaterThan(0);
+    expect(processes?.length).toBeLessThanOrEqual(5);
+    expect(processes?.[0]).toMatchObject({
+      pid: expect.any(Number),
+      name: expect.any(String),
+      memory_bytes: expect.any(Number),
+    });
+    expect(network?.some((n) => n.name === 'lo')).toBe(true);
+    expect(disks?.some((d) => d.mount === '/')).toBe(true);
+    // Cached for the cache duration.
+    expect((await collector.collect({ processes: false, network: false, disks: false })).metrics).toBe(metrics);
+  }, 20_000);
+});

@@ -1,0 +1,30 @@
+import { definePlugin, LuaModulesRef, LuaRuntimeRef } from '@runner/plugin-sdk';
+import { agentStartCommand } from './commands.js';
+import { readAgentConfig } from './config.js';
+import { AgentProcessRef } from './process.js';
+
+/**
+ * The agent side of the agent transport (`runner agent start`): dials the master, registers,
+ * heartbeats, runs delegated tasks with this host's Lua runtime and modules, and reconnects after
+ * a loss. The master side is the `agent-transport` plugin.
+ */
+export const plugin = definePlugin({
+  id: 'agent',
+  version: '0.1.0',
+  description:
+    'Agent side of the agent transport: connects to the master, heartbeats, runs delegated tasks, reports metrics',
+  profiles: ['agent'],
+  provides: [AgentProcessRef],
+  dependsOn: { runtime: LuaRuntimeRef, modules: LuaModulesRef },
+  commands: [agentStartCommand],
+  async setup(ctx, { runtime, modules }) {
+    const config = readAgentConfig(ctx.config);
+    // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.
+    const { AgentService } = await import('./service.js');
+    const service = new AgentService({ config, runtime, modules, logger: ctx.logger, version: ctx.kernelVersion });
+    ctx.provide(AgentProcessRef, service);
+    // Connect once every plugin is set up: the module list sent at registration is complete then.
+    ctx.hooks.ready.tapPromise('agent', async () => service.start());
+    return { stop: () => service.stop() };
+  },
+});

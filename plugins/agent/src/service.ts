@@ -1,0 +1,110 @@
+import { hostname, release, platform, arch } from 'node:os';
+import type { Logger, LuaModules, LuaRuntime } from '@runner/plugin-sdk';
+import { AgentLog } from './agent-log.js';
+import { AgentClient, type ClientState } from './client.js';
+import type { AgentConfig } from './config.js';
+import { runCommand } from './exec.js';
+import { MetricsCollector } from './metrics.js';
+import type { AgentEnd, AgentProcess } from './process.js';
+import { runTask } from './task-runner.js';
+
+export interface AgentServiceOptions {
+  config: AgentConfig;
+  runtime: LuaRuntime;
+  modules: LuaModules;
+  logger: Logger;
+  version: string;
+}
+
+/** The agent profile's pieces put together: the client, and what it serves with. */
+export class AgentService implements AgentProcess {
+  readonly name: string;
+  readonly master: string;
+  readonly ended: Promise<AgentEnd>;
+  private readonly client: AgentClient;
+  private readonly log: AgentLog;
+  private readonly metrics: MetricsCollector;
+  private control!: (end: AgentEnd) => void;
+
+  constructor(options: AgentServiceOptions) {
+    const { config } = options;
+    this.name = config.name;
+    this.master = config.master;
+    this.log = new AgentLog(config.logLines);
+    const logger = this.log.wrap(options.logger);
+    this.metrics = new MetricsCollector({ cacheMs: config.metricsCacheMs, diskPath: '/', processLimit: 200 });
+    const controlled = new Promise<AgentEnd>((resolve) => (this.control = resolve));
+    this.client = new AgentClient({
+      name: config.name,
+      master: config.master,
+      token: config.token,
+      tls: config.tls && { rootCert: config.tls.rootCert, serverName: config.tls.serverName },
+      labels: config.labels,
+      // Read at each registration: module plugins set up after this one.
+      modules: () =>
+        options.modules
+          .list()
+          .map((m) => m.name)
+          .sort(),
+      version: options.version,
+      hostname: hostname(),
+      os: `${platform()} ${release()} ${arch()}`,
+      uptime: () => this.metrics.uptime(),
+      connectTimeoutMs: config.connectTimeoutMs,
+      reconnect: config.reconnect,
+      logger,
+      maxMessageBytes: config.maxMessageBytes,
+      handlers: {
+        runTask: (request, context) =>
+          runTask(
+            request,
+            { agent: config.name, runtime: options.runtime, logger, logBytes: config.taskLogBytes },
+            context,
+          ),
+        metrics: (request) => this.metrics.collect(request),
+        usage: () => {
+          try {
+            return this.metrics.usage();
+          } catch (error) {
+            // Reported in the heartbeat: the master shows the agent with status error.
+            return {
+              cpu_percent: 0,
+              memory_percent: 0,
+              disk_percent: 0,
+              uptime: this.metrics.uptime(),
+              error: `cannot read resource usage: ${(error as Error).message}`,
+            };
+          }
+        },
+        exec: (request, signal) => {
+          logger.info(`running a command for the master: ${request.command || JSON.stringify(request.argv)}`);
+          return runCommand(
+            request,
+            { defaultTimeoutMs: config.execTimeoutMs, outputBytes: config.execOutputBytes },
+            signal,
+          );
+        },
+        logs: (request) => ({
+          recent: this.log.recent(request.tail),
+          subscribe: (listener) => this.log.follow(listener),
+        }),
+        control: (action) => this.control(action === 'restart' ? { kind: 'restart' } : { kind: 'stop-requested' }),
+      },
+    });
+    this.ended = Promise.race([this.client.finished, controlled]);
+    // First samples for CPU and network rates, so the first GetMetrics has rates to report.
+    this.client.onRegistered(() => this.metrics.prime());
+  }
+
+  state(): ClientState {
+    return this.client.state;
+  }
+
+  start(): void {
+    this.client.start();
+  }
+
+  stop(): Promise<void> {
+    return this.client.stop();
+  }
+}

@@ -1,0 +1,124 @@
+// Delegated tasks run with a real Lua runtime and real module plugins, as on an agent.
+import { LuaModulesRef, LuaRuntimeRef, type Logger } from '@runner/plugin-sdk';
+import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
+import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
+import { plugin as moduleLog } from '@runner/plugin-module-log';
+import type { LogEntry, TaskRequest__Output } from '@runner/proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { interpret, runTask } from './task-runner.js';
+
+let kernel: TestKernel;
+beforeAll(async () => {
+  kernel = await createTestKernel({ plugins: [luaRuntime, moduleLog], profile: 'agent' });
+});
+afterAll(() => kernel.stop());
+
+const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {}, child: () => quiet };
+
+function request(script: string, overrides: Partial<TaskRequest__Output> = {}): TaskRequest__Output {
+  return {
+    run_id: 'r1',
+    workflow: 'wf',
+    task: 'greet',
+    unit: 'greet[web-1]',
+    script,
+    globals_json: JSON.stringify({
+      vars: { app: 'web' },
+      values: { port: 8081 },
+      item: 'web-1',
+      loop_index: 1,
+      task: { name: 'greet', attempt: 1 },
+    }),
+    dry_run: false,
+    timeout_ms: 0,
+    attempt: 1,
+    ...overrides,
+  };
+}
+
+async function run(
+  script: string,
+  overrides: Partial<TaskRequest__Output> = {},
+  signal = new AbortController().signal,
+) {
+  const lines: LogEntry[] = [];
+  const result = await runTask(
+    request(script, overrides),
+    { agent: 'web-1', runtime: kernel.get(LuaRuntimeRef), logger: quiet, logBytes: 1024 },
+    { signal, log: (entry) => lines.push(entry) },
+  );
+  return { result, lines };
+}
+
+describe('delegated tasks on the agent', () => {
+  it('has the agent profile modules', () => {
+    expect(
+      kernel
+        .get(LuaModulesRef)
+        .list()
+        .map((m) => m.name),
+    ).toContain('log');
+  });
+
+  it('reads globals, logs through the log module, returns message and outputs', async () => {
+    const { result, lines } = await run(`
+      log.info("port is " .. values.port, { item = item })
+      return true, "hello from " .. item .. " for " .. vars.app, { port = values.port, n = loop_index }
+    `);
+    expect(result).toMatchObject({
+      success: true,
+      message: 'hello from web-1 for web',
+      outputs_json: '{"port":8081,"n":1}',
+    });
+    expect(result.duration).toBeGreaterThan(0);
+    expect(lines).toEqual([
+      {
+        timestamp: expect.any(String),
+        level: 'LOG_LEVEL_INFO',
+        message: 'port is 8081',
+        fields_json: '{"item":"web-1"}',
+      },
+    ]);
+  });
+
+  it('a Lua error or false is a failed result with the message', async () => {
+    expect((await run('error("nope")')).result).toMatchObject({
+      success: false,
+      message: expect.stringMatching(/greet:1: nope/),
+    });
+    expect((await run('return false, "bad input"')).result).toMatchObject({ success: false, message: 'bad input' });
+    expect((await run('return 42')).result).toMatchObject({
+      success: false,
+      message: expect.stringMatching(/returned a number/),
+    });
+    expect((await run('return (')).result).toMatchObject({ success: false });
+  });
+
+  it('stops a script at its timeout and when the master cancels it', async () => {
+    const timed = await run('while true do end', { timeout_ms: 100 });
+    expect(timed.result.success).toBe(false);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('cancelled by the master')), 100);
+    const cancelled = await run('while true do end', {}, controller.signal);
+    expect(cancelled.result.success).toBe(false);
+  });
+
+  it('cuts a chatty task log at the cap with one note', async () => {
+    const { lines } = await run('for i = 1, 100 do log.info("line " .. i) end');
+    expect(lines.length).toBeLessThan(30);
+    expect(lines[lines.length - 1]).toMatchObject({
+      level: 'LOG_LEVEL_WARN',
+      message: expect.stringMatching(/stopped sending this task's log at 1024 bytes/),
+    });
+  });
+
+  it('reads return values as the engine does', () => {
+    expect(interpret([])).toMatchObject({ success: true });
+    expect(interpret([null, 'm'])).toMatchObject({ success: true, message: 'm' });
+    expect(interpret([true, 'm', [1, 2]])).toMatchObject({
+      success: false,
+      message: expect.stringMatching(/must be a table with named keys, got a list/),
+    });
+    expect(interpret([false])).toMatchObject({ success: false, message: 'the script returned false' });
+  });
+});

@@ -1,0 +1,476 @@
+import { Transform } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createGzip } from 'node:zlib';
+import {
+  ConflictError,
+  InvalidInputError,
+  NotFoundError,
+  RunnerError,
+  isRunnerError,
+  type Agent,
+  type CommandContext,
+  type CommandInput,
+} from '@runner/plugin-sdk';
+import { formatBytes } from '../cli/format.js';
+import { callMaster, findMaster } from '../cli/master-client.js';
+import { collectBundle, releaseName, type AgentBundle } from './bundle.js';
+import { hostLabel } from './known-hosts.js';
+import { readLocalRecord, writeLocalRecord, type LocalInstallRecord } from './local-record.js';
+import {
+  SAFE_PATH,
+  activateScript,
+  chooseService,
+  discardScript,
+  masterProbeScript,
+  missingOnRemote,
+  parseFacts,
+  probeScript,
+  unitName,
+  type InstallRecord,
+  type RemoteFacts,
+  type ServiceMode,
+} from './remote.js';
+import { SshSession, defaultKnownHostsFile, type SshTarget } from './ssh.js';
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const DEFAULT_WAIT_SECONDS = 60;
+
+export function installCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+  return deploy('install', input, ctx);
+}
+
+export function updateCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+  return deploy('update', input, ctx);
+}
+
+/** `host:port` of the master's gRPC endpoint; IPv6 hosts in brackets. */
+export function parseMasterAddress(value: string): { host: string; port: number } {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(value.trim());
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port < 1 || port > 65535) {
+    throw new InvalidInputError(`--master: "${value}" is not host:port (e.g. master.example:50053)`, {
+      field: 'master',
+    });
+  }
+  return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port };
+}
+
+function need(value: unknown, flag: string, why: string): string {
+  if (typeof value === 'string' && value.trim() !== '') return value.trim();
+  throw new InvalidInputError(`${flag} is required${why}`, { field: flag.replace(/^--/, '') });
+}
+
+interface Plan {
+  kind: 'install' | 'update';
+  name: string;
+  target: SshTarget;
+  master?: string;
+  token?: string;
+  remoteDir?: string;
+  nodePath?: string;
+  waitSeconds: number;
+  force: boolean;
+  /** `--master-url`: the master's REST API, to watch the agent register. */
+  masterUrl?: string;
+  previous?: LocalInstallRecord;
+}
+
+async function planFrom(kind: Plan['kind'], { args, options }: CommandInput, ctx: CommandContext): Promise<Plan> {
+  const name = args[0];
+  if (!NAME.test(name ?? '')) {
+    throw new InvalidInputError(
+      `agent name "${name}" must be 1-63 letters, digits, dots, dashes or underscores, starting with a letter or digit`,
+      { field: 'name' },
+    );
+  }
+  const previous = await readLocalRecord(ctx.config.dataDir, name);
+  const why =
+    kind === 'install'
+      ? ''
+      : ` (no earlier \`runner agent install ${name}\` from this machine is recorded in ${ctx.config.dataDir}/agent-installs)`;
+  const remembered = kind === 'update' ? previous : undefined;
+  const host = need(options.sshHost ?? remembered?.ssh.host, '--ssh-host', why);
+  const user = need(options.sshUser ?? remembered?.ssh.user, '--ssh-user', why);
+  const master = options.master === undefined ? undefined : String(options.master);
+  if (kind === 'install') need(master, '--master', ' (the gRPC address the agent dials, host:port)');
+  if (master !== undefined) parseMasterAddress(master);
+  // An install run on the master's host may take the token from its config (RUNNER_JOIN_TOKEN).
+  const configuredToken = kind === 'install' ? ctx.config.find('agent.join_token') : undefined;
+  const token =
+    options.token !== undefined
+      ? String(options.token)
+      : typeof configuredToken === 'string' && configuredToken.trim() !== ''
+        ? configuredToken.trim()
+        : undefined;
+  if (
+    token !== undefined &&
+    (token === '' || [...token].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
+  ) {
+    throw new InvalidInputError('--token must be non-empty and hold no control characters', { field: 'token' });
+  }
+  const remoteDir = (options.remoteDir as string | undefined) ?? remembered?.remote_dir;
+  if (remoteDir !== undefined && !(SAFE_PATH.test(remoteDir) || SAFE_PATH.test(remoteDir.replace(/^~/, '')))) {
+    throw new InvalidInputError(
+      `--remote-dir "${remoteDir}" must be an absolute path (or ~/...) of letters, digits and . _ / + -`,
+      { field: 'remote-dir' },
+    );
+  }
+  return {
+    kind,
+    name,
+    target: {
+      host,
+      user,
+      port: (options.sshPort as number | undefined) ?? remembered?.ssh.port ?? 22,
+      keyFile: (options.sshKey as string | undefined) ?? remembered?.ssh.key,
+      knownHostsFile: (options.knownHosts as string | undefined) ?? remembered?.known_hosts ?? defaultKnownHostsFile(),
+      acceptNewHostKey: options.acceptNewHostKey === true,
+    },
+    master,
+    token,
+    remoteDir,
+    nodePath: (options.nodePath as string | undefined) ?? remembered?.node_path,
+    waitSeconds: (options.wait as number | undefined) ?? DEFAULT_WAIT_SECONDS,
+    force: options.force === true,
+    masterUrl: options.masterUrl as string | undefined,
+    previous,
+  };
+}
+
+/** The values of agent.env as this module writes them (`KEY='value'`, `'\''` for a quote). */
+export function parseAgentEnv(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
+    if (!match) continue;
+    let value = '';
+    const raw = match[2];
+    for (let i = 0; i < raw.length; i++) {
+      if (raw[i] === "'") {
+        const end = raw.indexOf("'", i + 1);
+        value += raw.slice(i + 1, end < 0 ? raw.length : end);
+        i = end < 0 ? raw.length : end;
+      } else if (raw[i] === '\\' && i + 1 < raw.length) {
+        value += raw[++i];
+      } else {
+        value += raw[i];
+      }
+    }
+    env[match[1]] = value;
+  }
+  return env;
+}
+
+async function deploy(kind: Plan['kind'], input: CommandInput, ctx: CommandContext): Promise<number> {
+  const plan = await planFrom(kind, input, ctx);
+  const say = (line: string) => ctx.stdout.write(`${line}\n`);
+  const warn = (line: string) => ctx.stderr.write(`warning: ${line}\n`);
+  const { target, name } = plan;
+  const where = hostLabel(target.host, target.port);
+
+  // Before connecting: an unbuilt checkout fails here, having touched nothing.
+  const bundle = collectBundle();
+
+  say(`connecting to ${target.user}@${where} ...`);
+  const session = await SshSession.connect(target);
+  const key = session.hostKey;
+  say(
+    key.status === 'recorded'
+      ? `host key ${key.type} ${key.fingerprint} of ${where} was not known; trusted (--accept-new-host-key) and recorded in ${key.where}`
+      : `host key ${key.type} ${key.fingerprint} matches ${key.where}`,
+  );
+
+  let facts: RemoteFacts;
+  let mode: ServiceMode;
+  let master: string;
+  let pid: string;
+  let startedAt = Date.now();
+  let masterReach: string;
+  let logHint: string;
+  try {
+    facts = await probe(session, plan, bundle);
+    say(
+      `${target.host}: ${facts.os} ${facts.arch}, Node ${facts.nodeVersion} (${facts.node}), user ${facts.user}, PID 1 ${facts.pid1}`,
+    );
+    const remoteArch =
+      ({ x86_64: 'x64', aarch64: 'arm64', armv7l: 'arm' } as Record<string, string>)[facts.arch] ?? facts.arch;
+    if (bundle.nativeAddons.length > 0 && remoteArch !== process.arch) {
+      say(
+        `note: the bundle's native add-ons are built for ${process.platform}-${process.arch}; on ${facts.arch} they do not load and their JavaScript fallbacks are used`,
+      );
+    }
+    const installed = facts.installed;
+    if (kind === 'install' && installed && !plan.force) {
+      throw new ConflictError(
+        `agent ${name} is already installed on ${target.host} in ${facts.dir} (runner ${installed.version}, installed ${installed.installed_at}): ` +
+          `use \`runner agent update ${name}\`, or --force to install over it`,
+      );
+    }
+    if (kind === 'update' && !installed) {
+      throw new NotFoundError(
+        `no agent ${name} is installed on ${target.host} in ${facts.dir} (no install.json there): install it with \`runner agent install ${name}\``,
+      );
+    }
+    if (installed && installed.name !== name) {
+      throw new ConflictError(`${facts.dir} on ${target.host} holds agent ${installed.name}, not ${name}`);
+    }
+
+    let env: Record<string, string> | undefined;
+    if (kind === 'install') {
+      master = plan.master as string;
+      const service = chooseService(facts, target.host);
+      mode = service.mode;
+      if (mode === 'systemd') say(`service: ${service.note} ${unitName(name)}`);
+      else if (mode === 'systemd-user' && facts.linger) say(`service: ${service.note}`);
+      else warn(service.note);
+      env = agentEnv(facts.dir, name, master, plan.token);
+    } else {
+      // An update keeps the way the agent is run; --master and --token rewrite agent.env.
+      mode = (installed as InstallRecord).service;
+      master = plan.master ?? (installed as InstallRecord).master;
+      say(`service: ${mode === 'nohup' ? 'nohup (as installed)' : `${unitName(name)} (${mode}, as installed)`}`);
+      if (plan.master !== undefined || plan.token !== undefined) {
+        const current = parseAgentEnv((await session.exec(`cat ${facts.dir}/agent.env 2>/dev/null\n`)).stdout);
+        const token = plan.token ?? current.RUNNER_JOIN_TOKEN;
+        env = { ...current, ...agentEnv(facts.dir, name, master, token) };
+      }
+    }
+
+    const release = releaseName(bundle.version);
+    const node = facts.node as string;
+    await upload(session, bundle, facts.dir, release, say);
+
+    const now = new Date().toISOString();
+    const record: InstallRecord = {
+      name,
+      version: bundle.version,
+      release,
+      service: mode,
+      unit: mode === 'nohup' ? undefined : unitName(name),
+      node,
+      master,
+      installed_at: installed && kind === 'update' ? installed.installed_at : now,
+      updated_at: now,
+    };
+    // Registration must come from a process younger than this: an update's old process may still show.
+    startedAt = Date.now();
+    const activated = await session.exec(activateScript({ name, dir: facts.dir, release, node, mode, record, env }), {
+      timeoutMs: 120_000,
+    });
+    const result = parseActivation(activated.stdout);
+    for (const w of result.warnings) warn(w);
+    if (result.failed || !result.pid) {
+      const log = result.log.trim() || activated.stderr.trim();
+      throw new RunnerError(
+        'agent_start_failed',
+        `runner ${bundle.version} was unpacked on ${target.host} in ${facts.dir}/releases/${release}, but the agent did not start: ` +
+          `${result.failed ?? `the start script failed (exit ${activated.code})`}${log ? `. Its last log lines:\n${log}` : ''}`,
+        { status: 502 },
+      );
+    }
+    pid = result.pid;
+    const stopped = result.stoppedOld?.trim().split(/\s+/).filter(Boolean) ?? [];
+    if (stopped.length > 0) say(`stopped the previous agent process (pid ${stopped.join(', ')})`);
+    logHint =
+      mode === 'nohup'
+        ? `${facts.dir}/agent.log`
+        : `journalctl ${mode === 'systemd-user' ? '--user ' : ''}-u ${unitName(name)}`;
+    say(
+      `${kind === 'install' ? 'started' : 'restarted'} agent ${name} on ${target.host} (pid ${pid}, ${mode}); log: ${logHint}`,
+    );
+
+    const { host: masterHost, port: masterPort } = parseMasterAddress(master);
+    masterReach = (
+      await session.exec(masterProbeScript(node, masterHost, masterPort), { timeoutMs: 20_000 })
+    ).stdout.trim();
+    if (masterReach !== 'ok') {
+      warn(
+        `${target.host} cannot reach the master at ${master} (${masterReach || 'no answer'}): the agent keeps retrying with backoff. ` +
+          `Start the master there (runner server), or point the agent elsewhere with \`runner agent update ${name} --master host:port\``,
+      );
+    }
+  } catch (error) {
+    session.close();
+    throw error;
+  }
+  session.close();
+
+  const localRecord = await writeLocalRecord(ctx.config.dataDir, {
+    name,
+    ssh: { host: target.host, port: target.port, user: target.user, key: target.keyFile },
+    known_hosts: target.knownHostsFile === defaultKnownHostsFile() ? undefined : target.knownHostsFile,
+    node_path: plan.nodePath,
+    remote_dir: facts.dir,
+    service: mode,
+    master,
+    version: bundle.version,
+    installed_at:
+      plan.previous?.installed_at && kind === 'update' ? plan.previous.installed_at : new Date().toISOString(),
+    updated_at: new Date().toISOString(),
+  });
+  ctx.logger.info(`agent ${kind}`, {
+    agent: name,
+    host: target.host,
+    dir: facts.dir,
+    service: mode,
+    record: localRecord,
+  });
+
+  return waitForRegistration(ctx, plan, master, masterReach, startedAt, logHint, say, warn);
+}
+
+function agentEnv(dir: string, name: string, master: string, token: string | undefined): Record<string, string> {
+  // Config keys of the agent profile (plugins/agent): agent.name, master.address, agent.join_token.
+  const env: Record<string, string> = {
+    RUNNER_DATA_DIR: `${dir}/data`,
+    RUNNER_AGENT_NAME: name,
+    RUNNER_MASTER_ADDR: master,
+  };
+  if (token !== undefined) env.RUNNER_JOIN_TOKEN = token;
+  return env;
+}
+
+async function probe(session: SshSession, plan: Plan, bundle: AgentBundle): Promise<RemoteFacts> {
+  const result = await session.exec(probeScript(plan.name, plan.remoteDir, plan.nodePath));
+  if (result.code !== 0) {
+    throw new RunnerError(
+      'remote_check_failed',
+      `checking ${plan.target.host} failed (exit ${result.code}): ${result.stderr.trim() || result.stdout.trim()}`,
+      { status: 502 },
+    );
+  }
+  const facts = parseFacts(result.stdout);
+  // Unpacked size, plus the previous release kept beside it during an update.
+  const neededKiB = Math.ceil((bundle.bytes * 1.2) / 1024);
+  const missing = missingOnRemote(facts, plan.nodePath, neededKiB);
+  if (missing.length > 0) {
+    throw new RunnerError(
+      'remote_unfit',
+      `${plan.target.host} lacks what the agent needs; nothing was changed there. Missing: ${missing.join('; ')}`,
+      { status: 412 },
+    );
+  }
+  if (!SAFE_PATH.test(facts.dir)) {
+    throw new InvalidInputError(
+      `the install directory ${facts.dir} on ${plan.target.host} has characters this installer does not quote; choose --remote-dir of letters, digits and . _ / + -`,
+      { field: 'remote-dir' },
+    );
+  }
+  return facts;
+}
+
+async function upload(
+  session: SshSession,
+  bundle: AgentBundle,
+  dir: string,
+  release: string,
+  say: (line: string) => void,
+): Promise<void> {
+  say(
+    `uploading runner ${bundle.version} (${bundle.files} files, ${formatBytes(bundle.bytes)}) to ${dir}/releases/${release}`,
+  );
+  let compressed = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      compressed += chunk.length;
+      done(null, chunk);
+    },
+  });
+  const { tarStream } = await import('./tar.js');
+  // Level 1: the archive is mostly JavaScript and wasm; higher levels cost seconds of CPU for a few percent.
+  const source = tarStream(bundle.entries)
+    .pipe(createGzip({ level: 1 }))
+    .pipe(counter);
+  const target = `${dir}/releases/${release}.partial`;
+  const result = await session.pipe(`/bin/sh -c 'mkdir -p ${target} && exec tar -xzf - -C ${target}'`, source);
+  if (result.code !== 0) {
+    await session.exec(discardScript(dir, release)).catch(() => undefined);
+    throw new RunnerError(
+      'upload_failed',
+      `unpacking the upload in ${target} failed (tar exit ${result.code}): ${result.stderr.trim() || 'no error output'}`,
+      { status: 502 },
+    );
+  }
+  say(`uploaded ${formatBytes(compressed)} (gzip)`);
+}
+
+interface Activation {
+  pid?: string;
+  failed?: string;
+  stoppedOld?: string;
+  warnings: string[];
+  log: string;
+}
+
+export function parseActivation(stdout: string): Activation {
+  const [head, log = ''] = stdout.split('---log---\n');
+  const out: Activation = { warnings: [], log };
+  for (const line of head.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq < 0) continue;
+    const [key, value] = [line.slice(0, eq), line.slice(eq + 1)];
+    if (key === 'pid') out.pid = value;
+    else if (key === 'failed') out.failed = value;
+    else if (key === 'stopped_old') out.stoppedOld = value;
+    else if (key === 'warning') out.warnings.push(value);
+  }
+  return out;
+}
+
+/**
+ * Polls the master's `GET /agents/<name>` until the agent is up there with a fresh process, or
+ * `--wait` runs out. With no master REST API known to this CLI, says what was not checked.
+ */
+async function waitForRegistration(
+  ctx: CommandContext,
+  plan: Plan,
+  master: string,
+  masterReach: string,
+  startedAt: number,
+  logHint: string,
+  say: (line: string) => void,
+  warn: (line: string) => void,
+): Promise<number> {
+  const { name } = plan;
+  const lookup = await findMaster(ctx, plan.masterUrl);
+  if (!lookup.endpoint) {
+    warn(
+      `not checked: whether agent ${name} registered with the master, because no master REST API is known here ` +
+        `(${lookup.lookedAt.join('; ')}). Check later with \`runner agent get ${name} --master-url http://<master>:8080\``,
+    );
+    return 0;
+  }
+  const endpoint = lookup.endpoint;
+  say(`waiting up to ${plan.waitSeconds} s for ${name} to register with the master at ${endpoint.base} ...`);
+  const deadline = Date.now() + plan.waitSeconds * 1000;
+  let last = 'not registered yet';
+  while (Date.now() < deadline) {
+    try {
+      const agent = await callMaster<Agent>(endpoint, 'GET', `/agents/${encodeURIComponent(name)}`, {
+        timeoutMs: 5000,
+      });
+      const sinceStart = (Date.now() - startedAt) / 1000;
+      if (agent.status === 'offline') last = `known to the master but offline (last heartbeat ${agent.last_heartbeat})`;
+      else if (agent.uptime > sinceStart + 5)
+        last = `registered, but still the process from before (up ${agent.uptime} s)`;
+      else {
+        say(
+          `agent ${name} registered with the master: status ${agent.status}, address ${agent.address}, version ${agent.version}`,
+        );
+        return 0;
+      }
+    } catch (error) {
+      if (!(isRunnerError(error) && error.status === 404))
+        last = error instanceof Error ? error.message : String(error);
+      else last = 'not registered yet (404)';
+    }
+    await sleep(Math.min(1000, Math.max(0, deadline - Date.now())));
+  }
+  throw new RunnerError(
+    'agent_not_registered',
+    `agent ${name} is running on ${plan.target.host} but did not register with the master at ${endpoint.base} within ${plan.waitSeconds} s: ${last}. ` +
+      `${masterReach === 'ok' ? `${plan.target.host} does reach ${master}` : `${plan.target.host} cannot reach ${master} (${masterReach})`}; ` +
+      `its log: ${logHint} on ${plan.target.host}`,
+    { status: 504 },
+  );
+}

@@ -1,0 +1,49 @@
+import { AgentRegistryRef, HttpRouterRef, WebSocketHubRef, definePlugin, optional } from '@runner/plugin-sdk';
+import { broadcastAgentUpdates } from './agent-updates.js';
+import { agentCommand } from './commands.js';
+import { MetricsCache } from './metrics-cache.js';
+import { registerAgentRoutes } from './routes.js';
+
+/** service.md section 8: "Metrics cache duration 5 seconds". */
+const DEFAULT_METRICS_CACHE_SECONDS = 5;
+
+export const plugin = definePlugin({
+  id: 'agents-api',
+  version: '0.1.0',
+  description: 'Agents REST API (/api/v1/agents), WebSocket agent_update, and the runner agent CLI',
+  // The routes belong to the master; the commands are offered everywhere (they call a master).
+  profiles: ['master'],
+  dependsOn: {
+    router: HttpRouterRef,
+    hub: WebSocketHubRef,
+    // Optional so that a master without the agent transport still boots: the routes answer 503.
+    registry: optional(AgentRegistryRef),
+  },
+  commands: [agentCommand],
+  setup(ctx, { router, hub, registry }) {
+    const cacheSeconds = ctx.config.get('agents.metrics_cache', DEFAULT_METRICS_CACHE_SECONDS);
+    const heartbeatSeconds = ctx.config.get('agents.sse_heartbeat', 15);
+    const cache = new MetricsCache(cacheSeconds * 1000);
+    registerAgentRoutes(router, {
+      registry,
+      cache,
+      logger: ctx.logger,
+      signal: ctx.signal,
+      logStream: { heartbeatMs: Math.max(0.01, heartbeatSeconds) * 1000, maxBufferedBytes: 1024 * 1024 },
+    });
+    if (!registry) {
+      ctx.logger.warn('no agent transport loaded: the /agents routes answer 503');
+      return;
+    }
+    const unsubscribe = broadcastAgentUpdates(registry, hub, (agent) => {
+      // A fresh process after a restart or a reconnect has new numbers: do not serve the old ones.
+      if (agent.status === 'offline') cache.forget(agent.name);
+    });
+    const sweeper = setInterval(() => cache.sweep(), 60_000);
+    sweeper.unref();
+    ctx.onStop(() => {
+      unsubscribe();
+      clearInterval(sweeper);
+    });
+  },
+});

@@ -1,0 +1,391 @@
+// `runner agent install` / `update` against a real OpenSSH server on loopback: this test starts its
+// own sshd (Debian's openssh-server) with a temporary host key and config, as a throwaway user with
+// a temporary key pair, and runs the real `runner` CLI. Needs root (useradd) and /usr/sbin/sshd.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+
+const SSHD = '/usr/sbin/sshd';
+const user = `runner-test-${randomBytes(4).toString('hex')}`;
+const home = `/home/${user}`;
+const work = mkdtempSync(join(tmpdir(), 'runner-sshd-'));
+const clientKey = join(work, 'client_ed25519');
+const hostKey = join(work, 'host_ed25519');
+const knownHosts = join(work, 'known_hosts');
+const dataDir = tempDataDir('runner-install-');
+let sshd: ChildProcess | undefined;
+let sshdLog = '';
+let port = 0;
+let deadPort = 0;
+let uid = -1;
+const masters: ReturnType<typeof spawnRunner>[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port: p } = server.address() as { port: number };
+      server.close(() => resolve(p));
+    });
+  });
+}
+
+/** authorized_keys for the throwaway user; `path` replaces its PATH (sshd: PermitUserEnvironment PATH). */
+function authorize(path?: string): void {
+  const key = readFileSync(`${clientKey}.pub`, 'utf8').trim();
+  writeFileSync(join(home, '.ssh/authorized_keys'), `${path ? `environment="PATH=${path}" ` : ''}${key}\n`);
+  execFileSync('chown', [`${user}:${user}`, join(home, '.ssh/authorized_keys')]);
+  chmodSync(join(home, '.ssh/authorized_keys'), 0o600);
+}
+
+function install(name: string, extra: string[] = [], env: Record<string, string> = {}) {
+  return runRunner(
+    [
+      'agent',
+      'install',
+      name,
+      '--ssh-host',
+      '127.0.0.1',
+      '--ssh-port',
+      String(port),
+      '--ssh-user',
+      user,
+      '--ssh-key',
+      clientKey,
+      '--known-hosts',
+      knownHosts,
+      '--wait',
+      '20',
+      ...extra,
+    ],
+    { env: { RUNNER_DATA_DIR: dataDir, SSH_AUTH_SOCK: '', ...env } },
+  );
+}
+
+const hostFingerprint = () =>
+  execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${hostKey}.pub`], { encoding: 'utf8' }).split(' ')[1];
+
+/** Processes of the throwaway user (all started by this test, through its sshd). */
+function userPids(): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '-u', user], { encoding: 'utf8' })
+      .split('\n')
+      .map((l) => Number(l.trim()))
+      .filter((n) => n > 0);
+  } catch {
+    return [];
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/status`, 'utf8').includes('State:\tZ');
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once `file` contains `text` (the agent writes its log asynchronously). */
+async function fileContains(file: string, text: string, timeoutMs = 15_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const content = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    if (content.includes(text)) return content;
+    if (Date.now() > deadline) throw new Error(`${file} never contained "${text}"; it holds:\n${content}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  if (process.getuid?.() !== 0)
+    throw new Error('test/e2e/agent-install.test.ts needs root (it creates a throwaway user)');
+  if (!existsSync(SSHD)) throw new Error(`${SSHD} is missing: apt-get install -y openssh-server`);
+  chmodSync(work, 0o755);
+  execFileSync('useradd', ['-m', '-s', '/bin/bash', user]);
+  // useradd leaves the password "!" (locked), which sshd without PAM refuses even for keys.
+  execFileSync('usermod', ['-p', '*', user]);
+  uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
+  mkdirSync(join(home, '.ssh'), { mode: 0o700 });
+  execFileSync('chown', [`${user}:${user}`, join(home, '.ssh')]);
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', hostKey]);
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', clientKey]);
+  authorize();
+
+  // PATHs for the Node checks: every tool but node, and a node that is too old.
+  const noNode = join(work, 'no-node-bin');
+  mkdirSync(noNode);
+  for (const tool of readdirSync('/usr/bin'))
+    if (tool !== 'node' && tool !== 'nodejs') symlinkSync(join('/usr/bin', tool), join(noNode, tool));
+  const oldNode = join(work, 'old-node-bin');
+  mkdirSync(oldNode);
+  writeFileSync(join(oldNode, 'node'), '#!/bin/sh\necho v18.19.1\n', { mode: 0o755 });
+
+  port = await freePort();
+  deadPort = await freePort();
+  mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+  writeFileSync(
+    join(work, 'sshd_config'),
+    [
+      `Port ${port}`,
+      'ListenAddress 127.0.0.1',
+      `HostKey ${hostKey}`,
+      `PidFile ${join(work, 'sshd.pid')}`,
+      'AuthorizedKeysFile .ssh/authorized_keys',
+      'PubkeyAuthentication yes',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'UsePAM no',
+      'PermitRootLogin no',
+      'PermitUserEnvironment PATH',
+      `AllowUsers ${user}`,
+      'LogLevel VERBOSE',
+      '',
+    ].join('\n'),
+  );
+  sshd = spawn(SSHD, ['-D', '-e', '-f', join(work, 'sshd_config')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const listening = new Promise<void>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      sshdLog += d.toString();
+      if (sshdLog.includes(`Server listening on 127.0.0.1 port ${port}`)) resolve();
+    };
+    sshd?.stderr?.on('data', onData);
+    sshd?.stdout?.on('data', onData);
+    sshd?.once('exit', (code) => reject(new Error(`sshd exited (${code}):\n${sshdLog}`)));
+  });
+  await listening;
+}, 60_000);
+
+afterAll(async () => {
+  for (const m of masters) if (m.exitCode === null) m.kill('SIGKILL');
+  for (const pid of userPids()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
+  sshd?.kill('SIGTERM');
+  for (let i = 0; i < 50 && userPids().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  try {
+    execFileSync('userdel', ['-r', '-f', user], { stdio: 'ignore' });
+  } catch {}
+}, 30_000);
+
+describe('runner agent install over SSH', () => {
+  it('refuses a host whose key is not known, naming the key and the way to trust it', async () => {
+    const result = await install('web-1', ['--master', `127.0.0.1:${deadPort}`]);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
+    expect(result.stderr).toContain(
+      `runner: the host key of [127.0.0.1]:${port} is not known: it offered ssh-ed25519 key ${hostFingerprint()}, which is not in ${knownHosts}`,
+    );
+    expect(result.stderr).toContain('run again with --accept-new-host-key to trust and record it');
+    expect(existsSync(knownHosts)).toBe(false);
+    // Refused before authenticating: sshd saw no login.
+    expect(sshdLog).not.toMatch(/Accepted publickey/);
+  });
+
+  it('with --accept-new-host-key records the key, then says exactly that Node is missing', async () => {
+    authorize(join(work, 'no-node-bin'));
+    const result = await install('web-1', ['--master', `127.0.0.1:${deadPort}`, '--accept-new-host-key']);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
+    expect(result.stdout).toContain(
+      `host key ssh-ed25519 ${hostFingerprint()} of [127.0.0.1]:${port} was not known; trusted (--accept-new-host-key) and recorded in ${knownHosts}`,
+    );
+    expect(result.stderr).toContain(
+      `runner: 127.0.0.1 lacks what the agent needs; nothing was changed there. Missing: Node.js 20.19 or newer: no \`node\` on the PATH of ${user} for non-interactive SSH sessions`,
+    );
+    // OpenSSH's own tools find the recorded (hashed) entry.
+    const found = execFileSync('ssh-keygen', ['-F', `[127.0.0.1]:${port}`, '-f', knownHosts], { encoding: 'utf8' });
+    expect(found).toContain(readFileSync(`${hostKey}.pub`, 'utf8').split(' ')[1]);
+    expect(readFileSync(knownHosts, 'utf8')).not.toContain('127.0.0.1');
+    expect(existsSync(join(home, '.runner-agent'))).toBe(false);
+  });
+
+  it('names the Node version it found when it is too old', async () => {
+    authorize(`${join(work, 'old-node-bin')}:/usr/bin:/bin`);
+    const result = await install('web-1', ['--master', `127.0.0.1:${deadPort}`]);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
+    expect(result.stdout).toContain(`host key ssh-ed25519 ${hostFingerprint()} matches ${knownHosts}:1`);
+    expect(result.stderr).toContain(
+      `Missing: Node.js 20.19 or newer: found v18.19.1 at ${join(work, 'old-node-bin/node')}`,
+    );
+  });
+
+  it('refuses a changed host key loudly, even with --accept-new-host-key', async () => {
+    const other = join(work, 'other_host_key');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]);
+    const stale = join(work, 'stale_known_hosts');
+    const staleText = `[127.0.0.1]:${port} ${readFileSync(`${other}.pub`, 'utf8').split(' ').slice(0, 2).join(' ')}\n`;
+    writeFileSync(stale, staleText);
+    for (const extra of [[], ['--accept-new-host-key']]) {
+      const result = await install('web-1', ['--master', `127.0.0.1:${deadPort}`, '--known-hosts', stale, ...extra]);
+      expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `^runner: HOST KEY MISMATCH for \\[127\\.0\\.0\\.1\\]:${port}: it offered ssh-ed25519 key ${hostFingerprint().replace(/[+/]/g, '\\$&')}`,
+        ),
+      );
+      expect(result.stderr).toContain(`at ${stale}:1`);
+      expect(result.stderr).toContain('man in the middle');
+      expect(result.stderr).toContain('--accept-new-host-key does not override this');
+    }
+    expect(readFileSync(stale, 'utf8')).toBe(staleText);
+  });
+
+  it('uploads, starts the agent (nohup without systemd) and says the master cannot be reached', async () => {
+    authorize();
+    const result = await install('web-1', ['--master', `127.0.0.1:${deadPort}`, '--token', "t0k'en"]);
+    expect(result.stderr).not.toMatch(/^runner:/m);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    const dir = join(home, '.runner-agent/web-1');
+    expect(result.stdout).toMatch(
+      new RegExp(`^uploading runner \\d+\\.\\d+\\.\\d+ \\(\\d+ files, [\\d.]+ MiB\\) to ${dir}/releases/`, 'm'),
+    );
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^warning: (systemd is not running as PID 1 on 127\\.0\\.0\\.1 \\(PID 1 is .+\\)|${user} is not root and has no systemd user manager).* started with nohup instead`,
+        'm',
+      ),
+    );
+    const [, pid] = /^started agent web-1 on 127\.0\.0\.1 \(pid (\d+), nohup\); log: (.+)$/m.exec(result.stdout) ?? [];
+    expect(pid).toBeDefined();
+    expect(result.stderr).toContain(
+      `warning: 127.0.0.1 cannot reach the master at 127.0.0.1:${deadPort} (ECONNREFUSED): the agent keeps retrying with backoff.`,
+    );
+    expect(result.stderr).toContain(
+      `warning: not checked: whether agent web-1 registered with the master, because no master REST API is known here (--master-url not given; master.url not set (config file or RUNNER_MASTER_URL); ${dataDir}/master.json does not exist`,
+    );
+
+    // The agent runs as the SSH user, from the release, with what install wrote.
+    expect(alive(Number(pid))).toBe(true);
+    expect(readFileSync(`/proc/${pid}/status`, 'utf8')).toMatch(new RegExp(`^Uid:\\s+${uid}\\b`, 'm'));
+    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toEqual(
+      expect.arrayContaining([`${dir}/current/kernel/bin/runner.js`, 'agent', 'start', 'web-1']),
+    );
+    expect(readlinkSync(join(dir, 'current'))).toMatch(/^releases\/\d+\.\d+\.\d+-\d{8}T\d{9}Z$/);
+    expect(statSync(join(dir, 'agent.env')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir, 'agent.env'), 'utf8')).toContain(`RUNNER_JOIN_TOKEN='t0k'\\''en'`);
+    expect(JSON.parse(readFileSync(join(dir, 'install.json'), 'utf8'))).toMatchObject({
+      name: 'web-1',
+      service: 'nohup',
+      master: `127.0.0.1:${deadPort}`,
+    });
+    await fileContains(join(dir, 'agent.log'), `connecting to master 127.0.0.1:${deadPort}`);
+    expect(JSON.parse(readFileSync(join(dataDir, 'agent-installs/web-1.json'), 'utf8'))).toMatchObject({
+      name: 'web-1',
+      ssh: { host: '127.0.0.1', port, user, key: clientKey },
+      known_hosts: knownHosts,
+      remote_dir: dir,
+      service: 'nohup',
+    });
+
+    const again = await install('web-1', ['--master', `127.0.0.1:${deadPort}`]);
+    expect(again.code, `${again.stdout}\n${again.stderr}`).toBe(1);
+    expect(again.stderr).toMatch(
+      /^runner: agent web-1 is already installed on 127\.0\.0\.1 in .*: use `runner agent update web-1`, or --force/m,
+    );
+  });
+
+  it('update pushes a new release from the recorded install and restarts the agent', async () => {
+    const dir = join(home, '.runner-agent/web-1');
+    const before = readlinkSync(join(dir, 'current'));
+    const oldPid = Number(readFileSync(join(dir, 'agent.pid'), 'utf8').trim());
+    const result = await runRunner(['agent', 'update', 'web-1', '--wait', '5'], {
+      env: { RUNNER_DATA_DIR: dataDir, SSH_AUTH_SOCK: '' },
+    });
+    expect(result.stderr).not.toMatch(/^runner:/m);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout).toContain('service: nohup (as installed)');
+    expect(result.stdout).toContain(`stopped the previous agent process (pid ${oldPid}`);
+    const [, pid] = /^restarted agent web-1 on 127\.0\.0\.1 \(pid (\d+), nohup\)/m.exec(result.stdout) ?? [];
+    expect(Number(pid)).not.toBe(oldPid);
+    expect(alive(oldPid)).toBe(false);
+    expect(alive(Number(pid))).toBe(true);
+    const after = readlinkSync(join(dir, 'current'));
+    expect(after).not.toBe(before);
+    expect(readdirSync(join(dir, 'releases')).sort()).toEqual(
+      [before, after].map((r) => r.replace('releases/', '')).sort(),
+    );
+    // The token given at install survives an update that does not change it.
+    expect(readFileSync(join(dir, 'agent.env'), 'utf8')).toContain(`RUNNER_JOIN_TOKEN='t0k'\\''en'`);
+
+    const missing = await runRunner(['agent', 'update', 'nope'], { env: { RUNNER_DATA_DIR: dataDir } });
+    expect(missing.code, `${missing.stdout}\n${missing.stderr}`).toBe(2);
+    expect(missing.stderr).toContain(
+      'runner: --ssh-host is required (no earlier `runner agent install nope` from this machine is recorded',
+    );
+  });
+
+  it('registers with a real master, which then lists, measures and stops it', async () => {
+    const masterData = tempDataDir('runner-install-master-');
+    const grpcPort = await freePort();
+    const token = `rjt_${randomBytes(16).toString('hex')}`;
+    const master = spawnRunner(
+      ['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', String(grpcPort)],
+      {
+        env: { RUNNER_DATA_DIR: masterData, RUNNER_JOIN_TOKEN: token, RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1' },
+      },
+    );
+    masters.push(master);
+    const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
+    const masterUrl = `http://${http}`;
+
+    const result = await install('db-1', [
+      '--master',
+      `127.0.0.1:${grpcPort}`,
+      '--token',
+      token,
+      '--master-url',
+      masterUrl,
+      // Known already when the tests before ran; this one may run alone.
+      '--accept-new-host-key',
+    ]);
+    expect(result.stderr).not.toMatch(/^runner:/m);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout).toContain(`waiting up to 20 s for db-1 to register with the master at ${masterUrl} ...`);
+    expect(result.stdout).toMatch(
+      /^agent db-1 registered with the master: status (online|warning), address 127\.0\.0\.1:\d+/m,
+    );
+    const [, pid] = /^started agent db-1 on 127\.0\.0\.1 \(pid (\d+)/m.exec(result.stdout) ?? [];
+
+    const env = { RUNNER_DATA_DIR: masterData };
+    const list = await runRunner(['agent', 'list', '--output', 'json'], { env });
+    expect(list.code, `${list.stdout}\n${list.stderr}`).toBe(0);
+    expect(JSON.parse(list.stdout).agents.map((a: { name: string }) => a.name)).toContain('db-1');
+    const metrics = await runRunner(['agent', 'metrics', 'db-1', '--output', 'json'], { env });
+    expect(metrics.code, `${metrics.stdout}\n${metrics.stderr}`).toBe(0);
+    expect(JSON.parse(metrics.stdout).cpu.cores).toBeGreaterThan(0);
+    const modules = await runRunner(['agent', 'modules', 'db-1'], { env });
+    expect(modules.stdout.split('\n')).toContain('exec');
+
+    // --watch off a terminal: one line per sample until Ctrl-C, then exit 0.
+    const watch = spawnRunner(['agent', 'metrics', 'db-1', '--watch', '--interval', '0.2'], { env });
+    await waitForOutput(watch, /Z cpu [^\n]*\n[^]*Z cpu [^\n]*\n/);
+    const exited = new Promise<number | null>((resolve) => watch.once('exit', (code) => resolve(code)));
+    watch.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(watch.output.stdout).toMatch(/^\S+Z cpu [\d.]+% load /m);
+
+    const stop = await runRunner(['agent', 'stop', 'db-1'], { env });
+    expect(stop.code, `${stop.stdout}\n${stop.stderr}`).toBe(0);
+    expect(stop.stdout).toBe('agent db-1 is stopping\n');
+    for (let i = 0; i < 100 && alive(Number(pid)); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(Number(pid))).toBe(false);
+  });
+});

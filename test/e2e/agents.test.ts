@@ -1,0 +1,530 @@
+// A master and its agents as an operator runs them: real `runner server` and `runner agent start`
+// processes on loopback, real gRPC between them, workflows submitted to the master's REST API and
+// with `runner run`. Short heartbeats (RUNNER_AGENT_HEARTBEAT_INTERVAL=0.2, offline after 2 s of
+// silence) keep the liveness tests quick.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finished, runRunner, spawnRunner, tempDataDir } from './helpers.js';
+
+type Child = ReturnType<typeof spawnRunner>;
+
+const FAST = {
+  RUNNER_AGENT_HEARTBEAT_INTERVAL: '0.2',
+  RUNNER_AGENT_HEARTBEAT_TIMEOUT: '2',
+  RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1',
+  RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
+  RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3',
+};
+
+const children: Child[] = [];
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+function output(child: Child): string {
+  return child.output.stdout + child.output.stderr;
+}
+
+/** Resolves when `pattern` appears in the child's output after `from` (a length of its output). */
+function waitFor(
+  child: Child,
+  pattern: RegExp,
+  options: { from?: number; timeoutMs?: number } = {},
+): Promise<RegExpMatchArray> {
+  const from = options.from ?? 0;
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const match = output(child).slice(from).match(pattern);
+      if (match) {
+        cleanup();
+        resolve(match);
+      }
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(
+        new Error(
+          `no output matching ${pattern} within ${options.timeoutMs ?? 15_000} ms; got:\n${output(child).slice(from)}`,
+        ),
+      );
+    }, options.timeoutMs ?? 15_000);
+    const onExit = () => {
+      check();
+      cleanup();
+      reject(new Error(`process exited before printing ${pattern}:\n${output(child).slice(from)}`));
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
+      child.off('exit', onExit);
+    };
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    child.once('exit', onExit);
+    check();
+  });
+}
+
+interface Master {
+  child: Child;
+  dataDir: string;
+  grpc: string;
+  base: string;
+  token: string;
+}
+
+async function startMaster(
+  dataDir: string,
+  options: { port?: number; env?: Record<string, string> } = {},
+): Promise<Master> {
+  const child = spawnRunner(
+    ['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', String(options.port ?? 0)],
+    {
+      env: { RUNNER_DATA_DIR: dataDir, ...FAST, ...options.env },
+    },
+  );
+  children.push(child);
+  const [, grpcPort] = await waitFor(child, /gRPC listening on 127\.0\.0\.1:(\d+)/);
+  const [, http] = await waitFor(child, /REST API listening on (127\.0\.0\.1:\d+)/);
+  return {
+    child,
+    dataDir,
+    grpc: `127.0.0.1:${grpcPort}`,
+    base: `http://${http}/api/v1`,
+    token: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
+  };
+}
+
+function spawnAgent(master: Master, name: string, args: string[] = [], env: Record<string, string> = {}): Child {
+  const child = spawnRunner(['agent', 'start', name, '--master', master.grpc, ...args], {
+    env: { RUNNER_DATA_DIR: tempDataDir('runner-e2e-agent-'), RUNNER_JOIN_TOKEN: master.token, ...FAST, ...env },
+  });
+  children.push(child);
+  return child;
+}
+
+async function startAgent(
+  master: Master,
+  name: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Child> {
+  const from = output(master.child).length;
+  const child = spawnAgent(master, name, args, env);
+  await waitFor(child, new RegExp(`registered with master ${master.grpc} as ${name}\\b`));
+  await waitFor(master.child, new RegExp(`agent ${name} connected from 127\\.0\\.0\\.1:\\d+`), { from });
+  return child;
+}
+
+interface ApiTask {
+  name: string;
+  agent: string;
+  status: string;
+  message?: string;
+  outputs?: Record<string, unknown>;
+  log?: { level: string; message: string; fields?: Record<string, unknown> }[];
+}
+interface ApiRun {
+  id: string;
+  status: string;
+  error?: string;
+  tasks: ApiTask[];
+}
+
+async function submit(master: Master, workflow: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const response = await fetch(`${master.base}/workflows/run`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ content: workflow, workflow_name: 'e2e', ...extra }),
+  });
+  const body = (await response.json()) as { id?: string; error?: { message: string } };
+  if (!response.ok || !body.id) throw new Error(`POST /workflows/run: ${response.status} ${body.error?.message}`);
+  return body.id;
+}
+
+async function finishedRun(master: Master, id: string, timeoutMs = 20_000): Promise<ApiRun> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = (await (await fetch(`${master.base}/executions/${id}`)).json()) as ApiRun;
+    if (run.status !== 'running') return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} still running after ${timeoutMs} ms: ${JSON.stringify(run)}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+async function run(master: Master, workflow: string, extra: Record<string, unknown> = {}): Promise<ApiRun> {
+  return finishedRun(master, await submit(master, workflow, extra));
+}
+
+const byName = (r: ApiRun) => Object.fromEntries(r.tasks.map((t) => [t.name, t]));
+
+describe('a master with three agents', () => {
+  let master: Master;
+  const agents: Record<string, Child> = {};
+
+  beforeAll(async () => {
+    master = await startMaster(tempDataDir('runner-e2e-master-'));
+    const started = await Promise.all([
+      startAgent(master, 'a1', ['--labels', 'zone=east,tier=web']),
+      startAgent(master, 'a2', ['--labels', 'zone=west']),
+      startAgent(master, 'a3', ['--labels', 'zone=east']),
+    ]);
+    [agents.a1, agents.a2, agents.a3] = started;
+  }, 60_000);
+
+  it('each agent registered once, and the master announced it', () => {
+    for (const name of ['a1', 'a2', 'a3']) {
+      expect(output(agents[name])).toMatch(
+        new RegExp(`runner agent ${name} \\(pid \\d+\\): connecting to master ${master.grpc}`),
+      );
+      expect(output(master.child).match(new RegExp(`agent ${name} connected from`, 'g'))).toHaveLength(1);
+    }
+  });
+
+  it('delegation all: the task runs on every listed agent, each with its own values', async () => {
+    const result = await run(
+      master,
+      `version: "1.0"
+tasks:
+  - name: hello
+    delegate_to: [a1, a2, a3]
+    exec:
+      script: |
+        log.info("port is " .. values.port)
+        local r = exec.run("echo -n ok")
+        return true, "port " .. values.port, { out = r.stdout, app = vars.app }
+vars: { app: web }
+values:
+  a1: { port: 8081 }
+  a2: { port: 8082 }
+  a3: { port: 8083 }
+`,
+    );
+    expect(result.status).toBe('succeeded');
+    const tasks = byName(result);
+    for (const [name, port] of [
+      ['a1', 8081],
+      ['a2', 8082],
+      ['a3', 8083],
+    ] as const) {
+      expect(tasks[`hello@${name}`]).toMatchObject({
+        agent: name,
+        status: 'succeeded',
+        message: `port ${port}`,
+        outputs: { out: 'ok', app: 'web' },
+      });
+      expect(tasks[`hello@${name}`].log?.some((l) => l.message === `port is ${port}`)).toBe(true);
+    }
+  });
+
+  it('a loop with delegate_to "{{ item }}" runs each iteration on its agent', async () => {
+    const result = await run(
+      master,
+      `version: "1.0"
+tasks:
+  - name: per-host
+    loop: [a1, a2, a3]
+    delegate_to: "{{ item }}"
+    exec:
+      script: return true, "hello from " .. item .. " n" .. loop_index
+`,
+    );
+    expect(result.status).toBe('succeeded');
+    expect(result.tasks.map((t) => [t.name, t.agent, t.message])).toEqual([
+      ['per-host[a1]', 'a1', 'hello from a1 n1'],
+      ['per-host[a2]', 'a2', 'hello from a2 n2'],
+      ['per-host[a3]', 'a3', 'hello from a3 n3'],
+    ]);
+  });
+
+  it('delegation round_robin: one agent per loop item, rotating through the list', async () => {
+    const result = await run(
+      master,
+      `version: "1.0"
+tasks:
+  - name: spread
+    loop: [1, 2, 3, 4, 5, 6]
+    delegate_to: [a1, a2, a3]
+    delegation: round_robin
+    exec:
+      script: return true, values.me
+values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
+`,
+    );
+    expect(result.status).toBe('succeeded');
+    const ran = result.tasks.map((t) => t.message);
+    // Each ran where the engine sent it, and the rotation covered every agent twice.
+    expect(result.tasks.map((t) => t.agent)).toEqual(ran);
+    expect([...ran].sort()).toEqual(['a1', 'a1', 'a2', 'a2', 'a3', 'a3']);
+    expect(ran.slice(0, 3).sort()).toEqual(['a1', 'a2', 'a3']);
+  });
+
+  it('delegation conditional: only agents whose facts match (labels, usage) run the task', async () => {
+    const result = await run(
+      master,
+      `version: "1.0"
+tasks:
+  - name: east-only
+    delegate_to: [a1, a2, a3]
+    delegation: { strategy: conditional, when: "{{ agent.labels.zone == 'east' and agent.cpu_usage <= 100 and agent.status != 'offline' }}" }
+    exec:
+      script: return true, values.me
+values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
+`,
+    );
+    expect(result.status).toBe('succeeded');
+    expect(result.tasks.map((t) => [t.agent, t.message]).sort()).toEqual([
+      ['a1', 'a1'],
+      ['a3', 'a3'],
+    ]);
+  });
+
+  it('delegation failover: a dead first agent is passed over for the next one', async () => {
+    const doomed = await startAgent(master, 'doomed');
+    const from = output(master.child).length;
+    doomed.kill('SIGKILL');
+    // The stream breaks with the process: the master knows at once, without waiting for silence.
+    await waitFor(master.child, /agent doomed disconnected/, { from, timeoutMs: 2000 });
+    const result = await run(
+      master,
+      `version: "1.0"
+tasks:
+  - name: notify
+    delegate_to: [doomed, a2, a3]
+    delegation: failover
+    exec:
+      script: return true, "ran on " .. values.me
+values: { doomed: { me: doomed }, a2: { me: a2 }, a3: { me: a3 } }
+`,
+    );
+    expect(result.status).toBe('succeeded');
+    expect(result.tasks).toHaveLength(1);
+    expect(result.tasks[0].message).toBe('ran on a2');
+  });
+
+  it('delegation failover: a frozen first agent is given up after the heartbeat timeout and the next one runs the task', async () => {
+    const frozen = await startAgent(master, 'frozen');
+    frozen.kill('SIGSTOP');
+    try {
+      const started = Date.now();
+      const result = await run(
+        master,
+        `version: "1.0"
+tasks:
+  - name: notify
+    delegate_to: [frozen, a3]
+    delegation: failover
+    exec:
+      script: return true, "ran on " .. values.me
+values: { frozen: { me: frozen }, a3: { me: a3 } }
+`,
+      );
+      expect(result.status).toBe('succeeded');
+      expect(result.tasks[0].message).toBe('ran on a3');
+      expect(result.tasks[0].log?.some((l) => /agent frozen unreachable, trying the next one/.test(l.message))).toBe(
+        true,
+      );
+      expect(Date.now() - started).toBeLessThan(8000);
+    } finally {
+      frozen.kill('SIGKILL');
+    }
+  });
+
+  it('`runner run --delegate-to` against the master: the master runs the workflow on the agent', async () => {
+    const file = join(master.dataDir, 'local.yaml');
+    writeFileSync(
+      file,
+      `version: "1.0"
+tasks:
+  - name: where
+    exec:
+      script: |
+        log.info("on the agent")
+        return true, "ran with port " .. values.port
+values:
+  a3: { port: 9093 }
+`,
+    );
+    const result = await runRunner(
+      ['run', 'local', '--file', file, '--delegate-to', 'a3', '--yes', '--output', 'json'],
+      {
+        env: { RUNNER_DATA_DIR: master.dataDir },
+      },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string } & Partial<ApiTask>);
+    expect(lines[lines.length - 1]).toMatchObject({ type: 'summary', status: 'succeeded' });
+    expect(lines.filter((l) => l.type === 'task').pop()).toMatchObject({
+      name: 'where',
+      agent: 'a3',
+      status: 'succeeded',
+      message: 'ran with port 9093',
+    });
+    expect(output(agents.a3)).toMatch(/running task where of local/);
+  });
+
+  it('a silent agent goes offline after the heartbeat timeout, and comes back when it speaks again', async () => {
+    const from = output(master.child).length;
+    const stoppedAt = Date.now();
+    agents.a2.kill('SIGSTOP');
+    try {
+      await waitFor(master.child, /agent a2 disconnected: no heartbeat for \d/, { from, timeoutMs: 8000 });
+      // The timeout runs from the last heartbeat, up to one interval (0.2 s) before the stop.
+      const silentFor = Date.now() - stoppedAt;
+      expect(silentFor).toBeGreaterThanOrEqual(1700);
+      expect(silentFor).toBeLessThan(5000);
+      const refused = await run(
+        master,
+        `version: "1.0"\ntasks:\n  - name: t\n    delegate_to: a2\n    exec: { script: return true }\n`,
+      );
+      expect(refused.status).toBe('failed');
+      expect(refused.tasks[0].message).toMatch(/agent "a2" is offline/);
+    } finally {
+      agents.a2.kill('SIGCONT');
+    }
+    await waitFor(master.child, /agent a2 connected from/, { from });
+    const back = await run(
+      master,
+      `version: "1.0"\ntasks:\n  - name: t\n    delegate_to: a2\n    exec:\n      script: return true, "back"\n`,
+    );
+    expect(back.tasks[0]).toMatchObject({ status: 'succeeded', message: 'back' });
+  });
+
+  it('an agent killed mid-task fails the task at once; the run does not hang', async () => {
+    const victim = await startAgent(master, 'victim');
+    const marker = join(tempDataDir('runner-e2e-marker-'), 'started');
+    const id = await submit(
+      master,
+      `version: "1.0"
+tasks:
+  - name: long
+    delegate_to: victim
+    exec:
+      script: |
+        local f = io.open("${marker}", "w"); f:write("x"); f:close()
+        exec.run("sleep 30")
+        return true
+`,
+    );
+    const deadline = Date.now() + 15_000;
+    while (!existsSync(marker) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(existsSync(marker)).toBe(true);
+    const killedAt = Date.now();
+    victim.kill('SIGKILL');
+    const result = await finishedRun(master, id, 10_000);
+    // At once: the stream breaks with the process (well within the 2 s heartbeat timeout).
+    expect(Date.now() - killedAt).toBeLessThan(2000);
+    expect(result.status).toBe('failed');
+    expect(result.tasks[0]).toMatchObject({
+      status: 'failed',
+      message: expect.stringMatching(/agent victim was lost while running the task/),
+    });
+  });
+
+  it('a restarted master gets its agents back, untouched', async () => {
+    const pids = Object.fromEntries(['a1', 'a2', 'a3'].map((n) => [n, agents[n].pid]));
+    const port = Number(master.grpc.split(':')[1]);
+    master.child.kill('SIGTERM');
+    expect((await finished(master.child)).code).toBe(0);
+    for (const name of ['a1', 'a2', 'a3']) await waitFor(agents[name], /lost the master/, { from: 0 });
+    master = await startMaster(master.dataDir, { port });
+    for (const name of ['a1', 'a2', 'a3']) await waitFor(master.child, new RegExp(`agent ${name} connected from`));
+    const result = await run(
+      master,
+      `version: "1.0"\ntasks:\n  - name: again\n    delegate_to: [a1, a2, a3]\n    exec: { script: return true }\n`,
+    );
+    expect(result.status).toBe('succeeded');
+    for (const name of ['a1', 'a2', 'a3']) {
+      expect(agents[name].exitCode).toBeNull();
+      expect(agents[name].pid).toBe(pids[name]);
+    }
+  }, 60_000);
+});
+
+describe('security', () => {
+  let master: Master;
+  beforeAll(async () => {
+    master = await startMaster(tempDataDir('runner-e2e-master-'));
+  }, 30_000);
+
+  it('a wrong token is refused on both sides and nothing is registered', async () => {
+    const from = output(master.child).length;
+    const agent = spawnAgent(master, 'intruder', ['--token', 'rjt_not-the-token']);
+    const done = await finished(agent);
+    expect(done.code).toBe(1);
+    expect(done.stderr).toMatch(new RegExp(`runner: master ${master.grpc} refused agent intruder: wrong join token`));
+    expect(output(master.child).slice(from)).toMatch(/refused agent intruder from 127\.0\.0\.1:\d+: wrong join token/);
+    expect(output(master.child)).not.toMatch(/agent intruder connected/);
+    const missing = spawnAgent(master, 'anonymous', [], { RUNNER_JOIN_TOKEN: '' });
+    expect((await finished(missing)).stderr).toMatch(/refused agent anonymous: no join token presented/);
+  });
+
+  it('`runner agent token create` makes a token agents can join with; show prints it', async () => {
+    const dataDir = tempDataDir('runner-e2e-token-');
+    const created = await runRunner(['agent', 'token', 'create'], { env: { RUNNER_DATA_DIR: dataDir } });
+    expect(created.code).toBe(0);
+    const token = created.stdout.trim();
+    expect(token).toMatch(/^rjt_/);
+    expect(created.stderr).toMatch(/join token written to .*agent-token/);
+    expect((await runRunner(['agent', 'token', 'create'], { env: { RUNNER_DATA_DIR: dataDir } })).stderr).toMatch(
+      /already exists.*--force/,
+    );
+    expect((await runRunner(['agent', 'token', 'show'], { env: { RUNNER_DATA_DIR: dataDir } })).stdout.trim()).toBe(
+      token,
+    );
+    const own = await startMaster(dataDir);
+    expect(own.token).toBe(token);
+    await startAgent(own, 'joined', ['--token', token], { RUNNER_JOIN_TOKEN: '' });
+  });
+
+  it('TLS: an agent trusting the master certificate connects; one without it cannot', async () => {
+    const dir = tempDataDir('runner-e2e-tls-');
+    const cert = join(dir, 'master.pem');
+    const key = join(dir, 'master.key');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
+      { stdio: 'pipe' },
+    );
+    const tls = await startMaster(tempDataDir('runner-e2e-master-'), {
+      env: { RUNNER_GRPC_TLS_CERT: cert, RUNNER_GRPC_TLS_KEY: key },
+    });
+    expect(output(tls.child)).toMatch(/gRPC listening on 127\.0\.0\.1:\d+ \(TLS\)/);
+    await startAgent(tls, 'secure', ['--master-tls-cert', cert]);
+    const result = await run(
+      tls,
+      `version: "1.0"\ntasks:\n  - name: t\n    delegate_to: secure\n    exec:\n      script: return true, "over tls"\n`,
+    );
+    expect(result.tasks[0]).toMatchObject({ status: 'succeeded', message: 'over tls' });
+
+    // Plaintext against a TLS master never registers; with a retry limit the agent gives up.
+    const plain = spawnAgent(tls, 'plain', [], { RUNNER_AGENT_RECONNECT_MAX_RETRIES: '2' });
+    const done = await finished(plain);
+    expect(done.code).toBe(1);
+    expect(done.stderr).toMatch(/runner: gave up connecting to master 127\.0\.0\.1:\d+ after 2 failed attempts/);
+    expect(output(tls.child)).not.toMatch(/agent plain connected/);
+  });
+});
