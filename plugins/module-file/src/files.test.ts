@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { plugin as templatePlugin } from '@runner/plugin-template';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { plugin } from '../index.js';
-import { callContext, provided } from './test-support.js';
+import { luaCallContext, setUpLuaModules } from '@runner/plugin-sdk/testing';
 
 type Fn = (...args: any[]) => Promise<any>;
 let file: Record<string, Fn>;
@@ -24,13 +24,13 @@ let dir: string;
 
 beforeAll(async () => {
   // The real template plugin provides the engine file.template renders with.
-  const { modules } = await provided([templatePlugin, plugin]);
+  const { modules } = await setUpLuaModules([templatePlugin, plugin]);
   const impl = modules.get('file')!;
   const bind = (dryRun: boolean) =>
     Object.fromEntries(
       Object.entries(impl).map(([name, f]) => [
         name,
-        async (...args: any[]) => f(callContext({ dryRun }).call, ...args),
+        async (...args: any[]) => f(luaCallContext({ dryRun }).call, ...args),
       ]),
     );
   file = bind(false);
@@ -205,9 +205,9 @@ describe('file.template', () => {
   });
 
   it('raises a clear error when no template engine is loaded', async () => {
-    const { modules } = await provided([plugin]);
+    const { modules } = await setUpLuaModules([plugin]);
     writeFileSync(join(dir, 't'), 'x');
-    await expect(modules.get('file')!.template(callContext().call, join(dir, 't'), join(dir, 'o'))).rejects.toThrow(
+    await expect(modules.get('file')!.template(luaCallContext().call, join(dir, 't'), join(dir, 'o'))).rejects.toThrow(
       'file.template: no template engine is loaded (the "template" plugin provides it)',
     );
   });

@@ -12,7 +12,7 @@ import {
 } from '@runner/plugin-sdk';
 import { fsError, isMissing } from './fs-errors.js';
 import { editLines, type LineSpec } from './line-edit.js';
-import { isTable, luaType } from './lua-types.js';
+import { isLuaTable, luaType } from '@runner/plugin-sdk';
 import { formatMode, parseMode } from './mode.js';
 import type { FileFunction } from './spec.js';
 
@@ -31,7 +31,7 @@ function requirePath(fn: string, value: unknown, position = 1): string {
 /** Options table: nil and an empty table (which may arrive as `[]`) both mean none. */
 function options(fn: string, value: unknown, position: number, known: readonly string[]): Record<string, unknown> {
   if (value === undefined || value === null) return {};
-  if (!isTable(value))
+  if (!isLuaTable(value))
     throw new Error(`file.${fn}: argument ${position} must be a table of options, got ${luaType(value)}`);
   if (Array.isArray(value)) {
     if (value.length === 0) return {};
@@ -300,7 +300,7 @@ export function createFileModule(engine: TemplateEngine | undefined): LuaModuleI
     async template(call, src, dest, context, opts) {
       const from = requirePath('template', src, 1);
       const to = requirePath('template', dest, 2);
-      if (context !== undefined && context !== null && !isTable(context)) {
+      if (context !== undefined && context !== null && !isLuaTable(context)) {
         throw new Error(`file.template: argument 3 must be a table (the template's context), got ${luaType(context)}`);
       }
       const o = options('template', opts, 4, ['mode', 'syntax']);

@@ -1,4 +1,4 @@
-import { luaType } from './lua-types.js';
+import { luaType } from '@runner/plugin-sdk';
 
 /**
  * A permission mode written as a string of octal digits: "0644", "644", "0o755", "1777".

@@ -1,21 +1,21 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { plugin } from '../index.js';
-import { callContext, gate, luaFunction, provided } from './test-support.js';
+import { luaCallContext, gate, fakeLuaFunction, setUpLuaModules } from '@runner/plugin-sdk/testing';
 
 type Impl = Record<string, (...args: any[]) => any>;
 let go: Impl;
 
 beforeAll(async () => {
-  const { modules } = await provided([plugin]);
+  const { modules } = await setUpLuaModules([plugin]);
   const impl = modules.get('goroutine')!;
   go = Object.fromEntries(
-    Object.entries(impl).map(([k, f]) => [k, (...args: any[]) => f(callContext().call, ...args)]),
+    Object.entries(impl).map(([k, f]) => [k, (...args: any[]) => f(luaCallContext().call, ...args)]),
   );
 });
 
 /** A function that counts how many of its kind run at once, and takes a few event-loop turns. */
 function counted(counter: { now: number; max: number }, result: unknown) {
-  return luaFunction(async () => {
+  return fakeLuaFunction(async () => {
     counter.now++;
     counter.max = Math.max(counter.max, counter.now);
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
@@ -28,15 +28,15 @@ describe('goroutine.parallel', () => {
   it('returns first return values in input order, whatever order they finish in', async () => {
     const second = gate();
     const results = await go.parallel([
-      luaFunction(async () => {
+      fakeLuaFunction(async () => {
         await second.promise; // finishes after task 2
         return ['one'];
       }),
-      luaFunction(async () => {
+      fakeLuaFunction(async () => {
         second.open();
         return ['two', 'extra'];
       }),
-      luaFunction(() => []),
+      fakeLuaFunction(() => []),
     ]);
     expect(results).toEqual(['one', 'two', null]);
   });
@@ -58,12 +58,12 @@ describe('goroutine.parallel', () => {
     const slow = gate();
     let slowEnded = false;
     const pending = go.parallel([
-      luaFunction(async () => {
+      fakeLuaFunction(async () => {
         await slow.promise;
         slowEnded = true;
         return [1];
       }),
-      luaFunction(async () => {
+      fakeLuaFunction(async () => {
         throw new Error('[string "deploy"]:3: boom');
       }),
     ]);
@@ -79,7 +79,7 @@ describe('goroutine.parallel', () => {
   it('names every failed task when several fail, and keeps running the rest', async () => {
     const ran: number[] = [];
     const task = (i: number, fail: boolean) =>
-      luaFunction(async () => {
+      fakeLuaFunction(async () => {
         ran.push(i);
         if (fail) throw new Error(`bad ${i}`);
         return [i];
@@ -91,11 +91,11 @@ describe('goroutine.parallel', () => {
   });
 
   it('starts nothing more once the task is cancelled', async () => {
-    const { modules } = await provided([plugin]);
-    const { call, controller } = callContext();
+    const { modules } = await setUpLuaModules([plugin]);
+    const { call, controller } = luaCallContext();
     let started = 0;
     const tasks = Array.from({ length: 4 }, () =>
-      luaFunction(async () => {
+      fakeLuaFunction(async () => {
         started++;
         controller.abort();
         return [true];
@@ -110,7 +110,7 @@ describe('goroutine.parallel', () => {
   it('accepts an empty list, and names bad arguments', async () => {
     expect(await go.parallel([])).toEqual([]);
     expect(await go.parallel({ tasks: {} })).toEqual([]);
-    const f = luaFunction(() => []);
+    const f = fakeLuaFunction(() => []);
     await expect(go.parallel('x')).rejects.toThrow(
       'goroutine.parallel: argument 1 must be a list of functions or { tasks = {...}, max_concurrent = n }, got string',
     );
@@ -129,7 +129,7 @@ describe('goroutine.parallel', () => {
 describe('goroutine.spawn and wait', () => {
   it('returns all the results of a spawned function, passing it the extra arguments', async () => {
     const h = go.spawn(
-      luaFunction(async (a, b) => [`${a}-${b}`, 2, null, 'last']),
+      fakeLuaFunction(async (a, b) => [`${a}-${b}`, 2, null, 'last']),
       'x',
       'y',
     );
@@ -140,7 +140,7 @@ describe('goroutine.spawn and wait', () => {
 
   it('raises the spawned function error when waited for, and not before', async () => {
     const h = go.spawn(
-      luaFunction(async () => {
+      fakeLuaFunction(async () => {
         throw new Error('disk full');
       }),
     );
@@ -152,7 +152,7 @@ describe('goroutine.spawn and wait', () => {
   it('gives up waiting after the timeout but the goroutine can be waited for again', async () => {
     const release = gate();
     const h = go.spawn(
-      luaFunction(async () => {
+      fakeLuaFunction(async () => {
         await release.promise;
         return ['done'];
       }),
@@ -163,12 +163,12 @@ describe('goroutine.spawn and wait', () => {
   });
 
   it('stops waiting when the task is cancelled', async () => {
-    const { modules } = await provided([plugin]);
-    const { call, controller } = callContext();
+    const { modules } = await setUpLuaModules([plugin]);
+    const { call, controller } = luaCallContext();
     const impl = modules.get('goroutine')!;
     const h = impl.spawn(
       call,
-      luaFunction(() => new Promise(() => {})),
+      fakeLuaFunction(() => new Promise(() => {})),
     );
     const waiting = impl.wait(call, h);
     controller.abort();
@@ -181,7 +181,7 @@ describe('goroutine.spawn and wait', () => {
       'goroutine.wait: argument 1 must be a handle from goroutine.spawn, got string',
     );
     await expect(go.wait({ id: 99999 })).rejects.toThrow('goroutine.wait: no goroutine 99999');
-    const h = go.spawn(luaFunction(() => []));
+    const h = go.spawn(fakeLuaFunction(() => []));
     await expect(go.wait(h, 'soon')).rejects.toThrow('goroutine.wait: argument 2: invalid duration "soon"');
   });
 });
@@ -205,8 +205,8 @@ describe('goroutine.sleep', () => {
   });
 
   it('raises at once when the task is cancelled', async () => {
-    const { modules } = await provided([plugin]);
-    const { call, controller } = callContext();
+    const { modules } = await setUpLuaModules([plugin]);
+    const { call, controller } = luaCallContext();
     const started = performance.now();
     const sleeping = modules.get('goroutine')!.sleep(call, '1h');
     controller.abort();

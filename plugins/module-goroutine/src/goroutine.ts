@@ -1,6 +1,6 @@
 import { luaMultiple, type LuaFunctionRef, type LuaModuleImplementation, type LuaValue } from '@runner/plugin-sdk';
 import { formatDuration, parseDuration } from './duration.js';
-import { isTable, luaType } from './lua-types.js';
+import { isLuaTable, luaType } from '@runner/plugin-sdk';
 import type { GoroutineFunction } from './spec.js';
 
 /** Finished goroutines nobody waited for that are kept; beyond it the oldest are forgotten. */
@@ -63,7 +63,7 @@ function delay(ms: number, signal: AbortSignal, message: string): Promise<void> 
 
 function parseTasks(arg: LuaValue): { tasks: LuaValue[]; limit: number } {
   const usage = 'a list of functions or { tasks = {...}, max_concurrent = n }';
-  if (!isTable(arg)) throw new Error(`goroutine.parallel: argument 1 must be ${usage}, got ${luaType(arg)}`);
+  if (!isLuaTable(arg)) throw new Error(`goroutine.parallel: argument 1 must be ${usage}, got ${luaType(arg)}`);
   if (Array.isArray(arg)) return { tasks: arg, limit: Infinity };
   const keys = Object.keys(arg);
   if (!keys.includes('tasks')) {
@@ -74,9 +74,9 @@ function parseTasks(arg: LuaValue): { tasks: LuaValue[]; limit: number } {
       throw new Error(`goroutine.parallel: unknown option "${key}" (known: tasks, max_concurrent)`);
     }
   }
-  if (!isTable(arg.tasks) || !Array.isArray(arg.tasks)) {
+  if (!isLuaTable(arg.tasks) || !Array.isArray(arg.tasks)) {
     // An empty table may arrive as {}: that is an empty list too.
-    if (isTable(arg.tasks) && Object.keys(arg.tasks).length === 0) return { tasks: [], limit: Infinity };
+    if (isLuaTable(arg.tasks) && Object.keys(arg.tasks).length === 0) return { tasks: [], limit: Infinity };
     throw new Error(`goroutine.parallel: option tasks must be a list of functions, got ${luaType(arg.tasks)}`);
   }
   let limit = Infinity;
@@ -99,7 +99,7 @@ export function createGoroutineModule(): LuaModuleImplementation<GoroutineFuncti
   const finished = new Map<number, Goroutine>();
 
   function handleId(value: LuaValue): number {
-    const id = isTable(value) && !Array.isArray(value) ? value.id : value;
+    const id = isLuaTable(value) && !Array.isArray(value) ? value.id : value;
     if (typeof id !== 'number' || !Number.isInteger(id)) {
       throw new Error(`goroutine.wait: argument 1 must be a handle from goroutine.spawn, got ${luaType(value)}`);
     }

@@ -19,7 +19,7 @@ import { plugin as storePlugin } from '@runner/plugin-store';
 import { plugin as templatePlugin } from '@runner/plugin-template';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plugin as goroutinePlugin } from '../index.js';
-import { callContext, type LoggedLine } from './test-support.js';
+import { luaCallContext, type LoggedLine } from '@runner/plugin-sdk/testing';
 
 let kernel: TestKernel;
 let lines: LoggedLine[];
@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 async function lua(source: string, options: Partial<LuaRunOptions> = {}): Promise<LuaValue[]> {
-  const context = callContext();
+  const context = luaCallContext();
   lines = context.lines;
   const { values } = await kernel.get(LuaRuntimeRef).run(source, {
     chunkName: 'test',
@@ -58,7 +58,7 @@ async function lua(source: string, options: Partial<LuaRunOptions> = {}): Promis
 }
 
 describe('modules in Lua', () => {
-  it('are all provided, each function documented for `runner modules info`', () => {
+  it('are all setUpLuaModules, each function documented for `runner modules info`', () => {
     const specs = kernel.get(LuaModulesRef).list();
     for (const name of ['exec', 'file', 'log', 'state', 'goroutine', 'reliability']) {
       const spec = specs.find((s) => s.name === name);

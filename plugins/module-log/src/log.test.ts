@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { plugin } from '../index.js';
-import { callContext, provided } from './test-support.js';
+import { luaCallContext, setUpLuaModules } from '@runner/plugin-sdk/testing';
 
 describe('log', () => {
   it('writes each level to the call logger with structured fields', async () => {
-    const { modules, specs } = await provided([plugin]);
+    const { modules, specs } = await setUpLuaModules([plugin]);
     const log = modules.get('log')!;
-    const { call, lines } = callContext({ dryRun: true });
+    const { call, lines } = luaCallContext({ dryRun: true });
     log.debug(call, 'raw', { body: 'x' });
     log.info(call, 'deployed', { version: '1.2', hosts: 3, nested: { a: [1, 2] } });
     log.warn(call, 'disk', []);
@@ -22,8 +22,8 @@ describe('log', () => {
   });
 
   it('converts messages as tostring would, tables as JSON', async () => {
-    const { modules } = await provided([plugin]);
-    const { call, lines } = callContext();
+    const { modules } = await setUpLuaModules([plugin]);
+    const { call, lines } = luaCallContext();
     for (const msg of [42, true, null, { a: 1 }, [1, 'x'], { kind: 'lua-function', call: async () => [] }]) {
       modules.get('log')!.info(call, msg);
     }
@@ -31,8 +31,8 @@ describe('log', () => {
   });
 
   it('names a bad fields argument', async () => {
-    const { modules } = await provided([plugin]);
-    const { call } = callContext();
+    const { modules } = await setUpLuaModules([plugin]);
+    const { call } = luaCallContext();
     expect(() => modules.get('log')!.warn(call, 'x', 'oops')).toThrow(
       'log.warn: argument 2 must be a table of fields, got string',
     );

@@ -1,5 +1,5 @@
 import type { LogFields, LuaModuleImplementation, LuaValue } from '@runner/plugin-sdk';
-import { isTable, luaType } from './lua-types.js';
+import { isLuaTable, luaType } from '@runner/plugin-sdk';
 import { LOG_LEVELS, type LogLevel } from './spec.js';
 
 /** What Lua's tostring would print; tables as JSON because that is what a reader of the log wants. */
@@ -17,7 +17,7 @@ function messageText(value: LuaValue): string {
 
 function fieldsOf(level: LogLevel, value: LuaValue): LogFields | undefined {
   if (value === null || value === undefined) return undefined;
-  if (!isTable(value)) throw new Error(`log.${level}: argument 2 must be a table of fields, got ${luaType(value)}`);
+  if (!isLuaTable(value)) throw new Error(`log.${level}: argument 2 must be a table of fields, got ${luaType(value)}`);
   if (Array.isArray(value)) {
     if (value.length === 0) return undefined;
     throw new Error(`log.${level}: argument 2 must be a table with named fields (key = value), got a list`);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { plugin } from '../index.js';
 import { createReliabilityModule } from './reliability.js';
-import { callContext, gate, luaFunction, provided } from './test-support.js';
+import { luaCallContext, gate, fakeLuaFunction, setUpLuaModules } from '@runner/plugin-sdk/testing';
 
 /** The module with a clock the test moves and waits that are recorded instead of slept. */
 function controlled() {
@@ -20,7 +20,7 @@ function controlled() {
 /** Fails `failures` times, then returns `values`; counts its calls and the attempt numbers it got. */
 function flaky(failures: number, ...values: any[]) {
   const seen: any[] = [];
-  const fn = luaFunction(async (attempt) => {
+  const fn = fakeLuaFunction(async (attempt) => {
     seen.push(attempt);
     if (seen.length <= failures) throw new Error(`boom ${seen.length}`);
     return values;
@@ -31,7 +31,7 @@ function flaky(failures: number, ...values: any[]) {
 describe('reliability.retry', () => {
   it('retries until the function succeeds, with exponential waits, and returns its results', async () => {
     const { module, waits } = controlled();
-    const { call, lines } = callContext();
+    const { call, lines } = luaCallContext();
     const { fn, seen } = flaky(2, 'ok', 42);
     const result = await module.retry(call, { attempts: 5, delay: '100ms', backoff: 2 }, fn);
     expect(result).toEqual({ kind: 'lua-multiple', values: ['ok', 42] });
@@ -45,32 +45,32 @@ describe('reliability.retry', () => {
 
   it('caps the wait at max_delay', async () => {
     const { module, waits } = controlled();
-    await module.retry(callContext().call, { attempts: 4, delay: 1, backoff: 10, max_delay: '5s' }, flaky(3).fn);
+    await module.retry(luaCallContext().call, { attempts: 4, delay: 1, backoff: 10, max_delay: '5s' }, flaky(3).fn);
     expect(waits).toEqual([1000, 5000, 5000]);
   });
 
   it('raises the last error naming the attempt count, using defaults when no options are given', async () => {
     const { module, waits } = controlled();
     const { fn, seen } = flaky(10);
-    await expect(module.retry(callContext().call, null, fn)).rejects.toThrow(
+    await expect(module.retry(luaCallContext().call, null, fn)).rejects.toThrow(
       'reliability.retry: failed after 3 attempts: boom 3',
     );
     expect(seen).toHaveLength(3);
     expect(waits).toEqual([1000, 2000]);
-    await expect(module.retry(callContext().call, { attempts: 1 }, flaky(10).fn)).rejects.toThrow(
+    await expect(module.retry(luaCallContext().call, { attempts: 1 }, flaky(10).fn)).rejects.toThrow(
       'reliability.retry: failed after 1 attempt: boom 1',
     );
   });
 
   it('really waits between attempts, and stops waiting when the task is cancelled', async () => {
-    const { modules } = await provided([plugin]);
+    const { modules } = await setUpLuaModules([plugin]);
     const reliability = modules.get('reliability')!;
     const started = performance.now();
-    await reliability.retry(callContext().call, { attempts: 3, delay: '20ms', backoff: 1 }, flaky(2).fn);
+    await reliability.retry(luaCallContext().call, { attempts: 3, delay: '20ms', backoff: 1 }, flaky(2).fn);
     expect(performance.now() - started).toBeGreaterThanOrEqual(35);
 
-    const { call, controller } = callContext();
-    const fn = luaFunction(async () => {
+    const { call, controller } = luaCallContext();
+    const fn = fakeLuaFunction(async () => {
       controller.abort();
       throw new Error('down');
     });
@@ -83,7 +83,7 @@ describe('reliability.retry', () => {
 
   it('names bad arguments', async () => {
     const { module } = controlled();
-    const call = callContext().call;
+    const call = luaCallContext().call;
     const fn = flaky(0).fn;
     await expect(module.retry(call, { attempts: 0 }, fn)).rejects.toThrow(
       'reliability.retry: option attempts must be a positive integer, got 0',
@@ -109,10 +109,10 @@ describe('reliability.retry', () => {
 describe('reliability.circuit_breaker', () => {
   it('opens after max_failures, fails fast without calling, then lets one trial through', async () => {
     const { module, clock } = controlled();
-    const call = callContext().call;
+    const call = luaCallContext().call;
     let calls = 0;
     let healthy = false;
-    const fn = luaFunction(async () => {
+    const fn = fakeLuaFunction(async () => {
       calls++;
       if (!healthy) throw new Error('connection refused');
       return ['paid'];
@@ -144,11 +144,11 @@ describe('reliability.circuit_breaker', () => {
 
   it('counts consecutive failures only: a success resets the count', async () => {
     const { module } = controlled();
-    const call = callContext().call;
-    const fail = luaFunction(async () => {
+    const call = luaCallContext().call;
+    const fail = fakeLuaFunction(async () => {
       throw new Error('x');
     });
-    const ok = luaFunction(async () => [true]);
+    const ok = fakeLuaFunction(async () => [true]);
     const opts = { max_failures: 2 };
     await expect(module.circuit_breaker(call, 'api', opts, fail)).rejects.toThrow('x');
     await module.circuit_breaker(call, 'api', opts, ok);
@@ -160,13 +160,13 @@ describe('reliability.circuit_breaker', () => {
 
   it('lets only one trial through while half-open', async () => {
     const { module, clock } = controlled();
-    const call = callContext().call;
+    const call = luaCallContext().call;
     await expect(
       module.circuit_breaker(
         call,
         'db',
         { max_failures: 1, reset_timeout: 1 },
-        luaFunction(async () => {
+        fakeLuaFunction(async () => {
           throw new Error('down');
         }),
       ),
@@ -177,7 +177,7 @@ describe('reliability.circuit_breaker', () => {
       call,
       'db',
       { max_failures: 1, reset_timeout: 1 },
-      luaFunction(async () => {
+      fakeLuaFunction(async () => {
         await release.promise;
         return ['up'];
       }),
@@ -187,7 +187,7 @@ describe('reliability.circuit_breaker', () => {
         call,
         'db',
         {},
-        luaFunction(async () => ['second']),
+        fakeLuaFunction(async () => ['second']),
       ),
     ).rejects.toThrow('circuit "db" is open (a trial call is running)');
     release.open();
@@ -198,31 +198,31 @@ describe('reliability.circuit_breaker', () => {
           call,
           'db',
           {},
-          luaFunction(async () => ['after']),
+          fakeLuaFunction(async () => ['after']),
         )
       ).values,
     ).toEqual(['after']);
   });
 
-  it('shares breakers across calls of the provided module and raises fn errors unchanged', async () => {
-    const { modules } = await provided([plugin]);
+  it('shares breakers across calls of the setUpLuaModules module and raises fn errors unchanged', async () => {
+    const { modules } = await setUpLuaModules([plugin]);
     const reliability = modules.get('reliability')!;
     const original = new Error('[string "t"]:2: refused');
-    const fail = luaFunction(async () => {
+    const fail = fakeLuaFunction(async () => {
       throw original;
     });
-    await expect(reliability.circuit_breaker(callContext().call, 'svc', { max_failures: 1 }, fail)).rejects.toBe(
+    await expect(reliability.circuit_breaker(luaCallContext().call, 'svc', { max_failures: 1 }, fail)).rejects.toBe(
       original,
     );
     // Another script (another call context) sees the same breaker.
-    await expect(reliability.circuit_breaker(callContext().call, 'svc', { max_failures: 1 }, fail)).rejects.toThrow(
+    await expect(reliability.circuit_breaker(luaCallContext().call, 'svc', { max_failures: 1 }, fail)).rejects.toThrow(
       'circuit "svc" is open',
     );
   });
 
   it('names bad arguments', async () => {
     const { module } = controlled();
-    const call = callContext().call;
+    const call = luaCallContext().call;
     const fn = flaky(0).fn;
     await expect(module.circuit_breaker(call, '', {}, fn)).rejects.toThrow(
       "reliability.circuit_breaker: argument 1 must be the circuit's name (a non-empty string), got an empty string",
@@ -238,26 +238,26 @@ describe('reliability.circuit_breaker', () => {
 
 describe('reliability.timeout', () => {
   it("returns the function's results when it ends in time", async () => {
-    const { modules } = await provided([plugin]);
+    const { modules } = await setUpLuaModules([plugin]);
     const result = await modules.get('reliability')!.timeout(
-      callContext().call,
+      luaCallContext().call,
       '5s',
-      luaFunction(async () => [1, 'two']),
+      fakeLuaFunction(async () => [1, 'two']),
     );
     expect(result).toEqual({ kind: 'lua-multiple', values: [1, 'two'] });
   });
 
   it('raises when the limit passes; the function finishes on its own later, its error dropped', async () => {
-    const { modules } = await provided([plugin]);
+    const { modules } = await setUpLuaModules([plugin]);
     const release = gate();
     let finished = false;
-    const fn = luaFunction(async () => {
+    const fn = fakeLuaFunction(async () => {
       await release.promise;
       finished = true;
       throw new Error('late failure nobody hears');
     });
     const started = performance.now();
-    await expect(modules.get('reliability')!.timeout(callContext().call, '50ms', fn)).rejects.toThrow(
+    await expect(modules.get('reliability')!.timeout(luaCallContext().call, '50ms', fn)).rejects.toThrow(
       'reliability.timeout: timed out after 50ms',
     );
     expect(performance.now() - started).toBeGreaterThanOrEqual(45);
@@ -268,32 +268,32 @@ describe('reliability.timeout', () => {
   });
 
   it('raises the function error as it is when it fails in time', async () => {
-    const { modules } = await provided([plugin]);
-    const fn = luaFunction(async () => {
+    const { modules } = await setUpLuaModules([plugin]);
+    const fn = fakeLuaFunction(async () => {
       throw new Error('bad input');
     });
-    await expect(modules.get('reliability')!.timeout(callContext().call, 1, fn)).rejects.toThrow('bad input');
+    await expect(modules.get('reliability')!.timeout(luaCallContext().call, 1, fn)).rejects.toThrow('bad input');
   });
 
   it('stops at once when the task is cancelled, and names bad arguments', async () => {
-    const { modules } = await provided([plugin]);
+    const { modules } = await setUpLuaModules([plugin]);
     const reliability = modules.get('reliability')!;
-    const { call, controller } = callContext();
+    const { call, controller } = luaCallContext();
     const pending = reliability.timeout(
       call,
       '1h',
-      luaFunction(() => new Promise(() => {})),
+      fakeLuaFunction(() => new Promise(() => {})),
     );
     controller.abort();
     await expect(pending).rejects.toThrow('reliability.timeout: cancelled');
     await expect(
       reliability.timeout(
-        callContext().call,
+        luaCallContext().call,
         'x',
-        luaFunction(async () => []),
+        fakeLuaFunction(async () => []),
       ),
     ).rejects.toThrow('reliability.timeout: argument 1: invalid duration "x"');
-    await expect(reliability.timeout(callContext().call, 1, 'f')).rejects.toThrow(
+    await expect(reliability.timeout(luaCallContext().call, 1, 'f')).rejects.toThrow(
       'reliability.timeout: argument 2 must be a function, got string',
     );
   });

@@ -1,6 +1,6 @@
 import { luaMultiple, type LuaFunctionRef, type LuaModuleImplementation, type LuaValue } from '@runner/plugin-sdk';
 import { formatDuration, parseDuration } from './duration.js';
-import { isTable, luaType } from './lua-types.js';
+import { isLuaTable, luaType } from '@runner/plugin-sdk';
 import type { ReliabilityFunction } from './spec.js';
 
 export interface ReliabilityOptions {
@@ -57,7 +57,7 @@ function optionsTable(
   known: readonly string[],
 ): Record<string, LuaValue> {
   if (value === undefined || value === null) return {};
-  if (!isTable(value))
+  if (!isLuaTable(value))
     throw new Error(`reliability.${fn}: argument ${position} must be a table of options, got ${luaType(value)}`);
   if (Array.isArray(value)) {
     if (value.length === 0) return {};

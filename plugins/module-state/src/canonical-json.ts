@@ -1,4 +1,4 @@
-import { luaType } from './lua-types.js';
+import { luaType } from '@runner/plugin-sdk';
 
 /**
  * JSON with object keys sorted at every depth, so two tables with the same content compare equal

@@ -7,7 +7,7 @@ import { plugin as storePlugin } from '@runner/plugin-store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { plugin } from '../index.js';
 import { createStateModule, MAX_VALUE_BYTES } from './state.js';
-import { callContext, provided } from './test-support.js';
+import { luaCallContext, setUpLuaModules } from '@runner/plugin-sdk/testing';
 
 type Impl = Record<string, (call: LuaCallContext, ...args: any[]) => any>;
 let dataDir: string;
@@ -15,13 +15,13 @@ let kernel: TestKernel;
 let state: Impl;
 
 async function boot(): Promise<void> {
-  const set = await provided([storePlugin, plugin], [], dataDir);
+  const set = await setUpLuaModules([storePlugin, plugin], [], dataDir);
   kernel = set.kernel;
   state = set.modules.get('state')!;
 }
 
 function inRun(workflow: string, task = 'build', runId = 'run-1', dryRun = false): LuaCallContext {
-  return callContext({ dryRun, run: { workflow, task, runId, attempt: 1, agent: 'localhost' } }).call;
+  return luaCallContext({ dryRun, run: { workflow, task, runId, attempt: 1, agent: 'localhost' } }).call;
 }
 
 beforeEach(async () => {
@@ -102,7 +102,7 @@ describe('state', () => {
   });
 
   it('uses a fallback name outside a run (the REPL)', async () => {
-    const repl = callContext().call;
+    const repl = luaCallContext().call;
     await state.set(repl, 'k', 'from the repl');
     expect(state.get(repl, 'k')).toBe('from the repl');
     expect(state.get(inRun('(repl)'), 'k')).toBe('from the repl');
@@ -176,8 +176,8 @@ describe('state', () => {
 
 describe('state without a store (agent profile)', () => {
   it('raises a clear error instead of keeping state that would not last', async () => {
-    const { modules } = await provided([plugin]);
-    const call = callContext().call;
+    const { modules } = await setUpLuaModules([plugin]);
+    const call = luaCallContext().call;
     expect(() => modules.get('state')!.get(call, 'k')).toThrow(
       'state.get: no durable store in this process (the agent profile has none)',
     );

@@ -1,6 +1,6 @@
 import type { LuaCallContext, LuaModuleImplementation, LuaValue, Migration, Store } from '@runner/plugin-sdk';
 import { canonicalJson } from './canonical-json.js';
-import { isTable, luaType } from './lua-types.js';
+import { isLuaTable, luaType } from '@runner/plugin-sdk';
 import { OUTSIDE_RUN, type StateFunction } from './spec.js';
 
 export const MAX_VALUE_BYTES = 1024 * 1024;
@@ -43,7 +43,7 @@ interface Place {
 function scopeOf(fn: string, call: LuaCallContext, opts: LuaValue, position: number): Omit<Place, 'key'> {
   let scope: Scope = 'workflow';
   if (opts !== undefined && opts !== null) {
-    if (!isTable(opts))
+    if (!isLuaTable(opts))
       throw new Error(`state.${fn}: argument ${position} must be a table of options, got ${luaType(opts)}`);
     if (!Array.isArray(opts)) {
       for (const k of Object.keys(opts)) {
