@@ -13,3 +13,4 @@ export * from './src/template.js';
 export * from './src/engine.js';
 export * from './src/lua-runtime.js';
 export * from './src/agents.js';
+export * from './src/duration.js';

@@ -1,6 +1,13 @@
-import { luaMultiple, type LuaFunctionRef, type LuaModuleImplementation, type LuaValue } from '@runner/plugin-sdk';
-import { formatDuration, parseDuration } from './duration.js';
-import { isLuaTable, luaType } from '@runner/plugin-sdk';
+import {
+  luaMultiple,
+  type LuaFunctionRef,
+  type LuaModuleImplementation,
+  type LuaValue,
+  formatDuration,
+  parseDurationArgument,
+  isLuaTable,
+  luaType,
+} from '@runner/plugin-sdk';
 import type { GoroutineFunction } from './spec.js';
 
 /** Finished goroutines nobody waited for that are kept; beyond it the oldest are forgotten. */
@@ -150,7 +157,9 @@ export function createGoroutineModule(): LuaModuleImplementation<GoroutineFuncti
     async wait(call, handle, timeout) {
       const id = handleId(handle);
       const ms =
-        timeout === undefined || timeout === null ? undefined : parseDuration(timeout, 'goroutine.wait: argument 2');
+        timeout === undefined || timeout === null
+          ? undefined
+          : parseDurationArgument(timeout, 'goroutine.wait: argument 2');
       const g = running.get(id) ?? finished.get(id);
       if (!g) {
         throw new Error(`goroutine.wait: no goroutine ${id} (already waited for, or not made by goroutine.spawn)`);
@@ -184,7 +193,7 @@ export function createGoroutineModule(): LuaModuleImplementation<GoroutineFuncti
     async sleep(call, duration) {
       if (duration === undefined || duration === null)
         throw new Error('goroutine.sleep: argument 1 must be a duration, got nil');
-      const ms = parseDuration(duration, 'goroutine.sleep: argument 1');
+      const ms = parseDurationArgument(duration, 'goroutine.sleep: argument 1');
       await delay(ms, call.signal, 'goroutine.sleep: cancelled');
       return undefined;
     },

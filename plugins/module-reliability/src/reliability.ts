@@ -1,6 +1,13 @@
-import { luaMultiple, type LuaFunctionRef, type LuaModuleImplementation, type LuaValue } from '@runner/plugin-sdk';
-import { formatDuration, parseDuration } from './duration.js';
-import { isLuaTable, luaType } from '@runner/plugin-sdk';
+import {
+  luaMultiple,
+  type LuaFunctionRef,
+  type LuaModuleImplementation,
+  type LuaValue,
+  formatDuration,
+  parseDurationArgument,
+  isLuaTable,
+  luaType,
+} from '@runner/plugin-sdk';
 import type { ReliabilityFunction } from './spec.js';
 
 export interface ReliabilityOptions {
@@ -82,7 +89,7 @@ function positiveInteger(fn: string, name: string, value: LuaValue, fallback: nu
 
 function duration(fn: string, name: string, value: LuaValue, fallback: number | undefined): number | undefined {
   if (value === undefined || value === null) return fallback;
-  return parseDuration(value, `reliability.${fn}: option ${name}`);
+  return parseDurationArgument(value, `reliability.${fn}: option ${name}`);
 }
 
 export function createReliabilityModule(
@@ -209,7 +216,7 @@ export function createReliabilityModule(
     async timeout(call, limit, fn) {
       if (limit === undefined || limit === null)
         throw new Error('reliability.timeout: argument 1 must be a duration, got nil');
-      const ms = parseDuration(limit, 'reliability.timeout: argument 1');
+      const ms = parseDurationArgument(limit, 'reliability.timeout: argument 1');
       const f = requireFunction('timeout', fn, 2);
       const running = f.call();
       // If the limit wins, the function's later error belongs to nobody: keep it from becoming an
