@@ -21,7 +21,7 @@ import { WorkflowValidationError, type WorkflowParser } from '@runner/plugin-wor
 import { newRunId } from './run-id.js';
 import type { RunStore } from './run-store.js';
 import { schedule } from './scheduler.js';
-import { createTaskLog } from './task-log.js';
+import { createTaskLog, lazyChild } from './task-log.js';
 import { runUnit, type UnitOutcome } from './unit-runner.js';
 import { expandTask, type Unit } from './units.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
@@ -60,6 +60,10 @@ const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Promise<unknown>[] } {
   const rotation = new Map<string, number>();
   const running = new Map<string, Promise<RunRecord>>();
+  // A unit is written to the store once, when it ends (two writes per unit were a good part of a
+  // trivial task's cost). Until then it lives here, by run and position, and `get` shows it from
+  // here, so readers still see every started unit, its attempts and its log so far.
+  const unitsRunning = new Map<string, Map<number, TaskResult>>();
 
   async function prepare(
     request: RunRequest,
@@ -105,6 +109,8 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   ): ReturnType<WorkflowEngine['start']> {
     if (deps.signal.aborted) throw new InvalidInputError('the engine is stopping; no new runs are accepted');
     const { workflow, tasks, name } = await prepare(request);
+    // The kernel may have begun to stop while the workflow was validated.
+    if (deps.signal.aborted) throw new InvalidInputError('the engine is stopping; no new runs are accepted');
     const run: Omit<RunRecord, 'tasks'> = {
       id: newRunId(),
       workflowName: name,
@@ -118,7 +124,12 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     await deps.runs.insertRun(run);
     const done = execute(run, workflow, tasks, request, observer ?? (() => {}));
     running.set(run.id, done);
-    done.finally(() => running.delete(run.id)).catch(() => {});
+    done
+      .finally(() => {
+        running.delete(run.id);
+        unitsRunning.delete(run.id);
+      })
+      .catch(() => {});
     return { runId: run.id, done };
   }
 
@@ -159,6 +170,8 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       completed_at: completedAt,
     });
 
+    const liveUnits = new Map<number, TaskResult>();
+    unitsRunning.set(run.id, liveUnits);
     deps.events.emit('workflow.started', { ...payload('running'), duration: 0 });
     observe({ kind: 'run', run });
     const runLogger = deps.logger.child({ workflow: run.workflowName, run_id: run.id });
@@ -166,11 +179,16 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
 
     // Record position of each result: the final record lists them in this order, as the store does.
     const seqOf = new Map<TaskResult, number>();
-    const record = (result: TaskResult, seqNo: number) => {
-      seqOf.set(result, seqNo);
-      deps.runs.saveTask(run.id, seqNo, result);
+    const announce = (result: TaskResult) => {
       const { log: _log, ...summary } = result;
       observe({ kind: 'task', runId: run.id, task: summary });
+    };
+    const record = (result: TaskResult, seqNo: number) => {
+      seqOf.set(result, seqNo);
+      // From here readers find the unit in the store (queued for the turn's write, see RunStore).
+      deps.runs.queueTask(run.id, seqNo, result);
+      liveUnits.delete(seqNo);
+      announce(result);
     };
 
     const outcome = await schedule<TaskDefinition, Unit>(
@@ -212,10 +230,12 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               if (request.verbose || line.level !== 'debug')
                 observe({ kind: 'log', runId: run.id, task: unit.name, line });
             },
-            runLogger.child({ task: unit.name }),
+            lazyChild(runLogger, { task: unit.name }),
           );
           result.log = log.lines;
-          record(result, unit.seq);
+          seqOf.set(result, unit.seq);
+          liveUnits.set(unit.seq, result);
+          announce(result);
           const taskPayload = (status: string, error?: string) => ({
             workflow_name: run.workflowName,
             run_id: run.id,
@@ -301,7 +321,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
         expandFailed: (task, message) => {
           const status = task.ignoreErrors ? 'ignored' : 'failed';
           const now = new Date().toISOString();
-          const log = createTaskLog(deps.taskLogBytes, () => {}, runLogger.child({ task: task.name }));
+          const log = createTaskLog(deps.taskLogBytes, () => {}, lazyChild(runLogger, { task: task.name }));
           log.add('error', `failed: ${message}`);
           const result: TaskResult = {
             name: task.name,
@@ -375,6 +395,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       counts,
     };
     await deps.runs.finishRun(finished);
+    unitsRunning.delete(run.id);
     await deps.runs.flush();
     const eventPayload = payload(finished.status, unixSeconds(finished.completedAt as string));
     eventPayload.duration = finished.duration;
@@ -387,7 +408,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
 
   return {
     start,
-    get: (runId) => deps.runs.get(runId),
+    get: (runId) => deps.runs.get(runId, unitsRunning.get(runId)),
     list: (filter) => deps.runs.list(filter),
     async delegates(request) {
       if (request.delegateTo?.length) return true;

@@ -72,19 +72,25 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
     verbose: options.verbose === true,
     colour: !process.env.NO_COLOR,
   });
-  const { done } = await engine.start(request, view.observe);
   // Ctrl-C (or a supervisor's TERM) cancels the run instead of killing the process under it: the
   // kernel's stop cancels every run, which stops the scripts and kills the commands they wait
   // for, and the run is recorded as cancelled rather than left "running" for ever. A second
-  // signal exits at once (the kernel's rule).
+  // signal exits at once (the kernel's rule). Listened for before the run starts: its first
+  // command can be running before `start` returns (a signal then killed the runner outright).
   let interrupted: NodeJS.Signals | undefined;
   const noteSignal = (signal: NodeJS.Signals) => (interrupted ??= signal);
+  const signalExitCode = (signal: NodeJS.Signals) => (signal === 'SIGINT' ? 130 : 143);
   process.once('SIGINT', noteSignal).once('SIGTERM', noteSignal);
   (kernel as NonNullable<typeof kernel>).stopOnSignal().catch(() => {});
   try {
+    const { done } = await engine.start(request, view.observe);
     const record = await done;
     view.finish(record);
-    return interrupted ? (interrupted === 'SIGINT' ? 130 : 143) : exitCodeOf(record);
+    return interrupted ? signalExitCode(interrupted) : exitCodeOf(record);
+  } catch (error) {
+    // Interrupted before the run started (while validating): nothing ran; the exit code says why.
+    if (interrupted) return signalExitCode(interrupted);
+    throw error;
   } finally {
     process.off('SIGINT', noteSignal).off('SIGTERM', noteSignal);
   }

@@ -68,6 +68,12 @@ export async function schedule<T extends SchedulableTask, U>(
   // Tasks skipped because something failed or the run stopped: their dependents are skipped too,
   // unlike dependents of a task skipped by its own `when`.
   const blockedByFailure = new Set<string>();
+  // skipBlocked finds work only after a task failed or was blocked; until then its pass over every
+  // task is skipped (run at every completion, it made a long run quadratic).
+  let blockCheckNeeded = false;
+  // Every task before this index is done; the start loop begins here (from the first task it only
+  // stepped over them: the same again, quadratic over a long run).
+  let firstOpen = 0;
   let stoppedBy: string | undefined;
   let inFlight = 0;
   let wake: (() => void) | undefined;
@@ -78,7 +84,10 @@ export async function schedule<T extends SchedulableTask, U>(
     const s = state.get(task.name) as TaskState<U>;
     s.phase = 'done';
     outcomes.set(task.name, outcome);
-    if (outcome === 'failed') stoppedBy ??= task.name;
+    if (outcome === 'failed') {
+      stoppedBy ??= task.name;
+      blockCheckNeeded = true;
+    }
     hooks.taskFinished(task, outcome);
   };
 
@@ -116,12 +125,16 @@ export async function schedule<T extends SchedulableTask, U>(
   // Tasks whose dependencies can no longer succeed are settled first, whatever the capacity. Tasks
   // are in dependency order, so one pass also settles dependents of dependents.
   const skipBlocked = () => {
+    if (!blockCheckNeeded) return;
+    blockCheckNeeded = false;
     for (const task of tasks) {
       const s = state.get(task.name) as TaskState<U>;
       if (s.phase !== 'waiting') continue;
       const blocker = task.dependsOn.find((d) => outcomes.get(d) === 'failed' || blockedByFailure.has(d));
       if (blocker) {
         blockedByFailure.add(task.name);
+        // A dependent earlier in the list (tasks not in dependency order) is caught by the next pass.
+        blockCheckNeeded = true;
         s.phase = 'done';
         outcomes.set(task.name, 'skipped');
         hooks.skipped(
@@ -136,7 +149,10 @@ export async function schedule<T extends SchedulableTask, U>(
     skipBlocked();
 
     if (!stopped()) {
-      for (const task of tasks) {
+      while (firstOpen < tasks.length && (state.get(tasks[firstOpen].name) as TaskState<U>).phase === 'done')
+        firstOpen++;
+      for (let i = firstOpen; i < tasks.length; i++) {
+        const task = tasks[i];
         if (inFlight >= parallel) break;
         const s = state.get(task.name) as TaskState<U>;
         if (s.phase === 'waiting' && task.dependsOn.every((d) => state.get(d)?.phase === 'done')) {
@@ -192,6 +208,7 @@ export async function schedule<T extends SchedulableTask, U>(
           s.phase = 'done';
           outcomes.set(task.name, 'skipped');
           blockedByFailure.add(task.name);
+          blockCheckNeeded = true;
           hooks.skipped(task, reason);
         }
         break;

@@ -64,3 +64,20 @@ export function createTaskLog(capBytes: number, onLine: (line: TaskLogLine) => v
   log.logger = make({});
   return log;
 }
+
+/**
+ * `parent.child(fields)`, made when first used: a task's log mirrors into a child of the run's
+ * logger, and most tasks log nothing, while a child of the process logger (pino) costs tens of
+ * microseconds to make, a noticeable part of a trivial task.
+ */
+export function lazyChild(parent: Logger, fields: LogFields): Logger {
+  let child: Logger | undefined;
+  const get = (): Logger => (child ??= parent.child(fields));
+  return {
+    debug: (message, more) => get().debug(message, more),
+    info: (message, more) => get().info(message, more),
+    warn: (message, more) => get().warn(message, more),
+    error: (message, more) => get().error(message, more),
+    child: (more) => get().child(more),
+  };
+}

@@ -177,3 +177,40 @@ declare module 'fengari' {
   };
   export default fengari;
 }
+
+// fengari's internals, for state-copy.ts only (see there why, and what guards against their change).
+declare module 'fengari/src/defs.js' {
+  const defs: {
+    constant_types: Record<
+      | 'LUA_TNIL'
+      | 'LUA_TBOOLEAN'
+      | 'LUA_TLIGHTUSERDATA'
+      | 'LUA_TNUMFLT'
+      | 'LUA_TNUMINT'
+      | 'LUA_TSHRSTR'
+      | 'LUA_TLNGSTR'
+      | 'LUA_TTABLE'
+      | 'LUA_TLCL'
+      | 'LUA_TLCF'
+      | 'LUA_TCCL'
+      | 'LUA_TUSERDATA'
+      | 'LUA_TTHREAD',
+      number
+    >;
+  };
+  export default defs;
+}
+declare module 'fengari/src/lobject.js' {
+  import type { LuaState } from 'fengari';
+  const lobject: {
+    TValue: new (type: number, value: unknown) => any;
+    CClosure: new (L: LuaState, f: (L: LuaState) => number, n: number) => any;
+    Udata: new (L: LuaState, size: number) => any;
+  };
+  export default lobject;
+}
+declare module 'fengari/src/ltable.js' {
+  import type { LuaState } from 'fengari';
+  const ltable: { Table: new (L: LuaState) => any };
+  export default ltable;
+}

@@ -2,11 +2,12 @@ import type { LuaCallContext, LuaFunctionRef, LuaValue, Logger } from '@runner/p
 import fengari, { type LuaJsFunction, type LuaProxy, type LuaState } from 'fengari';
 import { ConversionError, pushJs, toJs, type PushOptions, type ToJsOptions } from './convert.js';
 import { installBaseLibrary } from './lib-base.js';
-import { installIoLibrary, type LuaFile } from './lib-io.js';
+import { createStdFiles, installIoLibrary, type LuaFile, type StdFiles } from './lib-io.js';
 import { installOsLibrary } from './lib-os.js';
 import { concatBytes, jsString, luaString } from './lua-strings.js';
 import type { ModuleFunction, RegisteredModule } from './module-registry.js';
 import type { Scheduler } from './scheduler.js';
+import { copyState, globalOf, type GlobalState } from './state-copy.js';
 
 const { lua, lauxlib, lualib } = fengari;
 
@@ -65,7 +66,56 @@ export interface HostOptions {
   scheduler: Scheduler;
   /** Instructions between two runs of the count hook (the granularity of slices and timeouts). */
   hookInstructions: number;
+  /**
+   * A host built with the same modules whose state is copied rather than built again (see
+   * state-copy.ts). It must never run a script: a copy would carry what the script did.
+   */
+  template?: Host;
 }
+
+/*
+ * What the runtime notes about a state or a thread is kept on fengari's own objects, under symbols,
+ * rather than in WeakMaps or WeakSets: every entry of those is an ephemeron, which the garbage
+ * collector traces apart, and with a state per run they took most of a trivial run's time in GC
+ * (a state copy measured 100-150 us with a WeakMap of hosts, 32 us without).
+ */
+const HOST = Symbol('runner.host');
+
+/**
+ * The host of the state `L` belongs to. The runtime's Lua-facing functions look their host up
+ * here, at each call, instead of holding it: so a template's functions serve every state copied
+ * from it, and what they do (output, files, the script that runs) is the calling state's.
+ */
+export function hostOf(L: LuaState): Host {
+  const host = (globalOf(L) as GlobalState & { [HOST]?: Host })[HOST];
+  if (host === undefined) throw new Error('internal error: a Lua state without a runtime host');
+  return host;
+}
+
+/** A set of threads, kept as a mark on each thread (see above). A thread is in one state only. */
+class ThreadMark {
+  readonly #mark: symbol;
+
+  constructor(name: string) {
+    this.#mark = Symbol(name);
+  }
+
+  has(L: LuaState): boolean {
+    return (L as unknown as Record<symbol, boolean | undefined>)[this.#mark] === true;
+  }
+
+  add(L: LuaState): void {
+    (L as unknown as Record<symbol, boolean>)[this.#mark] = true;
+  }
+
+  delete(L: LuaState): void {
+    // false rather than `delete`, which would turn the object's properties into a slow dictionary.
+    if (this.has(L)) (L as unknown as Record<symbol, boolean>)[this.#mark] = false;
+  }
+}
+
+const TASK_THREADS = new ThreadMark('runner.taskThread');
+const SUSPENDED_BY_HOST = new ThreadMark('runner.suspendedByHost');
 
 /** Handle given to JavaScript for a Lua function; only valid while its script runs. */
 export class LuaFunctionHandle implements LuaFunctionRef {
@@ -180,9 +230,9 @@ export class Host {
   /** Set just before a yield to the host; the resumer takes it. */
   pendingYield: HostYield | null = null;
   /** Coroutines the host created (scripts' main chunks, functions called from JavaScript). */
-  readonly taskThreads = new WeakSet<LuaState>();
+  readonly taskThreads = TASK_THREADS;
   /** Script coroutines suspended because something inside them waits for the host. */
-  readonly suspendedByHost = new WeakSet<LuaState>();
+  readonly suspendedByHost = SUSPENDED_BY_HOST;
   /** The last JavaScript error turned into a Lua error, to give the final LuaError its cause. */
   lastJsError: { message: string; error: unknown } | null = null;
   environment: HostEnvironment = {
@@ -196,6 +246,10 @@ export class Host {
   readonly stderr = new OutputStream(this, 'stderr');
   /** Files the script opened and has not closed; closed when the run ends. */
   readonly files = new Set<LuaFile>();
+  /** io.stdin, io.stdout and io.stderr of this state. */
+  readonly stdFiles: StdFiles;
+  /** math.randomseed's generator state; undefined until a script seeds it (see lib-base.ts). */
+  randomState: number | undefined = undefined;
   readonly pushOptions: PushOptions;
 
   constructor(options: HostOptions) {
@@ -215,42 +269,39 @@ export class Host {
       },
     };
 
-    const L = lauxlib.luaL_newstate();
+    this.stdFiles = createStdFiles(this);
+    const template = options.template;
+    const L =
+      template === undefined
+        ? buildState(options.modules, this.stdFiles)
+        : copyState(template.L, (data) => {
+            // The standard files of the copy are this host's (they write to its output).
+            const file = data.file as LuaFile | undefined;
+            if (file === template.stdFiles.stdin) data.file = this.stdFiles.stdin;
+            else if (file === template.stdFiles.stdout) data.file = this.stdFiles.stdout;
+            else if (file === template.stdFiles.stderr) data.file = this.stdFiles.stderr;
+            else throw new Error('internal error: a template holds a file that is not a standard one');
+            return data;
+          });
     this.L = L;
-    lua.lua_atnativeerror(L, (L1) => {
-      const error: unknown = lua.lua_touserdata(L1, -1);
-      const message =
-        error instanceof RangeError && /call stack/i.test(error.message)
-          ? 'stack overflow'
-          : error instanceof Error
-            ? error.message
-            : String(error);
-      this.lastJsError = { message, error };
-      lua.lua_pushstring(L1, luaString(message));
-      return 1;
-    });
-    const libraries: [string, LuaJsFunction][] = [
-      ['_G', lualib.luaopen_base],
-      ['package', lualib.luaopen_package],
-      ['coroutine', lualib.luaopen_coroutine],
-      ['table', lualib.luaopen_table],
-      ['string', lualib.luaopen_string],
-      ['math', lualib.luaopen_math],
-      ['utf8', lualib.luaopen_utf8],
-      ['os', lualib.luaopen_os],
-      ['debug', lualib.luaopen_debug],
-    ];
-    for (const [name, open] of libraries) {
-      lauxlib.luaL_requiref(L, luaString(name), open, 1);
-      lua.lua_pop(L, 1);
-    }
-    installBaseLibrary(this);
-    installIoLibrary(this);
-    installOsLibrary(this);
-    for (const module of options.modules) this.#installModule(module);
+    (globalOf(L) as GlobalState & { [HOST]?: Host })[HOST] = this;
+    lua.lua_atnativeerror(L, this.#onNativeError);
     // Set on the main thread: every coroutine (the host's and the script's) inherits it.
     lua.lua_sethook(L, this.#hook, lua.LUA_MASKCOUNT, options.hookInstructions);
   }
+
+  readonly #onNativeError = (L1: LuaState): number => {
+    const error: unknown = lua.lua_touserdata(L1, -1);
+    const message =
+      error instanceof RangeError && /call stack/i.test(error.message)
+        ? 'stack overflow'
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    this.lastJsError = { message, error };
+    lua.lua_pushstring(L1, luaString(message));
+    return 1;
+  };
 
   configure(environment: HostEnvironment): void {
     this.environment = environment;
@@ -336,54 +387,7 @@ export class Host {
    * promise awaited without blocking other scripts, a thrown error raised as a Lua error.
    */
   wrapJs(name: string, invoke: (exec: HostExecution, args: LuaValue[]) => unknown): LuaJsFunction {
-    const pushResult = (L: LuaState, value: unknown): number => this.#pushReturn(L, value, name);
-    return (L) => {
-      const exec = this.running?.exec;
-      if (exec === undefined) return this.raise(L, `${name} cannot be called outside a running script`);
-      const n = lua.lua_gettop(L);
-      const args: LuaValue[] = new Array(n);
-      for (let i = 0; i < n; i++) {
-        try {
-          args[i] = toJs(L, i + 1, exec.toJsOptions, `argument #${i + 1}`);
-        } catch (error) {
-          if (error instanceof ConversionError) this.raise(L, `bad argument #${i + 1} to '${name}' (${error.message})`);
-          throw error;
-        }
-      }
-      let result: unknown;
-      try {
-        result = invoke(exec, args);
-      } catch (error) {
-        return this.raiseJsError(L, error);
-      }
-      if (isThenable(result)) return this.suspend(L, name, result, pushResult);
-      return pushResult(L, result);
-    };
-  }
-
-  #pushReturn(L: LuaState, value: unknown, name: string): number {
-    if (value === undefined) return 0;
-    if (isLuaMultiple(value)) {
-      lauxlib.luaL_checkstack(L, value.values.length + 1, luaString(`too many results from ${name}`));
-      for (let i = 0; i < value.values.length; i++) this.pushValue(L, value.values[i], `result #${i + 1} of ${name}`);
-      return value.values.length;
-    }
-    this.pushValue(L, value, `the result of ${name}`);
-    return 1;
-  }
-
-  #installModule(module: RegisteredModule): void {
-    const L = this.L;
-    lua.lua_createtable(L, 0, module.functions.size);
-    for (const [fnName, fn] of module.functions) {
-      const qualified = `${module.spec.name}.${fnName}`;
-      lua.lua_pushjsfunction(
-        L,
-        this.wrapJs(qualified, (exec, args) => (fn as ModuleFunction)(exec.context, ...args)),
-      );
-      lua.lua_setfield(L, -2, luaString(fnName));
-    }
-    lua.lua_setglobal(L, luaString(module.spec.name));
+    return wrapJs(name, invoke);
   }
 
   /**
@@ -412,4 +416,82 @@ export class Host {
       lua.lua_yield(L, 0);
     }
   };
+}
+
+/** See Host.wrapJs. The function finds its host from the state it is called in. */
+function wrapJs(name: string, invoke: (exec: HostExecution, args: LuaValue[]) => unknown): LuaJsFunction {
+  return (L) => {
+    const host = hostOf(L);
+    const exec = host.running?.exec;
+    if (exec === undefined) return host.raise(L, `${name} cannot be called outside a running script`);
+    const n = lua.lua_gettop(L);
+    const args: LuaValue[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      try {
+        args[i] = toJs(L, i + 1, exec.toJsOptions, `argument #${i + 1}`);
+      } catch (error) {
+        if (error instanceof ConversionError) host.raise(L, `bad argument #${i + 1} to '${name}' (${error.message})`);
+        throw error;
+      }
+    }
+    let result: unknown;
+    try {
+      result = invoke(exec, args);
+    } catch (error) {
+      return host.raiseJsError(L, error);
+    }
+    if (isThenable(result))
+      return host.suspend(L, name, result, (L1: LuaState, value: unknown) => pushReturn(host, L1, value, name));
+    return pushReturn(host, L, result, name);
+  };
+}
+
+function pushReturn(host: Host, L: LuaState, value: unknown, name: string): number {
+  if (value === undefined) return 0;
+  if (isLuaMultiple(value)) {
+    lauxlib.luaL_checkstack(L, value.values.length + 1, luaString(`too many results from ${name}`));
+    for (let i = 0; i < value.values.length; i++) host.pushValue(L, value.values[i], `result #${i + 1} of ${name}`);
+    return value.values.length;
+  }
+  host.pushValue(L, value, `the result of ${name}`);
+  return 1;
+}
+
+const STANDARD_LIBRARIES: readonly [string, LuaJsFunction][] = [
+  ['_G', lualib.luaopen_base],
+  ['package', lualib.luaopen_package],
+  ['coroutine', lualib.luaopen_coroutine],
+  ['table', lualib.luaopen_table],
+  ['string', lualib.luaopen_string],
+  ['math', lualib.luaopen_math],
+  ['utf8', lualib.luaopen_utf8],
+  ['os', lualib.luaopen_os],
+  ['debug', lualib.luaopen_debug],
+];
+
+/** A state built through the API: the standard library, the runtime's changes, every module. */
+function buildState(modules: readonly RegisteredModule[], stdFiles: StdFiles): LuaState {
+  const L = lauxlib.luaL_newstate();
+  for (const [name, open] of STANDARD_LIBRARIES) {
+    lauxlib.luaL_requiref(L, luaString(name), open, 1);
+    lua.lua_pop(L, 1);
+  }
+  installBaseLibrary(L);
+  installIoLibrary(L, stdFiles);
+  installOsLibrary(L);
+  for (const module of modules) installModule(L, module);
+  return L;
+}
+
+function installModule(L: LuaState, module: RegisteredModule): void {
+  lua.lua_createtable(L, 0, module.functions.size);
+  for (const [fnName, fn] of module.functions) {
+    const qualified = `${module.spec.name}.${fnName}`;
+    lua.lua_pushjsfunction(
+      L,
+      wrapJs(qualified, (exec, args) => (fn as ModuleFunction)(exec.context, ...args)),
+    );
+    lua.lua_setfield(L, -2, luaString(fnName));
+  }
+  lua.lua_setglobal(L, luaString(module.spec.name));
 }

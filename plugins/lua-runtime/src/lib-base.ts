@@ -1,5 +1,5 @@
 import fengari, { type LuaJsFunction, type LuaState } from 'fengari';
-import { STOP, SLICE, type Host } from './host.js';
+import { STOP, SLICE, hostOf, type Host } from './host.js';
 import { concatBytes, luaString } from './lua-strings.js';
 
 const { lua, lauxlib } = fengari;
@@ -16,32 +16,38 @@ const NEWLINE = luaString('\n');
  * - the script's main chunk behaves as the main thread (`coroutine.isyieldable()` is false there);
  * - `collectgarbage` answers instead of failing (fengari leaves collection to JavaScript);
  * - `debug.debug` (blocks the process on stdin), `debug.sethook` (the hook is the runtime's),
- *   `package.loadlib` and loading JavaScript files through `require` are not available.
+ *   `package.loadlib` and loading JavaScript files through `require` are not available;
+ * - `math.randomseed` seeds this state's generator only (fengari's is one for the process).
+ * The functions find their host from the state they are called in (`hostOf`), so that states
+ * copied from a template share them (see state-copy.ts).
  */
-export function installBaseLibrary(host: Host): void {
-  const L = host.L;
+export function installBaseLibrary(L: LuaState): void {
   setGlobalFunctions(L, {
-    print: (L) => print(host, L),
-    pcall: (L) => pcall(host, L),
-    xpcall: (L) => xpcall(host, L),
+    print: (L1) => print(hostOf(L1), L1),
+    pcall: (L1) => pcall(hostOf(L1), L1),
+    xpcall: (L1) => xpcall(hostOf(L1), L1),
     collectgarbage,
   });
-  installCoroutine(host);
+  installCoroutine(L);
+  installRandom(L);
 
   lua.lua_getglobal(L, luaString('debug'));
   lua.lua_pushjsfunction(L, (L1) =>
-    host.raise(L1, 'debug.debug is not available in a task (it would block the runner)'),
+    hostOf(L1).raise(L1, 'debug.debug is not available in a task (it would block the runner)'),
   );
   lua.lua_setfield(L, -2, luaString('debug'));
   // A thread has one hook, and the runtime's keeps scripts fair and stoppable.
   lua.lua_pushjsfunction(L, (L1) =>
-    host.raise(L1, 'debug.sethook is not available in a task (the runtime uses the hook for time slices and timeouts)'),
+    hostOf(L1).raise(
+      L1,
+      'debug.sethook is not available in a task (the runtime uses the hook for time slices and timeouts)',
+    ),
   );
   lua.lua_setfield(L, -2, luaString('sethook'));
   lua.lua_pop(L, 1);
 
   lua.lua_getglobal(L, luaString('package'));
-  lua.lua_pushjsfunction(L, (L1) => host.raise(L1, 'package.loadlib is not available in a task'));
+  lua.lua_pushjsfunction(L, (L1) => hostOf(L1).raise(L1, 'package.loadlib is not available in a task'));
   lua.lua_setfield(L, -2, luaString('loadlib'));
   // Keep the preload and Lua-file searchers; fengari's 3rd and 4th load JavaScript into the runner.
   lua.lua_getfield(L, -1, luaString('searchers'));
@@ -52,6 +58,62 @@ export function installBaseLibrary(host: Host): void {
   lua.lua_pop(L, 1);
   lua.lua_pushnil(L);
   lua.lua_setfield(L, -2, luaString('jspath'));
+  lua.lua_pop(L, 1);
+}
+
+const LUA_MAXINTEGER = 2147483647; // fengari's integers are 32-bit
+
+/**
+ * fengari's math.random and math.randomseed, with the generator's state in the Host instead of a
+ * variable of fengari's module: there, one script's randomseed set the numbers every other script
+ * in the process drew. Same generator (glibc's LCG), same results for the same seed.
+ */
+function installRandom(L: LuaState): void {
+  const next = (host: Host): number => {
+    host.randomState = (1103515245 * (host.randomState as number) + 12345) & 0x7fffffff;
+    return host.randomState;
+  };
+  lua.lua_getglobal(L, luaString('math'));
+  lauxlib.luaL_setfuncs(
+    L,
+    {
+      random: (L1) => {
+        const host = hostOf(L1);
+        // Math.random until randomseed is called, as fengari does.
+        let r = host.randomState === undefined ? Math.random() : next(host) / 0x80000000;
+        let low: number;
+        let up: number;
+        switch (lua.lua_gettop(L1)) {
+          case 0:
+            lua.lua_pushnumber(L1, r);
+            return 1;
+          case 1:
+            low = 1;
+            up = lauxlib.luaL_checkinteger(L1, 1);
+            break;
+          case 2:
+            low = lauxlib.luaL_checkinteger(L1, 1);
+            up = lauxlib.luaL_checkinteger(L1, 2);
+            break;
+          default:
+            return lauxlib.luaL_error(L1, luaString('wrong number of arguments'));
+        }
+        if (!(low <= up)) lauxlib.luaL_argerror(L1, 1, luaString('interval is empty'));
+        if (!(low >= 0 || up <= LUA_MAXINTEGER + low)) lauxlib.luaL_argerror(L1, 1, luaString('interval too large'));
+        r *= up - low + 1;
+        lua.lua_pushinteger(L1, Math.floor(r) + low);
+        return 1;
+      },
+      randomseed: (L1) => {
+        const host = hostOf(L1);
+        host.randomState = lauxlib.luaL_checknumber(L1, 1) | 0;
+        if (host.randomState === 0) host.randomState = 1;
+        next(host); // discards the first value, as fengari does
+        return 0;
+      },
+    },
+    0,
+  );
   lua.lua_pop(L, 1);
 }
 
@@ -81,17 +143,21 @@ function print(host: Host, L: LuaState): number {
  * The runtime counts each coroutine's open pcalls itself.
  */
 const MAX_NESTED_PCALLS = 200;
-const openPcalls = new WeakMap<LuaState, number>();
+/** Open pcalls of a coroutine, on its lua_State object (not a WeakMap: see host.ts, HOST). */
+const OPEN_PCALLS = Symbol('runner.openPcalls');
+type PcallCounted = { [OPEN_PCALLS]?: number };
 
 function enterPcall(host: Host, L: LuaState): void {
-  const depth = (openPcalls.get(L) ?? 0) + 1;
+  const counted = L as unknown as PcallCounted;
+  const depth = (counted[OPEN_PCALLS] ?? 0) + 1;
   if (depth > MAX_NESTED_PCALLS) host.raise(L, `stack overflow (more than ${MAX_NESTED_PCALLS} nested pcalls)`);
-  openPcalls.set(L, depth);
+  counted[OPEN_PCALLS] = depth;
 }
 
 /** As Lua 5.3's, except that the error stopping the script is passed on, not returned. */
 function finishPcall(host: Host, L: LuaState, status: number, extra: number): number {
-  openPcalls.set(L, (openPcalls.get(L) ?? 1) - 1);
+  const counted = L as unknown as PcallCounted;
+  counted[OPEN_PCALLS] = (counted[OPEN_PCALLS] ?? 1) - 1;
   if (status !== lua.LUA_OK && status !== lua.LUA_YIELD) {
     if (host.stopping()) return lua.lua_error(L);
     lua.lua_pushboolean(L, false);
@@ -155,8 +221,7 @@ interface ResumeContext {
   wrap: boolean;
 }
 
-function installCoroutine(host: Host): void {
-  const L = host.L;
+function installCoroutine(L: LuaState): void {
   lua.lua_getglobal(L, luaString('coroutine'));
   lua.lua_getfield(L, -1, luaString('status'));
   const originalStatus = lua.lua_tocfunction(L, -1)!;
@@ -172,13 +237,14 @@ function installCoroutine(host: Host): void {
   };
 
   const continueResume = (L1: LuaState, _status: number, ctx: ResumeContext): number => {
+    const host = hostOf(L1);
     host.suspendedByHost.delete(ctx.co);
     return resumeAndReport(host, L1, ctx.co, 0, ctx.wrap, continueResume);
   };
 
   const auxwrap: LuaJsFunction = (L1) => {
     const co = lua.lua_tothread(L1, lua.lua_upvalueindex(1))!;
-    return startResume(host, L1, co, lua.lua_gettop(L1), true, continueResume);
+    return startResume(hostOf(L1), L1, co, lua.lua_gettop(L1), true, continueResume);
   };
 
   lauxlib.luaL_setfuncs(
@@ -186,7 +252,7 @@ function installCoroutine(host: Host): void {
     {
       resume: (L1) => {
         const co = getco(L1);
-        return startResume(host, L1, co, lua.lua_gettop(L1) - 1, false, continueResume);
+        return startResume(hostOf(L1), L1, co, lua.lua_gettop(L1) - 1, false, continueResume);
       },
       wrap: (L1) => {
         lauxlib.luaL_checktype(L1, 1, lua.LUA_TFUNCTION);
@@ -198,7 +264,7 @@ function installCoroutine(host: Host): void {
       },
       status: (L1) => {
         const co = getco(L1);
-        if (host.suspendedByHost.has(co)) {
+        if (hostOf(L1).suspendedByHost.has(co)) {
           lua.lua_pushstring(L1, luaString('normal'));
           return 1;
         }
@@ -206,15 +272,16 @@ function installCoroutine(host: Host): void {
       },
       // The host's coroutines stand for the main thread the script would have under `lua`.
       isyieldable: (L1) => {
-        lua.lua_pushboolean(L1, !host.taskThreads.has(L1) && lua.lua_isyieldable(L1));
+        lua.lua_pushboolean(L1, !hostOf(L1).taskThreads.has(L1) && lua.lua_isyieldable(L1));
         return 1;
       },
       running: (L1) => {
         lua.lua_pushthread(L1);
-        lua.lua_pushboolean(L1, host.taskThreads.has(L1));
+        lua.lua_pushboolean(L1, hostOf(L1).taskThreads.has(L1));
         return 2;
       },
       yield: (L1) => {
+        const host = hostOf(L1);
         if (host.taskThreads.has(L1)) return host.raise(L1, 'attempt to yield from outside a coroutine', false);
         return originalYield(L1);
       },

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import fengari, { type LuaJsFunction, type LuaState } from 'fengari';
 import { runShell, signalNumber, type CommandOutcome } from './commands.js';
-import type { Host } from './host.js';
+import { hostOf, type Host } from './host.js';
 import { concatBytes, formatG14, jsString, luaString } from './lua-strings.js';
 
 const { lua, lauxlib } = fengari;
@@ -355,11 +355,29 @@ export class LuaFile {
   }
 }
 
-export function installIoLibrary(host: Host): void {
-  const L = host.L;
-  const stdin = new LuaFile(new MemoryBackend(() => host.environment.stdin), true);
-  const stdout = new LuaFile(new StreamBackend((data) => host.stdout.write(data)), true);
-  const stderr = new LuaFile(new StreamBackend((data) => host.stderr.write(data)), true);
+/** A state's io.stdin, io.stdout and io.stderr. */
+export interface StdFiles {
+  stdin: LuaFile;
+  stdout: LuaFile;
+  stderr: LuaFile;
+}
+
+/** The standard files of `host`: its environment's stdin, its stdout and stderr streams. */
+export function createStdFiles(host: Host): StdFiles {
+  return {
+    stdin: new LuaFile(new MemoryBackend(() => host.environment.stdin), true),
+    stdout: new LuaFile(new StreamBackend((data) => host.stdout.write(data)), true),
+    stderr: new LuaFile(new StreamBackend((data) => host.stderr.write(data)), true),
+  };
+}
+
+/**
+ * Installs the io library in `L`, with `std` as its standard files. The functions find their host
+ * from the state they are called in (`hostOf`), so that states copied from a template share them;
+ * a copy's standard files are its own host's (see Host).
+ */
+export function installIoLibrary(L: LuaState, std: StdFiles): void {
+  const { stdin, stdout, stderr } = std;
 
   const pushFile = (L1: LuaState, file: LuaFile): void => {
     const userdata = lua.lua_newuserdata(L1);
@@ -373,12 +391,11 @@ export function installIoLibrary(host: Host): void {
     return file;
   };
 
-  const resolvePath = (name: string): string => resolve(host.environment.cwd, name);
-
-  /** Opens a file for a script; throws the fs error. */
-  const openFile = (name: string, mode: string): LuaFile => {
+  /** Opens a file for the script running in `L1`; throws the fs error. */
+  const openFile = (L1: LuaState, name: string, mode: string): LuaFile => {
+    const host = hostOf(L1);
     const flags = mode.replace(/b/g, '');
-    const fd = openSync(resolvePath(name), flags);
+    const fd = openSync(resolve(host.environment.cwd, name), flags);
     const file = new LuaFile(new FdBackend(fd, flags.startsWith('a')));
     host.files.add(file);
     return file;
@@ -387,9 +404,9 @@ export function installIoLibrary(host: Host): void {
   /** opencheckfile: opens or raises "cannot open file 'x' (reason)". */
   const openOrRaise = (L1: LuaState, name: string, mode: string): void => {
     try {
-      pushFile(L1, openFile(name, mode));
+      pushFile(L1, openFile(L1, name, mode));
     } catch (error) {
-      host.raise(L1, `cannot open file '${name}' (${describeSystemError(error)})`);
+      hostOf(L1).raise(L1, `cannot open file '${name}' (${describeSystemError(error)})`);
     }
   };
 
@@ -400,14 +417,14 @@ export function installIoLibrary(host: Host): void {
       return 2;
     }
     file.closed = true;
-    host.files.delete(file);
+    hostOf(L1).files.delete(file);
     return file.backend.close(L1);
   };
 
   const ioFile = (L1: LuaState, key: Uint8Array): LuaFile => {
     lua.lua_getfield(L1, lua.LUA_REGISTRYINDEX, key);
     const file = (lua.lua_touserdata(L1, -1) as { file: LuaFile }).file;
-    if (file.closed) host.raise(L1, `standard ${key === IO_INPUT ? 'input' : 'output'} file is closed`);
+    if (file.closed) hostOf(L1).raise(L1, `standard ${key === IO_INPUT ? 'input' : 'output'} file is closed`);
     return file;
   };
 
@@ -539,10 +556,10 @@ export function installIoLibrary(host: Host): void {
       lua.lua_settop(L1, 0);
       const n = readFormats(L1, file, formats);
       if (lua.lua_toboolean(L1, -n)) return n;
-      if (n > 1) return host.raise(L1, jsString(lua.lua_tostring(L1, -n + 1) ?? new Uint8Array(0)), false);
+      if (n > 1) return hostOf(L1).raise(L1, jsString(lua.lua_tostring(L1, -n + 1) ?? new Uint8Array(0)), false);
       if (closeAtEnd) {
         file.closed = true;
-        host.files.delete(file);
+        hostOf(L1).files.delete(file);
         file.backend.closeQuietly();
       }
       return 0;
@@ -553,6 +570,7 @@ export function installIoLibrary(host: Host): void {
     const command = jsString(lauxlib.luaL_checkstring(L1, 1));
     const mode = jsString(lauxlib.luaL_optstring(L1, 2, 'r')!);
     if (mode !== 'r' && mode !== 'w') lauxlib.luaL_argerror(L1, 2, luaString('invalid mode'));
+    const host = hostOf(L1);
     const exec = host.running?.exec;
     if (exec === undefined) return host.raise(L1, 'io.popen cannot be called outside a running script');
     const env = host.environment;
@@ -605,7 +623,7 @@ export function installIoLibrary(host: Host): void {
       const mode = jsString(lauxlib.luaL_optstring(L1, 2, 'r')!);
       if (!/^[rwa]\+?b*$/.test(mode)) lauxlib.luaL_argerror(L1, 2, luaString('invalid mode'));
       try {
-        pushFile(L1, openFile(name, mode));
+        pushFile(L1, openFile(L1, name, mode));
         return 1;
       } catch (error) {
         return pushFileError(L1, error, name);
@@ -634,9 +652,9 @@ export function installIoLibrary(host: Host): void {
       const formats = parseFormats(L1, 2, lua.lua_gettop(L1));
       let file: LuaFile;
       try {
-        file = openFile(name, 'r');
+        file = openFile(L1, name, 'r');
       } catch (error) {
-        return host.raise(L1, `${name}: ${describeSystemError(error)}`);
+        return hostOf(L1).raise(L1, `${name}: ${describeSystemError(error)}`);
       }
       lua.lua_pushjsfunction(L1, linesIterator(file, formats, true));
       return 1;
@@ -661,7 +679,7 @@ export function installIoLibrary(host: Host): void {
         // Unlinked at once, as C's tmpfile(): it vanishes when closed.
         unlinkSync(path);
         const file = new LuaFile(new FdBackend(fd, false));
-        host.files.add(file);
+        hostOf(L1).files.add(file);
         pushFile(L1, file);
         return 1;
       } catch (error) {

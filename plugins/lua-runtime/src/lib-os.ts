@@ -8,25 +8,28 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import fengari, { type LuaState } from 'fengari';
 import { runShell } from './commands.js';
-import type { Host } from './host.js';
+import { hostOf } from './host.js';
 import { pushExecResult, pushFileError } from './lib-io.js';
 import { jsString, luaString } from './lua-strings.js';
 import { brokenDown, InvalidConversionError, strftime } from './strftime.js';
 
 const { lua, lauxlib } = fengari;
 
-export function installOsLibrary(host: Host): void {
-  const L = host.L;
+/**
+ * The functions find their host from the state they are called in (`hostOf`), so that states
+ * copied from a template share them (see state-copy.ts).
+ */
+export function installOsLibrary(L: LuaState): void {
   const path = (L1: LuaState, arg: number): { name: string; path: string } => {
     const name = jsString(lauxlib.luaL_checkstring(L1, arg));
-    return { name, path: resolve(host.environment.cwd, name) };
+    return { name, path: resolve(hostOf(L1).environment.cwd, name) };
   };
 
   lua.lua_getglobal(L, luaString('os'));
   lauxlib.luaL_setfuncs(
     L,
     {
-      exit: (L1) => host.raise(L1, 'os.exit is not allowed in a task'),
+      exit: (L1) => hostOf(L1).raise(L1, 'os.exit is not allowed in a task'),
 
       date: (L1) => {
         let format = jsString(lauxlib.luaL_optstring(L1, 1, '%c')!);
@@ -66,7 +69,7 @@ export function installOsLibrary(host: Host): void {
 
       getenv: (L1) => {
         const key = jsString(lauxlib.luaL_checkstring(L1, 1));
-        const env = host.environment.env;
+        const env = hostOf(L1).environment.env;
         const value = Object.prototype.hasOwnProperty.call(env, key) ? env[key] : undefined;
         if (value === undefined) lua.lua_pushnil(L1);
         else lua.lua_pushstring(L1, luaString(value));
@@ -122,7 +125,7 @@ export function installOsLibrary(host: Host): void {
             if ((error as NodeJS.ErrnoException).code !== 'EEXIST') break;
           }
         }
-        return host.raise(L1, 'unable to generate a unique filename');
+        return hostOf(L1).raise(L1, 'unable to generate a unique filename');
       },
 
       // Runs through /bin/sh like C's system(), but without blocking other scripts; its output goes
@@ -133,6 +136,7 @@ export function installOsLibrary(host: Host): void {
           return 1;
         }
         const command = jsString(lauxlib.luaL_checkstring(L1, 1));
+        const host = hostOf(L1);
         const exec = host.running?.exec;
         if (exec === undefined) return host.raise(L1, 'os.execute cannot be called outside a running script');
         const env = host.environment;

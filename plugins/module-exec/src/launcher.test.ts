@@ -26,6 +26,7 @@ describe('the process helper', () => {
     const launcher = new HelperLauncher((p) => problems.push(p));
     const exec = createExecModule(launcher);
     expect(((await exec.run(callContext().call, 'echo warm')) as any).stdout).toBe('warm\n');
+    expect(await launcher.whenReady()).toBe(true);
     const helperPid = launcher.helperPid!;
     let sleeper: number | undefined;
     const { call } = callContext({}, (line) => {
@@ -45,6 +46,52 @@ describe('the process helper', () => {
     expect(problems).toEqual(['the process helper exited (SIGKILL)']);
     expect(((await exec.run(callContext().call, 'echo still works')) as any).stdout).toBe('still works\n');
     expect(launcher.helperPid).toBeUndefined(); // direct for now
+    launcher.close();
+  });
+
+  it('starts commands from this process until it is ready, then takes them', async () => {
+    const launcher = new HelperLauncher();
+    const exec = createExecModule(launcher);
+    const parent = async () => Number(((await exec.run(callContext().call, 'echo $PPID')) as any).stdout);
+    // The first call starts the helper and does not wait for it.
+    expect(await parent()).toBe(process.pid);
+    expect(launcher.helperPid).toBeDefined();
+    expect(await launcher.whenReady()).toBe(true);
+    expect(await parent()).toBe(launcher.helperPid);
+    launcher.close();
+    expect(await launcher.whenReady()).toBe(false);
+  });
+
+  it('reports an exit when it happens, while the output of what the command left running stays open', async () => {
+    const launcher = new HelperLauncher();
+    const spec = (script: string) => ({
+      file: '/bin/sh',
+      args: ['-c', script],
+      cwd: process.cwd(),
+      env: process.env,
+      cap: 1024,
+    });
+    const run = (script: string) => {
+      const seen: [string, number][] = [];
+      const started = performance.now();
+      return new Promise<[string, number][]>((resolve) =>
+        launcher.launch(spec(script), {
+          pid() {},
+          data() {},
+          error() {},
+          exit: (code) => seen.push([`exit ${code}`, performance.now() - started]),
+          close: () => resolve([...seen, ['close', performance.now() - started]]),
+        }),
+      );
+    };
+    await run('true'); // starts the helper
+    expect(await launcher.whenReady()).toBe(true);
+    // Exit and end of output together: one message from the helper, both events, in order.
+    expect((await run('exit 3')).map(([event]) => event)).toEqual(['exit 3', 'close']);
+    // The shell exits at once; the sleep it left behind holds the pipes for a second.
+    const [[exit, exitAt], [close, closeAt]] = await run('sleep 1 &');
+    expect([exit, close]).toEqual(['exit 0', 'close']);
+    expect(closeAt - exitAt).toBeGreaterThan(500);
     launcher.close();
   });
 

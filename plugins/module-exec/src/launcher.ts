@@ -101,13 +101,26 @@ const send = (message) => { if (process.connected) process.send(message); };
 process.on('message', (m) => {
   if (m.op === 'run') {
     const id = m.id;
+    // 'close' nearly always follows 'exit' at once: held back a turn, the exit goes in the close's
+    // message ('end'), one IPC message fewer a command. Alone when the pipes stay open longer.
+    let exited = null;
+    const sendExit = () => {
+      if (exited === null) return;
+      send({ id, ev: 'exit', code: exited.code, signal: exited.signal });
+      exited = null;
+    };
     try {
       const child = startChild(spawn, m.spec, {
         pid: (pid) => send({ id, ev: 'pid', pid }),
         data: (fd, data) => send({ id, ev: 'data', fd, data }),
         error: (code, message) => send({ id, ev: 'error', code, message }),
-        exit: (code, signal) => send({ id, ev: 'exit', code, signal }),
-        close: () => { running.delete(id); send({ id, ev: 'close' }); },
+        exit: (code, signal) => { exited = { code, signal }; setImmediate(sendExit); },
+        close: () => {
+          running.delete(id);
+          if (exited === null) return send({ id, ev: 'close' });
+          send({ id, ev: 'end', code: exited.code, signal: exited.signal });
+          exited = null;
+        },
       });
       running.set(id, child);
     } catch (error) {
@@ -129,19 +142,22 @@ type HelperMessage =
   | { id: number; ev: 'data'; fd: 1 | 2; data: Buffer }
   | { id: number; ev: 'error'; code?: string; message: string }
   | { id: number; ev: 'exit'; code: number | null; signal: NodeJS.Signals | null }
-  | { id: number; ev: 'close' };
+  | { id: number; ev: 'close' }
+  /** exit and close at once. */
+  | { id: number; ev: 'end'; code: number | null; signal: NodeJS.Signals | null };
 
 /** How long the helper may take to start before exec.run falls back to spawning directly. */
 const HELPER_START_TIMEOUT_MS = 10_000;
 
 /**
  * Starts processes through a small long-lived Node process (see HELPER_SOURCE). Started on first
- * use; if it cannot start, or dies, launches fall back to this process until the next attempt.
+ * use; until it is ready (40-180 ms), and if it cannot start or dies, launches start from this
+ * process (until the next attempt, after a failure).
  */
 export class HelperLauncher implements Launcher {
   private helper: ChildProcess | undefined;
   private ready = false;
-  private queued: { id: number; spec: LaunchSpec }[] = [];
+  private readyWaiters: ((ready: boolean) => void)[] = [];
   private readonly pending = new Map<number, LaunchEvents>();
   private nextId = 1;
   private readonly direct = new DirectLauncher();
@@ -154,11 +170,15 @@ export class HelperLauncher implements Launcher {
     // After a failure, retry the helper at most once a minute; meanwhile spawn directly.
     if (this.closed || performance.now() - this.failedAt < 60_000) return this.direct.launch(spec, events);
     const helper = this.helper ?? this.start();
+    // No command waits for the helper's start: queued, the first exec.run of a `runner run` took
+    // that whole start longer; started from here, it costs what a start from a still small process
+    // costs (about 2 ms), and the helper takes over once ready. A boot that runs no command never
+    // pays for the helper (a helper started at setup measured the same wall time, plus 90 ms CPU).
+    if (!this.ready) return this.direct.launch(spec, events);
     const id = this.nextId++;
     this.pending.set(id, events);
     if (this.pending.size === 1) helper.channel?.ref();
-    if (this.ready) helper.send({ op: 'run', id, spec });
-    else this.queued.push({ id, spec });
+    helper.send({ op: 'run', id, spec });
     return {
       release: () => {
         if (this.pending.has(id) && this.helper?.connected) this.helper.send({ op: 'release', id });
@@ -166,10 +186,19 @@ export class HelperLauncher implements Launcher {
     };
   }
 
+  /** Resolves with true once the helper takes launches, false if it failed to start or is not started. */
+  whenReady(): Promise<boolean> {
+    if (this.ready) return Promise.resolve(true);
+    if (this.helper === undefined) return Promise.resolve(false);
+    return new Promise((resolve) => this.readyWaiters.push(resolve));
+  }
+
   close(): void {
     this.closed = true;
     this.helper?.kill();
     this.helper = undefined;
+    this.ready = false;
+    this.settleReady(false);
   }
 
   /** The helper's pid while it runs (for diagnostics and tests). */
@@ -193,12 +222,16 @@ export class HelperLauncher implements Launcher {
       if (!this.ready) this.fail(helper, `the process helper did not start within ${HELPER_START_TIMEOUT_MS / 1000}s`);
     }, HELPER_START_TIMEOUT_MS);
     startTimer.unref();
+    const closed = (id: number, events: LaunchEvents): void => {
+      this.pending.delete(id);
+      if (this.pending.size === 0) helper.channel?.unref();
+      events.close();
+    };
     helper.on('message', (m: HelperMessage) => {
       if (m.ev === 'ready') {
         this.ready = true;
         clearTimeout(startTimer);
-        for (const q of this.queued) helper.send({ op: 'run', id: q.id, spec: q.spec });
-        this.queued = [];
+        this.settleReady(true);
         return;
       }
       const events = this.pending.get(m.id);
@@ -212,10 +245,11 @@ export class HelperLauncher implements Launcher {
           return events.error(m.code, m.message);
         case 'exit':
           return events.exit(m.code, m.signal);
+        case 'end':
+          events.exit(m.code, m.signal);
+          return closed(m.id, events);
         case 'close':
-          this.pending.delete(m.id);
-          if (this.pending.size === 0) helper.channel?.unref();
-          return events.close();
+          return closed(m.id, events);
       }
     });
     helper.on('error', (error) => this.fail(helper, `the process helper failed: ${error.message}`));
@@ -225,20 +259,21 @@ export class HelperLauncher implements Launcher {
     return helper;
   }
 
-  /** Runs that were queued move to direct spawning; runs already in the helper are lost. */
+  private settleReady(ready: boolean): void {
+    const waiters = this.readyWaiters;
+    this.readyWaiters = [];
+    for (const resolve of waiters) resolve(ready);
+  }
+
+  /** Later launches start from this process for a while; runs already in the helper are lost. */
   private fail(helper: ChildProcess, message: string): void {
     if (this.helper !== helper) return;
     this.helper = undefined;
+    this.ready = false;
     this.failedAt = performance.now();
     this.onProblem(message);
     helper.kill();
-    const queued = this.queued;
-    this.queued = [];
-    for (const q of queued) {
-      const events = this.pending.get(q.id)!;
-      this.pending.delete(q.id);
-      this.direct.launch(q.spec, events);
-    }
+    this.settleReady(false);
     for (const [id, events] of this.pending) {
       this.pending.delete(id);
       events.error('EHELPER', `${message} while the command ran; its outcome is unknown`);

@@ -64,6 +64,10 @@ export async function openStore(dataDir: string, logger: Logger, options: StoreO
       field: 'store.snapshot_journal_bytes',
     });
   }
+  // sql.js (its WebAssembly: ~40 ms of CPU) loads while the lock and the directory are waited
+  // for (fsyncs, tens of ms on a new data directory); open() awaits the same promise. A failure
+  // to load is reported there.
+  loadSqlJs().catch(() => {});
   const lock = await acquireLock(dataDir, logger);
   try {
     return await SqlStore.open(storeLayout(dataDir), lock, logger, threshold);

@@ -61,12 +61,16 @@ export function checkTemplates(r: Reader, draft: WorkflowDraft, hook: TemplateVa
   if (!hook) return;
   const declared = Object.keys(draft.vars);
   const first = firstByName(draft);
-  const nodes = graphNodes(first);
+  const nodes = new Map(graphNodes(first).map((n) => [n.name, n]));
   for (const task of draft.tasks) {
-    const upstream = dependencyClosure(
-      nodes,
-      task.deps.map((d) => d.name),
-    );
+    // Computed when a template first reads `tasks.<name>`: most tasks never do, and a closure per
+    // task (over a map rebuilt each time) made validation quadratic in the number of tasks.
+    let upstream: Set<string> | undefined;
+    const dependsOn = (name: string) =>
+      (upstream ??= dependencyClosure(
+        nodes,
+        task.deps.map((d) => d.name),
+      )).has(name);
     const warned = new Set<string>();
     for (const site of task.templates) {
       const locator = new ScalarLocator(r.source, site.node, site.value);
@@ -106,7 +110,7 @@ export function checkTemplates(r: Reader, draft: WorkflowDraft, hook: TemplateVa
           if (!first.has(second)) {
             const near = closest(second, first.keys());
             error(`"tasks.${second}" names no task${near ? ` (did you mean "tasks.${near}"?)` : ''}`);
-          } else if (!upstream.has(second) && !warned.has(second)) {
+          } else if (!dependsOn(second) && !warned.has(second)) {
             warned.add(second);
             const self = second === task.name;
             r.warn(

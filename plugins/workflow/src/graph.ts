@@ -67,9 +67,17 @@ export function findCycles(tasks: readonly GraphNode[]): DependencyCycle[] {
   return cycles;
 }
 
-/** The names `names` depend on, directly or not, `names` themselves included. */
-export function dependencyClosure(tasks: readonly GraphNode[], names: Iterable<string>): Set<string> {
-  const byName = new Map(tasks.map((t) => [t.name, t]));
+/**
+ * The names `names` depend on, directly or not, `names` themselves included. `tasks` may be given
+ * as a map by name, for a caller that asks for many closures (building it each time was quadratic).
+ */
+export function dependencyClosure(
+  tasks: readonly GraphNode[] | ReadonlyMap<string, GraphNode>,
+  names: Iterable<string>,
+): Set<string> {
+  const byName: ReadonlyMap<string, GraphNode> = Array.isArray(tasks)
+    ? new Map((tasks as readonly GraphNode[]).map((t) => [t.name, t]))
+    : (tasks as ReadonlyMap<string, GraphNode>);
   const out = new Set<string>();
   const pending = [...names];
   while (pending.length > 0) {

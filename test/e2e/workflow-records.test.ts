@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunProgress, RunRecord } from '@runner/plugin-sdk';
+import { bootEngine, workflow, type EngineHarness } from './workflow-helpers.js';
+
+/**
+ * What readers of a run (GET /api/v1/executions/:id, the CLI following a master's run) see while
+ * it goes on. The engine writes a unit's record once, when it ends, and the store takes the
+ * records of a turn in one transaction; until then the engine and the store show them from memory.
+ */
+
+let h: EngineHarness;
+beforeAll(async () => {
+  h = await bootEngine();
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+const text = workflow(`
+parallel: 1
+tasks:
+  - name: first
+    exec:
+      script: return true, "first done", { n = 1 }
+  - name: second
+    loop: [a]
+    exec:
+      script: |
+        log.info("second is running", { item = item })
+        return true
+`);
+
+describe('a run read while it goes on', () => {
+  it('shows a finished unit at once and a running one with its attempts and log so far', async () => {
+    const file = h.write('live-records', text);
+    const seen: Record<string, RunRecord | undefined> = {};
+    const observe = (p: RunProgress) => {
+      // Called synchronously by the engine: each read happens at that exact point of the run.
+      if (p.kind === 'task' && p.task.name === 'first' && p.task.status === 'succeeded')
+        seen.firstDone = h.engine.get(p.runId);
+      if (p.kind === 'task' && p.task.name === 'second[a]' && p.task.status === 'running')
+        seen.secondStarted = h.engine.get(p.runId);
+      if (p.kind === 'log' && p.line.message === 'second is running') seen.secondLogged = h.engine.get(p.runId);
+    };
+    const { runId, done } = await h.engine.start({ source: { file }, workflowName: 'live-records' }, observe);
+    const record = await done;
+
+    const first = {
+      name: 'first',
+      task: 'first',
+      agent: 'localhost',
+      status: 'succeeded',
+      attempts: 1,
+      message: 'first done',
+      outputs: { n: 1 },
+      log: [],
+    };
+    // Announced as done before the turn's write went to the store: read all the same.
+    expect(seen.firstDone?.status).toBe('running');
+    expect(seen.firstDone?.tasks).toEqual([expect.objectContaining(first)]);
+    expect(seen.secondStarted?.tasks).toEqual([
+      expect.objectContaining(first),
+      expect.objectContaining({ name: 'second[a]', item: 'a', status: 'running', attempts: 0, log: [] }),
+    ]);
+    expect(seen.secondLogged?.tasks[1]).toEqual(
+      expect.objectContaining({
+        name: 'second[a]',
+        status: 'running',
+        attempts: 1,
+        log: [expect.objectContaining({ level: 'info', message: 'second is running', fields: { item: 'a' } })],
+      }),
+    );
+    // A read is a copy: the unit's record went on without changing what was read.
+    expect(seen.secondLogged?.tasks[1].status).toBe('running');
+
+    // Once the run ended, the store holds exactly what the run returned.
+    expect(h.engine.get(runId)).toEqual(record);
+    expect(record.tasks.map((t) => [t.name, t.status])).toEqual([
+      ['first', 'succeeded'],
+      ['second[a]', 'succeeded'],
+    ]);
+  });
+});
