@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { plugin } from '../index.js';
 import { HelperLauncher } from './launcher.js';
 import { createExecModule } from './run.js';
-import { callContext, provided } from './test-support.js';
+import { luaCallContext, setUpLuaModules } from '@runner/plugin-sdk/testing';
 
 /** Pids of this process's children whose command line mentions `marker`. */
 function children(marker: string): number[] {
@@ -25,11 +25,11 @@ describe('the process helper', () => {
     const problems: string[] = [];
     const launcher = new HelperLauncher((p) => problems.push(p));
     const exec = createExecModule(launcher);
-    expect(((await exec.run(callContext().call, 'echo warm')) as any).stdout).toBe('warm\n');
+    expect(((await exec.run(luaCallContext().call, 'echo warm')) as any).stdout).toBe('warm\n');
     expect(await launcher.whenReady()).toBe(true);
     const helperPid = launcher.helperPid!;
     let sleeper: number | undefined;
-    const { call } = callContext({}, (line) => {
+    const { call } = luaCallContext({}, (line) => {
       // The command has started: kill the helper under it.
       if (line.message === 'exec.run: sleep 30' && sleeper === undefined) {
         sleeper = line.fields.pid as number;
@@ -44,7 +44,7 @@ describe('the process helper', () => {
       if (sleeper !== undefined) process.kill(-sleeper, 'SIGKILL');
     }
     expect(problems).toEqual(['the process helper exited (SIGKILL)']);
-    expect(((await exec.run(callContext().call, 'echo still works')) as any).stdout).toBe('still works\n');
+    expect(((await exec.run(luaCallContext().call, 'echo still works')) as any).stdout).toBe('still works\n');
     expect(launcher.helperPid).toBeUndefined(); // direct for now
     launcher.close();
   });
@@ -52,7 +52,7 @@ describe('the process helper', () => {
   it('starts commands from this process until it is ready, then takes them', async () => {
     const launcher = new HelperLauncher();
     const exec = createExecModule(launcher);
-    const parent = async () => Number(((await exec.run(callContext().call, 'echo $PPID')) as any).stdout);
+    const parent = async () => Number(((await exec.run(luaCallContext().call, 'echo $PPID')) as any).stdout);
     // The first call starts the helper and does not wait for it.
     expect(await parent()).toBe(process.pid);
     expect(launcher.helperPid).toBeDefined();
@@ -96,10 +96,10 @@ describe('the process helper', () => {
   });
 
   it('is started on first use and stopped with the plugin', async () => {
-    const { modules, kernel } = await provided([plugin]);
+    const { modules, kernel } = await setUpLuaModules([plugin]);
     const marker = 'startChild(spawn, m.spec';
     const before = children(marker);
-    await modules.get('exec')!.run(callContext().call, '/bin/true');
+    await modules.get('exec')!.run(luaCallContext().call, '/bin/true');
     const started = children(marker).filter((pid) => !before.includes(pid));
     expect(started).toHaveLength(1);
     await kernel.stop();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DirectLauncher, HelperLauncher, type Launcher } from './launcher.js';
 import { createExecModule, KILL_GRACE_MS, OUTPUT_CAP_BYTES } from './run.js';
-import { callContext } from './test-support.js';
+import { luaCallContext } from '@runner/plugin-sdk/testing';
 
 type Result = Record<string, any>;
 
@@ -30,7 +30,7 @@ describe.each([
   beforeAll(() => {
     launcher = makeLauncher();
     exec = createExecModule(launcher);
-    run = async (...args: any[]) => (await exec.run(callContext().call, ...args)) as Result;
+    run = async (...args: any[]) => (await exec.run(luaCallContext().call, ...args)) as Result;
   });
 
   afterAll(() => launcher.close());
@@ -91,7 +91,7 @@ describe.each([
   it('kills the command and raises when the task is cancelled', async () => {
     const controller = new AbortController();
     // Cancel once the command has demonstrably started: its first line reached the log.
-    const { call } = callContext({ signal: controller.signal }, (line) => {
+    const { call } = luaCallContext({ signal: controller.signal }, (line) => {
       if (line.message === 'ready') controller.abort();
     });
     const started = Date.now();
@@ -143,7 +143,7 @@ describe.each([
 
   it('runs nothing in dry-run and says what it would have run', async () => {
     const marker = join(mkdtempSync(join(tmpdir(), 'exec-dry-')), 'touched');
-    const r = await exec.run(callContext({ dryRun: true }).call, ['touch', marker]);
+    const r = await exec.run(luaCallContext({ dryRun: true }).call, ['touch', marker]);
     expect(r).toEqual({
       stdout: '',
       stderr: '',
@@ -154,11 +154,11 @@ describe.each([
     });
     expect(existsSync(marker)).toBe(false);
     // Bad arguments are still bad in dry-run: the real run would fail on them.
-    await expect(async () => exec.run(callContext({ dryRun: true }).call, 3)).rejects.toThrow('got number');
+    await expect(async () => exec.run(luaCallContext({ dryRun: true }).call, 3)).rejects.toThrow('got number');
   });
 
   it('streams each output line to the task log at debug level', async () => {
-    const { call, lines } = callContext();
+    const { call, lines } = luaCallContext();
     await exec.run(call, 'printf "one\\ntwo\\r\\nthree"; echo warn >&2');
     const output = lines.filter((l) => l.fields.stream).map((l) => [l.level, l.fields.stream, l.message]);
     expect(output).toEqual(

@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import type { LuaCallContext, LuaValue } from '@runner/plugin-sdk';
-import { formatDuration, parseDuration } from './duration.js';
+import { formatDuration, parseDurationArgument } from '@runner/plugin-sdk';
 import type { Launcher } from './launcher.js';
-import { isTable, luaType } from './lua-types.js';
+import { isLuaTable, luaType } from '@runner/plugin-sdk';
 
 /** Per stream. Config-free: enough for any log a script should hold in memory, small enough to survive a `yes`. */
 export const OUTPUT_CAP_BYTES = 10 * 1024 * 1024;
@@ -52,7 +52,7 @@ function quoteForDisplay(arg: string): string {
 
 function parseOptions(opts: LuaValue): RunOptions {
   if (opts === null || opts === undefined) return {};
-  if (!isTable(opts)) throw new Error(`exec.run: argument 2 must be a table of options, got ${luaType(opts)}`);
+  if (!isLuaTable(opts)) throw new Error(`exec.run: argument 2 must be a table of options, got ${luaType(opts)}`);
   if (Array.isArray(opts)) {
     if (opts.length === 0) return {};
     throw new Error('exec.run: argument 2 must be a table with named options (cwd, env, timeout, stdin), got a list');
@@ -70,7 +70,7 @@ function parseOptions(opts: LuaValue): RunOptions {
     result.cwd = opts.cwd;
   }
   if (opts.env !== undefined && opts.env !== null) {
-    if (!isTable(opts.env) || (Array.isArray(opts.env) && opts.env.length > 0)) {
+    if (!isLuaTable(opts.env) || (Array.isArray(opts.env) && opts.env.length > 0)) {
       throw new Error(`exec.run: option env must be a table of NAME = value, got ${luaType(opts.env)}`);
     }
     const env: NodeJS.ProcessEnv = { ...process.env };
@@ -86,7 +86,7 @@ function parseOptions(opts: LuaValue): RunOptions {
     result.env = env;
   }
   if (opts.timeout !== undefined && opts.timeout !== null) {
-    const ms = parseDuration(opts.timeout, 'exec.run: option timeout');
+    const ms = parseDurationArgument(opts.timeout, 'exec.run: option timeout');
     if (ms <= 0) throw new Error('exec.run: option timeout must be greater than zero');
     result.timeoutMs = ms;
   }
