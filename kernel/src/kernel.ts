@@ -203,6 +203,8 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
     stopOnSignal: () =>
       new Promise<void>((resolve, reject) => {
         const onSignal = (signal: NodeJS.Signals) => {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
           logger.info(`received ${signal}, stopping`, { signal });
           // A second signal while stopping means the operator wants out now.
           process.once('SIGINT', () => process.exit(130));

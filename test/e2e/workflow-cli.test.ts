@@ -647,6 +647,33 @@ describe('runner run with a master holding the data directory', () => {
     expect(execution).toMatchObject({ workflow_name: 'demo', status: 'failed' });
   });
 
+  it('sends the workflow text to the master named by RUNNER_MASTER_URL, from any data directory', async () => {
+    const elsewhere = tempDataDir();
+    const { code, stdout } = await run(
+      [
+        'remote-demo',
+        '--file',
+        write(
+          'remote.yaml',
+          'version: "1.0"\ntasks:\n  - name: one\n    exec:\n      script: return true, "ran remotely"\n',
+        ),
+      ],
+      {
+        RUNNER_DATA_DIR: elsewhere,
+        RUNNER_MASTER_URL: api,
+      },
+    );
+    expect(code).toBe(0);
+    const id = new RegExp(`\\[run (${runId})\\]`).exec(stdout)?.[1];
+    const execution = (await (await fetch(`${api}/executions/${id}`)).json()) as {
+      workflow_name: string;
+      status: string;
+    };
+    expect(execution).toMatchObject({ workflow_name: 'remote-demo', status: 'succeeded' });
+    // Nothing ran embedded: the other data directory holds no store.
+    expect(existsSync(join(elsewhere, 'store'))).toBe(false);
+  });
+
   it('exits 2 with the problems when the master refuses the workflow', async () => {
     const file = write(
       'refused.yaml',

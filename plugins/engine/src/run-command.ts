@@ -40,7 +40,7 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
       { field: 'file' },
     );
   }
-  const master = await localMaster(ctx.config.dataDir);
+  const master = remoteMaster(ctx) ?? (await localMaster(ctx.config.dataDir));
   const kernel = master ? undefined : await ctx.boot('embedded');
   const parser = kernel?.get(WorkflowParserRef);
 
@@ -139,17 +139,29 @@ async function confirm(ctx: CommandContext, question: string): Promise<boolean> 
   }
 }
 
-interface MasterFile {
-  pid: number;
-  http: string;
+interface MasterTarget {
+  /** `http://host:port`, no trailing slash. */
+  base: string;
+  /** Shown in messages. */
+  label: string;
+  /** A master on this machine reads the file itself; a remote one is sent its text. */
+  local: boolean;
+}
+
+/** A master named by config `master.url` (RUNNER_MASTER_URL): runs go there, wherever it is. */
+function remoteMaster(ctx: CommandContext): MasterTarget | undefined {
+  const url = ctx.config.find('master.url');
+  if (typeof url !== 'string' || url === '') return undefined;
+  const base = (/^https?:\/\//i.test(url) ? url : `http://${url}`).replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+  return { base, label: base, local: false };
 }
 
 /** The master that holds this data directory, if one is alive (its HTTP plugin wrote master.json). */
-async function localMaster(dataDir: string): Promise<MasterFile | undefined> {
+async function localMaster(dataDir: string): Promise<MasterTarget | undefined> {
   try {
-    const master = JSON.parse(await readFile(join(dataDir, 'master.json'), 'utf8')) as MasterFile;
+    const master = JSON.parse(await readFile(join(dataDir, 'master.json'), 'utf8')) as { pid: number; http: string };
     process.kill(master.pid, 0);
-    return master;
+    return { base: `http://${master.http}`, label: master.http, local: true };
   } catch {
     return undefined;
   }
@@ -157,19 +169,21 @@ async function localMaster(dataDir: string): Promise<MasterFile | undefined> {
 
 /** Sends the workflow's text to the master and follows the run until it ends. */
 async function runOnMaster(
-  master: MasterFile,
+  master: MasterTarget,
   request: RunRequest,
   ctx: CommandContext,
   options: RunOptions,
 ): Promise<number> {
-  const base = `http://${master.http}/api/v1`;
-  // The master holds this data directory, so it is on this machine: it reads the file itself, and
-  // problems are reported at the file's path rather than at an anonymous text.
+  const base = `${master.base}/api/v1`;
+  const file = resolve((request.source as { file: string }).file);
+  // A master holding this data directory is on this machine: it reads the file itself, and
+  // problems are reported at the file's path. A remote master gets the text.
+  const source = master.local ? { file } : { content: await readFile(file, 'utf8') };
   const response = await fetch(`${base}/workflows/run`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
-      file: resolve((request.source as { file: string }).file),
+      ...source,
       workflow_name: request.workflowName,
       group: request.group,
       vars: request.vars,
@@ -187,7 +201,7 @@ async function runOnMaster(
     // Keeps the status, so a workflow the master refused exits 2 as it does when run embedded.
     throw new RunnerError(
       answer.error?.code ?? 'master_error',
-      `master at ${master.http}: ${answer.error?.message ?? response.statusText}`,
+      `master at ${master.label}: ${answer.error?.message ?? response.statusText}`,
       {
         status: response.status,
         details: answer.error?.details,
