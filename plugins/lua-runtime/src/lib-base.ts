@@ -140,9 +140,11 @@ function print(host: Host, L: LuaState): number {
  * Lua limits nested C calls (200), pcall included, by counting them on the C stack. A resume
  * restarts that count, and a script yields at every time slice, so recursion through pcall would
  * never reach the limit: `local function f() return pcall(f) end` would dig until memory runs out.
- * The runtime counts each coroutine's open pcalls itself.
+ * The runtime counts each coroutine's open pcalls itself. Its limit sits below fengari's own (200
+ * nested calls, "JS stack overflow"), which counts from the last resume: whichever fired first would
+ * otherwise depend on whether a time slice happened to end during the recursion.
  */
-const MAX_NESTED_PCALLS = 200;
+const MAX_NESTED_PCALLS = 180;
 /** Open pcalls of a coroutine, on its lua_State object (not a WeakMap: see host.ts, HOST). */
 const OPEN_PCALLS = Symbol('runner.openPcalls');
 type PcallCounted = { [OPEN_PCALLS]?: number };

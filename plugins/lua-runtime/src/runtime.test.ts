@@ -200,10 +200,10 @@ describe('run', () => {
   it('ends runaway recursion through pcall as Lua does, even while time slices yield', async () => {
     // A 1 ms slice makes the script yield often: a resume must not reset the limit on nesting.
     const { values } = testRuntime({ sliceMs: 1 });
-    expect(await values('local function f() return pcall(f) end return select("#", f())')).toEqual([200]);
+    expect(await values('local function f() return pcall(f) end return select("#", f())')).toEqual([181]);
     expect(
       await values('local n = 0 local function f() n = n + 1 return pcall(f) end local r = { f() } return n, r[#r]'),
-    ).toEqual([201, '[string "test"]:1: stack overflow (more than 200 nested pcalls)']);
+    ).toEqual([181, '[string "test"]:1: stack overflow (more than 180 nested pcalls)']);
     expect(
       await values(
         'local t = setmetatable({}, { __index = function(t, k) return t[k] end }) return pcall(function() return t.x end)',
