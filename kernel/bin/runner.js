@@ -10,4 +10,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-process.exitCode = await main(process.argv.slice(2));
+// main resolves once the command is over: its kernels are stopped and the log is flushed. What a
+// plugin left running past its stop (a timer a timed-out setup leaked) must not keep the process.
+// Writes to pipes and files are synchronous on Linux, so exiting here loses no output.
+process.exit(await main(process.argv.slice(2)));

@@ -10,9 +10,9 @@ export class KernelError extends RunnerError {
   constructor(
     code: string,
     message: string,
-    options: { pluginId?: string; cause?: unknown; details?: Record<string, unknown> } = {},
+    options: { pluginId?: string; cause?: unknown; details?: Record<string, unknown>; status?: number } = {},
   ) {
-    super(code, message, { status: 500, cause: options.cause, details: options.details });
+    super(code, message, { status: options.status ?? 500, cause: options.cause, details: options.details });
     this.pluginId = options.pluginId;
   }
 }
@@ -54,12 +54,15 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Runs `work` with a deadline; the timer never keeps the process alive. */
+/**
+ * Runs `work` with a deadline. The timer keeps the process alive on purpose: work that never
+ * settles and holds nothing open would otherwise let the process drain and exit with no word of
+ * which plugin hung. It is cleared as soon as the work settles.
+ */
 export async function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(onTimeout()), ms);
-    timer.unref();
   });
   try {
     return await Promise.race([work, deadline]);

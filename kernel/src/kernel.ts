@@ -1,6 +1,7 @@
 import {
   createKernelHooks,
   dependencyTarget,
+  isRunnerError,
   type Logger,
   type Plugin,
   type PluginContext,
@@ -164,6 +165,8 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
         throw new PluginSetupError('plugin_setup_failed', `plugin ${plugin.id}: setup failed: ${messageOf(error)}`, {
           pluginId: plugin.id,
           cause: error,
+          // Bad input met during setup (a config value of the wrong type) stays bad input: exit 2.
+          status: isRunnerError(error) && error.status === 400 ? 400 : 500,
         });
       }
       for (const ref of plugin.provides ?? []) {

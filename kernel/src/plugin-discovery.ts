@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { register } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isPlugin, type Plugin, type PluginDescriptor } from '@runner/plugin-sdk';
@@ -40,6 +41,7 @@ export async function discoverPlugins(options: DiscoveryOptions): Promise<Discov
     for (const dir of packageDirsIn(resolve(extra), 'external')) packages.push({ dir, origin: 'external' });
   }
 
+  if (packages.some((p) => p.origin === 'external')) shareSdkWithExternalPlugins();
   const loaded = await Promise.all(packages.map(({ dir, origin }) => importPackage(dir, origin)));
   const found = loaded.flat();
   const seen = new Map<string, DiscoveredPlugin>();
@@ -55,6 +57,20 @@ export async function discoverPlugins(options: DiscoveryOptions): Promise<Discov
     seen.set(entry.plugin.id, entry);
   }
   return found;
+}
+
+let sdkShared = false;
+
+/**
+ * Lets plugins outside the repository import `@runner/plugin-sdk` (see sdk-resolve-hook.ts).
+ * Registered only when there are such plugins: the hook runs on a thread of its own, which costs
+ * start-up time every other command need not pay. Under vitest (source mode) the test runner does
+ * its own resolution and Node cannot load the TypeScript hook, so it is skipped there.
+ */
+function shareSdkWithExternalPlugins(): void {
+  if (sdkShared || fromSource) return;
+  sdkShared = true;
+  register(new URL('./sdk-resolve-hook.js', import.meta.url), { data: { kernelUrl: import.meta.url } });
 }
 
 function packageDirsIn(dir: string, origin: PluginDescriptor['origin']): string[] {

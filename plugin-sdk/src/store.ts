@@ -43,7 +43,9 @@ export interface Store {
   transaction(statements: readonly { sql: string; params?: SqlParams }[]): Promise<WriteResult[]>;
   /** Applies a plugin's pending migrations in order, each atomically. */
   migrate(owner: string, migrations: readonly Migration[]): Promise<void>;
-  /** Writes a consistent copy of the database (gzip when `compress`), via a temp file and rename. */
+  /** A consistent copy of the database, every write in it durable (gzip when `compress`). */
+  backupImage(options?: { compress?: boolean }): Promise<Uint8Array>;
+  /** Writes `backupImage` to a file on this host, via a temp file, fsync and rename. */
   backup(outputPath: string, options?: { compress?: boolean }): Promise<{ path: string; bytes: number }>;
   /** Rebuilds the database compactly and takes a snapshot. */
   vacuum(): Promise<{ bytesBefore: number; bytesAfter: number }>;

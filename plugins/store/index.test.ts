@@ -12,6 +12,7 @@ import {
   HttpRouterRef,
   InvalidInputError,
   isRunnerError,
+  STREAMED,
   StoreRef,
   type CommandContext,
   type CommandSpec,
@@ -22,6 +23,7 @@ import {
 } from '@runner/plugin-sdk';
 import { createTestKernel, staticConfig, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin, readLockHolder } from './index.js';
+import { callMaster } from './src/master-client.js';
 import { recordingLogger } from './test-fixtures/recording-logger.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -42,7 +44,8 @@ function testRouter(): HttpRouter & { routes: Map<string, HttpHandler>; listen()
     address: () => null,
     async listen() {
       server = createServer(async (req, res) => {
-        const path = (req.url ?? '/').replace(/^\/api\/v1/, '').split('?')[0];
+        const url = new URL(req.url ?? '/', 'http://localhost');
+        const path = url.pathname.replace(/^\/api\/v1/, '');
         const handler = routes.get(`${req.method} ${path}`);
         if (handler === undefined) return void res.writeHead(404).end();
         let text = '';
@@ -52,13 +55,14 @@ function testRouter(): HttpRouter & { routes: Map<string, HttpHandler>; listen()
             method: req.method as HttpMethod,
             path,
             params: {},
-            query: {},
+            query: Object.fromEntries(url.searchParams),
             headers: req.headers,
             body: text === '' ? undefined : JSON.parse(text),
             remoteAddress: req.socket.remoteAddress ?? '',
             raw: { req, res },
           });
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
+          if (result !== STREAMED)
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
         } catch (error) {
           const status = isRunnerError(error) ? error.status : 500;
           const code = isRunnerError(error) ? error.code : 'internal';
@@ -163,13 +167,13 @@ describe('store plugin', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'store-plugin-'));
     const router = testRouter();
     const kernel = await boot(dataDir, router);
-    expect([...router.routes.keys()]).toEqual(['GET /db/stats', 'POST /db/backup', 'POST /db/vacuum']);
+    expect([...router.routes.keys()]).toEqual(['GET /db/stats', 'GET /db/backup', 'POST /db/vacuum']);
     expect((await readLockHolder(dataDir))?.pid).toBe(process.pid);
     const stats = router.routes.get('GET /db/stats')!({} as never) as StoreStats;
     expect(stats.tables.find((t) => t.name === 'items')?.rows).toBe(3);
-    expect(() => router.routes.get('POST /db/backup')!({ body: { output: 'relative.db' } } as never)).toThrow(
-      InvalidInputError,
-    );
+    await expect(
+      Promise.resolve().then(() => router.routes.get('GET /db/backup')!({ query: { compress: 'yes' } } as never)),
+    ).rejects.toThrow(InvalidInputError);
     await kernel.stop();
     expect(await readLockHolder(dataDir)).toBeNull();
     expect(existsSync(join(dataDir, 'store', 'snapshot.db'))).toBe(true);
@@ -257,11 +261,17 @@ describe('db commands with a live master', () => {
 
   it('passes the master error through, and says so when master.json is missing', async () => {
     const { dataDir } = await master();
+    // Where the backup goes is checked here, before the master is asked for anything.
     await expect(runDb(dataDir, 'backup', [], { output: join(dataDir, 'store', 'x.db') })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining('is inside the store directory'),
+    });
+    const holder = (await readLockHolder(dataDir))!;
+    await expect(callMaster(dataDir, holder, 'GET', '/db/backup?compress=maybe')).rejects.toMatchObject({
       code: 'invalid_input',
       status: 400,
       message: expect.stringMatching(
-        /POST http:\/\/127\.0\.0\.1:\d+\/api\/v1\/db\/backup answered 400: .*inside the store directory/,
+        /GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/db\/backup\?compress=maybe answered 400: compress must be true or false/,
       ),
     });
     rmSync(join(dataDir, 'master.json'));

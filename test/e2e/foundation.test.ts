@@ -1,8 +1,9 @@
 // The foundation as a user meets it: the real `runner` command in real processes, a real master
 // on an ephemeral port, real files. Shells for completion are Debian's bash, zsh and fish.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { finished, repoRoot, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
@@ -105,7 +106,19 @@ describe('the master process', () => {
       env: { RUNNER_DATA_DIR: dataDir },
     });
     expect(backup.code).toBe(0);
-    expect(existsSync(join(dataDir, 'through-master.db'))).toBe(true);
+    expect(readFileSync(join(dataDir, 'through-master.db')).subarray(0, 15).toString()).toBe('SQLite format 3');
+    const zipped = await runRunner(['db', 'backup', '--compress', '--output', join(dataDir, 'through-master.db.gz')], {
+      env: { RUNNER_DATA_DIR: dataDir },
+    });
+    expect(zipped.code).toBe(0);
+    expect(
+      gunzipSync(readFileSync(join(dataDir, 'through-master.db.gz')))
+        .subarray(0, 15)
+        .toString(),
+    ).toBe('SQLite format 3');
+    // The API answers a backup as bytes; it writes no file at a path a client names.
+    expect((await fetch(`${base}/db/backup`, { method: 'POST', body: '{}' })).status).toBe(405);
+    expect((await fetch(`${base}/db/backup?compress=maybe`)).status).toBe(400);
     const restore = await runRunner(['db', 'restore', join(dataDir, 'through-master.db')], {
       env: { RUNNER_DATA_DIR: dataDir },
     });
@@ -194,11 +207,14 @@ describe('db commands without a master', () => {
 describe('an external plugin', () => {
   it('is loaded from --plugins-dir and its Lua module is usable from a workflow', async () => {
     const dataDir = tempDataDir();
+    // A copy outside the repository: no node_modules above it holds the SDK, as for a third party.
+    const pluginsDir = join(tempDataDir(), 'plugins');
+    cpSync(join(greeterDir, 'greeter'), join(pluginsDir, 'greeter'), { recursive: true });
     const file = workflow(
       dataDir,
       '  - name: greet\n    exec:\n      script: |\n        local now = greeter.hello("ops")\n        local later = greeter.later("later", 5)\n        return true, now .. " / " .. later\n',
     );
-    const result = await runRunner(['--plugins-dir', greeterDir, 'run', 'greet', '--file', file, '--output', 'json'], {
+    const result = await runRunner(['--plugins-dir', pluginsDir, 'run', 'greet', '--file', file, '--output', 'json'], {
       env: { RUNNER_DATA_DIR: dataDir },
     });
     expect(result.code).toBe(0);
@@ -208,8 +224,54 @@ describe('an external plugin', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .find((e) => e.type === 'task' && e.status === 'succeeded');
     expect(task).toMatchObject({ name: 'greet', message: 'hello, ops / hello, later' });
-    const info = await runRunner(['--plugins-dir', greeterDir, 'modules', 'info', 'greeter']);
+    const info = await runRunner(['--plugins-dir', pluginsDir, 'modules', 'info', 'greeter']);
+    expect(info.code).toBe(0);
     expect(info.stdout).toContain('greeter.later(name: string, ms: number) -> string');
+  });
+});
+
+describe('a plugin whose setup never finishes', () => {
+  // The plugin leaks a timer as well as hanging: the command must still end, with its error.
+  const hangingPlugin = (dir: string, holdsTimer: boolean) => {
+    const pkg = join(dir, 'hang');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(
+      join(pkg, 'package.json'),
+      JSON.stringify({ name: 'hang', type: 'module', runner: { plugin: true } }),
+    );
+    writeFileSync(
+      join(pkg, 'index.js'),
+      `import { definePlugin } from '@runner/plugin-sdk';
+export const plugin = definePlugin({
+  id: 'hang', version: '1.0.0', description: 'never finishes its setup', setupTimeoutMs: 300,
+  setup: () => new Promise(() => { ${holdsTimer ? 'setInterval(() => {}, 1000);' : ''} }),
+});\n`,
+    );
+    return dir;
+  };
+
+  it.each([false, true])(
+    'fails the command naming the plugin, and frees the data directory (leaked timer: %s)',
+    async (holdsTimer) => {
+      const dataDir = tempDataDir();
+      const pluginsDir = hangingPlugin(join(tempDataDir(), 'plugins'), holdsTimer);
+      const file = workflow(dataDir, '  - name: t\n    exec:\n      script: return true\n');
+      const env = { RUNNER_DATA_DIR: dataDir };
+      const result = await runRunner(['--plugins-dir', pluginsDir, 'run', 'w', '--file', file], { env });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe('runner: plugin hang: setup did not finish within 300 ms\n');
+      expect((await runRunner(['db', 'stats'], { env })).code).toBe(0);
+    },
+  );
+});
+
+describe('a config value of the wrong type', () => {
+  it('is a usage error (exit 2) naming the key and where it came from, whichever plugin reads it', async () => {
+    const result = await runRunner(['server', '--bind-address', '127.0.0.1'], {
+      env: { RUNNER_DATA_DIR: tempDataDir(), RUNNER_HTTP_PORT: 'eighty' },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('config http.port (from env RUNNER_HTTP_PORT): expected a number, got "eighty"');
   });
 });
 

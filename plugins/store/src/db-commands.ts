@@ -1,8 +1,11 @@
 import { resolve } from 'node:path';
 import { InvalidInputError, type CommandContext, type CommandInput, type StoreStats } from '@runner/plugin-sdk';
+import { checkBackupOutput } from './backup-output.js';
 import { snapshotJournalBytes } from './config.js';
+import { replaceFileAtomically } from './durable-fs.js';
+import { storeLayout } from './layout.js';
 import { readLockHolder, type LockInfo } from './lock.js';
-import { callMaster } from './master-client.js';
+import { callMaster, fetchMasterBytes } from './master-client.js';
 import { restoreDatabase } from './restore.js';
 import { openStore, type OpenedStore } from './sql-store.js';
 
@@ -41,16 +44,17 @@ export async function backupCommand(input: CommandInput, ctx: CommandContext): P
   if (typeof output !== 'string' || output === '') {
     throw new InvalidInputError('runner db backup needs --output <path>', { field: 'output' });
   }
-  const path = resolve(output);
   const compress = input.options.compress === true;
   const result = await viaMasterOrDirect(
     ctx,
-    (holder) =>
-      callMaster<{ path: string; bytes: number }>(ctx.config.dataDir, holder, 'POST', '/db/backup', {
-        output: path,
-        compress,
-      }),
-    (store) => store.backup(path, { compress }),
+    async (holder) => {
+      // The master sends the image; this process writes the file, with its own user's rights.
+      const path = await checkBackupOutput(output, storeLayout(ctx.config.dataDir).dir);
+      const image = await fetchMasterBytes(ctx.config.dataDir, holder, `/db/backup?compress=${compress}`);
+      await replaceFileAtomically(path, image);
+      return { path, bytes: image.length };
+    },
+    (store) => store.backup(output, { compress }),
   );
   ctx.stdout.write(`backup written to ${result.path} (${formatBytes(result.bytes)}${compress ? ', gzip' : ''})\n`);
   return 0;

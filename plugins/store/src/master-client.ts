@@ -48,14 +48,14 @@ async function masterAddress(dataDir: string, holder: LockInfo): Promise<string>
   return baseUrl(info.http);
 }
 
-/** Calls the REST API of the master that holds `dataDir`, under `/api/v1`. */
-export async function callMaster<T>(
+/** Calls the REST API of the master that holds `dataDir`, under `/api/v1`; throws its error answers. */
+async function requestMaster(
   dataDir: string,
   holder: LockInfo,
   method: 'GET' | 'POST',
   path: string,
   body?: unknown,
-): Promise<T> {
+): Promise<Response> {
   const url = `${await masterAddress(dataDir, holder)}/api/v1${path}`;
   let response: Response;
   try {
@@ -73,20 +73,39 @@ export async function callMaster<T>(
       { status: 503, cause: error },
     );
   }
+  if (response.ok) return response;
   const text = await response.text();
-  let parsed: unknown;
+  const shaped = parseJson(text) as
+    { error?: { code?: string; message?: string } | string; message?: string } | undefined;
+  const inner = typeof shaped?.error === 'object' ? shaped.error : undefined;
+  const message = inner?.message ?? (typeof shaped?.error === 'string' ? shaped.error : shaped?.message) ?? text;
+  throw new RunnerError(inner?.code ?? 'master_error', `${method} ${url} answered ${response.status}: ${message}`, {
+    status: response.status,
+  });
+}
+
+function parseJson(text: string): unknown {
   try {
-    parsed = text === '' ? undefined : JSON.parse(text);
+    return text === '' ? undefined : JSON.parse(text);
   } catch {
-    parsed = undefined;
+    return undefined;
   }
-  if (!response.ok) {
-    const shaped = parsed as { error?: { code?: string; message?: string } | string; message?: string } | undefined;
-    const inner = typeof shaped?.error === 'object' ? shaped.error : undefined;
-    const message = inner?.message ?? (typeof shaped?.error === 'string' ? shaped.error : shaped?.message) ?? text;
-    throw new RunnerError(inner?.code ?? 'master_error', `${method} ${url} answered ${response.status}: ${message}`, {
-      status: response.status,
-    });
-  }
-  return parsed as T;
+}
+
+/** A JSON call to the master's REST API (see requestMaster). */
+export async function callMaster<T>(
+  dataDir: string,
+  holder: LockInfo,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const response = await requestMaster(dataDir, holder, method, path, body);
+  return parseJson(await response.text()) as T;
+}
+
+/** A GET of a binary answer (a backup image) from the master's REST API. */
+export async function fetchMasterBytes(dataDir: string, holder: LockInfo, path: string): Promise<Uint8Array> {
+  const response = await requestMaster(dataDir, holder, 'GET', path);
+  return new Uint8Array(await response.arrayBuffer());
 }

@@ -1,11 +1,9 @@
-import { access, mkdir, open, readFile, stat } from 'node:fs/promises';
-import { dirname, resolve, sep } from 'node:path';
+import { access, mkdir, open, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { BindParams, Database, Statement } from 'sql.js';
 import {
   InvalidInputError,
-  NotFoundError,
   RunnerError,
   type Logger,
   type Migration,
@@ -14,6 +12,7 @@ import {
   type StoreStats,
   type WriteResult,
 } from '@runner/plugin-sdk';
+import { checkBackupOutput } from './backup-output.js';
 import { DEFAULT_SNAPSHOT_JOURNAL_BYTES } from './config.js';
 import { fsyncDir, removeIfExists, replaceFileAtomically } from './durable-fs.js';
 import { journalCorruptError, sqlError, storeClosedError, storeFailedError } from './errors.js';
@@ -644,30 +643,19 @@ class SqlStore implements OpenedStore {
 
   // ---- maintenance
 
-  async backup(outputPath: string, options: { compress?: boolean } = {}): Promise<{ path: string; bytes: number }> {
+  async backupImage(options: { compress?: boolean } = {}): Promise<Uint8Array> {
     this.assertReadable();
-    if (typeof outputPath !== 'string' || outputPath.trim() === '') {
-      throw new InvalidInputError('backup needs an output path', { field: 'output' });
-    }
-    const output = resolve(outputPath);
-    if (output === this.layout.dir || output.startsWith(this.layout.dir + sep)) {
-      throw new InvalidInputError(`backup output ${output} is inside the store directory ${this.layout.dir}`, {
-        field: 'output',
-      });
-    }
-    const directory = dirname(output);
-    const info = await stat(directory).catch(() => undefined);
-    if (!info?.isDirectory()) {
-      throw new NotFoundError(`directory ${directory} for the backup ${output} does not exist`, {
-        details: { field: 'output' },
-      });
-    }
     this.writeMeta({ last_seq: this.seq });
     const image = this.db.export();
     // The image may hold writes whose fsync is still in flight; a backup completes only once
     // everything in it is durable here too.
     await this.writer.drain();
-    const data = options.compress ? await gzipAsync(image) : image;
+    return options.compress ? await gzipAsync(image) : image;
+  }
+
+  async backup(outputPath: string, options: { compress?: boolean } = {}): Promise<{ path: string; bytes: number }> {
+    const output = await checkBackupOutput(outputPath, this.layout.dir);
+    const data = await this.backupImage(options);
     await replaceFileAtomically(output, data);
     this.logger.info(`backup written to ${output} (${data.length} bytes${options.compress ? ', gzip' : ''})`);
     return { path: output, bytes: data.length };
