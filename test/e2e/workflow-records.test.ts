@@ -81,3 +81,16 @@ describe('a run read while it goes on', () => {
     ]);
   });
 });
+
+describe('an engine whose kernel is stopping', () => {
+  it('refuses new runs as unavailable (503), not as bad input', async () => {
+    const stopped = await bootEngine();
+    const file = stopped.write('late', workflow('tasks:\n  - name: t\n    exec:\n      script: return true\n'));
+    await stopped.stop();
+    await expect(stopped.engine.start({ source: { file }, workflowName: 'late' })).rejects.toMatchObject({
+      code: 'engine_stopping',
+      status: 503,
+      message: 'the engine is stopping; no new runs are accepted',
+    });
+  });
+});

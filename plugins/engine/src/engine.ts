@@ -107,10 +107,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     request: RunRequest,
     observer?: (progress: RunProgress) => void,
   ): ReturnType<WorkflowEngine['start']> {
-    if (deps.signal.aborted) throw new InvalidInputError('the engine is stopping; no new runs are accepted');
+    if (deps.signal.aborted) throw stoppingError();
     const { workflow, tasks, name } = await prepare(request);
     // The kernel may have begun to stop while the workflow was validated.
-    if (deps.signal.aborted) throw new InvalidInputError('the engine is stopping; no new runs are accepted');
+    if (deps.signal.aborted) throw stoppingError();
     const run: Omit<RunRecord, 'tasks'> = {
       id: newRunId(),
       workflowName: name,
@@ -472,4 +472,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', done, { once: true });
   });
+}
+
+/** A master shutting down is unavailable, not asked something wrong: 503, so a client may retry elsewhere. */
+function stoppingError(): RunnerError {
+  return new RunnerError('engine_stopping', 'the engine is stopping; no new runs are accepted', { status: 503 });
 }

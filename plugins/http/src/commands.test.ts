@@ -88,21 +88,13 @@ describe('runner server', () => {
 });
 
 describe('runner ui', () => {
-  it('maps --port to the HTTP port and the auth flags to auth.*', async () => {
-    const { output, boots } = await runCommand(uiCommand, {
-      port: 0,
-      bindAddress: '127.0.0.1',
-      auth: true,
-      username: 'admin',
-      password: 'pw',
-    });
-    expect(boots[0].overrides).toEqual({
-      'http.port': 0,
-      'http.bind_address': '127.0.0.1',
-      'auth.enabled': true,
-      'auth.username': 'admin',
-      'auth.password': 'pw',
-    });
-    expect(output).toContain('web interface and REST API listening on 127.0.0.1:');
+  it('maps --port to the HTTP port and says that no web interface is served', async () => {
+    const { output, boots } = await runCommand(uiCommand, { port: 0, bindAddress: '127.0.0.1' });
+    expect(boots[0].overrides).toEqual({ 'http.port': 0, 'http.bind_address': '127.0.0.1' });
+    expect(output).toContain('REST API (no web interface in this build) listening on 127.0.0.1:');
+  });
+
+  it('takes no --auth: authentication is not built, and flags that protect nothing would mislead', () => {
+    expect(uiCommand.options?.map((o) => o.flags.split(' ')[0])).toEqual(['--port', '--bind-address']);
   });
 });
