@@ -14,3 +14,4 @@ export * from './src/engine.js';
 export * from './src/lua-runtime.js';
 export * from './src/agents.js';
 export * from './src/duration.js';
+export * from './src/master-api.js';

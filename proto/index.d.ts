@@ -12,6 +12,8 @@ export type { ControlAction, ControlAction__Output } from './generated/runner/v1
 export type { ControlRequest, ControlRequest__Output } from './generated/runner/v1/ControlRequest.js';
 export type { ControlResponse, ControlResponse__Output } from './generated/runner/v1/ControlResponse.js';
 export type { Cpu, Cpu__Output } from './generated/runner/v1/Cpu.js';
+export type { DescribeRequest, DescribeRequest__Output } from './generated/runner/v1/DescribeRequest.js';
+export type { DescribeResponse, DescribeResponse__Output } from './generated/runner/v1/DescribeResponse.js';
 export type { Disconnect, Disconnect__Output } from './generated/runner/v1/Disconnect.js';
 export type { Disk, Disk__Output } from './generated/runner/v1/Disk.js';
 export type { DiskUsage, DiskUsage__Output } from './generated/runner/v1/DiskUsage.js';
@@ -51,3 +53,11 @@ export declare const LOADER_OPTIONS: Readonly<{
 }>;
 /** The runner.v1 package as grpc-js service constructors, parsed once per process. */
 export declare function loadRunnerProto(): ProtoGrpcType;
+/**
+ * Asks the master at `address` (`host:port` of its gRPC port) where its REST API is; rejects with
+ * an Error saying what went wrong in a user's words.
+ */
+export declare function describeMaster(
+  address: string,
+  options?: { tls?: { rootCert?: Buffer; serverName?: string }; timeoutMs?: number },
+): Promise<import('./generated/runner/v1/DescribeResponse.js').DescribeResponse__Output>;

@@ -25,6 +25,14 @@ import type {
 } from './runner/v1/ControlResponse.js';
 import type { Cpu as _runner_v1_Cpu, Cpu__Output as _runner_v1_Cpu__Output } from './runner/v1/Cpu.js';
 import type {
+  DescribeRequest as _runner_v1_DescribeRequest,
+  DescribeRequest__Output as _runner_v1_DescribeRequest__Output,
+} from './runner/v1/DescribeRequest.js';
+import type {
+  DescribeResponse as _runner_v1_DescribeResponse,
+  DescribeResponse__Output as _runner_v1_DescribeResponse__Output,
+} from './runner/v1/DescribeResponse.js';
+import type {
   Disconnect as _runner_v1_Disconnect,
   Disconnect__Output as _runner_v1_Disconnect__Output,
 } from './runner/v1/Disconnect.js';
@@ -139,6 +147,8 @@ export interface ProtoGrpcType {
       ControlRequest: MessageTypeDefinition<_runner_v1_ControlRequest, _runner_v1_ControlRequest__Output>;
       ControlResponse: MessageTypeDefinition<_runner_v1_ControlResponse, _runner_v1_ControlResponse__Output>;
       Cpu: MessageTypeDefinition<_runner_v1_Cpu, _runner_v1_Cpu__Output>;
+      DescribeRequest: MessageTypeDefinition<_runner_v1_DescribeRequest, _runner_v1_DescribeRequest__Output>;
+      DescribeResponse: MessageTypeDefinition<_runner_v1_DescribeResponse, _runner_v1_DescribeResponse__Output>;
       Disconnect: MessageTypeDefinition<_runner_v1_Disconnect, _runner_v1_Disconnect__Output>;
       Disk: MessageTypeDefinition<_runner_v1_Disk, _runner_v1_Disk__Output>;
       DiskUsage: MessageTypeDefinition<_runner_v1_DiskUsage, _runner_v1_DiskUsage__Output>;

@@ -332,12 +332,47 @@ describe('runner agent install over SSH', () => {
     );
   });
 
-  it('registers with a real master, which then lists, measures and stops it', async () => {
+  it('registers with a real TLS master, which then lists, measures and stops it', async () => {
     const masterData = tempDataDir('runner-install-master-');
     const grpcPort = await freePort();
     const token = `rjt_${randomBytes(16).toString('hex')}`;
+    const cert = join(masterData, 'master.pem');
+    const key = join(masterData, 'master.key');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'pipe' },
+    );
     const master = spawnRunner(
-      ['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', String(grpcPort)],
+      [
+        'server',
+        '--http-port',
+        '0',
+        '--bind-address',
+        '127.0.0.1',
+        '--port',
+        String(grpcPort),
+        '--tls-cert',
+        cert,
+        '--tls-key',
+        key,
+      ],
       {
         env: { RUNNER_DATA_DIR: masterData, RUNNER_JOIN_TOKEN: token, RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1' },
       },
@@ -351,6 +386,8 @@ describe('runner agent install over SSH', () => {
       `127.0.0.1:${grpcPort}`,
       '--token',
       token,
+      '--master-tls-cert',
+      cert,
       '--master-url',
       masterUrl,
       // Known already when the tests before ran; this one may run alone.
@@ -363,6 +400,12 @@ describe('runner agent install over SSH', () => {
       /^agent db-1 registered with the master: status (online|warning), address 127\.0\.0\.1:\d+/m,
     );
     const [, pid] = /^started agent db-1 on 127\.0\.0\.1 \(pid (\d+)/m.exec(result.stdout) ?? [];
+    // The agent trusts the master's certificate, copied beside its agent.env.
+    const installed = join(home, '.runner-agent/db-1');
+    expect(readFileSync(join(installed, 'master-ca.pem'), 'utf8')).toBe(readFileSync(cert, 'utf8'));
+    expect(readFileSync(join(installed, 'agent.env'), 'utf8')).toContain(
+      `RUNNER_AGENT_MASTER_TLS_CERT='${installed}/master-ca.pem'`,
+    );
 
     const env = { RUNNER_DATA_DIR: masterData };
     const list = await runRunner(['agent', 'list', '--output', 'json'], { env });

@@ -4,8 +4,10 @@
 // silence) keep the liveness tests quick.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
 import { finished, runRunner, spawnRunner, tempDataDir } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
@@ -78,10 +80,19 @@ interface Master {
 
 async function startMaster(
   dataDir: string,
-  options: { port?: number; env?: Record<string, string> } = {},
+  options: { port?: number; env?: Record<string, string>; args?: string[] } = {},
 ): Promise<Master> {
   const child = spawnRunner(
-    ['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', String(options.port ?? 0)],
+    [
+      'server',
+      '--http-port',
+      '0',
+      '--bind-address',
+      '127.0.0.1',
+      '--port',
+      String(options.port ?? 0),
+      ...(options.args ?? []),
+    ],
     {
       env: { RUNNER_DATA_DIR: dataDir, ...FAST, ...options.env },
     },
@@ -370,6 +381,60 @@ values:
     expect(output(agents.a3)).toMatch(/running task where of local/);
   });
 
+  it('RUNNER_MASTER_ADDR names the master for `runner run` from anywhere; an unknown agent fails before anything runs', async () => {
+    const dir = tempDataDir('runner-e2e-ci-');
+    const file = join(dir, 'ci.yaml');
+    writeFileSync(
+      file,
+      'version: "1.0"\ntasks:\n  - name: where\n    exec:\n      script: return true, "port " .. values.port\nvalues: { a2: { port: 9092 } }\n',
+    );
+    // Another data directory, as on a CI runner: only the master's gRPC address is known.
+    const env = { RUNNER_DATA_DIR: dir, RUNNER_MASTER_ADDR: master.grpc };
+    const ok = await runRunner(['run', 'ci', '--file', file, '--delegate-to', 'a2', '--yes', '--output', 'json'], {
+      env,
+    });
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('"agent":"a2"');
+    expect(ok.stdout).toContain('"message":"port 9092"');
+
+    const ghost = await runRunner(['run', 'ci-ghost', '--file', file, '--delegate-to', 'ghost', '--yes'], { env });
+    expect(ghost.code).toBe(1);
+    expect(ghost.stdout + ghost.stderr).toContain('unknown agent "ghost"');
+    for (const name of ['a1', 'a2', 'a3']) expect(output(agents[name])).not.toMatch(/running task where of ci-ghost/);
+  });
+
+  it("streams a delegated task's log lines back while the task still runs", async () => {
+    const gate = join(tempDataDir('runner-e2e-gate-'), 'open');
+    const id = await submit(
+      master,
+      `version: "1.0"
+tasks:
+  - name: slow
+    delegate_to: a1
+    exec:
+      script: |
+        log.info("first line")
+        while not io.open("${gate}") do exec.run("sleep 0.02") end
+        log.info("second line")
+        return true
+`,
+    );
+    // The first line is in the run's record while the script waits for the gate.
+    await vi.waitFor(
+      async () => {
+        const running = (await (await fetch(`${master.base}/executions/${id}`)).json()) as ApiRun;
+        expect(running.status).toBe('running');
+        expect(running.tasks[0]?.log?.map((l) => l.message)).toContain('first line');
+      },
+      { timeout: 10_000, interval: 25 },
+    );
+    writeFileSync(gate, '');
+    const done = await finishedRun(master, id);
+    expect(done.status).toBe('succeeded');
+    expect(done.tasks[0].log?.map((l) => l.message)).toEqual(expect.arrayContaining(['first line', 'second line']));
+  });
+
   it('a silent agent goes offline after the heartbeat timeout, and comes back when it speaks again', async () => {
     const from = output(master.child).length;
     const stoppedAt = Date.now();
@@ -486,32 +551,34 @@ describe('security', () => {
 
   it('TLS: an agent trusting the master certificate connects; one without it cannot', async () => {
     const dir = tempDataDir('runner-e2e-tls-');
-    const cert = join(dir, 'master.pem');
-    const key = join(dir, 'master.key');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      ],
-      { stdio: 'pipe' },
-    );
-    const tls = await startMaster(tempDataDir('runner-e2e-master-'), {
-      env: { RUNNER_GRPC_TLS_CERT: cert, RUNNER_GRPC_TLS_KEY: key },
-    });
+    const selfSigned = (name: string) => {
+      const cert = join(dir, `${name}.pem`);
+      const key = join(dir, `${name}.key`);
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        ],
+        { stdio: 'pipe' },
+      );
+      return { cert, key };
+    };
+    const { cert, key } = selfSigned('master');
+    const tls = await startMaster(tempDataDir('runner-e2e-master-'), { args: ['--tls-cert', cert, '--tls-key', key] });
     expect(output(tls.child)).toMatch(/gRPC listening on 127\.0\.0\.1:\d+ \(TLS\)/);
     await startAgent(tls, 'secure', ['--master-tls-cert', cert]);
     const result = await run(
@@ -526,5 +593,120 @@ describe('security', () => {
     expect(done.code).toBe(1);
     expect(done.stderr).toMatch(/runner: gave up connecting to master 127\.0\.0\.1:\d+ after 2 failed attempts/);
     expect(output(tls.child)).not.toMatch(/agent plain connected/);
+
+    // Trusting another certificate is no better than trusting none.
+    const other = selfSigned('other');
+    const stranger = spawnAgent(tls, 'stranger', ['--master-tls-cert', other.cert], {
+      RUNNER_AGENT_RECONNECT_MAX_RETRIES: '2',
+    });
+    const refused = await finished(stranger);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/self[- ]signed certificate/);
+    expect(output(tls.child)).not.toMatch(/agent stranger connected/);
+
+    // RUNNER_MASTER_ADDR with the master's certificate: `runner run` finds the REST API over TLS.
+    const wf = join(dir, 'wf.yaml');
+    writeFileSync(
+      wf,
+      'version: "1.0"\ntasks:\n  - name: t\n    exec:\n      script: return true, "via grpc address"\n',
+    );
+    const env = { RUNNER_DATA_DIR: tempDataDir('runner-e2e-ci-'), RUNNER_MASTER_ADDR: tls.grpc };
+    const viaTls = await runRunner(['run', 'ci', '--file', wf, '--output', 'json'], {
+      env: { ...env, RUNNER_MASTER_TLS_CERT: cert },
+    });
+    expect(viaTls.stderr).toBe('');
+    expect(viaTls.code).toBe(0);
+    expect(viaTls.stdout).toContain('"message":"via grpc address"');
+    const untrusted = await runRunner(['run', 'ci', '--file', wf], { env });
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.stderr).toMatch(new RegExp(`^runner: master ${tls.grpc}: `));
+  });
+});
+
+describe('the agents REST API and WebSocket, against real agents', () => {
+  let master: Master;
+  const agents: Record<string, Child> = {};
+  beforeAll(async () => {
+    master = await startMaster(tempDataDir('runner-e2e-master-'));
+    [agents.ops1, agents.ops2] = await Promise.all([startAgent(master, 'ops1'), startAgent(master, 'ops2')]);
+  }, 30_000);
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${master.base}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) };
+  };
+
+  it('lists and describes the agents, and reads their host: metrics, processes, network, disk', async () => {
+    const list = await api('GET', '/agents?status=online&limit=1');
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ total: 2, limit: 1, offset: 0 });
+    expect((list.body!.agents as unknown[]).length).toBe(1);
+    expect((await api('GET', '/agents/ops1')).body).toMatchObject({ name: 'ops1', status: expect.any(String) });
+    // The agents run on this host, so their figures are this host's.
+    const metrics = (await api('GET', '/agents/ops1/metrics')).body as { cpu: { cores: number; load_avg: number[] } };
+    expect(metrics.cpu.cores).toBe(cpus().length);
+    expect(metrics.cpu.load_avg).toHaveLength(3);
+    const processes = (await api('GET', '/agents/ops1/processes')).body as { processes: { pid: number }[] };
+    expect(processes.processes.map((p) => p.pid)).toContain(agents.ops1.pid);
+    const network = (await api('GET', '/agents/ops1/network')).body as { interfaces: { name: string }[] };
+    expect(network.interfaces.map((i) => i.name)).toContain('lo');
+    const disk = (await api('GET', '/agents/ops1/disk')).body as { disks: { total_bytes: number }[] };
+    expect(disk.disks.length).toBeGreaterThan(0);
+    expect((await api('GET', '/agents/nobody/metrics')).status).toBe(404);
+  });
+
+  it('runs a command on the agent, with its output, exit code and a timeout', async () => {
+    const ran = await api('POST', '/agents/ops1/exec', { command: 'echo $PPID; echo oops >&2; exit 3' });
+    expect(ran.status).toBe(200);
+    expect(ran.body).toMatchObject({ stdout: `${agents.ops1.pid}\n`, stderr: 'oops\n', exit_code: 3 });
+    const slow = await api('POST', '/agents/ops1/exec', { command: 'sleep 5', timeout: '300ms' });
+    expect(slow.body).toMatchObject({ timed_out: true });
+    expect((await api('POST', '/agents/ops1/exec', { command: 42 })).status).toBe(400);
+  });
+
+  it("streams the agent's log as server-sent events, live", async () => {
+    const controller = new AbortController();
+    const response = await fetch(`${master.base}/agents/ops1/logs/stream`, { signal: controller.signal });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = response.body!.getReader();
+    let text = '';
+    const until = async (pattern: RegExp) => {
+      while (!pattern.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    };
+    await until(/registered with master/);
+    // A line the agent logs from now on arrives on the open stream.
+    await api('POST', '/agents/ops1/exec', { command: 'true # marker-7731' });
+    await until(/running a command for the master: true # marker-7731/);
+    const event = text.split('\n').find((line) => line.includes('marker-7731'))!;
+    expect(JSON.parse(event.replace(/^data: /, ''))).toMatchObject({ level: 'INFO', timestamp: expect.any(String) });
+    controller.abort();
+  });
+
+  it('restarts an agent (agent_update on the WebSocket as it goes and comes back), then removes one', async () => {
+    const socket = new WebSocket(`${master.base.replace('http', 'ws')}/ws`);
+    const updates: { status: string }[] = [];
+    socket.on('message', (raw) => {
+      const message = JSON.parse(String(raw)) as { type: string; data: { name: string; status: string } };
+      if (message.type === 'agent_update' && message.data.name === 'ops2') updates.push(message.data);
+    });
+    await new Promise((resolve) => socket.once('open', resolve));
+    const oldPid = agents.ops2.pid;
+    const from = output(master.child).length;
+    const restart = await api('POST', '/agents/ops2/restart');
+    expect(restart.status).toBe(202);
+    await waitFor(master.child, /agent ops2 disconnected/, { from });
+    await waitFor(master.child, /agent ops2 connected from/, { from });
+    await vi.waitFor(() => expect(updates.map((u) => u.status)).toEqual(expect.arrayContaining(['offline', 'online'])));
+    const processes = (await api('GET', '/agents/ops2/processes')).body as { processes: { pid: number }[] };
+    expect(processes.processes.map((p) => p.pid)).not.toContain(oldPid);
+
+    expect((await api('DELETE', '/agents/ops2')).status).toBe(204);
+    expect((await api('GET', '/agents/ops2')).status).toBe(404);
+    socket.close();
   });
 });

@@ -26,6 +26,8 @@ import {
   loadRunnerProto,
   PROTOCOL_VERSION,
   type AgentMessage__Output,
+  type DescribeRequest__Output,
+  type DescribeResponse,
   type HeartbeatRequest__Output,
   type LogEntry__Output,
   type MasterMessage,
@@ -47,6 +49,8 @@ export interface AgentMasterOptions {
   events?: Pick<EventBus, 'emit'>;
   /** Agents persist here when given (the master profile has a store). */
   store?: Store;
+  /** Where this master's REST API listens (for Describe); null while it does not, or when it has none. */
+  httpAddress?: () => { host: string; port: number } | null;
 }
 
 /** An agent as the master tracks it: the stored facts plus what only lives in memory. */
@@ -90,6 +94,13 @@ export class AgentMaster {
     const proto = loadRunnerProto().runner.v1;
     this.server.addService(proto.Master.service, {
       Connect: (call: grpc.ServerDuplexStream<AgentMessage__Output, MasterMessage>) => this.onConnect(call),
+      Describe: (
+        _call: grpc.ServerUnaryCall<DescribeRequest__Output, DescribeResponse>,
+        callback: grpc.sendUnaryData<DescribeResponse>,
+      ) => {
+        const http = options.httpAddress?.() ?? null;
+        callback(null, { version: options.version, http_port: http?.port ?? 0, http_bind_address: http?.host ?? '' });
+      },
     });
     if (options.store) this.store = new AgentStore(options.store, options.logger, config.persistIntervalMs);
     this.registry = this.createRegistry();

@@ -1,4 +1,11 @@
-import { AgentDelegatorRef, AgentRegistryRef, definePlugin, optional, StoreRef } from '@runner/plugin-sdk';
+import {
+  AgentDelegatorRef,
+  AgentRegistryRef,
+  definePlugin,
+  HttpRouterRef,
+  optional,
+  StoreRef,
+} from '@runner/plugin-sdk';
 import { agentTokenCommand } from './commands.js';
 import { readMasterConfig } from './config.js';
 import { JoinTokens } from './token.js';
@@ -14,9 +21,9 @@ export const plugin = definePlugin({
     'Master side of the agent transport: gRPC server, join tokens, TLS, heartbeats, agent registry, task delegation',
   profiles: ['master'],
   provides: [AgentRegistryRef, AgentDelegatorRef],
-  dependsOn: { store: optional(StoreRef) },
+  dependsOn: { store: optional(StoreRef), http: optional(HttpRouterRef) },
   commands: [agentTokenCommand],
-  async setup(ctx, { store }) {
+  async setup(ctx, { store, http }) {
     const config = readMasterConfig(ctx.config);
     const tokens = JoinTokens.fromConfig(ctx.config);
     const created = tokens.ensure();
@@ -34,6 +41,7 @@ export const plugin = definePlugin({
       version: ctx.kernelVersion,
       events: ctx.events,
       store,
+      httpAddress: () => http?.address() ?? null,
     });
     ctx.provide(AgentRegistryRef, master.registry);
     ctx.provide(AgentDelegatorRef, master.delegator);

@@ -168,6 +168,10 @@ export const agentCommand: CommandSpec = {
           flags: '--remote-dir <dir>',
           description: 'where to install (default /opt/runner-agent/<name> as root, else ~/.runner-agent/<name>)',
         },
+        {
+          flags: '--master-tls-cert <file>',
+          description: "the master's TLS certificate (its --tls-cert), copied to the agent host for the agent to trust",
+        },
         { flags: '--force', description: 'install over an existing installation of this agent' },
       ],
       run: installer((m) => m.installCommand),
@@ -180,6 +184,7 @@ export const agentCommand: CommandSpec = {
         ...sshOptions(false),
         { flags: '--master <host:port>', description: 'change the master the agent connects to' },
         { flags: '--token <token>', description: 'change the join token' },
+        { flags: '--master-tls-cert <file>', description: "change the master's TLS certificate the agent trusts" },
         { flags: '--remote-dir <dir>', description: 'where the agent is installed (default: as installed)' },
       ],
       run: installer((m) => m.updateCommand),

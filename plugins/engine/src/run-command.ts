@@ -1,11 +1,13 @@
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import {
+  findMaster,
   InvalidInputError,
   RunnerError,
   WorkflowEngineRef,
   type CommandContext,
+  type MasterEndpoint,
   type CommandInput,
   type RunRecord,
   type RunRequest,
@@ -40,7 +42,9 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
       { field: 'file' },
     );
   }
-  const master = remoteMaster(ctx) ?? (await localMaster(ctx.config.dataDir));
+  // A master named by RUNNER_MASTER_URL, one holding this data directory, or one named by
+  // RUNNER_MASTER_ADDR runs it; with none, it runs embedded in this process.
+  const { endpoint: master } = await findMaster(ctx);
   const kernel = master ? undefined : await ctx.boot('embedded');
   const parser = kernel?.get(WorkflowParserRef);
 
@@ -139,37 +143,9 @@ async function confirm(ctx: CommandContext, question: string): Promise<boolean> 
   }
 }
 
-interface MasterTarget {
-  /** `http://host:port`, no trailing slash. */
-  base: string;
-  /** Shown in messages. */
-  label: string;
-  /** A master on this machine reads the file itself; a remote one is sent its text. */
-  local: boolean;
-}
-
-/** A master named by config `master.url` (RUNNER_MASTER_URL): runs go there, wherever it is. */
-function remoteMaster(ctx: CommandContext): MasterTarget | undefined {
-  const url = ctx.config.find('master.url');
-  if (typeof url !== 'string' || url === '') return undefined;
-  const base = (/^https?:\/\//i.test(url) ? url : `http://${url}`).replace(/\/+$/, '').replace(/\/api\/v1$/, '');
-  return { base, label: base, local: false };
-}
-
-/** The master that holds this data directory, if one is alive (its HTTP plugin wrote master.json). */
-async function localMaster(dataDir: string): Promise<MasterTarget | undefined> {
-  try {
-    const master = JSON.parse(await readFile(join(dataDir, 'master.json'), 'utf8')) as { pid: number; http: string };
-    process.kill(master.pid, 0);
-    return { base: `http://${master.http}`, label: master.http, local: true };
-  } catch {
-    return undefined;
-  }
-}
-
 /** Sends the workflow's text to the master and follows the run until it ends. */
 async function runOnMaster(
-  master: MasterTarget,
+  master: MasterEndpoint,
   request: RunRequest,
   ctx: CommandContext,
   options: RunOptions,
@@ -179,9 +155,11 @@ async function runOnMaster(
   // A master holding this data directory is on this machine: it reads the file itself, and
   // problems are reported at the file's path. A remote master gets the text.
   const source = master.local ? { file } : { content: await readFile(file, 'utf8') };
+  const label = new URL(master.base).host;
+  const headers: Record<string, string> = master.authorization ? { authorization: master.authorization } : {};
   const response = await fetch(`${base}/workflows/run`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { ...headers, 'content-type': 'application/json' },
     body: JSON.stringify({
       ...source,
       workflow_name: request.workflowName,
@@ -201,7 +179,7 @@ async function runOnMaster(
     // Keeps the status, so a workflow the master refused exits 2 as it does when run embedded.
     throw new RunnerError(
       answer.error?.code ?? 'master_error',
-      `master at ${master.label}: ${answer.error?.message ?? response.statusText}`,
+      `master at ${label}: ${answer.error?.message ?? response.statusText}`,
       {
         status: response.status,
         details: answer.error?.details,
@@ -218,7 +196,7 @@ async function runOnMaster(
   const seen = new Map<string, string>();
   for (;;) {
     const record = runFromApi(
-      (await (await fetch(`${base}/executions/${answer.id}`)).json()) as Parameters<typeof runFromApi>[0],
+      (await (await fetch(`${base}/executions/${answer.id}`, { headers })).json()) as Parameters<typeof runFromApi>[0],
     );
     for (const task of record.tasks) {
       const key = `${task.name}:${task.status}`;

@@ -228,7 +228,8 @@ describe('finding the master', () => {
     const error = await failure(run(commands.listCommand, dataDir, []));
     expect(error.code).toBe('master_unreachable');
     expect(error.message).toBe(
-      `no master found: --master-url not given; master.url not set (config file or RUNNER_MASTER_URL); ${dataDir}/master.json does not exist (no master runs with data directory ${dataDir}). ` +
+      `no master found: --master-url not given; master.url not set (config file or RUNNER_MASTER_URL); ${dataDir}/master.json does not exist (no master runs with data directory ${dataDir}); ` +
+        'master.address not set (config file or RUNNER_MASTER_ADDR). ' +
         'Start one with `runner server`, or point at one with --master-url http://host:8080',
     );
   });

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  requireMaster,
+  callMaster,
   isRunnerError,
   type Agent,
   type AgentMetrics,
@@ -7,7 +9,6 @@ import {
   type CommandInput,
 } from '@runner/plugin-sdk';
 import { agentDetail, agentTable, metricsBlock, metricsLine } from './format.js';
-import { callMaster, requireMaster } from './master-client.js';
 
 const path = (name: string, rest = '') => `/agents/${encodeURIComponent(name)}${rest}`;
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;

@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import {
+  findMaster,
+  callMaster,
   ConflictError,
   InvalidInputError,
   NotFoundError,
@@ -12,7 +15,6 @@ import {
   type CommandInput,
 } from '@runner/plugin-sdk';
 import { formatBytes } from '../cli/format.js';
-import { callMaster, findMaster } from '../cli/master-client.js';
 import { collectBundle, releaseName, type AgentBundle } from './bundle.js';
 import { hostLabel } from './known-hosts.js';
 import { readLocalRecord, writeLocalRecord, type LocalInstallRecord } from './local-record.js';
@@ -66,6 +68,8 @@ interface Plan {
   target: SshTarget;
   master?: string;
   token?: string;
+  /** `--master-tls-cert`: the PEM text, installed on the agent host as master-ca.pem. */
+  masterTlsCert?: string;
   remoteDir?: string;
   nodePath?: string;
   waitSeconds: number;
@@ -108,6 +112,8 @@ async function planFrom(kind: Plan['kind'], { args, options }: CommandInput, ctx
   ) {
     throw new InvalidInputError('--token must be non-empty and hold no control characters', { field: 'token' });
   }
+  const masterTlsCert =
+    options.masterTlsCert === undefined ? undefined : readCertificate(String(options.masterTlsCert));
   const remoteDir = (options.remoteDir as string | undefined) ?? remembered?.remote_dir;
   if (remoteDir !== undefined && !(SAFE_PATH.test(remoteDir) || SAFE_PATH.test(remoteDir.replace(/^~/, '')))) {
     throw new InvalidInputError(
@@ -128,6 +134,7 @@ async function planFrom(kind: Plan['kind'], { args, options }: CommandInput, ctx
     },
     master,
     token,
+    masterTlsCert,
     remoteDir,
     nodePath: (options.nodePath as string | undefined) ?? remembered?.node_path,
     waitSeconds: (options.wait as number | undefined) ?? DEFAULT_WAIT_SECONDS,
@@ -223,16 +230,17 @@ async function deploy(kind: Plan['kind'], input: CommandInput, ctx: CommandConte
       if (mode === 'systemd') say(`service: ${service.note} ${unitName(name)}`);
       else if (mode === 'systemd-user' && facts.linger) say(`service: ${service.note}`);
       else warn(service.note);
-      env = agentEnv(facts.dir, name, master, plan.token);
+      env = agentEnv(facts.dir, name, master, plan.token, plan.masterTlsCert !== undefined);
     } else {
       // An update keeps the way the agent is run; --master and --token rewrite agent.env.
       mode = (installed as InstallRecord).service;
       master = plan.master ?? (installed as InstallRecord).master;
       say(`service: ${mode === 'nohup' ? 'nohup (as installed)' : `${unitName(name)} (${mode}, as installed)`}`);
-      if (plan.master !== undefined || plan.token !== undefined) {
+      if (plan.master !== undefined || plan.token !== undefined || plan.masterTlsCert !== undefined) {
         const current = parseAgentEnv((await session.exec(`cat ${facts.dir}/agent.env 2>/dev/null\n`)).stdout);
         const token = plan.token ?? current.RUNNER_JOIN_TOKEN;
-        env = { ...current, ...agentEnv(facts.dir, name, master, token) };
+        const tls = plan.masterTlsCert !== undefined || current.RUNNER_AGENT_MASTER_TLS_CERT !== undefined;
+        env = { ...current, ...agentEnv(facts.dir, name, master, token, tls) };
       }
     }
 
@@ -254,9 +262,13 @@ async function deploy(kind: Plan['kind'], input: CommandInput, ctx: CommandConte
     };
     // Registration must come from a process younger than this: an update's old process may still show.
     startedAt = Date.now();
-    const activated = await session.exec(activateScript({ name, dir: facts.dir, release, node, mode, record, env }), {
-      timeoutMs: 120_000,
-    });
+    const files = plan.masterTlsCert === undefined ? undefined : { [MASTER_CA_FILE]: plan.masterTlsCert };
+    const activated = await session.exec(
+      activateScript({ name, dir: facts.dir, release, node, mode, record, env, files }),
+      {
+        timeoutMs: 120_000,
+      },
+    );
     const result = parseActivation(activated.stdout);
     for (const w of result.warnings) warn(w);
     if (result.failed || !result.pid) {
@@ -319,15 +331,46 @@ async function deploy(kind: Plan['kind'], input: CommandInput, ctx: CommandConte
   return waitForRegistration(ctx, plan, master, masterReach, startedAt, logHint, say, warn);
 }
 
-function agentEnv(dir: string, name: string, master: string, token: string | undefined): Record<string, string> {
-  // Config keys of the agent profile (plugins/agent): agent.name, master.address, agent.join_token.
+/** The master's certificate on the agent host, beside agent.env. */
+const MASTER_CA_FILE = 'master-ca.pem';
+
+function agentEnv(
+  dir: string,
+  name: string,
+  master: string,
+  token: string | undefined,
+  tls: boolean,
+): Record<string, string> {
+  // Config keys of the agent profile (plugins/agent): agent.name, master.address, agent.join_token,
+  // agent.master_tls_cert.
   const env: Record<string, string> = {
     RUNNER_DATA_DIR: `${dir}/data`,
     RUNNER_AGENT_NAME: name,
     RUNNER_MASTER_ADDR: master,
   };
   if (token !== undefined) env.RUNNER_JOIN_TOKEN = token;
+  if (tls) env.RUNNER_AGENT_MASTER_TLS_CERT = `${dir}/${MASTER_CA_FILE}`;
   return env;
+}
+
+/** Read and checked here, so that a wrong path fails before anything is done on the remote host. */
+function readCertificate(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new InvalidInputError(`--master-tls-cert ${file}: ${missing ? 'no such file' : (error as Error).message}`, {
+      field: 'master-tls-cert',
+    });
+  }
+  if (!/^-----BEGIN CERTIFICATE-----$/m.test(text) || /PRIVATE KEY-----/.test(text)) {
+    throw new InvalidInputError(
+      `--master-tls-cert ${file}: not a PEM certificate (give the master's certificate, never its key)`,
+      { field: 'master-tls-cert' },
+    );
+  }
+  return text;
 }
 
 async function probe(session: SshSession, plan: Plan, bundle: AgentBundle): Promise<RemoteFacts> {

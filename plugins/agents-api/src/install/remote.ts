@@ -227,6 +227,8 @@ export interface ActivateOptions {
   record: InstallRecord;
   /** Written to agent.env (mode 0600) when given; kept as it is otherwise (update). */
   env?: Record<string, string>;
+  /** Text files written into the install directory (name to content), such as the master's certificate. */
+  files?: Record<string, string>;
 }
 
 /**
@@ -236,6 +238,10 @@ export interface ActivateOptions {
  */
 export function activateScript(options: ActivateOptions): string {
   const { name, dir, release, node, mode } = options;
+  for (const [file, content] of Object.entries(options.files ?? {})) {
+    // The here-document would end early and run the rest of the file as shell commands.
+    if (/^RUNNER_FILE_EOF$/m.test(content)) throw new Error(`${file} holds the line RUNNER_FILE_EOF`);
+  }
   const unit = unitName(name);
   const unitDir = mode === 'systemd' ? '/etc/systemd/system' : '"$HOME/.config/systemd/user"';
   const ctl = mode === 'systemd' ? 'systemctl' : 'systemctl --user';
@@ -315,6 +321,13 @@ ${envFile}
 RUNNER_ENV_EOF
 ) && mv "$DIR/agent.env.tmp" "$DIR/agent.env"`
 }
+${Object.entries(options.files ?? {})
+  .map(
+    ([file, content]) => `cat > "$DIR/${file}.tmp" <<'RUNNER_FILE_EOF'
+${content.endsWith('\n') ? content : `${content}\n`}RUNNER_FILE_EOF
+mv "$DIR/${file}.tmp" "$DIR/${file}"`,
+  )
+  .join('\n')}
 cat > "$DIR/run.sh.tmp" <<'RUNNER_RUN_EOF'
 ${runSh}RUNNER_RUN_EOF
 chmod 755 "$DIR/run.sh.tmp" && mv "$DIR/run.sh.tmp" "$DIR/run.sh"

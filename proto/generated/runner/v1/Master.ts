@@ -8,6 +8,14 @@ import type {
   AgentMessage__Output as _runner_v1_AgentMessage__Output,
 } from '../../runner/v1/AgentMessage.js';
 import type {
+  DescribeRequest as _runner_v1_DescribeRequest,
+  DescribeRequest__Output as _runner_v1_DescribeRequest__Output,
+} from '../../runner/v1/DescribeRequest.js';
+import type {
+  DescribeResponse as _runner_v1_DescribeResponse,
+  DescribeResponse__Output as _runner_v1_DescribeResponse__Output,
+} from '../../runner/v1/DescribeResponse.js';
+import type {
   MasterMessage as _runner_v1_MasterMessage,
   MasterMessage__Output as _runner_v1_MasterMessage__Output,
 } from '../../runner/v1/MasterMessage.js';
@@ -40,6 +48,57 @@ export interface MasterClient extends grpc.Client {
   connect(
     options?: grpc.CallOptions,
   ): grpc.ClientDuplexStream<_runner_v1_AgentMessage, _runner_v1_MasterMessage__Output>;
+
+  /**
+   * Where the master's REST API is, for a client that knows only this address (RUNNER_MASTER_ADDR):
+   * `runner run` and the `runner agent` commands from a CI job. It needs no join token: it tells
+   * no more than a port scan would, and the token is for agents, not for operators.
+   */
+  Describe(
+    argument: _runner_v1_DescribeRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_DescribeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  Describe(
+    argument: _runner_v1_DescribeRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_runner_v1_DescribeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  Describe(
+    argument: _runner_v1_DescribeRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_DescribeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  Describe(
+    argument: _runner_v1_DescribeRequest,
+    callback: grpc.requestCallback<_runner_v1_DescribeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Where the master's REST API is, for a client that knows only this address (RUNNER_MASTER_ADDR):
+   * `runner run` and the `runner agent` commands from a CI job. It needs no join token: it tells
+   * no more than a port scan would, and the token is for agents, not for operators.
+   */
+  describe(
+    argument: _runner_v1_DescribeRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_DescribeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  describe(
+    argument: _runner_v1_DescribeRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_runner_v1_DescribeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  describe(
+    argument: _runner_v1_DescribeRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_DescribeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  describe(
+    argument: _runner_v1_DescribeRequest,
+    callback: grpc.requestCallback<_runner_v1_DescribeResponse__Output>,
+  ): grpc.ClientUnaryCall;
 }
 
 /**
@@ -52,6 +111,13 @@ export interface MasterHandlers extends grpc.UntypedServiceImplementation {
    * INVALID_ARGUMENT for a bad name, FAILED_PRECONDITION for an unsupported protocol version).
    */
   Connect: grpc.handleBidiStreamingCall<_runner_v1_AgentMessage__Output, _runner_v1_MasterMessage>;
+
+  /**
+   * Where the master's REST API is, for a client that knows only this address (RUNNER_MASTER_ADDR):
+   * `runner run` and the `runner agent` commands from a CI job. It needs no join token: it tells
+   * no more than a port scan would, and the token is for agents, not for operators.
+   */
+  Describe: grpc.handleUnaryCall<_runner_v1_DescribeRequest__Output, _runner_v1_DescribeResponse>;
 }
 
 export interface MasterDefinition extends grpc.ServiceDefinition {
@@ -60,5 +126,11 @@ export interface MasterDefinition extends grpc.ServiceDefinition {
     _runner_v1_MasterMessage,
     _runner_v1_AgentMessage__Output,
     _runner_v1_MasterMessage__Output
+  >;
+  Describe: MethodDefinition<
+    _runner_v1_DescribeRequest,
+    _runner_v1_DescribeResponse,
+    _runner_v1_DescribeRequest__Output,
+    _runner_v1_DescribeResponse__Output
   >;
 }

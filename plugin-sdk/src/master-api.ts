@@ -1,6 +1,10 @@
+// How a command of the CLI finds and calls the master's REST API. Shared by every plugin whose
+// commands talk to a master (runner run, runner agent ...), so that all of them look in the same
+// places in the same order and fail with the same words.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { InvalidInputError, RunnerError, type CommandContext } from '@runner/plugin-sdk';
+import type { CommandContext } from './commands.js';
+import { InvalidInputError, RunnerError } from './errors.js';
 
 /** A master's REST API as the CLI reaches it, and the words that say where it was found. */
 export interface MasterEndpoint {
@@ -10,6 +14,8 @@ export interface MasterEndpoint {
   source: string;
   /** Basic credentials taken from the URL (fetch refuses URLs that carry them). */
   authorization?: string;
+  /** The master holds this command's data directory: it is on this host and reads its files. */
+  local: boolean;
 }
 
 /** `<dataDir>/master.json`, written by the HTTP plugin of a running master. */
@@ -59,17 +65,18 @@ function endpointFromUrl(raw: string, source: string): MasterEndpoint {
   url.password = '';
   // A URL given with the API prefix works as well as one without.
   const path = url.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
-  return { base: `${url.origin}${path}`, source, authorization };
+  return { base: `${url.origin}${path}`, source, authorization, local: false };
 }
 
 /**
  * Finds the master's REST API: `--master-url`, else config `master.url` (`RUNNER_MASTER_URL`),
- * else the local master's `<dataDir>/master.json`. Returns undefined, with the reasons, when none
- * is known, so that callers can say where they looked.
+ * else the local master's `<dataDir>/master.json`, else config `master.address`
+ * (`RUNNER_MASTER_ADDR`, the gRPC address agents dial), which the master is asked about. Returns
+ * undefined, with the reasons, when none is known, so that callers can say where they looked.
  */
 export async function findMaster(
   ctx: CommandContext,
-  flag: unknown,
+  flag?: unknown,
 ): Promise<{ endpoint: MasterEndpoint } | { endpoint: undefined; lookedAt: string[] }> {
   if (typeof flag === 'string' && flag !== '') return { endpoint: endpointFromUrl(flag, '--master-url') };
   const configured = ctx.config.find('master.url');
@@ -77,7 +84,18 @@ export async function findMaster(
     return { endpoint: endpointFromUrl(configured, `master.url (from ${ctx.config.sourceOf('master.url')})`) };
   }
   const lookedAt = ['--master-url not given', 'master.url not set (config file or RUNNER_MASTER_URL)'];
-  const path = join(ctx.config.dataDir, 'master.json');
+  const local = await localMaster(ctx.config.dataDir, lookedAt);
+  if (local) return { endpoint: local };
+  const address = ctx.config.find('master.address');
+  if (typeof address === 'string' && address !== '') {
+    return { endpoint: await endpointFromGrpcAddress(ctx, address) };
+  }
+  lookedAt.push('master.address not set (config file or RUNNER_MASTER_ADDR)');
+  return { endpoint: undefined, lookedAt };
+}
+
+async function localMaster(dataDir: string, lookedAt: string[]): Promise<MasterEndpoint | undefined> {
+  const path = join(dataDir, 'master.json');
   let info: MasterFile;
   try {
     info = JSON.parse(await readFile(path, 'utf8')) as MasterFile;
@@ -85,20 +103,78 @@ export async function findMaster(
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
     lookedAt.push(
       missing
-        ? `${path} does not exist (no master runs with data directory ${ctx.config.dataDir})`
+        ? `${path} does not exist (no master runs with data directory ${dataDir})`
         : `${path} is not readable JSON: ${(error as Error).message}`,
     );
-    return { endpoint: undefined, lookedAt };
+    return undefined;
   }
   if (typeof info.http !== 'string' || !info.http.includes(':')) {
     lookedAt.push(`${path} has no "http": "host:port" entry`);
-    return { endpoint: undefined, lookedAt };
+    return undefined;
   }
   if (typeof info.pid === 'number' && !isAlive(info.pid)) {
     lookedAt.push(`${path} names process ${info.pid}, which is not running (a master that did not stop cleanly)`);
-    return { endpoint: undefined, lookedAt };
+    return undefined;
   }
-  return { endpoint: { base: baseFromAddress(info.http), source: `${path} (pid ${info.pid})` } };
+  return { base: baseFromAddress(info.http), source: `${path} (pid ${info.pid})`, local: true };
+}
+
+/**
+ * `RUNNER_MASTER_ADDR` names the master by its gRPC address; its REST API is on another port,
+ * which the master tells over gRPC (Master.Describe). TLS as for an agent: config
+ * `master.tls_cert` (`RUNNER_MASTER_TLS_CERT`), else `agent.master_tls_cert`.
+ */
+async function endpointFromGrpcAddress(ctx: CommandContext, address: string): Promise<MasterEndpoint> {
+  const source = `master.address (from ${ctx.config.sourceOf('master.address')})`;
+  // As for `runner agent start --master`: the port may be left out, 50053 being the default.
+  const target = /^[^:[\]]+$/.test(address) ? `${address}:50053` : address;
+  const parts = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d+)$/.exec(target);
+  if (!parts) {
+    throw new InvalidInputError(
+      `${source}: "${address}" is not host:port (the master's gRPC port, e.g. ci-master:50053)`,
+      { field: 'master.address' },
+    );
+  }
+  const host = parts[1] ?? parts[2];
+  const certFile = [ctx.config.find('master.tls_cert'), ctx.config.find('agent.master_tls_cert')].find(
+    (v): v is string => typeof v === 'string' && v !== '',
+  );
+  let rootCert: Buffer | undefined;
+  if (certFile) {
+    try {
+      rootCert = await readFile(certFile);
+    } catch (error) {
+      throw new InvalidInputError(`master TLS certificate ${certFile}: ${(error as Error).message}`, {
+        field: 'master.tls_cert',
+      });
+    }
+  }
+  // Loaded on use: the proto and grpc-js are heavy, and most commands never need them.
+  const { describeMaster } = await import('@runner/proto');
+  let described: { http_port: number; http_bind_address: string };
+  try {
+    described = await describeMaster(target, { tls: rootCert ? { rootCert } : undefined });
+  } catch (error) {
+    throw new RunnerError('master_unreachable', `${(error as Error).message} (from ${source})`, {
+      status: 503,
+      cause: error,
+    });
+  }
+  if (described.http_port === 0) {
+    throw new RunnerError('master_unreachable', `master ${address} (from ${source}) serves no REST API`, {
+      status: 503,
+    });
+  }
+  const loopbackOnly = /^(127\.|::1$|localhost$)/.test(described.http_bind_address);
+  if (loopbackOnly && !/^(127\.|::1$|localhost$)/.test(host)) {
+    throw new RunnerError(
+      'master_unreachable',
+      `master ${address} (from ${source}) serves its REST API on ${described.http_bind_address} only, which cannot be reached from here; start it with --bind-address 0.0.0.0, or set RUNNER_MASTER_URL`,
+      { status: 503 },
+    );
+  }
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${described.http_port}`;
+  return { base, source: `${source}, REST API on port ${described.http_port}`, local: false };
 }
 
 /** Like findMaster, but a missing master is an error that says where the CLI looked. */
