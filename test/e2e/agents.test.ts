@@ -2,13 +2,13 @@
 // processes on loopback, real gRPC between them, workflows submitted to the master's REST API and
 // with `runner run`. Short heartbeats (RUNNER_AGENT_HEARTBEAT_INTERVAL=0.2, offline after 2 s of
 // silence) keep the liveness tests quick.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { finished, runRunner, spawnRunner, tempDataDir } from './helpers.js';
+import { finished, runnerBin, runRunner, spawnRunner, tempDataDir } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -379,6 +379,43 @@ values:
       message: 'ran with port 9093',
     });
     expect(output(agents.a3)).toMatch(/running task where of local/);
+  });
+
+  it('asks on a terminal before a run reaches agents, and runs nothing unless told yes (--yes skips it)', async () => {
+    const file = join(tempDataDir('runner-e2e-ask-'), 'ask.yaml');
+    writeFileSync(
+      file,
+      'version: "1.0"\ntasks:\n  - name: asked\n    delegate_to: a1\n    exec:\n      script: return true, "confirmed"\n',
+    );
+    // util-linux `script` gives the command a pseudo-terminal; the answer is typed into it.
+    const onTerminal = async (workflowName: string, answer: string, extra: string[] = []) => {
+      const command = [process.execPath, runnerBin, 'run', workflowName, '--file', file, ...extra]
+        .map((a) => JSON.stringify(a))
+        .join(' ');
+      const child = spawn('script', ['-qefc', command, '/dev/null'], {
+        env: { ...process.env, RUNNER_DATA_DIR: master.dataDir, NO_COLOR: '1', TERM: 'xterm' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stdin.end(answer);
+      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      return { code, out };
+    };
+    const no = await onTerminal('ask-no', 'n\n');
+    expect(no.out).toContain('Run ask-no on agents? Tasks will execute on remote hosts. [y/N] ');
+    expect(no.out).toContain('runner: not confirmed; nothing ran');
+    expect(no.code).toBe(1);
+    expect(output(agents.a1)).not.toMatch(/running task asked of ask-no/);
+
+    const yes = await onTerminal('ask-yes', 'y\n');
+    expect(yes.code).toBe(0);
+    expect(yes.out).toContain('confirmed');
+    expect(output(agents.a1)).toMatch(/running task asked of ask-yes/);
+
+    const skipped = await onTerminal('ask-skip', '', ['--yes']);
+    expect(skipped.code).toBe(0);
+    expect(skipped.out).not.toContain('[y/N]');
   });
 
   it('RUNNER_MASTER_ADDR names the master for `runner run` from anywhere; an unknown agent fails before anything runs', async () => {

@@ -60,15 +60,24 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
     trigger: 'cli',
   };
 
-  if (master) return runOnMaster(master, request, ctx, options);
+  // Asked only of a person at a terminal; --yes, JSON output and pipes (CI) go ahead.
+  const mayAsk = ctx.isTTY && !options.yes && options.output === 'text';
+  const confirmed = async (delegates: () => Promise<boolean>) =>
+    !mayAsk ||
+    !(await delegates()) ||
+    (await confirm(ctx, `Run ${name} on agents? Tasks will execute on remote hosts. [y/N] `));
+  const notConfirmed = () => {
+    ctx.stderr.write('runner: not confirmed; nothing ran\n');
+    return 1;
+  };
+
+  if (master) {
+    if (!(await confirmed(() => delegatesLoosely(request)))) return notConfirmed();
+    return runOnMaster(master, request, ctx, options);
+  }
 
   const engine = (kernel as NonNullable<typeof kernel>).get(WorkflowEngineRef);
-  if (ctx.isTTY && !options.yes && options.output === 'text' && (await engine.delegates(request))) {
-    if (!(await confirm(ctx, `Run ${name} on agents? Tasks will execute on remote hosts. [y/N] `))) {
-      ctx.stderr.write('runner: not confirmed; nothing ran\n');
-      return 1;
-    }
-  }
+  if (!(await confirmed(() => engine.delegates(request)))) return notConfirmed();
   const view = createRunView({
     mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text',
     out: ctx.stdout,
@@ -122,6 +131,37 @@ async function readValues(
     return parse(text) as Record<string, Record<string, unknown>>;
   }
   return parser.parseValues(text, { file: path });
+}
+
+/**
+ * Whether a run sent to a master would reach agents, read from the file without a kernel here (the
+ * master validates it). With --group, only the group's tasks and what they depend on count; a
+ * file that does not parse counts as delegating, so that the question is asked rather than skipped.
+ */
+async function delegatesLoosely(request: RunRequest): Promise<boolean> {
+  if (request.delegateTo?.length) return true;
+  const { parse } = await import('yaml');
+  type LooseTask = { name?: unknown; depends_on?: unknown; delegate_to?: unknown };
+  let doc: { tasks?: LooseTask[]; groups?: Record<string, unknown> };
+  try {
+    doc = (parse(await readFile((request.source as { file: string }).file, 'utf8')) ?? {}) as typeof doc;
+  } catch {
+    return true;
+  }
+  const tasks = Array.isArray(doc.tasks) ? doc.tasks.filter((t) => t !== null && typeof t === 'object') : [];
+  const byName = new Map(tasks.map((t) => [String(t.name), t]));
+  const group = request.group ? doc.groups?.[request.group] : undefined;
+  if (!Array.isArray(group)) return tasks.some((t) => t.delegate_to !== undefined);
+  const seen = new Set<string>();
+  const visit = (taskName: string): boolean => {
+    if (seen.has(taskName)) return false;
+    seen.add(taskName);
+    const task = byName.get(taskName);
+    if (!task) return false;
+    const deps = Array.isArray(task.depends_on) ? task.depends_on.map(String) : [];
+    return task.delegate_to !== undefined || deps.some(visit);
+  };
+  return group.map(String).some(visit);
 }
 
 function parseVarsLoosely(args: string[]): Record<string, string> {
