@@ -9,6 +9,7 @@ import { bootEngine, workflow, type EngineHarness } from './workflow-helpers.js'
  * GET /api/v1/executions/:id, /api/v1/ws.
  */
 
+const RESULT_CAP = 128;
 const LOG_CAP = 400;
 let h: EngineHarness;
 let base: string;
@@ -21,6 +22,7 @@ beforeAll(async () => {
       RUNNER_HTTP_BIND_ADDRESS: '127.0.0.1',
       RUNNER_GRPC_PORT: '0',
       RUNNER_ENGINE_TASK_LOG_BYTES: String(LOG_CAP),
+      RUNNER_ENGINE_TASK_RESULT_BYTES: String(RESULT_CAP),
     },
   });
   const address = h.kernel.get(HttpRouterRef).address();
@@ -472,6 +474,38 @@ tasks:
     expect(kept.map((l) => l.message)).toEqual(Array.from({ length: kept.length }, (_, i) => `line ${i + 1}`));
     expect(kept.length + (note?.fields?.dropped_lines as number)).toBe(40);
     expect(quiet).toMatchObject({ log_truncated: false, log: [expect.objectContaining({ message: 'just one' })] });
+  });
+});
+
+describe('task results in the record', () => {
+  it(`keep a message and outputs up to engine.task_result_bytes (${RESULT_CAP} here), and say what they dropped`, async () => {
+    const record = await runToEnd({
+      workflow_name: 'bulky',
+      content: workflow(`
+tasks:
+  - name: bulky
+    exec:
+      script: return true, string.rep("é", 200), { blob = string.rep("x", 500) }
+  - name: reader
+    depends_on: [bulky]
+    exec:
+      script: return true, "saw " .. string.len(tasks.bulky.outputs.blob)
+  - name: small
+    exec:
+      script: return true, "fits", { n = 1 }
+`),
+    });
+    // runToEnd reads the execution back from the store once it ended.
+    const [bulky, reader, small] = record.tasks as (Execution['tasks'][number] & { outputs?: unknown })[];
+    // 200 two-byte characters: cut at a character boundary within the cap, then the note.
+    expect(bulky.message).toBe(
+      `${'é'.repeat(RESULT_CAP / 2)} … [truncated: the message has 400 bytes; engine.task_result_bytes is ${RESULT_CAP}]`,
+    );
+    expect(bulky.outputs).toEqual({
+      truncated: `the outputs have 511 bytes of JSON; engine.task_result_bytes is ${RESULT_CAP}, so the record does not keep them (later tasks of the run saw them whole)`,
+    });
+    expect(reader.message).toBe('saw 500');
+    expect(small).toMatchObject({ message: 'fits', outputs: { n: 1 } });
   });
 });
 

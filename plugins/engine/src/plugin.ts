@@ -6,7 +6,9 @@ import {
   WorkflowEngineRef,
   AgentDelegatorRef,
   definePlugin,
+  InvalidInputError,
   optional,
+  type RunnerConfig,
 } from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
 import { runCommand } from './run-command-spec.js';
@@ -32,12 +34,12 @@ export const plugin = definePlugin({
   },
   commands: [runCommand],
   async setup(ctx, { parser, runtime, template, store, http, delegator }) {
-    const [{ createEngine }, { RunStore }, { registerRoutes }] = await Promise.all([
+    const [{ createEngine }, { RunStore, DEFAULT_RESULT_BYTES }, { registerRoutes }] = await Promise.all([
       import('./engine.js'),
       import('./run-store.js'),
       import('./routes.js'),
     ]);
-    const runs = new RunStore(store);
+    const runs = new RunStore(store, positiveBytes(ctx.config, 'engine.task_result_bytes', DEFAULT_RESULT_BYTES));
     await runs.migrate();
     const engine = createEngine({
       parser,
@@ -48,7 +50,7 @@ export const plugin = definePlugin({
       events: ctx.events,
       logger: ctx.logger,
       signal: ctx.signal,
-      taskLogBytes: ctx.config.get('engine.task_log_bytes', 256 * 1024),
+      taskLogBytes: positiveBytes(ctx.config, 'engine.task_log_bytes', 256 * 1024),
     });
     ctx.provide(WorkflowEngineRef, engine);
     if (http) registerRoutes(http, engine);
@@ -60,3 +62,16 @@ export const plugin = definePlugin({
     });
   },
 });
+
+function positiveBytes(config: RunnerConfig, key: string, fallback: number): number {
+  const value = config.get(key, fallback);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new InvalidInputError(
+      `config ${key} (from ${config.sourceOf(key)}): expected a positive number of bytes, got ${value}`,
+      {
+        field: key,
+      },
+    );
+  }
+  return value;
+}

@@ -103,7 +103,14 @@ export class RunStore {
   private queuedCount = 0;
   private batchScheduled = false;
 
-  constructor(private readonly store: Store) {}
+  /**
+   * `resultBytes` caps what one task's message and outputs take in the record (config
+   * engine.task_result_bytes): like its log, a task must not grow a run record without bound.
+   */
+  constructor(
+    private readonly store: Store,
+    private readonly resultBytes = DEFAULT_RESULT_BYTES,
+  ) {}
 
   async migrate(): Promise<void> {
     await this.store.migrate('engine', RUN_MIGRATIONS);
@@ -170,7 +177,8 @@ export class RunStore {
     if (this.queuedCount === 0) return;
     const statements: { sql: string; params: (string | number | null)[] }[] = [];
     for (const [runId, tasks] of this.queued) {
-      for (const [seq, task] of tasks) statements.push({ sql: SAVE_TASK_SQL, params: taskParams(runId, seq, task) });
+      for (const [seq, task] of tasks)
+        statements.push({ sql: SAVE_TASK_SQL, params: taskParams(runId, seq, task, this.resultBytes) });
     }
     this.queued.clear();
     this.queuedCount = 0;
@@ -193,7 +201,7 @@ export class RunStore {
     const bySeq = new Map<number, TaskResult>(rows.map((r) => [r.seq, fromTaskRow(r)]));
     // As the store will give them back (JSON round trip): copies, while a running unit changes.
     for (const source of [queued, unwritten]) {
-      for (const [seq, result] of source ?? []) bySeq.set(seq, asStored(result));
+      for (const [seq, result] of source ?? []) bySeq.set(seq, asStored(result, this.resultBytes));
     }
     const tasks = [...bySeq].sort((a, b) => a[0] - b[0]).map(([, result]) => result);
     return { ...fromRunRow(row), tasks };
@@ -248,7 +256,33 @@ export class RunStore {
   }
 }
 
-function taskParams(runId: string, seq: number, task: TaskResult): (string | number | null)[] {
+export const DEFAULT_RESULT_BYTES = 256 * 1024;
+
+/**
+ * A task's message and outputs as the record keeps them: each within `cap` bytes of UTF-8 (JSON
+ * for outputs), else replaced by a note saying what was dropped. Later tasks of the run still saw
+ * the whole outputs: only the record is capped.
+ */
+function cappedResult(task: TaskResult, cap: number): { message?: string; outputs?: string } {
+  let message = task.message;
+  if (message !== undefined && Buffer.byteLength(message) > cap) {
+    const kept = Buffer.from(message)
+      .subarray(0, cap)
+      .toString('utf8')
+      .replace(/\uFFFD$/, '');
+    message = `${kept} … [truncated: the message has ${Buffer.byteLength(message)} bytes; engine.task_result_bytes is ${cap}]`;
+  }
+  let outputs = task.outputs === undefined ? undefined : JSON.stringify(task.outputs);
+  if (outputs !== undefined && Buffer.byteLength(outputs) > cap) {
+    outputs = JSON.stringify({
+      truncated: `the outputs have ${Buffer.byteLength(outputs)} bytes of JSON; engine.task_result_bytes is ${cap}, so the record does not keep them (later tasks of the run saw them whole)`,
+    });
+  }
+  return { message, outputs };
+}
+
+function taskParams(runId: string, seq: number, task: TaskResult, cap: number): (string | number | null)[] {
+  const { message, outputs } = cappedResult(task, cap);
   return [
     runId,
     seq,
@@ -261,19 +295,20 @@ function taskParams(runId: string, seq: number, task: TaskResult): (string | num
     task.startedAt ?? null,
     task.completedAt ?? null,
     task.duration,
-    task.message ?? null,
-    task.outputs === undefined ? null : JSON.stringify(task.outputs),
+    message ?? null,
+    outputs ?? null,
     JSON.stringify(task.log),
     task.logTruncated ? 1 : 0,
   ];
 }
 
-function asStored(task: TaskResult): TaskResult {
+function asStored(task: TaskResult, cap: number): TaskResult {
+  const { message, outputs } = cappedResult(task, cap);
   return {
     ...task,
+    message,
     item: task.item === undefined ? undefined : (JSON.parse(JSON.stringify(task.item)) as TaskResult['item']),
-    outputs:
-      task.outputs === undefined ? undefined : (JSON.parse(JSON.stringify(task.outputs)) as TaskResult['outputs']),
+    outputs: outputs === undefined ? undefined : (JSON.parse(outputs) as TaskResult['outputs']),
     log: JSON.parse(JSON.stringify(task.log)) as TaskResult['log'],
   };
 }
