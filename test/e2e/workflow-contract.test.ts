@@ -96,6 +96,36 @@ tasks:
     expect(record.counts).toEqual({ succeeded: 3, ignored: 4 });
   });
 
+  it('points a Lua error at its file line through {{ }} values, and at the script start when blocks moved lines', async () => {
+    const text = workflow(`
+vars: { a: "1" }
+tasks:
+  - name: valued
+    ignore_errors: true
+    exec:
+      script: |
+        local a = "{{ vars.a }}"
+        error("valued " .. a)
+  - name: blocks
+    ignore_errors: true
+    exec:
+      script: |
+        local x = 1
+        {# a comment
+           on two lines #}
+        {% for i in [1, 2] %}
+        x = x + {{ i }}
+        {% endfor %}
+        error("blocks " .. x)
+`);
+    const { task, file } = await h.run('lines', text);
+    expect(task('valued').message).toBe(`valued:2: valued 1 (${file}:${lineOf(text, 'error("valued')})`);
+    const line = Number(/^blocks:(\d+):/.exec(task('blocks').message ?? '')?.[1]);
+    expect(task('blocks').message).toBe(
+      `blocks:${line}: blocks 4 (line ${line} of the script as rendered; it starts at ${file}:${lineOf(text, 'local x = 1')})`,
+    );
+  });
+
   it('passes outputs (the third value) to later tasks, in Lua, templates and conditions', async () => {
     const text = workflow(`
 tasks:

@@ -128,7 +128,7 @@ async function attemptOnce(
     const prefix = `task ${task.name}: `;
     const raw = messageOf(error);
     const message = raw.startsWith(prefix) ? raw.slice(prefix.length) : raw;
-    return { status: 'failed', message: withFileLine(message, error, unit), attempts: attempt };
+    return { status: 'failed', message: withFileLine(message, error, unit, script), attempts: attempt };
   }
 }
 
@@ -206,11 +206,26 @@ function interpret(values: LuaValue[], attempt: number): UnitOutcome {
   };
 }
 
-/** Adds the file position of a Lua or template error's script line, from the parser's source map. */
-function withFileLine(message: string, error: unknown, unit: Unit): string {
+/**
+ * Adds the file position of a Lua or template error's script line, from the parser's source map.
+ * A Lua error's line is a line of the script as rendered (`rendered`); it is the same line of the
+ * file only while rendering kept every line where it was: no block tags or comments (`{% %}`,
+ * `{# #}`, Go actions), which may drop or repeat lines, and as many lines out as in. Otherwise the
+ * message says where the script starts instead of pointing at a wrong line.
+ */
+function withFileLine(message: string, error: unknown, unit: Unit, rendered?: string): string {
   const line = isRunnerError(error) ? error.details?.line : undefined;
-  const fileLine = typeof line === 'number' ? unit.task.source.scriptLines[line - 1] : undefined;
-  return fileLine ? `${message} (${unit.task.source.file}:${fileLine})` : message;
+  const { file, scriptLines } = unit.task.source;
+  const source = unit.task.exec.script;
+  const shifted =
+    rendered !== undefined &&
+    rendered !== source &&
+    (/\{%|\{#|\{\{-?\s*(if|range|with|define|block|template|end|else)\b|\{\{-?\s*\/\*/.test(source) ||
+      rendered.split('\n').length !== source.split('\n').length);
+  if (typeof line !== 'number') return message;
+  if (shifted) return `${message} (line ${line} of the script as rendered; it starts at ${file}:${scriptLines[0]})`;
+  const fileLine = scriptLines[line - 1];
+  return fileLine ? `${message} (${file}:${fileLine})` : message;
 }
 
 function messageOf(error: unknown): string {
