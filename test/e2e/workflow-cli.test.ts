@@ -154,7 +154,7 @@ tasks:
     expect(code).toBe(1);
     expect(stdout).toMatch(
       new RegExp(
-        `^✖ leave  ${seconds}  leave:1: os.exit is not allowed in a task \\(exit\\.yaml:5\\)\n✖ demo failed in `,
+        `^✖ leave  ${seconds}  leave:1: os.exit cannot end the runner \\(return false to fail a task, error\\(\\) to stop a script\\) \\(exit\\.yaml:5\\)\n✖ demo failed in `,
       ),
     );
   });

@@ -94,7 +94,7 @@ describe('os', () => {
     const { values } = workspace();
     expect(await values('local ok, e = pcall(function() os.exit(0) end) return ok, e')).toEqual([
       false,
-      '[string "test"]:1: os.exit is not allowed in a task',
+      '[string "test"]:1: os.exit cannot end the runner (return false to fail a task, error() to stop a script)',
     ]);
   });
 
