@@ -24,7 +24,8 @@ interface MasterFile {
   http?: string;
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this host runs with that pid (EPERM: it does, as another user). */
+export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -33,8 +34,8 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** `host:port` as master.json writes it, made dialable. */
-function baseFromAddress(address: string): string {
+/** `host:port` as master.json writes it (a bind address), made a URL to dial: `http://host:port`. */
+export function masterBaseUrl(address: string): string {
   const colon = address.lastIndexOf(':');
   let host = address.slice(0, colon);
   const port = address.slice(colon + 1);
@@ -112,11 +113,11 @@ async function localMaster(dataDir: string, lookedAt: string[]): Promise<MasterE
     lookedAt.push(`${path} has no "http": "host:port" entry`);
     return undefined;
   }
-  if (typeof info.pid === 'number' && !isAlive(info.pid)) {
+  if (typeof info.pid === 'number' && !isProcessAlive(info.pid)) {
     lookedAt.push(`${path} names process ${info.pid}, which is not running (a master that did not stop cleanly)`);
     return undefined;
   }
-  return { base: baseFromAddress(info.http), source: `${path} (pid ${info.pid})`, local: true };
+  return { base: masterBaseUrl(info.http), source: `${path} (pid ${info.pid})`, local: true };
 }
 
 /**

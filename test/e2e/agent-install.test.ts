@@ -19,7 +19,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { runRunner, selfSignedCert, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 const SSHD = '/usr/sbin/sshd';
 const user = `runner-test-${randomBytes(4).toString('hex')}`;
@@ -336,29 +336,7 @@ describe('runner agent install over SSH', () => {
     const masterData = tempDataDir('runner-install-master-');
     const grpcPort = await freePort();
     const token = `rjt_${randomBytes(16).toString('hex')}`;
-    const cert = join(masterData, 'master.pem');
-    const key = join(masterData, 'master.key');
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        cert,
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'pipe' },
-    );
+    const { cert, key } = selfSignedCert(masterData, 'master');
     const master = spawnRunner(
       [
         'server',

@@ -2,13 +2,13 @@
 // processes on loopback, real gRPC between them, workflows submitted to the master's REST API and
 // with `runner run`. Short heartbeats (RUNNER_AGENT_HEARTBEAT_INTERVAL=0.2, offline after 2 s of
 // silence) keep the liveness tests quick.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { finished, runnerBin, runRunner, spawnRunner, tempDataDir } from './helpers.js';
+import { finished, runnerBin, runRunner, selfSignedCert, spawnRunner, tempDataDir } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -588,33 +588,7 @@ describe('security', () => {
 
   it('TLS: an agent trusting the master certificate connects; one without it cannot', async () => {
     const dir = tempDataDir('runner-e2e-tls-');
-    const selfSigned = (name: string) => {
-      const cert = join(dir, `${name}.pem`);
-      const key = join(dir, `${name}.key`);
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-addext',
-          'subjectAltName=DNS:localhost,IP:127.0.0.1',
-        ],
-        { stdio: 'pipe' },
-      );
-      return { cert, key };
-    };
-    const { cert, key } = selfSigned('master');
+    const { cert, key } = selfSignedCert(dir, 'master');
     const tls = await startMaster(tempDataDir('runner-e2e-master-'), { args: ['--tls-cert', cert, '--tls-key', key] });
     expect(output(tls.child)).toMatch(/gRPC listening on 127\.0\.0\.1:\d+ \(TLS\)/);
     await startAgent(tls, 'secure', ['--master-tls-cert', cert]);
@@ -632,7 +606,7 @@ describe('security', () => {
     expect(output(tls.child)).not.toMatch(/agent plain connected/);
 
     // Trusting another certificate is no better than trusting none.
-    const other = selfSigned('other');
+    const other = selfSignedCert(dir, 'other');
     const stranger = spawnAgent(tls, 'stranger', ['--master-tls-cert', other.cert], {
       RUNNER_AGENT_RECONNECT_MAX_RETRIES: '2',
     });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -8,6 +8,16 @@ export const runnerBin = join(repoRoot, 'kernel/bin/runner.js');
 
 export function tempDataDir(prefix = 'runner-e2e-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A self-signed certificate for localhost and 127.0.0.1 (Debian's openssl), as `<dir>/<name>.pem|.key`. */
+export function selfSignedCert(dir: string, name: string): { cert: string; key: string } {
+  const cert = join(dir, `${name}.pem`);
+  const key = join(dir, `${name}.key`);
+  const subject = ['-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'];
+  const args = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1'];
+  execFileSync('openssl', [...args, ...subject], { stdio: 'pipe' });
+  return { cert, key };
 }
 
 export interface Finished {

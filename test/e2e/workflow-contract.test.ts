@@ -316,7 +316,10 @@ tasks:
       script: return true
 `);
     const { task, file, record } = await h.run('exit', text);
-    expect(task('caught')).toMatchObject({ status: 'succeeded', message: 'false: os.exit cannot end the runner (return false to fail a task, error() to stop a script)' });
+    expect(task('caught')).toMatchObject({
+      status: 'succeeded',
+      message: 'false: os.exit cannot end the runner (return false to fail a task, error() to stop a script)',
+    });
     expect(task('uncaught')).toMatchObject({
       status: 'failed',
       message: `uncaught:1: os.exit cannot end the runner (return false to fail a task, error() to stop a script) (${file}:${lineOf(text, 'os.exit(0)')})`,

@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname, join } from 'node:path';
-import type { CommandContext } from '@runner/plugin-sdk';
+import { isProcessAlive, type CommandContext } from '@runner/plugin-sdk';
 
 export interface Check {
   name: string;
@@ -109,18 +109,9 @@ interface MasterFile {
 function readMasterFile(dataDir: string): MasterFile | undefined {
   try {
     const parsed = JSON.parse(readFileSync(join(dataDir, 'master.json'), 'utf8')) as MasterFile;
-    return isAlive(parsed.pid) ? parsed : undefined;
+    return isProcessAlive(parsed.pid) ? parsed : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -29,7 +29,8 @@ export function installOsLibrary(L: LuaState): void {
   lauxlib.luaL_setfuncs(
     L,
     {
-      exit: (L1) => hostOf(L1).raise(L1, 'os.exit cannot end the runner (return false to fail a task, error() to stop a script)'),
+      exit: (L1) =>
+        hostOf(L1).raise(L1, 'os.exit cannot end the runner (return false to fail a task, error() to stop a script)'),
 
       date: (L1) => {
         let format = jsString(lauxlib.luaL_optstring(L1, 1, '%c')!);

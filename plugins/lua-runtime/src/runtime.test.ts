@@ -170,7 +170,9 @@ describe('run', () => {
 
   it('raises an error for os.exit instead of ending the process', async () => {
     const { run } = testRuntime();
-    await expect(run('os.exit(1)')).rejects.toThrow('[string "test"]:1: os.exit cannot end the runner (return false to fail a task, error() to stop a script)');
+    await expect(run('os.exit(1)')).rejects.toThrow(
+      '[string "test"]:1: os.exit cannot end the runner (return false to fail a task, error() to stop a script)',
+    );
     const { values } = testRuntime();
     expect(await values('local ok, err = pcall(os.exit, 0) return ok, err')).toEqual([
       false,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, rename, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ConflictError, RunnerError, type Logger } from '@runner/plugin-sdk';
+import { ConflictError, isProcessAlive, RunnerError, type Logger } from '@runner/plugin-sdk';
 import { fsyncDir, removeIfExists, writeNewFileSynced } from './durable-fs.js';
 
 /** What `<dataDir>/runner.lock` holds. */
@@ -34,14 +34,7 @@ export function lockPath(dataDir: string): string {
 }
 
 function isAlive(holder: LockHolder): boolean {
-  if (holder.hostname !== hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return holder.hostname !== hostname() || isProcessAlive(holder.pid);
 }
 
 function parseHolder(path: string, raw: string): LockHolder {

@@ -1,23 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RunnerError } from '@runner/plugin-sdk';
+import { masterBaseUrl, RunnerError } from '@runner/plugin-sdk';
 import type { LockInfo } from './lock.js';
 
 /** `<dataDir>/master.json`, written by the HTTP plugin of a running master. */
 export interface MasterInfo {
   pid: number;
   http: string;
-}
-
-function baseUrl(address: string): string {
-  const colon = address.lastIndexOf(':');
-  let host = address.slice(0, colon);
-  const port = address.slice(colon + 1);
-  // A wildcard bind address is not something to connect to; loopback reaches the same server.
-  if (host === '0.0.0.0' || host === '') host = '127.0.0.1';
-  if (host === '::' || host === '[::]') host = '[::1]';
-  if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
-  return `http://${host}:${port}`;
 }
 
 async function masterAddress(dataDir: string, holder: LockInfo): Promise<string> {
@@ -45,7 +34,7 @@ async function masterAddress(dataDir: string, holder: LockInfo): Promise<string>
       { status: 503, details: { pid: holder.pid, path } },
     );
   }
-  return baseUrl(info.http);
+  return masterBaseUrl(info.http);
 }
 
 /** Calls the REST API of the master that holds `dataDir`, under `/api/v1`; throws its error answers. */
