@@ -15,3 +15,5 @@ export * from './src/lua-runtime.js';
 export * from './src/agents.js';
 export * from './src/duration.js';
 export * from './src/master-api.js';
+export * from './src/permissions.js';
+export * from './src/redactor.js';

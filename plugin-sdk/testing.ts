@@ -19,6 +19,7 @@ import {
   type LuaValue,
 } from './src/lua-module.js';
 import type { Plugin, PluginInstance, Profile } from './src/plugin.js';
+import { createRedactor, RedactorRef } from './src/redactor.js';
 import { dependencyTarget, type ServiceRef } from './src/service-ref.js';
 
 export interface TestKernelOptions {
@@ -99,7 +100,7 @@ function recordingBus(emitted: BusEvent[]): EventBus {
   const any = new Set<(event: BusEvent) => void>();
   return {
     emit<K extends EventType>(type: K, data: RunnerEvents[K]) {
-      const event = { type, timestamp: Date.now(), data } as BusEvent;
+      const event = { id: `test-${emitted.length + 1}`, type, timestamp: Date.now(), data } as BusEvent;
       emitted.push(event);
       for (const h of handlers.get(type) ?? []) h(event);
       for (const h of any) h(event);
@@ -126,6 +127,8 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
   const events = recordingBus(emitted);
   const hooks = createKernelHooks();
   const services = new Map<string, unknown>();
+  const redactor = createRedactor();
+  services.set(RedactorRef.id, redactor);
   for (const [ref, impl] of options.services ?? []) services.set(ref.id, impl);
   const stops: (() => Promise<void> | void)[] = [];
   const controller = new AbortController();
@@ -154,6 +157,7 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
         config,
         logger: recordingLogger(logs, { plugin: plugin.id }),
         events,
+        redactor,
         hooks,
         plugins: descriptors,
         provide: (ref, impl) => void services.set(ref.id, impl),

@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import type { BusEvent, EventBus, EventType, Logger, RunnerEvents } from '@runner/plugin-sdk';
+
+const PROCESS_TAG = randomBytes(3).toString('hex');
 
 type Handler = (event: BusEvent) => void;
 interface Subscription {
@@ -16,7 +19,23 @@ export class KernelEventBus {
   private readonly byType = new Map<string, Subscription[]>();
   private readonly any: Subscription[] = [];
 
+  private lastMs = 0;
+  private sequence = 0;
+
   constructor(private readonly logger: Logger) {}
+
+  /**
+   * Sortable ids: milliseconds (base 36, fixed width) then a counter within the millisecond, so
+   * string order is emission order within a process; a random tail keeps processes apart.
+   */
+  private nextId(now: number): string {
+    if (now === this.lastMs) this.sequence++;
+    else {
+      this.lastMs = now;
+      this.sequence = 0;
+    }
+    return `${now.toString(36).padStart(9, '0')}${this.sequence.toString(36).padStart(4, '0')}${PROCESS_TAG}`;
+  }
 
   /** The bus as one plugin sees it: its subscriptions carry its id. */
   forPlugin(owner: string): EventBus {
@@ -28,7 +47,8 @@ export class KernelEventBus {
   }
 
   emit<K extends EventType>(type: K, data: RunnerEvents[K]): void {
-    const event = { type, timestamp: Date.now(), data } as BusEvent;
+    const now = Date.now();
+    const event = { id: this.nextId(now), type, timestamp: now, data } as BusEvent;
     // Copies, so a handler that unsubscribes during delivery does not skip its neighbour.
     for (const sub of [...(this.byType.get(type) ?? [])]) this.deliver(sub, event);
     for (const sub of [...this.any]) this.deliver(sub, event);

@@ -1,12 +1,15 @@
 import {
   createKernelHooks,
+  createRedactor,
   dependencyTarget,
+  RedactorRef,
   isRunnerError,
   type Logger,
   type Plugin,
   type PluginContext,
   type PluginDescriptor,
   type PluginInstance,
+  type Redactor,
   type Profile,
   type RunnerConfig,
   type RunningKernel,
@@ -26,6 +29,8 @@ export interface BootOptions {
   config: RunnerConfig;
   logger: Logger;
   kernelVersion: string;
+  /** The process's one redactor (default: a new one); the logger already writes through it. */
+  redactor?: Redactor;
 }
 
 interface Started {
@@ -62,6 +67,8 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
   const bus = new KernelEventBus(logger);
   const hooks = createKernelHooks();
   const registry = new ServiceRegistry();
+  const redactor = options.redactor ?? createRedactor();
+  registry.provide(RedactorRef, redactor, 'kernel');
   const controller = new AbortController();
   const started: Started[] = [];
   const setupTimeout = Math.round(config.get('kernel.setup_timeout', DEFAULT_SETUP_TIMEOUT_S) * 1000);
@@ -128,6 +135,7 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
         config,
         logger: logger.child({ plugin: plugin.id }),
         events: bus.forPlugin(plugin.id),
+        redactor,
         hooks: labelledHooks(hooks, plugin.id),
         plugins: descriptors,
         provide: <T>(ref: ServiceRef<T>, implementation: T) => {

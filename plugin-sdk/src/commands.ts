@@ -24,6 +24,21 @@ export interface CommandOption {
   choices?: string[];
   /** Converts the raw string; throw InvalidInputError to refuse it. */
   parse?: (value: string, previous: unknown) => unknown;
+  /**
+   * The config key the option sets (`--port` sets `agent.port`): its value becomes a boot override
+   * for that key, so the plugin that reads the key sees it whichever plugin owns the command.
+   */
+  configKey?: string;
+}
+
+/**
+ * Options a plugin adds to a command another plugin owns (the agent transport adds `--port` and
+ * its TLS flags to `runner server`). `command` is the command's path: `server`, `agent start`.
+ * Two plugins declaring the same option on one command is a boot error naming both.
+ */
+export interface CommandExtension {
+  command: string;
+  options: CommandOption[];
 }
 
 /** What a command's handler receives. Options are camelCased (`--dry-run` becomes `dryRun`). */
@@ -57,6 +72,8 @@ export interface CommandContext {
   isTTY: boolean;
   /** Every discovered plugin with its Lua modules, whether or not a profile would load it. */
   plugins: readonly { descriptor: PluginDescriptor; luaModules: readonly LuaModuleSpec[] }[];
+  /** Masks secrets in what a command prints (the kernel's one redactor). */
+  redactor: import('./redactor.js').Redactor;
   /** The full command tree, for completion scripts. */
   commands: readonly CommandSpec[];
   /**

@@ -1,3 +1,23 @@
+import type { TSchema } from '@sinclair/typebox';
+
+/**
+ * One config key a plugin reads, declared in `definePlugin({ config })`. The kernel validates every
+ * source (file, env, flags) against the schema before any setup runs: a wrong type names key and
+ * source, an unknown key gets a did-you-mean. `runner config show` lists each key with its value,
+ * source and help; `secret` keys are shown redacted.
+ */
+export interface ConfigKeySpec {
+  /** TypeBox schema of the value (after env/flag strings are coerced to it). */
+  schema: TSchema;
+  default?: unknown;
+  /** One line for `runner config show` and `runner doctor`. */
+  help: string;
+  secret?: boolean;
+}
+
+/** Dotted key (`http.port`) to its declaration. */
+export type ConfigDeclaration = Readonly<Record<string, ConfigKeySpec>>;
+
 /**
  * The merged configuration: built-in defaults, then `config.yaml` in the data directory, then
  * `RUNNER_*` environment variables, then command-line flags; later sources win.

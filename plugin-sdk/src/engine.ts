@@ -1,8 +1,22 @@
 import type { LuaValue } from './lua-module.js';
 import { createServiceRef } from './service-ref.js';
 
-/** Where a workflow comes from: a file on the machine running it, or its text. */
-export type WorkflowSource = { file: string } | { content: string; name?: string };
+/**
+ * Where a workflow comes from: a file on the machine running it, its text, or a source another
+ * plugin registered with `WorkflowEngine.registerSource` (a saved flow by name and version).
+ */
+export type WorkflowSource =
+  { file: string } | { content: string; name?: string } | { kind: string; ref: string; version?: number };
+
+/** What a registered source resolves to. `path` is shown in file:line:column errors. */
+export interface ResolvedSource {
+  content: string;
+  name: string;
+  path?: string;
+}
+
+/** What started a run; recorded with it. */
+export type RunTrigger = 'cli' | 'api' | 'scheduler' | 'hook' | 'flow';
 
 /** What starts a run (`runner run`, `POST /api/v1/workflows/run`, the scheduler, a flow). */
 export interface RunRequest {
@@ -20,11 +34,17 @@ export interface RunRequest {
   dryRun?: boolean;
   /** Task log lines at debug level reach observers too. */
   verbose?: boolean;
-  /** Who asked (audit); e.g. `cli`, `api:admin`, `scheduler`. */
-  trigger?: string;
+  /** What started the run (default `api`). */
+  trigger?: RunTrigger;
+  /** Who started it: a user name, a token name, or the scheduler job / hook / flow that did. */
+  user?: string;
 }
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+/**
+ * `cancelled`: stopped on request (`cancel`). `interrupted`: the process running it died or
+ * stopped before it ended; set when the master starts again (issue: runs that survive crashes).
+ */
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
 export type TaskStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'ignored';
 
 /** One log line of a task, as the run records it. */
@@ -70,7 +90,11 @@ export interface RunRecord {
   /** Seconds. */
   duration: number;
   error?: string;
-  trigger?: string;
+  trigger?: RunTrigger;
+  /** Who started the run. */
+  user?: string;
+  /** Who cancelled it, when it was cancelled. */
+  cancelledBy?: string;
   /** Counts by status. */
   counts: Partial<Record<TaskStatus, number>>;
   tasks: TaskResult[];
@@ -91,8 +115,64 @@ export interface ExecutionFilter {
   offset?: number;
 }
 
+/** A before-tap's answer: nothing to let the run or task go on, `{ refuse }` to stop it with a reason that is recorded. */
+export type Refusal = { refuse: string } | void | undefined;
+
+/** What run taps see. */
+export interface RunHookContext {
+  runId: string;
+  workflowName: string;
+  request: RunRequest;
+}
+
+/** What task taps see. */
+export interface TaskHookContext {
+  runId: string;
+  workflowName: string;
+  /** The task's name in the file. */
+  task: string;
+  /** This unit's display name (`per-host[web-1]`, `ship@web-2`). */
+  unit: string;
+  /** Agent name, or `localhost`. */
+  agent: string;
+  attempt: number;
+  dryRun: boolean;
+}
+
+/** One tap point; `tap` returns a function that removes the tap. Taps run in the order added. */
+export interface EngineHook<A extends unknown[], R = void> {
+  tap(name: string, fn: (...args: A) => R | Promise<R>): () => void;
+}
+
+/**
+ * The run lifecycle, tapped by plugins (flows, scheduler, hooks, audit, policy). A before-tap that
+ * refuses ends the run (or fails the task) with the reason recorded; a tap that throws is treated
+ * as a refusal naming the tap. After-taps see the final records; their failures are logged only.
+ * Hooks with no taps cost nothing on the run path.
+ */
+export interface EngineHooks {
+  beforeRun: EngineHook<[RunHookContext], Refusal>;
+  beforeTask: EngineHook<[TaskHookContext], Refusal>;
+  afterTask: EngineHook<[TaskHookContext, Omit<TaskResult, 'log'>]>;
+  afterRun: EngineHook<[Omit<RunRecord, 'tasks'>]>;
+}
+
 /** Runs workflows and keeps their records. Provided by the engine plugin. */
 export interface WorkflowEngine {
+  /** Lifecycle taps. */
+  readonly hooks: EngineHooks;
+  /**
+   * Cancels a running run: running tasks are stopped (child processes killed by process group,
+   * delegated tasks cancelled on their agents), the rest skipped, and the run ends `cancelled`.
+   * Resolves with the final record; undefined when no run has that id; a run already ended is
+   * returned as it is.
+   */
+  cancel(runId: string, options?: { by?: string; reason?: string }): Promise<RunRecord | undefined>;
+  /** Adds a kind of source (`flow`): `{ kind, ref, version }` sources of that kind resolve through it. */
+  registerSource(
+    kind: string,
+    resolve: (source: { kind: string; ref: string; version?: number }) => Promise<ResolvedSource>,
+  ): void;
   /**
    * Validates the workflow (every problem with file:line:column, before anything runs), then starts
    * it. Resolves once the run is recorded as started; `done` resolves with the final record.

@@ -62,6 +62,8 @@ export type EventType = keyof RunnerEvents & string;
 
 /** One event as delivered to subscribers. */
 export interface BusEvent<K extends EventType = EventType> {
+  /** Unique and sortable by emission order (time, then a counter); stable across the process. */
+  id: string;
   type: K;
   /** Milliseconds since the Unix epoch, taken when the event was emitted. */
   timestamp: number;

@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { Permission, Principal } from './permissions.js';
 import { createServiceRef } from './service-ref.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -14,6 +16,10 @@ export interface HttpRequest {
   /** Parsed JSON body; undefined when the request had none. */
   body: unknown;
   remoteAddress: string;
+  /** The request's id (`x-request-id`), also in the error body and the log. */
+  requestId: string;
+  /** Who is calling, as the authentication guard established; undefined before that issue's guard runs. */
+  principal?: Principal;
   /** For streaming answers (server-sent events): write to it and return `STREAMED`. */
   raw: { req: IncomingMessage; res: ServerResponse };
 }
@@ -44,10 +50,133 @@ export interface RouteOptions {
   bodyLimitBytes?: number;
 }
 
-/** The REST API under `/api/v1`, provided by the HTTP plugin. */
+/**
+ * One response of a route: a schema for a JSON body (200/201/202), or a description with a
+ * content type for bodies that are not JSON (`text/event-stream`, `application/octet-stream`).
+ * Error statuses need not be listed: every route documents the shared error shape.
+ */
+export type ResponseSpec = TSchema | { description: string; schema?: TSchema; contentType?: string };
+
+/**
+ * A REST route as a plugin declares it. The router validates `params`, `query` and `body` from the
+ * schemas before the handler runs (400 naming the field), runs the guard chain with the route's
+ * metadata, and lists the route in `GET /api/v1/openapi.json`.
+ */
+export interface RouteSpec<
+  P extends TObject | undefined = TObject | undefined,
+  Q extends TObject | undefined = TObject | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+> {
+  method: HttpMethod;
+  /** Below `/api/v1`, with `:params` (`/agents/:name`). */
+  path: string;
+  /** One line for the OpenAPI document. */
+  summary: string;
+  description?: string;
+  /** OpenAPI tags (default: the first path segment). */
+  tags?: string[];
+  /** What the caller must hold; `public` for health, login and the OpenAPI document only. */
+  permission: Permission;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Responses by status. */
+  responses: Record<number, ResponseSpec>;
+  /** Largest accepted body in bytes (default: config `http.body_limit`). */
+  bodyLimitBytes?: number;
+  /** A long-lived answer (server-sent events): guards run, the handler writes to `raw` and returns STREAMED. */
+  streaming?: boolean;
+  handler: (request: TypedHttpRequest<P, Q, B>) => unknown;
+}
+
+/** An HttpRequest whose params, query and body have the types of the route's schemas. */
+export type TypedHttpRequest<P, Q, B> = Omit<HttpRequest, 'params' | 'query' | 'body'> & {
+  params: P extends TSchema ? Static<P> : Record<string, string>;
+  query: Q extends TSchema ? Static<Q> : Record<string, string>;
+  body: B extends TSchema ? Static<B> : undefined;
+};
+
+/** Declares a route with its types inferred from its schemas. */
+export function defineRoute<
+  P extends TObject | undefined = undefined,
+  Q extends TObject | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> {
+  return spec;
+}
+
+/** What the guard chain sees of the route a request reached. */
+export interface RouteMeta {
+  /** `WS` for the WebSocket upgrade. */
+  method: HttpMethod | 'WS';
+  /** The declared path with its prefix (`/api/v1/agents/:name`, `/metrics`, `/`). */
+  path: string;
+  permission: Permission;
+  summary: string;
+  kind: 'api' | 'sse' | 'websocket' | 'static' | 'plain';
+  /** True for methods that change state (POST, PUT, PATCH, DELETE); audit records these. */
+  mutating: boolean;
+}
+
+/** One request as a guard sees it. */
+export interface GuardContext {
+  readonly route: RouteMeta;
+  readonly req: IncomingMessage;
+  readonly remoteAddress: string;
+  readonly requestId: string;
+  /** Set by the authentication guard; later guards and the handler read it. */
+  principal: Principal | undefined;
+  /** Runs once the answer is finished (or the stream closed) with its status: audit, metrics. */
+  onFinish(callback: (status: number) => void): void;
+}
+
+/**
+ * A step of the router's guard chain. Guards run in ascending `order` for every API route, the
+ * WebSocket upgrade, server-sent-event routes, plain routes and static mounts. A guard refuses by
+ * throwing a RunnerError (UnauthorizedError 401, ForbiddenError 403, status 429); the router answers
+ * with the error shape and the handler never runs. Conventional orders: rate limiting 50,
+ * authentication 100, authorization 200, audit 300.
+ */
+export interface Guard {
+  name: string;
+  order: number;
+  check(context: GuardContext): void | Promise<void>;
+}
+
+/** Static files served outside `/api/v1` (the web UI at `/`). */
+export interface StaticMount {
+  /** URL prefix, `/` for the UI. */
+  prefix: string;
+  /** Directory of built files. */
+  dir: string;
+  /** File served for paths that match no file (single-page app), e.g. `index.html`. */
+  spaFallback?: string;
+  /** Paths under this prefix are content-hashed and cached for a year (`/_app/immutable/`). */
+  immutablePrefix?: string;
+  permission: Permission;
+}
+
+/** A route outside `/api/v1` that writes its own answer (`GET /metrics` in the Prometheus format). */
+export interface PlainRoute {
+  method: HttpMethod;
+  path: string;
+  summary: string;
+  permission: Permission;
+  handler(req: IncomingMessage, res: ServerResponse, context: { principal?: Principal }): void | Promise<void>;
+}
+
+/** The REST API under `/api/v1` and the other mounts of the HTTP port, provided by the HTTP plugin. */
 export interface HttpRouter {
-  /** Adds a route; `path` is below `/api/v1` and may hold `:params`. */
+  /** Adds a declared route. */
+  add(route: RouteSpec<any, any, any>): void;
+  /** @deprecated until every route is declared: adds an undeclared route. */
   route(method: HttpMethod, path: string, handler: HttpHandler, options?: RouteOptions): void;
+  /** Adds a guard to the chain. */
+  guard(guard: Guard): void;
+  mountStatic(mount: StaticMount): void;
+  plain(route: PlainRoute): void;
+  /** Every declared route and mount, for the OpenAPI document and tests. */
+  routes(): readonly RouteMeta[];
   /** Where the server listens, once the kernel is ready; null before. */
   address(): { host: string; port: number } | null;
 }
@@ -65,6 +194,10 @@ export interface WebSocketMessage<T = unknown> {
   type: string;
   /** Unix seconds. */
   timestamp: number;
+  /** Milliseconds since the Unix epoch (the same instant, finer). */
+  timestamp_ms: number;
+  /** The bus event's id, for messages that carry one (sortable). */
+  id?: string;
   data: T;
 }
 
@@ -91,13 +224,20 @@ export interface WebSocketMessages {
 
 /** Builds a WebSocket message; `timestampMs` (default now) is rounded down to Unix seconds. */
 export function webSocketMessage<T>(type: string, data: T, timestampMs: number = Date.now()): WebSocketMessage<T> {
-  return { type, timestamp: Math.floor(timestampMs / 1000), data };
+  return { type, timestamp: Math.floor(timestampMs / 1000), timestamp_ms: timestampMs, data };
 }
 
 /** The clients of `/api/v1/ws`, provided by the HTTP plugin. Every bus event reaches them already. */
 export interface WebSocketHub {
-  /** Sends a message to every connected client; a no-op when none is connected. */
-  broadcast<K extends keyof WebSocketMessages & string>(type: K, data: WebSocketMessages[K]): void;
+  /**
+   * Sends a message to every connected client allowed to see it (`permission`, default
+   * none needed beyond being connected); a no-op when none is connected.
+   */
+  broadcast<K extends keyof WebSocketMessages & string>(
+    type: K,
+    data: WebSocketMessages[K],
+    options?: { permission?: Permission },
+  ): void;
   /** Clients currently connected. */
   clientCount(): number;
 }

@@ -1,5 +1,6 @@
-import type { CommandSpec } from './commands.js';
-import type { RunnerConfig } from './config.js';
+import type { CommandExtension, CommandSpec } from './commands.js';
+import type { ConfigDeclaration, RunnerConfig } from './config.js';
+import type { Redactor } from './redactor.js';
 import type { EventBus } from './events.js';
 import type { KernelHooks, PluginDescriptor } from './hooks.js';
 import type { LuaModuleSpec } from './lua-module.js';
@@ -19,6 +20,8 @@ export interface PluginContext {
   /** A logger whose lines carry `plugin: <id>`. */
   readonly logger: Logger;
   readonly events: EventBus;
+  /** The kernel's one redactor (also `RedactorRef`). */
+  readonly redactor: Redactor;
   /** The kernel's hooks; taps are labelled with this plugin's id. */
   readonly hooks: KernelHooks;
   /** Every plugin of this boot, in setup order. */
@@ -54,6 +57,10 @@ export interface PluginDefinition<D extends DependencyMap = DependencyMap> {
   luaModules?: readonly LuaModuleSpec[];
   /** Commands it adds to the `runner` CLI. */
   commands?: readonly CommandSpec[];
+  /** Options it adds to commands other plugins own. */
+  commandOptions?: readonly CommandExtension[];
+  /** Config keys it reads, with types, defaults and help (checked by the kernel before boot). */
+  config?: ConfigDeclaration;
   /** Time allowed for setup in milliseconds (default: config `kernel.setup_timeout`, 10 s). */
   setupTimeoutMs?: number;
   setup?(context: PluginContext, deps: ResolvedDependencies<D>): Promise<PluginInstance | void> | PluginInstance | void;

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import {
+  createRedactor,
   isRunnerError,
   type CommandContext,
   type CommandSpec,
@@ -64,6 +65,7 @@ export async function main(
     return fail(error);
   }
 
+  const redactor = createRedactor();
   let exitCode = 0;
   const program = new Command('runner')
     .description('Workflow automation: run YAML + Lua workflows locally, or on agents coordinated by a master.')
@@ -104,6 +106,7 @@ export async function main(
         plugins: plugins.map((p) => ({ descriptor: p.descriptor, luaModules: p.plugin.luaModules ?? [] })),
         commands,
         version: kernelVersion,
+        redactor,
         configError,
         boot: async (profile, overrides) => {
           const bootConfig = await readConfig(overrides);
@@ -115,6 +118,7 @@ export async function main(
             config: bootConfig,
             logger: activeLogger,
             kernelVersion,
+            redactor,
           });
           kernels.push(kernel);
           return kernel;
