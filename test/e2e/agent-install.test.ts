@@ -19,6 +19,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasTool, isRoot } from '../support/tools.js';
 import { runRunner, selfSignedCert, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 const SSHD = '/usr/sbin/sshd';
@@ -114,10 +115,11 @@ async function fileContains(file: string, text: string, timeoutMs = 15_000): Pro
   }
 }
 
+// Root creates the throwaway user; sshd is Debian's openssh-server (`.ci/run` installs it).
+const canRun = isRoot() && (existsSync(SSHD) || hasTool(SSHD, 'openssh-server'));
+
 beforeAll(async () => {
-  if (process.getuid?.() !== 0)
-    throw new Error('test/e2e/agent-install.test.ts needs root (it creates a throwaway user)');
-  if (!existsSync(SSHD)) throw new Error(`${SSHD} is missing: apt-get install -y openssh-server`);
+  if (!canRun) return;
   chmodSync(work, 0o755);
   execFileSync('useradd', ['-m', '-s', '/bin/bash', user]);
   // useradd leaves the password "!" (locked), which sshd without PAM refuses even for keys.
@@ -174,6 +176,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  if (!canRun) return;
   for (const m of masters) if (m.exitCode === null) m.kill('SIGKILL');
   for (const pid of userPids()) {
     try {
@@ -187,7 +190,7 @@ afterAll(async () => {
   } catch {}
 }, 30_000);
 
-describe('runner agent install over SSH', () => {
+describe.skipIf(!canRun)('runner agent install over SSH', () => {
   it('refuses a host whose key is not known, naming the key and the way to trust it', async () => {
     const result = await install('web-1', ['--master', `127.0.0.1:${deadPort}`]);
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(1);

@@ -5,6 +5,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
+import { hasTool } from '../support/tools.js';
 import { finished, repoRoot, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 const greeterDir = join(repoRoot, 'test/fixtures/external-plugins');
@@ -66,7 +67,7 @@ describe('completion scripts', () => {
     expect(complete('runner', 'completion', '')).toEqual(expect.arrayContaining(['bash', 'zsh', 'fish']));
   });
 
-  it('fish completes from its script', () => {
+  it.skipIf(!hasTool('fish', 'fish'))('fish completes from its script', () => {
     const out = execFileSync('fish', ['-c', `${script('fish')}\ncomplete -C 'runner db b'; complete -C 'runner mo'`], {
       encoding: 'utf8',
     });
@@ -74,7 +75,7 @@ describe('completion scripts', () => {
     expect(out).toMatch(/^modules\t/m);
   });
 
-  it('zsh accepts its script', () => {
+  it.skipIf(!hasTool('zsh', 'zsh'))('zsh accepts its script', () => {
     const file = join(tempDataDir(), '_runner.zsh');
     writeFileSync(file, script('zsh'));
     expect(spawnSync('zsh', ['-n', file]).status).toBe(0);

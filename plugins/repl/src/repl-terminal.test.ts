@@ -1,13 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { hasCommand, runnerBin, tempDir, TmuxPane } from './test-support.js';
+import { hasTool } from '../../../test/support/tools.js';
+import { runnerBin, tempDir, TmuxPane } from './test-support.js';
 
 // A real terminal: tmux runs `runner repl` in a pane, and the assertions read the screen it renders.
 const BANNER =
   'runner 0.1.0 Lua 5.3 REPL — modules: exec, facts, file, goroutine, log, net, reliability, state, template — .help for help';
 
-describe.skipIf(!hasCommand('tmux'))('runner repl on a terminal', () => {
+describe.skipIf(!hasTool('tmux', 'tmux'))('runner repl on a terminal', () => {
   let pane: TmuxPane | undefined;
   afterEach(() => pane?.stop());
 

@@ -62,15 +62,6 @@ export function outputMatching(child: Repl, stream: 'stdout' | 'stderr', pattern
   });
 }
 
-export function hasCommand(name: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * A tmux server of our own (its own socket), whose one pane runs a command in a real terminal.
  * The screen is read as tmux renders it, so assertions see what a person would see.
