@@ -323,14 +323,19 @@ describe('dry-run', () => {
   it('changes nothing and says what each function would do', async () => {
     const p = join(dir, 'f');
     writeFileSync(p, 'old\n');
+    // `changed` means "would change", so a later `when` on it flows as in a real run.
     expect(await dryFile.write(p, 'new\n')).toEqual({
-      changed: false,
+      changed: true,
       path: p,
       skipped: true,
       would_change: true,
       note: `dry-run: would write ${p} (4 bytes)`,
     });
-    expect(await dryFile.write(p, 'old\n')).toMatchObject({ would_change: false, note: `dry-run: ${p} is up to date` });
+    expect(await dryFile.write(p, 'old\n')).toMatchObject({
+      changed: false,
+      would_change: false,
+      note: `dry-run: ${p} is up to date`,
+    });
     expect(await dryFile.write(p, 'old\n', { mode: '0600' })).toMatchObject({
       would_change: true,
       note: `dry-run: would change the mode of ${p} to 0600`,
@@ -339,8 +344,12 @@ describe('dry-run', () => {
     expect((await dryFile.copy(p, join(dir, 'c'))).note).toBe(
       `dry-run: would copy ${p} to ${join(dir, 'c')} (4 bytes)`,
     );
-    expect((await dryFile.mkdir(join(dir, 'd'))).note).toBe(`dry-run: would create directory ${join(dir, 'd')}`);
-    expect((await dryFile.remove(p)).note).toBe(`dry-run: would remove ${p} (file)`);
+    expect(await dryFile.mkdir(join(dir, 'd'))).toMatchObject({
+      changed: true,
+      note: `dry-run: would create directory ${join(dir, 'd')}`,
+    });
+    expect(await dryFile.remove(p)).toMatchObject({ changed: true, note: `dry-run: would remove ${p} (file)` });
+    expect(await dryFile.remove(join(dir, 'absent'))).toMatchObject({ changed: false, would_change: false });
     writeFileSync(join(dir, 't.j2'), '{{ x }}');
     expect((await dryFile.template(join(dir, 't.j2'), join(dir, 'out'), { x: 1 })).note).toBe(
       `dry-run: would render ${join(dir, 't.j2')} to ${join(dir, 'out')} (1 bytes)`,

@@ -153,7 +153,7 @@ async function ensureContent(call: LuaCallContext, d: Desired): Promise<Result> 
       if (!current && !(await statOrUndefined(d.fn, dirname(target))))
         note += `; ${dirname(d.path)} does not exist yet`;
     }
-    return { changed: false, path: d.path, skipped: true, would_change: true, note };
+    return { changed: true, path: d.path, skipped: true, would_change: true, note };
   }
   if (sameContent) {
     try {
@@ -280,7 +280,7 @@ export function createFileModule(engine: TemplateEngine | undefined): LuaModuleI
       const data = await readSource('copy', call, from);
       if (!data) {
         return {
-          changed: false,
+          changed: true,
           path: to,
           skipped: true,
           would_change: true,
@@ -310,7 +310,7 @@ export function createFileModule(engine: TemplateEngine | undefined): LuaModuleI
       const source = await readSource('template', call, from);
       if (!source) {
         return {
-          changed: false,
+          changed: true,
           path: to,
           skipped: true,
           would_change: true,
@@ -394,7 +394,7 @@ export function createFileModule(engine: TemplateEngine | undefined): LuaModuleI
         if (!o.create) {
           if (call.dryRun) {
             return {
-              changed: false,
+              changed: true,
               path: p,
               skipped: true,
               would_change: true,
@@ -439,7 +439,7 @@ export function createFileModule(engine: TemplateEngine | undefined): LuaModuleI
         const note = current
           ? `dry-run: would change the mode of ${p} to ${formatMode(mode!)}`
           : `dry-run: would create directory ${p}${mode !== undefined ? ` (mode ${formatMode(mode)})` : ''}`;
-        return { changed: false, path: p, skipped: true, would_change: true, note };
+        return { changed: true, path: p, skipped: true, would_change: true, note };
       }
       try {
         if (!current) await mkdir(p, { recursive: true, mode });
@@ -463,7 +463,7 @@ export function createFileModule(engine: TemplateEngine | undefined): LuaModuleI
       const kind = current.isDirectory() ? 'directory tree' : current.isSymbolicLink() ? 'symlink' : 'file';
       if (call.dryRun) {
         return {
-          changed: false,
+          changed: true,
           path: p,
           skipped: true,
           would_change: true,

@@ -13,8 +13,9 @@ content and never half of it; a symlink is followed and its target replaced. A r
 its mode (unless mode is given) and its owner (when the runner may set it).
 Modes are strings of octal digits ("0644", "0755"): a Lua number such as 0644 is decimal and is
 refused. Relative paths are relative to the runner's working directory. Content is text (UTF-8).
-In dry-run, functions with side effects change nothing and return { changed = false,
-skipped = true, would_change = <bool>, note = "dry-run: would ..." }; a missing directory or source
+In dry-run, functions with side effects change nothing and return what they would have returned:
+{ changed = <would change>, skipped = true, would_change = <same>, note = "dry-run: would ..." }, so
+a later "when" on changed flows as in a real run; a missing directory or source
 that an earlier (skipped) step would have created is mentioned in the note instead of raising.
 Errors name the function, the path and the reason: "file.read: /etc/x: permission denied".`,
   functions: {
