@@ -1,0 +1,112 @@
+// The executions list under load: a real `runner server` holding 10,000 executions (submitted over
+// REST first), then `GET /api/v1/executions` (the first page) and `?status=succeeded` from 100
+// connections at once for 10 s each (autocannon in a process of its own, so the load generator does
+// not share the master's event loop). Target: p99 under 10 ms for both.
+//
+//   node build.mjs && node test/bench/executions-list.mjs [--runs 10000] [--connections 100] [--seconds 10]
+//
+// Prints readable lines, then one JSON line.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { root, round, startMaster } from './support/master.mjs';
+
+/** autocannon's CLI with JSON output: the load comes from another process. */
+async function autocannon({ url, connections, duration, headers }) {
+  const args = [
+    join(root, 'node_modules/autocannon/autocannon.js'),
+    '--json',
+    '-c',
+    String(connections),
+    '-d',
+    String(duration),
+  ];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+  const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 64 * 1024 * 1024 });
+  return JSON.parse(stdout);
+}
+
+const TARGET_P99_MS = 10;
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '10000' },
+    connections: { type: 'string', default: '100' },
+    seconds: { type: 'string', default: '10' },
+  },
+});
+const runs = Number(values.runs);
+const connections = Number(values.connections);
+const seconds = Number(values.seconds);
+
+const WORKFLOWS = ['build', 'deploy', 'backup', 'report'];
+const content = (i) => `version: "1.0"
+tasks:
+  - name: only
+    exec:
+      script: return ${i % 10 !== 0}, "run ${i}"
+`;
+
+const master = await startMaster();
+let failure;
+const result = { executions: runs, connections, seconds };
+try {
+  // Seeding: 32 submissions in flight at a time; every tenth run fails so the status filter has work.
+  const seedStarted = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < runs) {
+        const i = next++;
+        const r = await master.request('POST', '/api/v1/workflows/run', {
+          content: content(i),
+          workflow_name: WORKFLOWS[i % WORKFLOWS.length],
+        });
+        if (r.status !== 202) throw new Error(`seeding run ${i}: ${r.status} ${JSON.stringify(r.body)}`);
+      }
+    }),
+  );
+  for (;;) {
+    const r = await master.request('GET', '/api/v1/executions?status=running&limit=1');
+    if (r.body.total === 0) break;
+    await sleep(100);
+  }
+  result.seed_seconds = round((Date.now() - seedStarted) / 1000, 1);
+  console.log(`seeded ${runs} executions in ${result.seed_seconds} s`);
+
+  for (const [name, path] of [
+    ['first_page', '/api/v1/executions'],
+    ['status_succeeded', '/api/v1/executions?status=succeeded'],
+  ]) {
+    const check = await master.request('GET', path);
+    if (check.status !== 200) throw new Error(`GET ${path}: ${check.status} ${JSON.stringify(check.body)}`);
+    const out = await autocannon({
+      url: `${master.base}${path}`,
+      connections,
+      duration: seconds,
+      headers: master.headers(),
+    });
+    result[name] = {
+      total: check.body.total,
+      requests_per_s: round(out.requests.average, 0),
+      p50_ms: out.latency.p50,
+      p99_ms: out.latency.p99,
+      errors: out.errors + out.non2xx,
+    };
+    console.log(
+      `GET ${path} (${check.body.total} matching) at ${connections} connections: ${result[name].requests_per_s} req/s, p50 ${out.latency.p50} ms, p99 ${out.latency.p99} ms, ${result[name].errors} errors`,
+    );
+  }
+  result.meets_target = result.first_page.p99_ms < TARGET_P99_MS && result.status_succeeded.p99_ms < TARGET_P99_MS;
+  console.log(`target p99 < ${TARGET_P99_MS} ms: ${result.meets_target ? 'met' : 'MISSED'}`);
+} catch (error) {
+  failure = error;
+} finally {
+  await master.stop();
+}
+console.log(JSON.stringify({ bench: 'executions-list', ...result, ...(failure ? { error: String(failure) } : {}) }));
+if (failure) {
+  console.error(failure);
+  process.exitCode = 1;
+}

@@ -1,0 +1,117 @@
+// Throughput of a master over REST: two-task runs submitted with `POST /api/v1/workflows/run` at a
+// fixed rate (open loop: a slow master does not slow the submitter down), each run's latency taken
+// from the moment its request left to the moment its `workflow.completed` message arrived on the
+// WebSocket. Target (the bar every feature on the run path must keep): 12,000 runs a minute
+// (200/s) with p99 submit-to-completion under 50 ms.
+//
+//   node build.mjs && node test/bench/rest-throughput.mjs [--rate 200] [--seconds 30]
+//
+// Prints readable lines, then one JSON line.
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import WebSocket from 'ws';
+import { percentile, round, startMaster } from './support/master.mjs';
+
+const TARGET_PER_MINUTE = 12_000;
+const TARGET_P99_MS = 50;
+const { values } = parseArgs({
+  options: { rate: { type: 'string', default: '200' }, seconds: { type: 'string', default: '30' } },
+});
+const rate = Number(values.rate);
+const seconds = Number(values.seconds);
+
+const WORKFLOW = `version: "1.0"
+tasks:
+  - name: first
+    exec:
+      script: return true, "one", { n = 1 }
+  - name: second
+    depends_on: [first]
+    exec:
+      script: return tasks.first.outputs.n == 1, "two"
+`;
+
+const master = await startMaster();
+let failure;
+const result = { rate_per_s: rate, seconds };
+try {
+  const sentAt = new Map();
+  const doneAt = new Map();
+  const statuses = new Map();
+  const ws = new WebSocket(`${master.base.replace('http', 'ws')}/api/v1/ws`, { headers: master.headers() });
+  await new Promise((ok, fail) => {
+    ws.once('open', ok);
+    ws.once('error', fail);
+  });
+  ws.on('message', (raw) => {
+    const message = JSON.parse(String(raw));
+    if (message.type !== 'workflow.completed' && message.type !== 'workflow.failed') return;
+    doneAt.set(message.data.run_id, performance.now());
+    statuses.set(message.data.run_id, message.data.status);
+  });
+
+  // Warm-up: the first runs pay for JIT and caches.
+  for (let i = 0; i < 200; i++) await master.request('POST', '/api/v1/workflows/run', { content: WORKFLOW });
+  await sleep(500);
+  doneAt.clear();
+  statuses.clear();
+
+  const total = Math.round(rate * seconds);
+  const errors = [];
+  const submissions = [];
+  const start = performance.now();
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    const t0 = performance.now();
+    submissions.push(
+      master.request('POST', '/api/v1/workflows/run', { content: WORKFLOW, workflow_name: 'two-tasks' }).then(
+        (r) => {
+          if (r.status !== 202) errors.push(`${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+          else sentAt.set(r.body.id, t0);
+        },
+        (error) => errors.push(error.message),
+      ),
+    );
+  }
+  await Promise.all(submissions);
+  const deadline = performance.now() + 30_000;
+  while (performance.now() < deadline && [...sentAt.keys()].some((id) => !doneAt.has(id))) await sleep(20);
+  const elapsed = (Math.max(...doneAt.values()) - start) / 1000;
+  const latencies = [...sentAt].filter(([id]) => doneAt.has(id)).map(([id, t0]) => doneAt.get(id) - t0);
+  const failedRuns = [...statuses.values()].filter((s) => s !== 'succeeded').length;
+  ws.close();
+  Object.assign(result, {
+    submitted: total,
+    completed: latencies.length,
+    failed_runs: failedRuns,
+    request_errors: errors.length,
+    runs_per_minute: round((latencies.length / elapsed) * 60, 0),
+    p50_ms: round(percentile(latencies, 50)),
+    p99_ms: round(percentile(latencies, 99)),
+    max_ms: round(Math.max(...latencies)),
+  });
+  if (errors.length) console.log(`first errors: ${errors.slice(0, 3).join(' | ')}`);
+  console.log(
+    `${result.completed}/${total} two-task runs at ${rate}/s: ${result.runs_per_minute} runs/min, submit to completion p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (max ${result.max_ms}); ${failedRuns} failed runs, ${errors.length} request errors`,
+  );
+  result.meets_target =
+    result.completed === total &&
+    failedRuns === 0 &&
+    result.runs_per_minute >= TARGET_PER_MINUTE * 0.98 &&
+    result.p99_ms < TARGET_P99_MS;
+  console.log(
+    `target ${TARGET_PER_MINUTE} runs/min with p99 < ${TARGET_P99_MS} ms: ${result.meets_target ? 'met' : 'MISSED'}`,
+  );
+} catch (error) {
+  failure = error;
+} finally {
+  await master.stop();
+}
+console.log(JSON.stringify({ bench: 'rest-throughput', ...result, ...(failure ? { error: String(failure) } : {}) }));
+if (failure) {
+  console.error(failure);
+  process.exitCode = 1;
+}

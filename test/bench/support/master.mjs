@@ -1,0 +1,128 @@
+// Shared by the benchmarks that drive a real `runner server`: free ports, starting and stopping the
+// master, authenticated requests (the master's local credential when authentication is on), and
+// percentiles. Benchmarks print readable lines, then one JSON line.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const root = resolve(import.meta.dirname, '../../..');
+export const bin = join(root, 'kernel/bin/runner.js');
+
+export function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** The value at percentile `p` (0-100) of `values`, nearest rank. */
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+export const round = (x, digits = 2) => +x.toFixed(digits);
+
+/**
+ * Starts `runner server` on free loopback ports with a fresh data directory (or `dataDir`) and waits
+ * for /api/v1/health. `request` sends the master's local credential once the auth plugin wrote one.
+ */
+export async function startMaster({
+  dataDir = mkdtempSync(join(tmpdir(), 'runner-bench-')),
+  args = [],
+  env = {},
+} = {}) {
+  const [httpPort, grpcPort] = [await freePort(), await freePort()];
+  const base = `http://127.0.0.1:${httpPort}`;
+  const child = spawn(
+    process.execPath,
+    [
+      bin,
+      'server',
+      '--http-port',
+      String(httpPort),
+      '--bind-address',
+      '127.0.0.1',
+      '--port',
+      String(grpcPort),
+      ...args,
+    ],
+    { env: { ...process.env, RUNNER_DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  let exit;
+  const exited = new Promise((r) => child.on('exit', (code, signal) => r((exit = { code, signal }))));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const tokenFile = join(dataDir, 'auth', 'local.token');
+  let token;
+  const headers = () => {
+    if (token === undefined && existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim();
+    return token ? { authorization: `Bearer ${token}` } : {};
+  };
+
+  /** One request; resolves with status, parsed body and latency in ms. */
+  const request = (method, path, body) =>
+    new Promise((resolveRequest, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const started = performance.now();
+      const req = http.request(
+        `${base}${path}`,
+        {
+          method,
+          agent,
+          headers: {
+            ...headers(),
+            ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => {
+            let json = text;
+            try {
+              json = JSON.parse(text);
+            } catch {}
+            resolveRequest({ status: res.statusCode, body: json, ms: performance.now() - started });
+          });
+        },
+      );
+      req.setTimeout(60_000, () => req.destroy(new Error(`${method} ${path}: no answer in 60 s`)));
+      req.on('error', reject);
+      req.end(payload);
+    });
+
+  const started = performance.now();
+  for (;;) {
+    if (exit) throw new Error(`runner server exited (${JSON.stringify(exit)}): ${output.trim()}`);
+    if (performance.now() - started > 30_000) throw new Error(`runner server not healthy in 30 s: ${output.trim()}`);
+    const ok = await request('GET', '/api/v1/health').then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) break;
+    await sleep(50);
+  }
+
+  const stop = async () => {
+    if (exit) return exit;
+    child.kill('SIGTERM');
+    const result = await Promise.race([exited, sleep(20_000).then(() => undefined)]);
+    if (result) return result;
+    child.kill('SIGKILL');
+    return { ...(await exited), forced: true };
+  };
+  return { base, dataDir, httpPort, grpcPort, child, request, headers, stop, output: () => output };
+}
