@@ -17,3 +17,7 @@ export * from './src/duration.js';
 export * from './src/master-api.js';
 export * from './src/permissions.js';
 export * from './src/redactor.js';
+export * from './src/suggest.js';
+export * from './src/config-resolve.js';
+export * from './src/core-config.js';
+export * from './src/plugin-order.js';

@@ -6,6 +6,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunnerConfig } from './src/config.js';
+import { resolveConfig, type ConfigEntry } from './src/config-resolve.js';
+import { CORE_CONFIG } from './src/core-config.js';
+import { orderPlugins } from './src/plugin-order.js';
 import { InvalidInputError } from './src/errors.js';
 import type { BusEvent, EventBus, EventType, RunnerEvents } from './src/events.js';
 import { createKernelHooks, type KernelHooks, type PluginDescriptor } from './src/hooks.js';
@@ -18,7 +21,7 @@ import {
   type LuaModuleSpec,
   type LuaValue,
 } from './src/lua-module.js';
-import type { Plugin, PluginInstance, Profile } from './src/plugin.js';
+import { definePlugin, type Plugin, type PluginInstance, type Profile } from './src/plugin.js';
 import { createRedactor, RedactorRef } from './src/redactor.js';
 import { dependencyTarget, type ServiceRef } from './src/service-ref.js';
 
@@ -26,8 +29,13 @@ export interface TestKernelOptions {
   plugins: readonly Plugin[];
   /** Mock implementations, keyed by the ref they stand for. */
   services?: readonly (readonly [ServiceRef<any>, unknown])[];
-  /** Config values keyed as in config.yaml (dotted keys or nested objects). */
+  /**
+   * Config values keyed as in config.yaml (dotted keys or nested objects), checked against the
+   * plugins' declarations as the kernel checks them (plus `configPlugins`' declarations).
+   */
   config?: Record<string, unknown>;
+  /** Plugins whose config declarations apply without setting them up (keys a plugin reads but another declares). */
+  configPlugins?: readonly Plugin[];
   /** Defaults to a new temporary directory. */
   dataDir?: string;
   profile?: Profile;
@@ -53,31 +61,32 @@ export interface TestKernel {
   stop(): Promise<void>;
 }
 
-/** A config over fixed values, with the same `get` rules as the kernel's. */
-export function staticConfig(values: Record<string, unknown>, dataDir: string, debug = false): RunnerConfig {
-  const flat = new Map<string, unknown>();
+/**
+ * A config over fixed values, checked and coerced exactly as the kernel checks its sources (the
+ * same resolveConfig), against the SDK's own keys and the declarations of `plugins`.
+ */
+export function staticConfig(
+  values: Record<string, unknown>,
+  dataDir: string,
+  plugins: readonly Pick<Plugin, 'id' | 'config'>[] = [],
+  debug = false,
+): RunnerConfig {
+  const entries = new Map<string, ConfigEntry>();
   const walk = (prefix: string, value: unknown): void => {
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       for (const [k, v] of Object.entries(value)) walk(prefix ? `${prefix}.${k}` : k, v);
-    }
-    if (prefix) flat.set(prefix, value);
+    } else if (prefix) entries.set(prefix, { value, source: 'test' });
   };
   walk('', values);
-  return {
+  if (debug) entries.set('debug', { value: true, source: 'test' });
+  return resolveConfig({
     dataDir,
-    debug,
-    values,
-    find: (key) => flat.get(key),
-    sourceOf: (key) => (flat.has(key) ? 'test' : 'default'),
-    get(key, fallback) {
-      const value = flat.get(key);
-      if (value === undefined) return fallback;
-      const want = Array.isArray(fallback) ? 'array' : typeof fallback;
-      const got = Array.isArray(value) ? 'array' : typeof value;
-      if (want !== got) throw new InvalidInputError(`config ${key}: expected ${want}, got ${got}`, { field: key });
-      return value as typeof fallback;
-    },
-  };
+    entries,
+    declarers: [
+      { pluginId: 'kernel', config: CORE_CONFIG },
+      ...plugins.map((p) => ({ pluginId: p.id, config: p.config })),
+    ],
+  });
 }
 
 function recordingLogger(lines: LoggedLine[], bound: LogFields): Logger {
@@ -118,10 +127,13 @@ function recordingBus(emitted: BusEvent[]): EventBus {
   };
 }
 
-/** Sets the plugins up, in the order given, against the mocks and each other's services. */
+/**
+ * Sets the plugins up against the mocks and each other's services, in dependency order (the
+ * kernel's own orderPlugins, services given as mocks counting as provided).
+ */
 export async function createTestKernel(options: TestKernelOptions): Promise<TestKernel> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'runner-test-'));
-  const config = staticConfig(options.config ?? {}, dataDir);
+  const config = staticConfig(options.config ?? {}, dataDir, [...options.plugins, ...(options.configPlugins ?? [])]);
   const emitted: BusEvent[] = [];
   const logs: LoggedLine[] = [];
   const events = recordingBus(emitted);
@@ -140,7 +152,15 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
     origin: 'builtin',
   }));
 
-  for (const plugin of options.plugins) {
+  // The mocks stand in as one plugin providing every mocked service.
+  const mocks = definePlugin({
+    id: 'test-mocks',
+    version: '0.0.0',
+    description: 'mocked services',
+    provides: [RedactorRef, ...(options.services ?? []).map(([ref]) => ref)],
+  });
+  const order = orderPlugins([mocks, ...options.plugins], undefined).filter((p) => p !== mocks);
+  for (const plugin of order) {
     const deps: Record<string, unknown> = {};
     for (const [key, dep] of Object.entries(plugin.dependsOn ?? {})) {
       const { ref, optional } = dependencyTarget(dep);

@@ -1,7 +1,18 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { InvalidInputError, type RunnerConfig } from '@runner/plugin-sdk';
+import {
+  InvalidInputError,
+  CORE_CONFIG,
+  coerceToSchema,
+  resolveConfig,
+  type ConfigDeclaration,
+  type ConfigDeclarer,
+  type ConfigEntry,
+  type ConfigSchema,
+  type Plugin,
+  type RunnerConfig,
+} from '@runner/plugin-sdk';
 
 export interface ConfigSources {
   /** `--data-dir`; otherwise `RUNNER_DATA_DIR`; otherwise `~/.runner`. */
@@ -16,8 +27,6 @@ export interface ConfigSources {
   ignoreFile?: boolean;
 }
 
-type Source = string;
-
 /**
  * Environment variables that do not follow the RUNNER_<SECTION>_<KEY> rule, because their names
  * are documented (service.md names RUNNER_MASTER_ADDR).
@@ -28,7 +37,13 @@ const ENV_ALIASES: Record<string, string> = {
   RUNNER_PLUGINS_DIR: 'plugins.dirs',
   RUNNER_JOIN_TOKEN: 'agent.join_token',
 };
-const ENV_IGNORED = new Set(['RUNNER_DATA_DIR', 'RUNNER_CONFIG']);
+// Not config: where the config is, the CLI's credentials, test and install-time inputs.
+const ENV_IGNORED = new Set([
+  'RUNNER_DATA_DIR',
+  'RUNNER_CONFIG',
+  'RUNNER_BUILTIN_PLUGINS_DIR',
+  'RUNNER_SSH_KEY_PASSPHRASE',
+]);
 
 /** Where the data directory is, before any config is read (the config file lives inside it). */
 export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
@@ -36,14 +51,14 @@ export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv 
 }
 
 /**
- * Merges defaults, the YAML config file, RUNNER_* variables and flags; later sources win. Every
- * value remembers its source so a type error can say where the bad value came from.
+ * Reads the YAML config file, RUNNER_* variables and flags into one map of dotted keys; later
+ * sources win. Every value remembers its source so a type error can say where it came from.
  */
-export async function loadConfig(sources: ConfigSources = {}): Promise<RunnerConfig> {
+export async function readConfigSources(sources: ConfigSources = {}): Promise<RawConfig> {
   const env = sources.env ?? process.env;
   const dataDir = resolveDataDir(sources.dataDir, env);
-  const flat = new Map<string, { value: unknown; source: Source }>();
-  const set = (key: string, value: unknown, source: Source) => flat.set(key, { value, source });
+  const entries = new Map<string, ConfigEntry>();
+  const set = (key: string, value: unknown, source: string) => entries.set(key, { value, source });
 
   const explicitFile = sources.configFile ?? env.RUNNER_CONFIG;
   const configFile = explicitFile ? resolve(explicitFile) : join(dataDir, 'config.yaml');
@@ -64,23 +79,49 @@ export async function loadConfig(sources: ConfigSources = {}): Promise<RunnerCon
     if (value !== undefined) set(key, value, `command-line flag (${key})`);
   }
   if (sources.debug) set('debug', true, 'flag --debug');
+  return { dataDir, entries };
+}
 
-  const tree: Record<string, unknown> = {};
-  for (const [key, { value }] of flat) assignPath(tree, key, value);
+/** What the sources set, before it is checked against the plugins' declarations. */
+export interface RawConfig {
+  dataDir: string;
+  entries: Map<string, ConfigEntry>;
+}
 
-  const config: RunnerConfig = {
-    dataDir,
-    debug: false,
-    values: tree,
-    find: (key) => flat.get(key)?.value,
-    sourceOf: (key) => flat.get(key)?.source ?? 'default',
-    get(key, fallback) {
-      const entry = flat.get(key);
-      if (entry === undefined) return fallback;
-      return coerce(key, entry.value, fallback, entry.source) as typeof fallback;
-    },
-  };
-  return { ...config, debug: config.get('debug', false) };
+/** Who declares config keys: the kernel (core keys) and every discovered plugin, whatever the profile. */
+export function configDeclarers(plugins: readonly { plugin: Pick<Plugin, 'id' | 'config'> }[]): ConfigDeclarer[] {
+  return [
+    { pluginId: 'kernel', config: CORE_CONFIG },
+    ...plugins.map(({ plugin }) => ({ pluginId: plugin.id, config: plugin.config })),
+  ];
+}
+
+/** `plugins.dirs` as the sources set it, read before discovery (the other keys need the plugins). */
+export function pluginsDirsOf(entries: ReadonlyMap<string, ConfigEntry>): string[] {
+  const entry = entries.get('plugins.dirs');
+  if (!entry) return [];
+  return coerceToSchema(
+    'plugins.dirs',
+    entry.value,
+    CORE_CONFIG['plugins.dirs'].schema as ConfigSchema,
+    entry.source,
+  ) as string[];
+}
+
+/**
+ * Reads every source and checks it against the declarations of the kernel and of `plugins` (all
+ * discovered plugins, whatever the profile): see resolveConfig in the SDK.
+ */
+export async function loadConfig(
+  sources: ConfigSources = {},
+  plugins: readonly { id: string; config?: ConfigDeclaration }[] = [],
+): Promise<RunnerConfig> {
+  const raw = await readConfigSources(sources);
+  return resolveConfig({
+    dataDir: raw.dataDir,
+    entries: raw.entries,
+    declarers: configDeclarers(plugins.map((plugin) => ({ plugin }))),
+  });
 }
 
 /** RUNNER_HTTP_BIND_ADDRESS -> http.bind_address: the first word is the section. */
@@ -121,53 +162,4 @@ function flatten(tree: Record<string, unknown>, prefix = '', out = new Map<strin
     else out.set(path, value);
   }
   return out;
-}
-
-function assignPath(tree: Record<string, unknown>, key: string, value: unknown): void {
-  const parts = key.split('.');
-  let node = tree;
-  for (const part of parts.slice(0, -1)) {
-    if (typeof node[part] !== 'object' || node[part] === null || Array.isArray(node[part])) node[part] = {};
-    node = node[part] as Record<string, unknown>;
-  }
-  node[parts[parts.length - 1]] = value;
-}
-
-/** Environment variables and flags arrive as strings; convert them to the type the reader wants. */
-function coerce(key: string, value: unknown, fallback: unknown, source: Source): unknown {
-  const want = Array.isArray(fallback) ? 'list' : typeof fallback;
-  const bad = () =>
-    new InvalidInputError(
-      `config ${key} (from ${source}): expected ${want === 'object' ? 'a mapping' : `a ${want}`}, got ${JSON.stringify(value)}`,
-      {
-        field: key,
-      },
-    );
-  switch (want) {
-    case 'number': {
-      const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-      if (typeof n !== 'number' || !Number.isFinite(n)) throw bad();
-      return n;
-    }
-    case 'boolean': {
-      if (typeof value === 'boolean') return value;
-      if (typeof value === 'string' && /^(true|1|yes|on)$/i.test(value)) return true;
-      if (typeof value === 'string' && /^(false|0|no|off)$/i.test(value)) return false;
-      throw bad();
-    }
-    case 'string':
-      if (typeof value === 'string' || typeof value === 'number') return String(value);
-      throw bad();
-    case 'list':
-      if (Array.isArray(value)) return value;
-      if (typeof value === 'string')
-        return value
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
-      throw bad();
-    default:
-      if (value !== null && typeof value === 'object') return value;
-      throw bad();
-  }
 }

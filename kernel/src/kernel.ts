@@ -4,6 +4,7 @@ import {
   dependencyTarget,
   RedactorRef,
   isRunnerError,
+  orderPlugins,
   type Logger,
   type Plugin,
   type PluginContext,
@@ -15,11 +16,10 @@ import {
   type RunningKernel,
   type ServiceRef,
 } from '@runner/plugin-sdk';
-import { KernelError, PluginSetupError, PluginStopError, messageOf, withTimeout } from './errors.js';
+import { KernelError, PluginGraphError, PluginSetupError, PluginStopError, messageOf, withTimeout } from './errors.js';
 import { KernelEventBus } from './event-bus.js';
 import { labelledHooks } from './labelled-hooks.js';
 import type { DiscoveredPlugin } from './plugin-discovery.js';
-import { orderPlugins } from './plugin-graph.js';
 import { ServiceRegistry } from './service-registry.js';
 
 export interface BootOptions {
@@ -39,11 +39,6 @@ interface Started {
   stopCallbacks: (() => Promise<void> | void)[];
 }
 
-// Config durations are seconds (keys without a unit suffix), like every other plugin's.
-const DEFAULT_SETUP_TIMEOUT_S = 10;
-// Above the HTTP plugin's 8 s drain, so a slow request is cut by the plugin that owns it.
-const DEFAULT_STOP_TIMEOUT_S = 15;
-
 /** Plugins a profile loads: those listing it, or listing no profile at all. */
 export function pluginsOfProfile(plugins: readonly DiscoveredPlugin[], profile: Profile): DiscoveredPlugin[] {
   return plugins.filter((p) => !p.plugin.profiles || p.plugin.profiles.includes(profile));
@@ -61,6 +56,7 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
   const order = orderPlugins(
     members.map((m) => m.plugin),
     kernelVersion,
+    (code, message, options) => new PluginGraphError(code, message, options),
   );
   const descriptors: PluginDescriptor[] = order.map((p) => descriptorOf.get(p) as PluginDescriptor);
 
@@ -71,8 +67,8 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
   registry.provide(RedactorRef, redactor, 'kernel');
   const controller = new AbortController();
   const started: Started[] = [];
-  const setupTimeout = Math.round(config.get('kernel.setup_timeout', DEFAULT_SETUP_TIMEOUT_S) * 1000);
-  const stopTimeout = Math.round(config.get('kernel.stop_timeout', DEFAULT_STOP_TIMEOUT_S) * 1000);
+  const setupTimeout = Math.round(config.get<number>('kernel.setup_timeout') * 1000);
+  const stopTimeout = Math.round(config.get<number>('kernel.stop_timeout') * 1000);
 
   let stopping: Promise<void> | undefined;
   const stop = (reason = 'stop requested'): Promise<void> => {

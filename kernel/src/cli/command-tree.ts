@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import type { CommandSpec } from '@runner/plugin-sdk';
+import type { CommandExtension, CommandOption, CommandSpec } from '@runner/plugin-sdk';
 import { PluginGraphError } from '../errors.js';
 
 /** A command spec with the plugin that contributed it, for conflict messages. */
@@ -8,11 +8,23 @@ export interface ContributedCommand {
   pluginId: string;
 }
 
+/** Options a plugin adds to a command another plugin owns, with that plugin. */
+export interface ContributedExtension {
+  extension: CommandExtension;
+  pluginId: string;
+}
+
 /**
  * Merges the plugins' contributions into one tree. Two plugins may share a parent (`db`) but not
- * a command that runs something; that conflict names both plugins.
+ * a command that runs something; that conflict names both plugins. Then each extension's options
+ * are added to the command it names; an option whose flag the command already has is a conflict
+ * naming both plugins. An extension of a command no loaded plugin contributes is dropped: its
+ * owner may be an external plugin that is absent here.
  */
-export function mergeCommands(contributions: readonly ContributedCommand[]): CommandSpec[] {
+export function mergeCommands(
+  contributions: readonly ContributedCommand[],
+  extensions: readonly ContributedExtension[] = [],
+): CommandSpec[] {
   const owners = new Map<string, string>();
   const merge = (into: CommandSpec[], spec: CommandSpec, pluginId: string, path: string): void => {
     const here = `${path}${spec.name}`;
@@ -38,12 +50,52 @@ export function mergeCommands(contributions: readonly ContributedCommand[]): Com
   };
   const tree: CommandSpec[] = [];
   for (const { spec, pluginId } of contributions) merge(tree, spec, pluginId, '');
+  extend(tree, extensions, owners);
   const sort = (list: CommandSpec[]) => {
     list.sort((a, b) => a.name.localeCompare(b.name));
     for (const c of list) sort((c.subcommands ?? []) as CommandSpec[]);
   };
   sort(tree);
   return tree;
+}
+
+function extend(tree: CommandSpec[], extensions: readonly ContributedExtension[], owners: Map<string, string>): void {
+  // Which plugin declared each flag of each command, for the conflict message.
+  const flagOwners = new Map<string, string>();
+  for (const { extension, pluginId } of extensions) {
+    const path = extension.command.trim().split(/\s+/);
+    let target: CommandSpec | undefined;
+    let list: readonly CommandSpec[] = tree;
+    for (const name of path) {
+      target = list.find((c) => c.name === name);
+      list = target?.subcommands ?? [];
+    }
+    if (!target) continue;
+    const here = path.join(' ');
+    for (const own of target.options ?? []) {
+      for (const flag of flagNames(own))
+        flagOwners.set(`${here} ${flag}`, flagOwners.get(`${here} ${flag}`) ?? owners.get(here) ?? '?');
+    }
+    for (const option of extension.options) {
+      for (const flag of flagNames(option)) {
+        const other = flagOwners.get(`${here} ${flag}`);
+        if (other !== undefined) {
+          throw new PluginGraphError(
+            'command_option_duplicate',
+            `option ${flag} of "runner ${here}" is declared by both plugin ${other} and plugin ${pluginId}`,
+            { pluginId, details: { command: here, option: flag, plugins: [other, pluginId] } },
+          );
+        }
+        flagOwners.set(`${here} ${flag}`, pluginId);
+      }
+    }
+    Object.assign(target, { options: [...(target.options ?? []), ...extension.options] });
+  }
+}
+
+/** `-p, --port <n>` -> `-p`, `--port`. */
+export function flagNames(option: CommandOption): string[] {
+  return option.flags.split(/[ ,|]+/).filter((part) => part.startsWith('-'));
 }
 
 /** Adds the tree to a commander program; every command also answers `--help` and `--version`. */

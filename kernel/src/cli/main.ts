@@ -1,13 +1,15 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import {
   createRedactor,
+  resolveConfig,
   isRunnerError,
   type CommandContext,
   type CommandSpec,
   type Profile,
+  type RunnerConfig,
   type RunningKernel,
 } from '@runner/plugin-sdk';
-import { loadConfig, resolveDataDir } from '../config.js';
+import { configDeclarers, pluginsDirsOf, readConfigSources, resolveDataDir } from '../config.js';
 import { messageOf } from '../errors.js';
 import { bootKernel } from '../kernel.js';
 import { createLogger, type KernelLogger } from '../logger.js';
@@ -42,28 +44,50 @@ export async function main(
     return isUsageError(error) ? EXIT_USAGE : EXIT_FAILURE;
   };
 
-  const readConfig = (flags?: Record<string, unknown>) =>
-    loadConfig({ dataDir: globals.dataDir, configFile: globals.configFile, env: io.env, debug: globals.debug, flags });
-  // A broken config file must not hide `runner doctor`, which is how one finds out about it.
+  const sources = (flags?: Record<string, unknown>) => ({
+    dataDir: globals.dataDir,
+    configFile: globals.configFile,
+    env: io.env,
+    debug: globals.debug,
+    flags,
+  });
+  // A broken config must not hide `runner doctor`, which is how one finds out about it: the error
+  // is kept, and only commands that tolerate it run.
   let configError: Error | undefined;
-  const baseConfig = await readConfig().catch((error: Error) => {
+  const raw = await readConfigSources(sources()).catch((error: Error) => {
     configError = error;
-    return loadConfig({ dataDir: globals.dataDir, env: {}, debug: globals.debug, ignoreFile: true });
+    return { dataDir: resolveDataDir(globals.dataDir, io.env), entries: new Map() };
   });
 
   let plugins: DiscoveredPlugin[];
   let commands: CommandSpec[];
+  let baseConfig: RunnerConfig;
   try {
     plugins = await discoverPlugins({
       builtinDir: io.env.RUNNER_BUILTIN_PLUGINS_DIR ?? builtinPluginsDir,
-      extraDirs: [...globals.pluginsDirs, ...baseConfig.get('plugins.dirs', [] as string[])],
+      extraDirs: [...globals.pluginsDirs, ...pluginsDirsOf(raw.entries)],
     });
     commands = mergeCommands(
       plugins.flatMap((p) => (p.plugin.commands ?? []).map((spec) => ({ spec, pluginId: p.plugin.id }))),
+      plugins.flatMap((p) =>
+        (p.plugin.commandOptions ?? []).map((extension) => ({ extension, pluginId: p.plugin.id })),
+      ),
     );
+    const declarers = configDeclarers(plugins);
+    try {
+      baseConfig = resolveConfig({ dataDir: raw.dataDir, entries: raw.entries, declarers });
+    } catch (error) {
+      if (!isRunnerError(error) || error.status !== 400) throw error;
+      configError ??= error;
+      baseConfig = resolveConfig({ dataDir: raw.dataDir, entries: new Map(), declarers });
+    }
   } catch (error) {
     return fail(error);
   }
+  const readConfig = async (flags?: Record<string, unknown>): Promise<RunnerConfig> => {
+    const { dataDir, entries } = await readConfigSources(sources(flags));
+    return resolveConfig({ dataDir, entries, declarers: configDeclarers(plugins) });
+  };
 
   const redactor = createRedactor();
   let exitCode = 0;
@@ -88,7 +112,11 @@ export async function main(
     let logger: KernelLogger | undefined;
     try {
       if (configError && !spec.tolerateConfigError) throw configError;
-      const config = baseConfig;
+      // Options with a configKey (an extension's `--port` on `runner server`) set their key for
+      // this command, whichever plugin owns the command.
+      const flagOverrides = configKeyOverrides(spec, command);
+      const config = Object.keys(flagOverrides).length > 0 ? await readConfig(flagOverrides) : baseConfig;
+      for (const warning of config.warnings) io.stderr.write(`runner: warning: ${warning}\n`);
       logger = await createLogger({
         dataDir: config.dataDir,
         level: config.debug ? 'debug' : 'info',
@@ -109,7 +137,7 @@ export async function main(
         redactor,
         configError,
         boot: async (profile, overrides) => {
-          const bootConfig = await readConfig(overrides);
+          const bootConfig = await readConfig({ ...flagOverrides, ...overrides });
           // Long-running profiles report their progress on the terminal; one-shot commands stay quiet.
           if (profile !== 'embedded') activeLogger.setTerminalLevel(bootConfig.debug ? 'debug' : 'info');
           const kernel = await bootKernel({
@@ -158,6 +186,20 @@ export async function main(
     return fail(error);
   }
   return exitCode;
+}
+
+/** The values the user gave to options that name a config key, keyed by that key. */
+function configKeyOverrides(spec: CommandSpec, command: Command): Record<string, unknown> {
+  const overrides: Record<string, unknown> = {};
+  for (const option of spec.options ?? []) {
+    if (!option.configKey) continue;
+    const name = new Option(option.flags).attributeName();
+    // A default is not the user's choice: config.yaml and RUNNER_* still apply then.
+    if (command.getOptionValueSource(name) === 'default') continue;
+    const value = command.getOptionValue(name) as unknown;
+    if (value !== undefined) overrides[option.configKey] = value;
+  }
+  return overrides;
 }
 
 /**

@@ -3,7 +3,7 @@ import { TEMPLATE_ROOTS } from './names.js';
 import type { Reader } from './reader.js';
 import type { TaskDraft, WorkflowDraft } from './schema.js';
 import { ScalarLocator } from './source-map.js';
-import { closest, didYouMean } from './suggest.js';
+import { closest, didYouMean } from '@runner/plugin-sdk';
 import { hasTemplateTag, maskTemplates, splitVariablePath } from './template-syntax.js';
 import type { ScriptCheckHook, TemplateVariablesHook } from './types.js';
 

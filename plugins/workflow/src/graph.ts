@@ -1,5 +1,4 @@
-import { InvalidInputError } from '@runner/plugin-sdk';
-import { didYouMean } from './suggest.js';
+import { InvalidInputError, didYouMean } from '@runner/plugin-sdk';
 import type { TaskDefinition, WorkflowDefinition } from './types.js';
 
 /** The part of a task the graph helpers need. */

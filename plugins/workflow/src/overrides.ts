@@ -1,7 +1,6 @@
-import { InvalidInputError } from '@runner/plugin-sdk';
+import { InvalidInputError, didYouMean } from '@runner/plugin-sdk';
 import { VAR_NAME, VAR_NAME_RULE } from './names.js';
 import { isPlainObject, setOwn } from './objects.js';
-import { didYouMean } from './suggest.js';
 import type { ValuesMap, WorkflowDefinition, WorkflowOverrides } from './types.js';
 
 function checkVarName(arg: string, name: string): string | undefined {

@@ -1,4 +1,4 @@
-import { isRunnerError } from '@runner/plugin-sdk';
+import { didYouMean, isRunnerError } from '@runner/plugin-sdk';
 import { isMap, isScalar, isSeq, type Node, type Scalar, type YAMLMap } from 'yaml';
 import { formatDuration, parseDuration } from './duration.js';
 import {
@@ -18,7 +18,6 @@ import {
 } from './names.js';
 import { setOwn } from './objects.js';
 import { indexPath, keyPath, type Entry, type MaybeNode, type Reader } from './reader.js';
-import { didYouMean } from './suggest.js';
 import { hasTemplateTag } from './template-syntax.js';
 import type { Delegation, LoopItem, RetryPolicy, TemplateEngine, ValuesMap } from './types.js';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createServiceRef, definePlugin, optional } from '@runner/plugin-sdk';
-import { orderPlugins } from './plugin-graph.js';
+import { orderPlugins } from './plugin-order.js';
+import { definePlugin } from './plugin.js';
+import { createServiceRef, optional } from './service-ref.js';
 
 const A = createServiceRef<string>({ id: 'a' });
 const B = createServiceRef<string>({ id: 'b' });

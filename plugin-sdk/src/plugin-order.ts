@@ -1,18 +1,39 @@
 // satisfies alone, not semver's index: the index loads all of semver, about 10 ms of every start-up,
 // for this one range check. (A static import, so that a bundler sees it.)
 import satisfies from 'semver/functions/satisfies.js';
-import { dependencyTarget, type Plugin } from '@runner/plugin-sdk';
-import { PluginGraphError } from './errors.js';
+import { RunnerError } from './errors.js';
+import type { Plugin } from './plugin.js';
+import { dependencyTarget } from './service-ref.js';
+
+/** Makes the error a refusal throws; the kernel passes its PluginGraphError. */
+export type PluginGraphErrorFactory = (
+  code: string,
+  message: string,
+  options: { pluginId: string; details?: Record<string, unknown> },
+) => Error;
+
+const defaultError: PluginGraphErrorFactory = (code, message, { pluginId, details }) =>
+  new RunnerError(code, message, { details: { pluginId, ...details } });
 
 /**
  * Checks a profile's plugins as a whole and returns them in setup order. Every refusal happens
- * here, before any setup runs, so a bad graph never leaves half a kernel running.
+ * here, before any setup runs, so a bad graph never leaves half a kernel running. The one
+ * implementation: the kernel and the SDK's test kernel both order setup with it.
+ * `kernelVersion` undefined skips the plugins' kernel range check (the test kernel has no version).
  */
-export function orderPlugins(plugins: readonly Plugin[], kernelVersion: string): Plugin[] {
+export function orderPlugins(
+  plugins: readonly Plugin[],
+  kernelVersion: string | undefined,
+  makeError: PluginGraphErrorFactory = defaultError,
+): Plugin[] {
   const providerOf = new Map<string, Plugin>();
   for (const plugin of plugins) {
-    if (plugin.kernel && !satisfies(kernelVersion, plugin.kernel, { includePrerelease: true })) {
-      throw new PluginGraphError(
+    if (
+      plugin.kernel &&
+      kernelVersion !== undefined &&
+      !satisfies(kernelVersion, plugin.kernel, { includePrerelease: true })
+    ) {
+      throw makeError(
         'kernel_incompatible',
         `plugin ${plugin.id} requires kernel ${plugin.kernel}, but this kernel is ${kernelVersion}`,
         { pluginId: plugin.id },
@@ -21,7 +42,7 @@ export function orderPlugins(plugins: readonly Plugin[], kernelVersion: string):
     for (const ref of plugin.provides ?? []) {
       const other = providerOf.get(ref.id);
       if (other) {
-        throw new PluginGraphError(
+        throw makeError(
           'service_duplicate',
           `service "${ref.id}" is provided by both plugin ${other.id} and plugin ${plugin.id}`,
           { pluginId: plugin.id },
@@ -41,7 +62,7 @@ export function orderPlugins(plugins: readonly Plugin[], kernelVersion: string):
       if (provider) {
         if (provider !== plugin) providers.push(provider);
       } else if (!optional) {
-        throw new PluginGraphError(
+        throw makeError(
           'service_missing',
           `plugin ${plugin.id} depends on service "${ref.id}" (as ${key}), which no loaded plugin provides`,
           { pluginId: plugin.id, details: { service: ref.id } },
@@ -59,7 +80,7 @@ export function orderPlugins(plugins: readonly Plugin[], kernelVersion: string):
     if (seen === 'done') return;
     if (seen === 'visiting') {
       const cycle = [...path.slice(path.indexOf(plugin)), plugin].map((p) => p.id).join(' -> ');
-      throw new PluginGraphError('plugin_cycle', `circular plugin dependency: ${cycle}`, { pluginId: plugin.id });
+      throw makeError('plugin_cycle', `circular plugin dependency: ${cycle}`, { pluginId: plugin.id });
     }
     state.set(plugin, 'visiting');
     for (const provider of needs.get(plugin) ?? []) visit(provider, [...path, plugin]);

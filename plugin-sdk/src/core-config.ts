@@ -1,0 +1,37 @@
+import type { ConfigDeclaration } from './config.js';
+
+/**
+ * Config keys the kernel and the SDK itself read (the master lookup is SDK code every command
+ * shares), declared as a plugin's would be so they are checked, shown and documented alike.
+ * Durations without a unit suffix are seconds, as everywhere in config.
+ */
+export const CORE_CONFIG: ConfigDeclaration = {
+  debug: { schema: { type: 'boolean' }, default: false, help: 'log at debug level and print stacks with errors' },
+  'plugins.dirs': {
+    schema: { type: 'array', items: { type: 'string' } },
+    default: [],
+    help: 'more directories to load plugins from (RUNNER_PLUGINS_DIR: colon-separated)',
+  },
+  'kernel.setup_timeout': {
+    schema: { type: 'number', exclusiveMinimum: 0 },
+    default: 10,
+    help: "seconds a plugin's setup may take before the boot fails naming it",
+  },
+  'kernel.stop_timeout': {
+    schema: { type: 'number', exclusiveMinimum: 0 },
+    default: 15,
+    help: "seconds a plugin's stop may take (above the HTTP plugin's drain)",
+  },
+  'master.url': {
+    schema: { type: 'string' },
+    help: "the master's REST API base URL for CLI commands (RUNNER_MASTER_URL)",
+  },
+  'master.address': {
+    schema: { type: 'string' },
+    help: "the master's gRPC address host[:port], for agents and CLI commands (RUNNER_MASTER_ADDR)",
+  },
+  'master.tls_cert': {
+    schema: { type: 'string' },
+    help: "CA certificate (PEM) to trust for the master's gRPC TLS, for CLI commands",
+  },
+};
