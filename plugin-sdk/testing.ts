@@ -9,7 +9,6 @@ import type { RunnerConfig } from './src/config.js';
 import { resolveConfig, type ConfigEntry } from './src/config-resolve.js';
 import { CORE_CONFIG } from './src/core-config.js';
 import { orderPlugins } from './src/plugin-order.js';
-import { InvalidInputError } from './src/errors.js';
 import type { BusEvent, EventBus, EventType, RunnerEvents } from './src/events.js';
 import { createKernelHooks, type KernelHooks, type PluginDescriptor } from './src/hooks.js';
 import type { LogFields, Logger } from './src/logger.js';

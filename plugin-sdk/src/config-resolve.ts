@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { ConfigDeclaration, ConfigKeySpec, ConfigSchema, DeclaredConfigKey, RunnerConfig } from './config.js';
+import type { ConfigDeclaration, ConfigKeySpec, ConfigSchema, RunnerConfig } from './config.js';
 import { InvalidInputError, RunnerError } from './errors.js';
 import { closest } from './suggest.js';
 
@@ -96,7 +96,7 @@ export function resolveConfig(options: ResolveConfigOptions): RunnerConfig {
     find: (key) => values.get(key)?.value ?? (declared.has(key) ? undefined : options.entries.get(key)?.value),
     sourceOf: (key) => values.get(key)?.source ?? options.entries.get(key)?.source ?? 'default',
     get<T>(key: string, fallback?: T): T {
-      if (declared.has(key)) return effective(key) as T;
+      if (declared.has(key)) return (effective(key) ?? fallback) as T;
       const entry = options.entries.get(key);
       if (entry === undefined) return fallback as T;
       if (fallback === undefined) return entry.value as T;

@@ -30,6 +30,17 @@ export const CORE_CONFIG: ConfigDeclaration = {
     schema: { type: 'string' },
     help: "the master's gRPC address host[:port], for agents and CLI commands (RUNNER_MASTER_ADDR)",
   },
+  // Shared by the master side, the agent and `runner agent install`, so declared by none of them.
+  'agent.join_token': {
+    schema: { type: 'string' },
+    help: 'token agents present to register (default: the token file in the data directory, `runner agent token show`)',
+    secret: true,
+  },
+  'grpc.max_message_bytes': {
+    schema: { type: 'integer', minimum: 1024 },
+    default: 16 * 1024 * 1024,
+    help: 'largest gRPC message, master and agent (bytes)',
+  },
   'master.tls_cert': {
     schema: { type: 'string' },
     help: "CA certificate (PEM) to trust for the master's gRPC TLS, for CLI commands",

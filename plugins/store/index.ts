@@ -1,6 +1,6 @@
 import { definePlugin, HttpRouterRef, optional, StoreRef, type Logger } from '@runner/plugin-sdk';
 import { dbCommand } from './src/commands.js';
-import { snapshotJournalBytes } from './src/config.js';
+import { snapshotJournalBytes, STORE_CONFIG } from './src/config.js';
 import type { LockInfo } from './src/lock.js';
 import type { OpenedStore, StoreOptions } from './src/sql-store.js';
 
@@ -29,6 +29,7 @@ export const plugin = definePlugin({
   provides: [StoreRef],
   dependsOn: { http: optional(HttpRouterRef) },
   commands: [dbCommand],
+  config: STORE_CONFIG,
   // Start-up replays up to store.snapshot_journal_bytes of journal, which can take seconds.
   setupTimeoutMs: 120_000,
   async setup(ctx, { http }) {

@@ -1,10 +1,11 @@
 import { staticConfig } from '@runner/plugin-sdk/testing';
 import { describe, expect, it } from 'vitest';
 import { readMasterConfig } from './config.js';
+import { plugin } from './plugin.js';
 
 describe('master transport config', () => {
   it('defaults to port 50053 on every interface, heartbeats every 30 s, offline after 90 s, warning above 80%', () => {
-    expect(readMasterConfig(staticConfig({}, '/tmp'))).toMatchObject({
+    expect(readMasterConfig(staticConfig({}, '/tmp', [plugin]))).toMatchObject({
       port: 50053,
       bindAddress: '0.0.0.0',
       tlsCert: undefined,
@@ -16,14 +17,16 @@ describe('master transport config', () => {
 
   it('reads seconds as durations', () => {
     const config = readMasterConfig(
-      staticConfig({ agent: { heartbeat_interval: 0.2, heartbeat_timeout: 0.6 }, grpc: { port: 0 } }, '/tmp'),
+      staticConfig({ agent: { heartbeat_interval: 0.2, heartbeat_timeout: 0.6 }, grpc: { port: 0 } }, '/tmp', [plugin]),
     );
     expect(config).toMatchObject({ heartbeatIntervalMs: 200, heartbeatTimeoutMs: 600, port: 0 });
   });
 
   it('names the key of a bad value', () => {
-    const read = (values: Record<string, unknown>) => () => readMasterConfig(staticConfig(values, '/tmp'));
-    expect(read({ grpc: { port: 70000 } })).toThrow(/grpc.port .*0-65535/);
+    const read = (values: Record<string, unknown>) => () => readMasterConfig(staticConfig(values, '/tmp', [plugin]));
+    expect(read({ grpc: { port: 70000 } })).toThrow(
+      /config grpc.port \(from test\): expected an integer from 0 to 65535, got 70000/,
+    );
     expect(read({ grpc: { tls_cert: '/c.pem' } })).toThrow(/grpc.tls_key \(--tls-key\) is not set/);
     expect(read({ agent: { heartbeat_interval: 10, heartbeat_timeout: 5 } })).toThrow(
       /heartbeat_timeout .* must be longer than agent.heartbeat_interval/,

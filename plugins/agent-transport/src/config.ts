@@ -1,4 +1,4 @@
-import { InvalidInputError, type RunnerConfig } from '@runner/plugin-sdk';
+import { InvalidInputError, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 
 /** The master side's settings, read once at setup so a bad value fails the boot, not an agent. */
 export interface MasterTransportConfig {
@@ -24,73 +24,79 @@ export interface MasterTransportConfig {
 
 export const DEFAULT_GRPC_PORT = 50053;
 
+const seconds = (fallback: number, help: string) => ({
+  schema: { type: 'number', exclusiveMinimum: 0 } as const,
+  default: fallback,
+  help: `${help} (seconds)`,
+});
+
+/**
+ * Keys of the gRPC side, checked by the kernel before setup. `grpc.max_message_bytes` and
+ * `agent.join_token`, which the agent plugins share, are core keys (CORE_CONFIG in the SDK).
+ */
+export const TRANSPORT_CONFIG: ConfigDeclaration = {
+  'grpc.port': {
+    schema: { type: 'integer', minimum: 0, maximum: 65535 },
+    default: DEFAULT_GRPC_PORT,
+    help: 'gRPC port agents connect to (0: any free port)',
+  },
+  'grpc.bind_address': {
+    schema: { type: 'string', minLength: 1 },
+    default: '0.0.0.0',
+    help: 'address the gRPC server binds',
+  },
+  'grpc.tls_cert': { schema: { type: 'string' }, help: 'PEM certificate for the agents gRPC port (with grpc.tls_key)' },
+  'grpc.tls_key': {
+    schema: { type: 'string' },
+    help: 'PEM private key file of grpc.tls_cert',
+    secret: true,
+  },
+  'agent.heartbeat_interval': seconds(30, 'how often agents send a heartbeat'),
+  'agent.heartbeat_timeout': seconds(90, 'silence after which an agent is offline; above heartbeat_interval'),
+  'agent.warning_threshold': {
+    schema: { type: 'number', exclusiveMinimum: 0, maximum: 100 },
+    default: 80,
+    help: 'percent of CPU, memory or disk above which an agent is `warning`',
+  },
+  'agent.register_timeout': seconds(10, 'how long a new stream may take to register'),
+  'agent.call_timeout': seconds(30, 'deadline of a metrics, exec or control call to an agent'),
+  'agent.persist_interval': seconds(30, 'how often heartbeat data is written to the store'),
+  'agent.log_tail': {
+    schema: { type: 'integer', minimum: 1 },
+    default: 100,
+    help: 'recent agent log lines a log stream starts with',
+  },
+};
+
 export function readMasterConfig(config: RunnerConfig): MasterTransportConfig {
-  const port = config.get('grpc.port', DEFAULT_GRPC_PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new InvalidInputError(
-      `config grpc.port (from ${config.sourceOf('grpc.port')}): expected a port number 0-65535, got ${port}`,
-      { field: 'grpc.port' },
-    );
-  }
-  const bindAddress = config.get('grpc.bind_address', '0.0.0.0').trim();
-  if (!bindAddress) {
-    throw new InvalidInputError(
-      `config grpc.bind_address (from ${config.sourceOf('grpc.bind_address')}): must not be empty`,
-      {
-        field: 'grpc.bind_address',
-      },
-    );
-  }
-  const tlsCert = config.get('grpc.tls_cert', '') || undefined;
-  const tlsKey = config.get('grpc.tls_key', '') || undefined;
+  const tlsCert = config.get<string | undefined>('grpc.tls_cert') || undefined;
+  const tlsKey = config.get<string | undefined>('grpc.tls_key') || undefined;
   if ((tlsCert === undefined) !== (tlsKey === undefined)) {
     const missing = tlsCert === undefined ? 'grpc.tls_cert (--tls-cert)' : 'grpc.tls_key (--tls-key)';
     throw new InvalidInputError(`TLS for agents needs both a certificate and its key: ${missing} is not set`, {
       field: tlsCert === undefined ? 'grpc.tls_cert' : 'grpc.tls_key',
     });
   }
-  const interval = seconds(config, 'agent.heartbeat_interval', 30);
-  const timeout = seconds(config, 'agent.heartbeat_timeout', 90);
+  const interval = config.get<number>('agent.heartbeat_interval');
+  const timeout = config.get<number>('agent.heartbeat_timeout');
   if (timeout <= interval) {
     throw new InvalidInputError(
       `config agent.heartbeat_timeout (${timeout} s, from ${config.sourceOf('agent.heartbeat_timeout')}) must be longer than agent.heartbeat_interval (${interval} s)`,
       { field: 'agent.heartbeat_timeout' },
     );
   }
-  const threshold = config.get('agent.warning_threshold', 80);
-  if (!(threshold > 0 && threshold <= 100)) {
-    throw new InvalidInputError(
-      `config agent.warning_threshold (from ${config.sourceOf('agent.warning_threshold')}): expected a percentage above 0 and at most 100, got ${threshold}`,
-      { field: 'agent.warning_threshold' },
-    );
-  }
   return {
-    port,
-    bindAddress,
+    port: config.get<number>('grpc.port'),
+    bindAddress: config.get<string>('grpc.bind_address').trim(),
     tlsCert,
     tlsKey,
     heartbeatIntervalMs: interval * 1000,
     heartbeatTimeoutMs: timeout * 1000,
-    warningThreshold: threshold,
-    registerTimeoutMs: seconds(config, 'agent.register_timeout', 10) * 1000,
-    callTimeoutMs: seconds(config, 'agent.call_timeout', 30) * 1000,
-    persistIntervalMs: seconds(config, 'agent.persist_interval', 30) * 1000,
-    maxMessageBytes: Math.round(positive(config, 'grpc.max_message_bytes', 16 * 1024 * 1024, 'bytes')),
-    logTail: Math.round(positive(config, 'agent.log_tail', 100, 'lines')),
+    warningThreshold: config.get<number>('agent.warning_threshold'),
+    registerTimeoutMs: config.get<number>('agent.register_timeout') * 1000,
+    callTimeoutMs: config.get<number>('agent.call_timeout') * 1000,
+    persistIntervalMs: config.get<number>('agent.persist_interval') * 1000,
+    maxMessageBytes: config.get<number>('grpc.max_message_bytes'),
+    logTail: config.get<number>('agent.log_tail'),
   };
-}
-
-function seconds(config: RunnerConfig, key: string, fallback: number): number {
-  return positive(config, key, fallback, 'seconds');
-}
-
-function positive(config: RunnerConfig, key: string, fallback: number, unit: string): number {
-  const value = config.get(key, fallback);
-  if (!(value > 0)) {
-    throw new InvalidInputError(
-      `config ${key} (from ${config.sourceOf(key)}): expected a positive number of ${unit}, got ${value}`,
-      { field: key },
-    );
-  }
-  return value;
 }

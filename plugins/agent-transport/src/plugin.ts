@@ -7,7 +7,7 @@ import {
   StoreRef,
 } from '@runner/plugin-sdk';
 import { agentTokenCommand } from './commands.js';
-import { readMasterConfig } from './config.js';
+import { readMasterConfig, TRANSPORT_CONFIG } from './config.js';
 import { JoinTokens } from './token.js';
 
 /**
@@ -23,6 +23,27 @@ export const plugin = definePlugin({
   provides: [AgentRegistryRef, AgentDelegatorRef],
   dependsOn: { store: optional(StoreRef), http: optional(HttpRouterRef) },
   commands: [agentTokenCommand],
+  config: TRANSPORT_CONFIG,
+  // The gRPC side's flags on the master command; their values reach readMasterConfig as config.
+  commandOptions: [
+    {
+      command: 'server',
+      options: [
+        { flags: '--port <n>', description: 'gRPC port agents connect to (default 50053)', configKey: 'grpc.port' },
+        {
+          flags: '--grpc-bind-address <addr>',
+          description: 'address the gRPC server binds (default 0.0.0.0)',
+          configKey: 'grpc.bind_address',
+        },
+        {
+          flags: '--tls-cert <file>',
+          description: 'PEM certificate for the agents gRPC port',
+          configKey: 'grpc.tls_cert',
+        },
+        { flags: '--tls-key <file>', description: 'PEM private key of --tls-cert', configKey: 'grpc.tls_key' },
+      ],
+    },
+  ],
   async setup(ctx, { store, http }) {
     const config = readMasterConfig(ctx.config);
     const tokens = JoinTokens.fromConfig(ctx.config);

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { staticConfig } from '@runner/plugin-sdk/testing';
+import { plugin } from './plugin.js';
 import { describe, expect, it } from 'vitest';
 import { createTokenFile, currentToken, generateToken, JoinTokens, tokenFile } from './token.js';
 
@@ -43,10 +44,10 @@ describe('join tokens', () => {
 
   it('show reports the effective token and where it came from', () => {
     const dir = tempDir();
-    expect(currentToken(staticConfig({}, dir))).toBeUndefined();
+    expect(currentToken(staticConfig({}, dir, [plugin]))).toBeUndefined();
     writeFileSync(tokenFile(dir), 'rjt_x\n');
-    expect(currentToken(staticConfig({}, dir))).toEqual({ token: 'rjt_x', source: tokenFile(dir) });
-    expect(currentToken(staticConfig({ agent: { join_token: 'rjt_cfg' } }, dir))).toEqual({
+    expect(currentToken(staticConfig({}, dir, [plugin]))).toEqual({ token: 'rjt_x', source: tokenFile(dir) });
+    expect(currentToken(staticConfig({ agent: { join_token: 'rjt_cfg' } }, dir, [plugin]))).toEqual({
       token: 'rjt_cfg',
       source: 'config agent.join_token (from test)',
     });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { InvalidInputError, RunnerError, type CommandContext, type CommandSpec } from '@runner/plugin-sdk';
+import { RunnerError, type CommandContext, type CommandSpec } from '@runner/plugin-sdk';
 import { checkAgentName, parseLabels } from './config.js';
 import { AgentProcessRef, type AgentEnd } from './process.js';
 
@@ -12,14 +12,9 @@ export const RESTART_EXIT_CODE = 75;
  * under systemd (which sets INVOCATION_ID, and would stop a process its unit did not start) and
  * re-executes otherwise.
  */
-export function restartMode(configured: string, env: NodeJS.ProcessEnv): 'exec' | 'exit' {
+export function restartMode(configured: 'auto' | 'exec' | 'exit', env: NodeJS.ProcessEnv): 'exec' | 'exit' {
+  // The kernel checked the value against the declaration (auto, exec or exit).
   if (configured === 'exec' || configured === 'exit') return configured;
-  if (configured !== 'auto') {
-    throw new InvalidInputError(
-      `config agent.restart_mode: expected auto, exec or exit, got ${JSON.stringify(configured)}`,
-      { field: 'agent.restart_mode' },
-    );
-  }
   return env.INVOCATION_ID ? 'exit' : 'exec';
 }
 
@@ -89,7 +84,7 @@ async function startAgent(name: string, options: Record<string, unknown>, ctx: C
       );
       return 0;
     case 'restart': {
-      const mode = restartMode(kernel.config.get('agent.restart_mode', 'auto'), process.env);
+      const mode = restartMode(kernel.config.get<'auto' | 'exec' | 'exit'>('agent.restart_mode'), process.env);
       // The old session ends before the new process registers, so the master sees one agent.
       await kernel.stop('restart requested by the master');
       if (mode === 'exit') {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { staticConfig } from '@runner/plugin-sdk/testing';
 import { describe, expect, it } from 'vitest';
 import { parseLabels, parseMasterAddress, readAgentConfig } from './config.js';
+import { plugin } from './plugin.js';
 
 describe('agent config', () => {
   it('parses master addresses, with port 50053 by default', () => {
@@ -38,6 +39,7 @@ describe('agent config', () => {
           master: { address: 'm:1' },
         },
         '/tmp',
+        [plugin],
       ),
     );
     expect(config).toMatchObject({
@@ -57,8 +59,9 @@ describe('agent config', () => {
       },
     });
     expect(
-      readAgentConfig(staticConfig({ agent: { name: 'a', labels: 'x=1,y=2' }, master: { address: 'm' } }, '/tmp'))
-        .labels,
+      readAgentConfig(
+        staticConfig({ agent: { name: 'a', labels: 'x=1,y=2' }, master: { address: 'm' } }, '/tmp', [plugin]),
+      ).labels,
     ).toEqual({ x: '1', y: '2' });
   });
 
@@ -67,7 +70,7 @@ describe('agent config', () => {
     const cert = join(dir, 'master.pem');
     writeFileSync(cert, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
     const read = (values: Record<string, unknown>) =>
-      readAgentConfig(staticConfig({ master: { address: 'm:1' }, ...values }, dir));
+      readAgentConfig(staticConfig({ master: { address: 'm:1' }, ...values }, dir, [plugin]));
     expect(read({ agent: { name: 'a', master_tls_cert: cert } }).tls?.rootCert?.toString()).toMatch(
       /BEGIN CERTIFICATE/,
     );
@@ -87,21 +90,28 @@ describe('agent config', () => {
 
   it('refuses a bad name and bad policy values, naming the key', () => {
     const read = (agent: Record<string, unknown>) => () =>
-      readAgentConfig(staticConfig({ agent, master: { address: 'm' } }, '/tmp'));
+      readAgentConfig(staticConfig({ agent, master: { address: 'm' } }, '/tmp', [plugin]));
     expect(read({ name: 'bad name' })).toThrow(/agent name "bad name" is not valid/);
     expect(read({})).toThrow(/no agent name/);
-    expect(read({ name: 'a', reconnect_jitter: 2 })).toThrow(/agent.reconnect_jitter .*fraction/);
+    expect(read({ name: 'a', reconnect_jitter: 2 })).toThrow(
+      /config agent.reconnect_jitter \(from test\): expected a number from 0 to 1, got 2/,
+    );
     expect(read({ name: 'a', reconnect_max_retries: -1 })).toThrow(/agent.reconnect_max_retries/);
   });
 });
 
 describe('restart mode', () => {
+  it('refuses a mode other than auto, exec or exit before setup', () => {
+    expect(() => staticConfig({ agent: { restart_mode: 'sometimes' } }, '/tmp', [plugin])).toThrow(
+      'config agent.restart_mode (from test): expected one of auto, exec, exit, got "sometimes"',
+    );
+  });
+
   it('exits for systemd to restart, re-executes otherwise, unless configured', async () => {
     const { restartMode } = await import('./commands.js');
     expect(restartMode('auto', { INVOCATION_ID: 'abc' })).toBe('exit');
     expect(restartMode('auto', {})).toBe('exec');
     expect(restartMode('exec', { INVOCATION_ID: 'abc' })).toBe('exec');
     expect(restartMode('exit', {})).toBe('exit');
-    expect(() => restartMode('sometimes', {})).toThrow(/agent.restart_mode: expected auto, exec or exit/);
   });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { InvalidInputError, type RunnerConfig } from '@runner/plugin-sdk';
+import { InvalidInputError, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 import { DEFAULT_RECONNECT, type ReconnectPolicy } from './reconnect.js';
 
 export const DEFAULT_MASTER_PORT = 50053;
@@ -23,8 +23,88 @@ export interface AgentConfig {
   maxMessageBytes: number;
 }
 
+const positive = (fallback: number, help: string) => ({
+  schema: { type: 'number', exclusiveMinimum: 0 } as const,
+  default: fallback,
+  help,
+});
+const count = (fallback: number, help: string) => ({
+  schema: { type: 'integer', minimum: 0 } as const,
+  default: fallback,
+  help,
+});
+
+/**
+ * Keys of the agent side, checked by the kernel before setup (durations in seconds). The master
+ * address, `agent.join_token` and `grpc.max_message_bytes` are core keys (CORE_CONFIG in the SDK).
+ */
+export const AGENT_CONFIG: ConfigDeclaration = {
+  'agent.name': { schema: { type: 'string' }, help: 'name of this agent (`runner agent start <name>`)' },
+  'agent.labels': {
+    schema: { type: 'object', additionalProperties: { type: 'string' } },
+    default: {},
+    help: 'labels for delegation (a mapping; k=v,k2=v2 in RUNNER_AGENT_LABELS)',
+  },
+  'agent.master_tls': { schema: { type: 'boolean' }, default: false, help: 'connect to the master over TLS' },
+  'agent.master_tls_cert': {
+    schema: { type: 'string' },
+    help: "CA certificate (PEM) to trust for the master's TLS; implies agent.master_tls",
+  },
+  'agent.master_tls_server_name': {
+    schema: { type: 'string' },
+    help: "name to check in the master's certificate instead of the host dialled",
+  },
+  'agent.connect_timeout': positive(10, 'seconds a connection attempt to the master may take'),
+  'agent.reconnect_initial_delay': positive(
+    DEFAULT_RECONNECT.initialDelayMs / 1000,
+    'seconds before the first reconnection attempt',
+  ),
+  'agent.reconnect_max_delay': positive(DEFAULT_RECONNECT.maxDelayMs / 1000, 'longest wait between attempts (seconds)'),
+  'agent.reconnect_multiplier': {
+    schema: { type: 'number', minimum: 1 },
+    default: DEFAULT_RECONNECT.multiplier,
+    help: 'factor the wait grows by after each failed attempt',
+  },
+  'agent.reconnect_jitter': {
+    schema: { type: 'number', minimum: 0, maximum: 1 },
+    default: DEFAULT_RECONNECT.jitter,
+    help: 'fraction of random spread on each wait',
+  },
+  'agent.reconnect_max_retries': count(DEFAULT_RECONNECT.maxRetries, 'attempts before giving up (0: never give up)'),
+  'agent.circuit_breaker_failures': count(
+    DEFAULT_RECONNECT.breakerFailures,
+    'failures in a row that open the circuit breaker',
+  ),
+  'agent.circuit_breaker_reset_timeout': positive(
+    DEFAULT_RECONNECT.breakerResetMs / 1000,
+    'seconds the open circuit waits before trying again',
+  ),
+  'agent.exec_timeout': positive(300, 'seconds a delegated task may run without its own timeout'),
+  'agent.exec_output_bytes': {
+    schema: { type: 'integer', minimum: 1 },
+    default: 1024 * 1024,
+    help: "bytes of a delegated command's output kept",
+  },
+  'agent.task_log_bytes': {
+    schema: { type: 'integer', minimum: 1 },
+    default: 1024 * 1024,
+    help: "bytes of a delegated task's log sent to the master",
+  },
+  'agent.metrics_cache': positive(5, 'seconds metrics are answered from cache'),
+  'agent.log_lines': {
+    schema: { type: 'integer', minimum: 1 },
+    default: 500,
+    help: 'recent log lines kept for the master to stream',
+  },
+  'agent.restart_mode': {
+    schema: { type: 'string', enum: ['auto', 'exec', 'exit'] },
+    default: 'auto',
+    help: 'how the agent restarts when asked: exec itself, exit 75 for a service manager, or auto',
+  },
+};
+
 export function readAgentConfig(config: RunnerConfig): AgentConfig {
-  const name = config.get('agent.name', '').trim();
+  const name = (config.get<string | undefined>('agent.name') ?? '').trim();
   if (!name)
     throw new InvalidInputError('no agent name: give it as `runner agent start <name>` (or config agent.name)', {
       field: 'agent.name',
@@ -32,7 +112,7 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
   checkAgentName(name);
   const master = parseMasterAddress(config.get('master.address', ''), config.sourceOf('master.address'));
   const certFile = config.get('agent.master_tls_cert', '').trim() || undefined;
-  const useTls = certFile !== undefined || config.get('agent.master_tls', false);
+  const useTls = certFile !== undefined || config.get<boolean>('agent.master_tls');
   const serverName = config.get('agent.master_tls_server_name', '').trim() || undefined;
   let rootCert: Buffer | undefined;
   if (certFile) {
@@ -50,15 +130,15 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
       });
     }
   }
+  const num = (key: string) => config.get<number>(key);
   const reconnect: ReconnectPolicy = {
-    initialDelayMs: seconds(config, 'agent.reconnect_initial_delay', DEFAULT_RECONNECT.initialDelayMs / 1000) * 1000,
-    maxDelayMs: seconds(config, 'agent.reconnect_max_delay', DEFAULT_RECONNECT.maxDelayMs / 1000) * 1000,
-    multiplier: atLeast(config, 'agent.reconnect_multiplier', DEFAULT_RECONNECT.multiplier, 1),
-    jitter: fraction(config, 'agent.reconnect_jitter', DEFAULT_RECONNECT.jitter),
-    maxRetries: count(config, 'agent.reconnect_max_retries', DEFAULT_RECONNECT.maxRetries),
-    breakerFailures: count(config, 'agent.circuit_breaker_failures', DEFAULT_RECONNECT.breakerFailures),
-    breakerResetMs:
-      seconds(config, 'agent.circuit_breaker_reset_timeout', DEFAULT_RECONNECT.breakerResetMs / 1000) * 1000,
+    initialDelayMs: num('agent.reconnect_initial_delay') * 1000,
+    maxDelayMs: num('agent.reconnect_max_delay') * 1000,
+    multiplier: num('agent.reconnect_multiplier'),
+    jitter: num('agent.reconnect_jitter'),
+    maxRetries: num('agent.reconnect_max_retries'),
+    breakerFailures: num('agent.circuit_breaker_failures'),
+    breakerResetMs: num('agent.circuit_breaker_reset_timeout') * 1000,
   };
   const token = config.get('agent.join_token', '').trim() || undefined;
   return {
@@ -66,15 +146,15 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
     master,
     token,
     tls: useTls ? { rootCert, certFile, serverName } : undefined,
-    labels: readLabels(config),
-    connectTimeoutMs: seconds(config, 'agent.connect_timeout', 10) * 1000,
+    labels: config.get<Record<string, string>>('agent.labels'),
+    connectTimeoutMs: num('agent.connect_timeout') * 1000,
     reconnect,
-    execTimeoutMs: seconds(config, 'agent.exec_timeout', 300) * 1000,
-    execOutputBytes: Math.round(atLeast(config, 'agent.exec_output_bytes', 1024 * 1024, 1)),
-    taskLogBytes: Math.round(atLeast(config, 'agent.task_log_bytes', 1024 * 1024, 1)),
-    metricsCacheMs: seconds(config, 'agent.metrics_cache', 5) * 1000,
-    logLines: Math.round(atLeast(config, 'agent.log_lines', 500, 1)),
-    maxMessageBytes: Math.round(atLeast(config, 'grpc.max_message_bytes', 16 * 1024 * 1024, 1024)),
+    execTimeoutMs: num('agent.exec_timeout') * 1000,
+    execOutputBytes: num('agent.exec_output_bytes'),
+    taskLogBytes: num('agent.task_log_bytes'),
+    metricsCacheMs: num('agent.metrics_cache') * 1000,
+    logLines: num('agent.log_lines'),
+    maxMessageBytes: num('grpc.max_message_bytes'),
   };
 }
 
@@ -110,20 +190,6 @@ export function parseMasterAddress(raw: string, source: string): string {
   return bracketed ? `[${match[1]}]:${port}` : `${match[1]}:${port}`;
 }
 
-/** `agent.labels` as a mapping in config.yaml, or `k=v,k2=v2` from RUNNER_AGENT_LABELS or --labels. */
-export function readLabels(config: RunnerConfig): Record<string, string> {
-  const raw = (config.values.agent as Record<string, unknown> | undefined)?.labels;
-  if (raw === undefined || raw === null || raw === '') return {};
-  if (typeof raw === 'string') return parseLabels(raw);
-  if (typeof raw === 'object' && !Array.isArray(raw)) {
-    return Object.fromEntries(Object.entries(raw as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
-  }
-  throw new InvalidInputError(
-    `config agent.labels (from ${config.sourceOf('agent.labels')}): expected a mapping or k=v,k2=v2`,
-    { field: 'agent.labels' },
-  );
-}
-
 export function parseLabels(text: string): Record<string, string> {
   const labels: Record<string, string> = {};
   for (const pair of text
@@ -135,48 +201,4 @@ export function parseLabels(text: string): Record<string, string> {
     labels[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
   }
   return labels;
-}
-
-function seconds(config: RunnerConfig, key: string, fallback: number): number {
-  const value = config.get(key, fallback);
-  if (!(value > 0)) {
-    throw new InvalidInputError(
-      `config ${key} (from ${config.sourceOf(key)}): expected a positive number of seconds, got ${value}`,
-      { field: key },
-    );
-  }
-  return value;
-}
-
-function atLeast(config: RunnerConfig, key: string, fallback: number, min: number): number {
-  const value = config.get(key, fallback);
-  if (!(value >= min)) {
-    throw new InvalidInputError(
-      `config ${key} (from ${config.sourceOf(key)}): expected a number of at least ${min}, got ${value}`,
-      { field: key },
-    );
-  }
-  return value;
-}
-
-function count(config: RunnerConfig, key: string, fallback: number): number {
-  const value = config.get(key, fallback);
-  if (!Number.isInteger(value) || value < 0) {
-    throw new InvalidInputError(
-      `config ${key} (from ${config.sourceOf(key)}): expected a whole number of at least 0, got ${value}`,
-      { field: key },
-    );
-  }
-  return value;
-}
-
-function fraction(config: RunnerConfig, key: string, fallback: number): number {
-  const value = config.get(key, fallback);
-  if (!(value >= 0 && value <= 1)) {
-    throw new InvalidInputError(
-      `config ${key} (from ${config.sourceOf(key)}): expected a fraction from 0 to 1, got ${value}`,
-      { field: key },
-    );
-  }
-  return value;
 }

@@ -1,6 +1,6 @@
 import { definePlugin, LuaModulesRef, LuaRuntimeRef } from '@runner/plugin-sdk';
 import { agentStartCommand } from './commands.js';
-import { readAgentConfig } from './config.js';
+import { AGENT_CONFIG, readAgentConfig } from './config.js';
 import { AgentProcessRef } from './process.js';
 
 /**
@@ -17,6 +17,7 @@ export const plugin = definePlugin({
   provides: [AgentProcessRef],
   dependsOn: { runtime: LuaRuntimeRef, modules: LuaModulesRef },
   commands: [agentStartCommand],
+  config: AGENT_CONFIG,
   async setup(ctx, { runtime, modules }) {
     const config = readAgentConfig(ctx.config);
     // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.

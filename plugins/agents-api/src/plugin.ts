@@ -4,9 +4,6 @@ import { agentCommand } from './commands.js';
 import { MetricsCache } from './metrics-cache.js';
 import { registerAgentRoutes } from './routes.js';
 
-/** service.md section 8: "Metrics cache duration 5 seconds". */
-const DEFAULT_METRICS_CACHE_SECONDS = 5;
-
 export const plugin = definePlugin({
   id: 'agents-api',
   version: '0.1.0',
@@ -20,9 +17,22 @@ export const plugin = definePlugin({
     registry: optional(AgentRegistryRef),
   },
   commands: [agentCommand],
+  config: {
+    // service.md section 8: "Metrics cache duration 5 seconds".
+    'agents.metrics_cache': {
+      schema: { type: 'number', minimum: 0 },
+      default: 5,
+      help: "seconds an agent's metrics are answered from cache",
+    },
+    'agents.sse_heartbeat': {
+      schema: { type: 'number', exclusiveMinimum: 0 },
+      default: 15,
+      help: 'seconds between keep-alive comments on server-sent event streams',
+    },
+  },
   setup(ctx, { router, hub, registry }) {
-    const cacheSeconds = ctx.config.get('agents.metrics_cache', DEFAULT_METRICS_CACHE_SECONDS);
-    const heartbeatSeconds = ctx.config.get('agents.sse_heartbeat', 15);
+    const cacheSeconds = ctx.config.get<number>('agents.metrics_cache');
+    const heartbeatSeconds = ctx.config.get<number>('agents.sse_heartbeat');
     const cache = new MetricsCache(cacheSeconds * 1000);
     registerAgentRoutes(router, {
       registry,

@@ -6,9 +6,7 @@ import {
   WorkflowEngineRef,
   AgentDelegatorRef,
   definePlugin,
-  InvalidInputError,
   optional,
-  type RunnerConfig,
 } from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
 import { runCommand } from './run-command-spec.js';
@@ -33,13 +31,26 @@ export const plugin = definePlugin({
     delegator: optional(AgentDelegatorRef),
   },
   commands: [runCommand],
+  config: {
+    'engine.task_log_bytes': {
+      schema: { type: 'integer', minimum: 1 },
+      default: 256 * 1024,
+      help: "bytes of a task's log kept in its run record (the rest is dropped, saying so)",
+    },
+    'engine.task_result_bytes': {
+      schema: { type: 'integer', minimum: 1 },
+      // run-store.ts DEFAULT_RESULT_BYTES, written out so the entry does not import the run store.
+      default: 256 * 1024,
+      help: "bytes of a task's message and outputs kept in its run record",
+    },
+  },
   async setup(ctx, { parser, runtime, template, store, http, delegator }) {
-    const [{ createEngine }, { RunStore, DEFAULT_RESULT_BYTES }, { registerRoutes }] = await Promise.all([
+    const [{ createEngine }, { RunStore }, { registerRoutes }] = await Promise.all([
       import('./engine.js'),
       import('./run-store.js'),
       import('./routes.js'),
     ]);
-    const runs = new RunStore(store, positiveBytes(ctx.config, 'engine.task_result_bytes', DEFAULT_RESULT_BYTES));
+    const runs = new RunStore(store, ctx.config.get<number>('engine.task_result_bytes'));
     await runs.migrate();
     const engine = createEngine({
       parser,
@@ -50,7 +61,7 @@ export const plugin = definePlugin({
       events: ctx.events,
       logger: ctx.logger,
       signal: ctx.signal,
-      taskLogBytes: positiveBytes(ctx.config, 'engine.task_log_bytes', 256 * 1024),
+      taskLogBytes: ctx.config.get<number>('engine.task_log_bytes'),
     });
     ctx.provide(WorkflowEngineRef, engine);
     if (http) registerRoutes(http, engine);
@@ -62,16 +73,3 @@ export const plugin = definePlugin({
     });
   },
 });
-
-function positiveBytes(config: RunnerConfig, key: string, fallback: number): number {
-  const value = config.get(key, fallback);
-  if (!Number.isInteger(value) || value < 1) {
-    throw new InvalidInputError(
-      `config ${key} (from ${config.sourceOf(key)}): expected a positive number of bytes, got ${value}`,
-      {
-        field: key,
-      },
-    );
-  }
-  return value;
-}

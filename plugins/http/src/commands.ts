@@ -54,9 +54,6 @@ export const serverCommand: CommandSpec = {
       flags: '--bind-address <addr>',
       description: 'address the HTTP server binds (default 0.0.0.0, config http.bind_address)',
     },
-    portOption('--port <n>', 'gRPC port agents connect to (default 50053, config grpc.port)'),
-    { flags: '--tls-cert <file>', description: 'PEM certificate for the agents gRPC port (config grpc.tls_cert)' },
-    { flags: '--tls-key <file>', description: 'PEM private key of --tls-cert (config grpc.tls_key)' },
   ],
   run: ({ options }, ctx) =>
     runMaster(
@@ -64,9 +61,6 @@ export const serverCommand: CommandSpec = {
       overridesFrom(options, {
         httpPort: 'http.port',
         bindAddress: 'http.bind_address',
-        port: 'grpc.port',
-        tlsCert: 'grpc.tls_cert',
-        tlsKey: 'grpc.tls_key',
       }),
       'REST API',
     ),

@@ -1,4 +1,4 @@
-import { InvalidInputError, type RunnerConfig } from '@runner/plugin-sdk';
+import type { ConfigDeclaration, RunnerConfig } from '@runner/plugin-sdk';
 
 /** The plugin's settings, read once at setup so a bad value fails the boot, not a request. */
 export interface HttpConfig {
@@ -14,44 +14,46 @@ export interface HttpConfig {
 
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 
-export function readHttpConfig(config: RunnerConfig): HttpConfig {
-  const port = config.get('http.port', 8080);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new InvalidInputError(
-      `config http.port (from ${config.sourceOf('http.port')}): expected a port number 0-65535, got ${port}`,
-      {
-        field: 'http.port',
-      },
-    );
-  }
-  const bindAddress = config.get('http.bind_address', '0.0.0.0').trim();
-  if (bindAddress === '') {
-    throw new InvalidInputError(
-      `config http.bind_address (from ${config.sourceOf('http.bind_address')}): must not be empty`,
-      {
-        field: 'http.bind_address',
-      },
-    );
-  }
-  const corsOrigins = config.get('http.cors_origins', ['*']).map(String);
-  return {
-    port,
-    bindAddress,
-    bodyLimitBytes: positive(config, 'http.body_limit', DEFAULT_BODY_LIMIT_BYTES, 'bytes'),
-    corsOrigins,
-    shutdownTimeoutMs: positive(config, 'http.shutdown_timeout', 8, 'seconds') * 1000,
-    wsPingIntervalMs: positive(config, 'http.ws_ping_interval', 30, 'seconds') * 1000,
-    wsMaxBufferedBytes: positive(config, 'http.ws_max_buffered_bytes', DEFAULT_BODY_LIMIT_BYTES, 'bytes'),
-  };
-}
+const positive = (fallback: number, help: string) => ({
+  schema: { type: 'number', exclusiveMinimum: 0 } as const,
+  default: fallback,
+  help,
+});
 
-function positive(config: RunnerConfig, key: string, fallback: number, unit: string): number {
-  const value = config.get(key, fallback);
-  if (!(value > 0)) {
-    throw new InvalidInputError(
-      `config ${key} (from ${config.sourceOf(key)}): expected a positive number of ${unit}, got ${value}`,
-      { field: key },
-    );
-  }
-  return value;
+/** Keys of the HTTP server, checked by the kernel before setup. */
+export const HTTP_CONFIG: ConfigDeclaration = {
+  'http.port': {
+    schema: { type: 'integer', minimum: 0, maximum: 65535 },
+    default: 8080,
+    help: 'port of the REST API and WebSocket (0: any free port)',
+  },
+  'http.bind_address': {
+    schema: { type: 'string', minLength: 1 },
+    default: '0.0.0.0',
+    help: 'address the HTTP server binds',
+  },
+  'http.cors_origins': {
+    schema: { type: 'array', items: { type: 'string' } },
+    default: ['*'],
+    help: 'origins allowed by CORS (* for any)',
+  },
+  'http.body_limit': positive(DEFAULT_BODY_LIMIT_BYTES, 'largest request body (bytes)'),
+  'http.shutdown_timeout': positive(8, 'seconds open requests get to finish when the master stops'),
+  'http.ws_ping_interval': positive(30, 'seconds between WebSocket pings'),
+  'http.ws_max_buffered_bytes': positive(
+    DEFAULT_BODY_LIMIT_BYTES,
+    'bytes a slow WebSocket client may have buffered before it is dropped',
+  ),
+};
+
+export function readHttpConfig(config: RunnerConfig): HttpConfig {
+  return {
+    port: config.get<number>('http.port'),
+    bindAddress: config.get<string>('http.bind_address').trim(),
+    bodyLimitBytes: config.get<number>('http.body_limit'),
+    corsOrigins: config.get<string[]>('http.cors_origins'),
+    shutdownTimeoutMs: config.get<number>('http.shutdown_timeout') * 1000,
+    wsPingIntervalMs: config.get<number>('http.ws_ping_interval') * 1000,
+    wsMaxBufferedBytes: config.get<number>('http.ws_max_buffered_bytes'),
+  };
 }

@@ -1,6 +1,6 @@
 import { definePlugin, HttpRouterRef, reply, WebSocketHubRef, type PluginContext } from '@runner/plugin-sdk';
 import { serverCommand, uiCommand } from './commands.js';
-import { readHttpConfig } from './config.js';
+import { HTTP_CONFIG, readHttpConfig } from './config.js';
 import type { ApiRouter } from './router.js';
 
 export const plugin = definePlugin({
@@ -10,6 +10,7 @@ export const plugin = definePlugin({
   profiles: ['master'],
   provides: [HttpRouterRef, WebSocketHubRef],
   commands: [serverCommand, uiCommand],
+  config: HTTP_CONFIG,
   async setup(ctx) {
     const config = readHttpConfig(ctx.config);
     // polka and ws load here, not at import: `runner --help` imports every plugin's entry.

@@ -7,14 +7,26 @@ export const plugin = definePlugin({
   description:
     'Lua 5.3 on fengari: the module registry, coroutine-based async module calls, CPU-fair scheduling, timeouts',
   provides: [LuaModulesRef, LuaRuntimeRef],
+  config: {
+    'lua.time_slice_ms': {
+      schema: { type: 'number', exclusiveMinimum: 0 },
+      default: 5,
+      help: 'milliseconds a Lua state runs before other work gets a turn',
+    },
+    'lua.pool_size': {
+      schema: { type: 'integer', minimum: 1 },
+      default: 2,
+      help: 'Lua states kept ready for reuse',
+    },
+  },
   async setup(ctx) {
     const registry = new ModuleRegistry();
     ctx.provide(LuaModulesRef, registry);
     // fengari loads here, not at import: `runner --help` imports every plugin's entry.
     const { LuaRuntimeService } = await import('./runtime.js');
     const runtime = new LuaRuntimeService(registry, {
-      sliceMs: ctx.config.get('lua.time_slice_ms', 5),
-      poolSize: ctx.config.get('lua.pool_size', 2),
+      sliceMs: ctx.config.get<number>('lua.time_slice_ms'),
+      poolSize: ctx.config.get<number>('lua.pool_size'),
     });
     ctx.provide(LuaRuntimeRef, runtime);
     return { stop: () => runtime.close() };

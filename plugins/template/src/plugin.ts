@@ -13,9 +13,16 @@ export const plugin = definePlugin({
   dependsOn: { lua: LuaModulesRef },
   provides: [TemplateEngineRef],
   luaModules: [templateModule],
+  config: {
+    'template.cache_size': {
+      schema: { type: 'integer', minimum: 0 },
+      default: 1000,
+      help: 'compiled templates kept in memory',
+    },
+  },
   async setup(ctx, { lua }) {
     const { createTemplateEngine } = await import('./engine.js');
-    const engine = createTemplateEngine({ cacheSize: ctx.config.get('template.cache_size', 1000) });
+    const engine = createTemplateEngine({ cacheSize: ctx.config.get<number>('template.cache_size') });
     ctx.provide(TemplateEngineRef, engine);
     lua.provide(templateModule, createTemplateModule(engine));
   },
