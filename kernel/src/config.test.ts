@@ -2,9 +2,23 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { definePlugin } from '@runner/plugin-sdk';
 import { loadConfig, resolveDataDir } from './config.js';
 
 const temp = () => mkdtempSync(join(tmpdir(), 'runner-config-'));
+
+// Declarations as the http and store plugins make them; the kernel checks every source against them.
+const declaring = definePlugin({
+  id: 'declaring',
+  version: '1.0.0',
+  description: 'declares keys',
+  config: {
+    'http.port': { schema: { type: 'integer', minimum: 0, maximum: 65535 }, default: 8080, help: 'port' },
+    'http.bind_address': { schema: { type: 'string' }, default: '0.0.0.0', help: 'address' },
+    'grpc.port': { schema: { type: 'integer' }, default: 50053, help: 'grpc port' },
+    'store.snapshot_journal_bytes': { schema: { type: 'integer', minimum: 1 }, help: 'bytes' },
+  },
+});
 
 describe('loadConfig', () => {
   it('defaults the data directory to ~/.runner, RUNNER_DATA_DIR, then --data-dir', () => {
@@ -19,27 +33,49 @@ describe('loadConfig', () => {
       join(dataDir, 'config.yaml'),
       'http:\n  port: 9000\n  bind_address: 127.0.0.1\nstore:\n  snapshot_journal_bytes: 1024\n',
     );
-    const config = await loadConfig({
-      dataDir,
-      env: { RUNNER_HTTP_PORT: '9100', RUNNER_MASTER_ADDR: 'm:50053' },
-      flags: { 'http.port': 9200 },
-    });
-    expect(config.get('http.port', 8080)).toBe(9200);
+    const config = await loadConfig(
+      {
+        dataDir,
+        env: { RUNNER_HTTP_PORT: '9100', RUNNER_MASTER_ADDR: 'm:50053' },
+        flags: { 'http.port': 9200 },
+      },
+      [declaring],
+    );
+    expect(config.get('http.port')).toBe(9200);
     expect(config.sourceOf('http.port')).toBe('command-line flag (http.port)');
-    expect(config.get('http.bind_address', '0.0.0.0')).toBe('127.0.0.1');
+    expect(config.get('http.bind_address')).toBe('127.0.0.1');
     expect(config.sourceOf('http.bind_address')).toBe(join(dataDir, 'config.yaml'));
-    expect(config.get('master.address', '')).toBe('m:50053');
+    expect(config.get('master.address')).toBe('m:50053');
     expect(config.sourceOf('master.address')).toBe('env RUNNER_MASTER_ADDR');
-    expect(config.get('grpc.port', 50053)).toBe(50053);
+    expect(config.get('grpc.port')).toBe(50053);
+    expect(config.sourceOf('grpc.port')).toBe('default');
     expect(config.values).toMatchObject({ http: { port: 9200 }, store: { snapshot_journal_bytes: 1024 } });
   });
 
-  it('converts env strings to the type asked for and names a bad one with its source', async () => {
-    const config = await loadConfig({ dataDir: temp(), env: { RUNNER_HTTP_PORT: 'eighty', RUNNER_DEBUG: 'yes' } });
+  it('converts env strings to the declared type and names a bad one with its source, before any setup', async () => {
+    const config = await loadConfig({ dataDir: temp(), env: { RUNNER_HTTP_PORT: '9001', RUNNER_DEBUG: 'yes' } }, [
+      declaring,
+    ]);
     expect(config.debug).toBe(true);
-    expect(() => config.get('http.port', 8080)).toThrow(
-      'config http.port (from env RUNNER_HTTP_PORT): expected a number, got "eighty"',
+    expect(config.get('http.port')).toBe(9001);
+    await expect(loadConfig({ dataDir: temp(), env: { RUNNER_HTTP_PORT: 'eighty' } }, [declaring])).rejects.toThrow(
+      'config http.port (from env RUNNER_HTTP_PORT): expected an integer from 0 to 65535, got "eighty"',
     );
+  });
+
+  it('refuses an unknown key under a declared section, with a did-you-mean, and warns about other sections', async () => {
+    const dataDir = temp();
+    writeFileSync(join(dataDir, 'config.yaml'), 'http:\n  prot: 1\n');
+    await expect(loadConfig({ dataDir, env: {} }, [declaring])).rejects.toThrow(
+      `unknown config key http.prot (from ${join(dataDir, 'config.yaml')}); did you mean http.port?`,
+    );
+    writeFileSync(join(dataDir, 'config.yaml'), 'htp:\n  port: 1\nmetrics:\n  enabled: true\n');
+    const config = await loadConfig({ dataDir, env: {} }, [declaring]);
+    expect(config.warnings).toEqual([
+      `unknown config key htp.port (from ${join(dataDir, 'config.yaml')}); did you mean http.port? (no loaded plugin reads section htp; ignored)`,
+      `unknown config key metrics.enabled (from ${join(dataDir, 'config.yaml')}) (no loaded plugin reads section metrics; ignored)`,
+    ]);
+    expect(config.get('http.port')).toBe(8080);
   });
 
   it('reports malformed YAML with file, line and column', async () => {

@@ -9,7 +9,7 @@ const SHELLS = ['bash', 'zsh', 'fish'];
 export const plugin = definePlugin({
   id: 'cli-tools',
   version: '0.1.0',
-  description: 'runner modules list/info, runner doctor and runner completion',
+  description: 'runner modules list/info, runner config show, runner doctor and runner completion',
   commands: [
     {
       name: 'modules',
@@ -38,6 +38,20 @@ export const plugin = definePlugin({
           ],
           run: async ({ args, options }, ctx) =>
             (await import('./src/modules-command.js')).moduleInfo(ctx, args[0], options.output === 'json'),
+        },
+      ],
+    },
+    {
+      name: 'config',
+      description: 'the configuration plugins read',
+      subcommands: [
+        {
+          name: 'show',
+          description:
+            'print every config key with its effective value, its source (default, file, env, flag) and help; secrets redacted',
+          options: [{ flags: '--json', description: 'one JSON object a key' }],
+          run: async ({ options }, ctx) =>
+            (await import('./src/config-command.js')).showConfig(ctx, options.json === true),
         },
       ],
     },

@@ -8,11 +8,42 @@ import { main } from './main.js';
 const repo = resolve(import.meta.dirname, '../../..');
 const greeterDir = join(repo, 'test/fixtures/external-plugins');
 let builtinDir: string;
+let extensionDir: string;
+
+/**
+ * A plugin package in plain JavaScript, outside the repository: `definePlugin` only brands the
+ * object (Symbol.for, so any SDK copy recognises it), which lets it need no import at all.
+ */
+function writePlugin(dir: string, name: string, body: string): void {
+  mkdirSync(join(dir, name));
+  writeFileSync(join(dir, name, 'package.json'), JSON.stringify({ name, type: 'module', runner: { plugin: true } }));
+  writeFileSync(
+    join(dir, name, 'index.js'),
+    `export const plugin = Object.freeze({ [Symbol.for('runner.plugin')]: true, id: '${name}', version: '1.0.0', description: '${name}', ${body} });\n`,
+  );
+}
 
 beforeAll(() => {
   // Only the cli-tools plugin, so these tests do not depend on every other plugin's state.
   builtinDir = mkdtempSync(join(tmpdir(), 'runner-cli-builtin-'));
   symlinkSync(join(repo, 'plugins/cli-tools'), join(builtinDir, 'cli-tools'));
+  // "owner" contributes `runner serve`; "listener" declares listener.* keys and adds --port to it.
+  extensionDir = mkdtempSync(join(tmpdir(), 'runner-cli-ext-'));
+  writePlugin(
+    extensionDir,
+    'owner',
+    `commands: [{ name: 'serve', description: 'serve', run: (_i, ctx) => { ctx.stdout.write(ctx.config.get('listener.port') + ' from ' + ctx.config.sourceOf('listener.port') + '\\n'); } }]`,
+  );
+  writePlugin(
+    extensionDir,
+    'listener',
+    `config: {
+      'listener.port': { schema: { type: 'integer', minimum: 0, maximum: 65535 }, default: 7000, help: 'port to listen on' },
+      'listener.password': { schema: { type: 'string' }, help: 'password of the listener', secret: true },
+      'listener.api_token': { schema: { type: 'string' }, help: 'named like a secret' },
+    },
+    commandOptions: [{ command: 'serve', options: [{ flags: '--port <n>', description: 'listener port', configKey: 'listener.port' }] }]`,
+  );
 });
 
 async function run(argv: string[], env: Record<string, string> = {}) {
@@ -126,5 +157,90 @@ describe('runner CLI', () => {
     const { out } = await run(['doctor', '--output', 'json'], { RUNNER_DATA_DIR: join(file, 'data') });
     const check = (JSON.parse(out).checks as { name: string }[]).find((c) => c.name === 'data directory');
     expect(check).toMatchObject({ status: 'fail', fix: expect.stringContaining('--data-dir') });
+  });
+
+  it("adds another plugin's option to a command: in --help, and its value reaches the config key", async () => {
+    const help = await run(['--plugins-dir', extensionDir, 'serve', '--help']);
+    expect(help.out).toMatch(/--port <n>\s+listener port/);
+    expect(await run(['--plugins-dir', extensionDir, 'serve', '--port', '7100'])).toMatchObject({
+      code: 0,
+      out: '7100 from command-line flag (listener.port)\n',
+    });
+    expect((await run(['--plugins-dir', extensionDir, 'serve'])).out).toBe('7000 from default\n');
+    const bad = await run(['--plugins-dir', extensionDir, 'serve', '--port', 'seventy']);
+    expect(bad).toMatchObject({
+      code: 2,
+      err: 'runner: config listener.port (from command-line flag (listener.port)): expected an integer from 0 to 65535, got "seventy"\n',
+    });
+  });
+
+  it('refuses two plugins declaring the same option on one command, naming both', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runner-cli-dup-'));
+    writePlugin(
+      dir,
+      'rival',
+      `commandOptions: [{ command: 'serve', options: [{ flags: '-p, --port <n>', description: 'mine' }] }]`,
+    );
+    const { code, err } = await run(['--plugins-dir', extensionDir, '--plugins-dir', dir, 'serve']);
+    expect(code).toBe(1);
+    expect(err).toBe('runner: option --port of "runner serve" is declared by both plugin listener and plugin rival\n');
+  });
+
+  it('config show prints each key with value, source and help, secrets redacted', async () => {
+    const env = { RUNNER_LISTENER_PASSWORD: 'hunter22', RUNNER_LISTENER_API_TOKEN: 'tok-123456' };
+    const table = await run(['--plugins-dir', extensionDir, 'config', 'show'], env);
+    expect(table.code).toBe(0);
+    expect(table.out).toMatch(/^KEY\s+VALUE\s+SOURCE\s+HELP\n/);
+    expect(table.out).toMatch(/\nlistener\.port\s+7000\s+default\s+port to listen on\n/);
+    expect(table.out).toMatch(/\nlistener\.password\s+\[redacted\]\s+env RUNNER_LISTENER_PASSWORD\s+password/);
+    expect(table.out).not.toContain('hunter22');
+    expect(table.out).not.toContain('tok-123456');
+    const json = await run(['--plugins-dir', extensionDir, 'config', 'show', '--json'], env);
+    const rows = json.out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { key: string });
+    expect(rows.find((r) => r.key === 'listener.api_token')).toEqual({
+      key: 'listener.api_token',
+      value: '[redacted]',
+      source: 'env RUNNER_LISTENER_API_TOKEN',
+      plugin: 'listener',
+      help: 'named like a secret',
+      secret: true,
+    });
+    expect(rows.find((r) => r.key === 'kernel.setup_timeout')).toMatchObject({ value: 10, plugin: 'kernel' });
+  });
+
+  it('doctor reports each config problem with a fix; other commands refuse them with exit 2', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'runner-cli-data-'));
+    writeFileSync(join(dataDir, 'config.yaml'), 'listener:\n  prot: 1\n  port: high\nlistnr:\n  port: 2\n');
+    const env = { RUNNER_DATA_DIR: dataDir };
+    const serve = await run(['--plugins-dir', extensionDir, 'serve'], env);
+    expect(serve.code).toBe(2);
+    expect(serve.err).toContain(
+      `unknown config key listener.prot (from ${join(dataDir, 'config.yaml')}); did you mean listener.port?`,
+    );
+    const doctor = await run(['--plugins-dir', extensionDir, 'doctor', '--output', 'json'], env);
+    const config = (JSON.parse(doctor.out).checks as { name: string }[]).filter((c) => c.name === 'config');
+    expect(config).toEqual([
+      {
+        name: 'config',
+        status: 'fail',
+        detail: `unknown config key listener.prot (from ${join(dataDir, 'config.yaml')}); did you mean listener.port?`,
+        fix: `rename the key to listener.port in ${join(dataDir, 'config.yaml')}`,
+      },
+      {
+        name: 'config',
+        status: 'fail',
+        detail: `config listener.port (from ${join(dataDir, 'config.yaml')}): expected an integer from 0 to 65535, got "high"`,
+        fix: `correct listener.port in ${join(dataDir, 'config.yaml')} (\`runner config show\` gives each key's type and help)`,
+      },
+    ]);
+    writeFileSync(join(dataDir, 'config.yaml'), 'listnr:\n  port: 2\n');
+    const warned = await run(['--plugins-dir', extensionDir, 'serve'], env);
+    expect(warned).toMatchObject({ code: 0, out: '7000 from default\n' });
+    expect(warned.err).toBe(
+      `runner: warning: unknown config key listnr.port (from ${join(dataDir, 'config.yaml')}); did you mean listener.port? (no loaded plugin reads section listnr; ignored)\n`,
+    );
   });
 });

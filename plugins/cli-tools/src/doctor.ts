@@ -18,7 +18,7 @@ export async function runChecks(ctx: CommandContext): Promise<Check[]> {
   const master = readMasterFile(ctx.config.dataDir);
   return [
     checkNode(),
-    checkConfig(ctx),
+    ...checkConfig(ctx),
     checkDataDir(ctx.config.dataDir),
     await checkMaster(ctx, master),
     await checkPort(
@@ -52,21 +52,46 @@ function checkNode(): Check {
       };
 }
 
-function checkConfig(ctx: CommandContext): Check {
+/**
+ * The config checked against the plugins' declarations (the kernel did it; doctor reports each
+ * problem on its own line with what to do): wrong types, unknown keys, keys of absent plugins.
+ */
+export function checkConfig(ctx: CommandContext): Check[] {
   const file = join(ctx.config.dataDir, 'config.yaml');
+  const checks: Check[] = [];
   if (ctx.configError) {
-    return {
-      name: 'config',
-      status: 'fail',
-      detail: ctx.configError.message,
-      fix: 'correct the value named above (config file, RUNNER_* variable or flag)',
-    };
+    const details = (ctx.configError as { details?: { problems?: unknown } }).details;
+    const problems = Array.isArray(details?.problems) ? (details.problems as string[]) : [ctx.configError.message];
+    for (const problem of problems) {
+      checks.push({ name: 'config', status: 'fail', detail: problem, fix: fixFor(problem) });
+    }
   }
-  return {
-    name: 'config',
-    status: 'ok',
-    detail: existsSync(file) ? file : `no config file (${file}); defaults, RUNNER_* variables and flags apply`,
-  };
+  for (const warning of ctx.config.warnings) {
+    checks.push({
+      name: 'config',
+      status: 'warn',
+      detail: warning,
+      fix: `${fixFor(warning)}; or load the plugin that reads it (--plugins-dir)`,
+    });
+  }
+  if (checks.length === 0) {
+    checks.push({
+      name: 'config',
+      status: 'ok',
+      detail: existsSync(file) ? file : `no config file (${file}); defaults, RUNNER_* variables and flags apply`,
+    });
+  }
+  return checks;
+}
+
+function fixFor(problem: string): string {
+  const suggestion = /did you mean ([\w.]+)\?/.exec(problem);
+  const where = /\(from ([^)]+)\)/.exec(problem)?.[1] ?? 'the config';
+  if (suggestion) return `rename the key to ${suggestion[1]} in ${where}`;
+  if (problem.startsWith('unknown config key')) return `remove the key from ${where} (\`runner config show\` lists every key)`;
+  const key = /^config (\S+)/.exec(problem)?.[1];
+  if (key) return `correct ${key} in ${where} (\`runner config show\` gives each key's type and help)`;
+  return 'correct the value named above (config file, RUNNER_* variable or flag)';
 }
 
 function checkDataDir(dir: string): Check {
