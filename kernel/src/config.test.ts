@@ -39,7 +39,7 @@ describe('loadConfig', () => {
         env: { RUNNER_HTTP_PORT: '9100', RUNNER_MASTER_ADDR: 'm:50053' },
         flags: { 'http.port': 9200 },
       },
-      [declaring],
+      [{ plugin: declaring }],
     );
     expect(config.get('http.port')).toBe(9200);
     expect(config.sourceOf('http.port')).toBe('command-line flag (http.port)');
@@ -54,11 +54,13 @@ describe('loadConfig', () => {
 
   it('converts env strings to the declared type and names a bad one with its source, before any setup', async () => {
     const config = await loadConfig({ dataDir: temp(), env: { RUNNER_HTTP_PORT: '9001', RUNNER_DEBUG: 'yes' } }, [
-      declaring,
+      { plugin: declaring },
     ]);
     expect(config.debug).toBe(true);
     expect(config.get('http.port')).toBe(9001);
-    await expect(loadConfig({ dataDir: temp(), env: { RUNNER_HTTP_PORT: 'eighty' } }, [declaring])).rejects.toThrow(
+    await expect(
+      loadConfig({ dataDir: temp(), env: { RUNNER_HTTP_PORT: 'eighty' } }, [{ plugin: declaring }]),
+    ).rejects.toThrow(
       'config http.port (from env RUNNER_HTTP_PORT): expected an integer from 0 to 65535, got "eighty"',
     );
   });
@@ -66,11 +68,11 @@ describe('loadConfig', () => {
   it('refuses an unknown key under a declared section, with a did-you-mean, and warns about other sections', async () => {
     const dataDir = temp();
     writeFileSync(join(dataDir, 'config.yaml'), 'http:\n  prot: 1\n');
-    await expect(loadConfig({ dataDir, env: {} }, [declaring])).rejects.toThrow(
+    await expect(loadConfig({ dataDir, env: {} }, [{ plugin: declaring }])).rejects.toThrow(
       `unknown config key http.prot (from ${join(dataDir, 'config.yaml')}); did you mean http.port?`,
     );
     writeFileSync(join(dataDir, 'config.yaml'), 'htp:\n  port: 1\nmetrics:\n  enabled: true\n');
-    const config = await loadConfig({ dataDir, env: {} }, [declaring]);
+    const config = await loadConfig({ dataDir, env: {} }, [{ plugin: declaring }]);
     expect(config.warnings).toEqual([
       `unknown config key htp.port (from ${join(dataDir, 'config.yaml')}); did you mean http.port? (no loaded plugin reads section htp; ignored)`,
       `unknown config key metrics.enabled (from ${join(dataDir, 'config.yaml')}) (no loaded plugin reads section metrics; ignored)`,

@@ -6,7 +6,6 @@ import {
   CORE_CONFIG,
   coerceToSchema,
   resolveConfig,
-  type ConfigDeclaration,
   type ConfigDeclarer,
   type ConfigEntry,
   type ConfigSchema,
@@ -114,13 +113,13 @@ export function pluginsDirsOf(entries: ReadonlyMap<string, ConfigEntry>): string
  */
 export async function loadConfig(
   sources: ConfigSources = {},
-  plugins: readonly { id: string; config?: ConfigDeclaration }[] = [],
+  plugins: readonly { plugin: Pick<Plugin, 'id' | 'config'> }[] = [],
 ): Promise<RunnerConfig> {
   const raw = await readConfigSources(sources);
   return resolveConfig({
     dataDir: raw.dataDir,
     entries: raw.entries,
-    declarers: configDeclarers(plugins.map((plugin) => ({ plugin }))),
+    declarers: configDeclarers(plugins),
   });
 }
 

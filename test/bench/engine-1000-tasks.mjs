@@ -139,10 +139,10 @@ console.log(
 
 // --- In-process ---------------------------------------------------------------------------------
 const dataDir = mkdtempSync(join(tmpdir(), 'runner-bench-engine-data-'));
-const config = await kernelApi.loadConfig({ dataDir, env: {} });
+const plugins = await kernelApi.discoverPlugins({ builtinDir: kernelApi.builtinPluginsDir });
+const config = await kernelApi.loadConfig({ dataDir, env: {} }, plugins);
 const logger = await kernelApi.createLogger({ dataDir, level: 'info' }); // the file log, as `runner run` writes it
 const bootStarted = performance.now();
-const plugins = await kernelApi.discoverPlugins({ builtinDir: kernelApi.builtinPluginsDir });
 const kernel = await kernelApi.bootKernel({
   profile: 'embedded',
   plugins,

@@ -67,9 +67,9 @@ function jsonLines(text) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 
 const dataDir = mkdtempSync(join(tmpdir(), 'runner-bench-goroutine-data-'));
-const config = await kernelApi.loadConfig({ dataDir, env: {} });
-const logger = await kernelApi.createLogger({ dataDir, level: 'info' });
 const plugins = await kernelApi.discoverPlugins({ builtinDir: kernelApi.builtinPluginsDir });
+const config = await kernelApi.loadConfig({ dataDir, env: {} }, plugins);
+const logger = await kernelApi.createLogger({ dataDir, level: 'info' });
 const kernel = await kernelApi.bootKernel({
   profile: 'embedded',
   plugins,

@@ -81,9 +81,9 @@ if (probe.error || probe.status !== 0) {
 
 // --- runner, in-process: the LuaRuntime service ---------------------------------------------------
 const dataDir = mkdtempSync(join(tmpdir(), 'runner-bench-fib-data-'));
-const config = await kernelApi.loadConfig({ dataDir, env: {} });
-const logger = await kernelApi.createLogger({ dataDir, level: 'info' });
 const plugins = await kernelApi.discoverPlugins({ builtinDir: kernelApi.builtinPluginsDir });
+const config = await kernelApi.loadConfig({ dataDir, env: {} }, plugins);
+const logger = await kernelApi.createLogger({ dataDir, level: 'info' });
 const kernel = await kernelApi.bootKernel({
   profile: 'embedded',
   plugins,

@@ -68,7 +68,7 @@ export async function bootEngine(
   const kernel = await bootKernel({
     profile: options.profile ?? 'embedded',
     plugins,
-    config: await loadConfig({ dataDir, env: { ...options.env } }),
+    config: await loadConfig({ dataDir, env: { ...options.env } }, plugins),
     logger: quietLogger(),
     kernelVersion,
   });
