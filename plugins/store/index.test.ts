@@ -182,10 +182,10 @@ describe('store plugin', () => {
   it('refuses a bad store.snapshot_journal_bytes, naming the key', async () => {
     await expect(
       createTestKernel({ plugins: [plugin], config: { store: { snapshot_journal_bytes: 0 } } }),
-    ).rejects.toThrow(/store\.snapshot_journal_bytes \(from test\) must be a positive integer/);
+    ).rejects.toThrow('config store.snapshot_journal_bytes (from test): expected an integer of at least 1, got 0');
     await expect(
       createTestKernel({ plugins: [plugin], config: { 'store.snapshot_journal_bytes': 'big' } }),
-    ).rejects.toThrow(/store\.snapshot_journal_bytes: expected number/);
+    ).rejects.toThrow('config store.snapshot_journal_bytes (from test): expected an integer of at least 1, got "big"');
   });
 });
 

@@ -13,7 +13,7 @@ import {
   type TemplateSyntax,
 } from '@runner/plugin-sdk';
 import { compileGo, goVariables } from './go/template.js';
-import { createJinjaEngine } from './jinja.js';
+import { createJinjaEngine, type JinjaEngine } from './jinja.js';
 
 interface Compiled {
   render(context: TemplateContext): string;
@@ -45,7 +45,9 @@ export function createTemplateEngine(options: TemplateEngineOptions = {}): Templ
   cacheSize(): number;
 } {
   const limit = Math.max(1, options.cacheSize ?? 1000);
-  const jinja = createJinjaEngine();
+  // Made on the first Jinja template: it loads nunjucks (see jinja.ts).
+  let jinjaEngine: JinjaEngine | undefined;
+  const jinja = () => (jinjaEngine ??= createJinjaEngine());
   const cache = new Map<string, Compiled>();
 
   function compiled(source: string, syntax: TemplateSyntax): Compiled {
@@ -57,7 +59,7 @@ export function createTemplateEngine(options: TemplateEngineOptions = {}): Templ
       cache.set(key, entry);
       return entry;
     }
-    entry = syntax === 'jinja' ? jinja.compile(source) : compileGo(source);
+    entry = syntax === 'jinja' ? jinja().compile(source) : compileGo(source);
     cache.set(key, entry);
     if (cache.size > limit) cache.delete(cache.keys().next().value!);
     return entry;
@@ -109,7 +111,7 @@ export function createTemplateEngine(options: TemplateEngineOptions = {}): Templ
       assertSyntax(syntax);
       if (!hasTemplateMarkup(source, syntax)) return [];
       try {
-        return syntax === 'jinja' ? jinja.variables(source) : goVariables(source);
+        return syntax === 'jinja' ? jinja().variables(source) : goVariables(source);
       } catch (error) {
         throw asTemplateError(error, syntax, undefined);
       }

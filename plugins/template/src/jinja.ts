@@ -9,7 +9,7 @@
  * instead of `runtime.memberLookup`, so it costs nothing for templates that do not use it and
  * needs no change to the nunjucks module other plugins might share.
  */
-import nunjucksDefault from 'nunjucks';
+import { createRequire } from 'node:module';
 import { TemplateError, type TemplateContext, type TemplateVariable } from '@runner/plugin-sdk';
 import { extraFilters, extraTests, pythonSplit } from './jinja-filters.js';
 import type {
@@ -23,7 +23,12 @@ import type {
 } from './nunjucks-internals.js';
 import { isPlainObject } from './values.js';
 
-const nunjucks = nunjucksDefault as unknown as NunjucksModule;
+// nunjucks (CommonJS) is required when the first Jinja template is compiled, not when this module
+// loads: it costs tens of milliseconds, and most runs render no template at all. Synchronous,
+// because the TemplateEngine service is.
+const requireHere = createRequire(import.meta.url);
+let nunjucksModule: NunjucksModule | undefined;
+const loadNunjucks = (): NunjucksModule => (nunjucksModule ??= requireHere('nunjucks') as NunjucksModule);
 
 export interface CompiledTemplate {
   render(context: TemplateContext): string;
@@ -184,7 +189,7 @@ function chainRoot(node: NjNode): NjNode {
   return node.typename === 'LookupVal' ? chainRoot(node.target) : node;
 }
 
-function createCompilerClass(env: NjEnvironmentInternals) {
+function createCompilerClass(nunjucks: NunjucksModule, env: NjEnvironmentInternals) {
   const Base = nunjucks.compiler.Compiler;
   return class StrictCompiler extends Base {
     private lenient = new WeakSet<NjNode>();
@@ -279,6 +284,7 @@ export interface JinjaEngine {
 }
 
 export function createJinjaEngine(): JinjaEngine {
+  const nunjucks = loadNunjucks();
   // An empty loader list: nunjucks would otherwise read templates from ./views.
   const env = new nunjucks.Environment([], {
     autoescape: false,
@@ -297,7 +303,7 @@ export function createJinjaEngine(): JinjaEngine {
   const internals = env as unknown as NjEnvironmentInternals;
   const strict = createStrictRuntime();
   (env as unknown as { runnerStrict: StrictRuntime }).runnerStrict = strict;
-  const StrictCompiler = createCompilerClass(internals);
+  const StrictCompiler = createCompilerClass(nunjucks, internals);
 
   function parse(source: string): NjNode {
     try {
