@@ -1,7 +1,14 @@
-// Transpiles each package's TypeScript to <package>/dist with esbuild (one file per module, no
-// bundling), so that `node_modules/.bin/runner` and plugin discovery run plain JavaScript.
-// Type-checking is `npm run typecheck` (tsc --noEmit); this step only strips types, in well
-// under a second, which keeps the README's set-up command quick.
+// Builds every package's TypeScript into <package>/dist with esbuild, in one bundling pass with
+// code splitting: each source module still gets its dist file (package exports, `runner-source`
+// mirrors and lazy `import()`s keep working), but the code they share lands once in chunks under
+// kernel/dist/chunks. A command then loads a few dozen files instead of hundreds, which is most of
+// what start-up cost (see README, "Start-up"). Every module exists once in the build, so the
+// kernel, the plugins and external plugins (through the SDK's dist entry) share one SDK instance.
+// Third-party packages stay in node_modules, loaded by Node as they are (sql.js finds its wasm,
+// grpc-js its files, pino its worker).
+// Type-checking is `npm run typecheck` (tsc --noEmit); this step only strips types and links.
+// Test helpers (*.test.ts, test-support.ts, fake-registry.ts, test-master.ts) are not built;
+// plugin-sdk/testing.ts is, being the SDK's public test kit.
 import { readdirSync, rmSync, statSync, existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
@@ -16,31 +23,88 @@ function packagesUnder(dir) {
     .filter((p) => statSync(p).isDirectory() && existsSync(join(p, 'package.json')));
 }
 
-const packages = [
-  join(root, 'plugin-sdk'),
-  join(root, 'kernel'),
-  ...packagesUnder('plugins'),
-  ...packagesUnder('test/fixtures/external-plugins'),
-];
+const packages = [join(root, 'plugin-sdk'), join(root, 'kernel'), ...packagesUnder('plugins')];
+// External plugins are built on their own, as a third party would build them: against the SDK
+// as a package, not into the runner's chunks.
+const externalPackages = packagesUnder('test/fixtures/external-plugins');
 
+const TEST_HELPERS = new Set(['test-support.ts', 'fake-registry.ts', 'test-master.ts']);
+
+/** Every module of a package that is built on its own (external plugins). */
 function sources(dir, out = []) {
   for (const name of readdirSync(dir)) {
     if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
     const p = join(dir, name);
     if (statSync(p).isDirectory()) sources(p, out);
-    else if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts')) out.push(p);
+    else if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts') && !TEST_HELPERS.has(name))
+      out.push(p);
   }
   return out;
 }
 
+// Workspace packages (@runner/*) are bundled from their TypeScript source, and so are the pure
+// JavaScript libraries every command loads, spread over many CommonJS files that Node would each
+// resolve, read and compile (yaml alone is 72). Every other bare import is left to Node.
+const BUNDLED = ['yaml', 'semver', 'commander', 'fengari'];
+const thirdPartyExternal = {
+  name: 'third-party-external',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
+      // @runner/proto is plain JavaScript that finds runner.proto beside itself: left as it is.
+      const bundled = (name.startsWith('@runner/') && name !== '@runner/proto') || BUNDLED.includes(name);
+      return bundled ? undefined : { path: args.path, external: true };
+    });
+  },
+};
+
 const started = Date.now();
-let files = 0;
-for (const pkg of packages) {
-  const entryPoints = sources(pkg);
-  if (entryPoints.length === 0) continue;
-  rmSync(join(pkg, 'dist'), { recursive: true, force: true });
+for (const pkg of [...packages, ...externalPackages]) rmSync(join(pkg, 'dist'), { recursive: true, force: true });
+
+// Entries: what is imported by path from outside the build (package exports, the bin, the SDK
+// resolve hook, modules the benchmarks load directly). Everything else, dynamic imports
+// included, is reached from them and split into shared chunks.
+const ENTRY_FILES = [
+  'kernel/src/cli/main.ts',
+  'kernel/src/sdk-resolve-hook.ts',
+  'plugin-sdk/testing.ts',
+  'plugin-sdk/schema.ts',
+  'plugins/agent/src/client.ts',
+  'plugins/agent-transport/src/token.ts',
+  'plugins/agent-transport/src/master.ts',
+  'plugins/store/src/sql-store.ts',
+];
+const entryPoints = [...packages.map((pkg) => join(pkg, 'index.ts')), ...ENTRY_FILES.map((f) => join(root, f))]
+  .filter((file) => existsSync(file))
+  .map((file) => {
+    const pkg = packages.find((p) => file.startsWith(`${p}/`));
+    return { in: file, out: relative(root, join(pkg, 'dist', relative(pkg, file))).replace(/\.ts$/, '') };
+  });
+await build({
+  entryPoints,
+  outdir: root,
+  bundle: true,
+  splitting: true,
+  chunkNames: 'kernel/dist/chunks/[name]-[hash]',
+  conditions: ['runner-source'],
+  plugins: [thirdPartyExternal],
+  // The bundled CommonJS libraries require Node's built-ins; ESM output has no require of its own.
+  banner: {
+    js: "import { createRequire as __runnerCreateRequire } from 'node:module'; const require = __runnerCreateRequire(import.meta.url);",
+  },
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});
+
+let externalFiles = 0;
+for (const pkg of externalPackages) {
+  const files = sources(pkg);
+  externalFiles += files.length;
   await build({
-    entryPoints,
+    entryPoints: files,
     outdir: join(pkg, 'dist'),
     outbase: pkg,
     platform: 'node',
@@ -49,8 +113,7 @@ for (const pkg of packages) {
     sourcemap: 'linked',
     logLevel: 'warning',
   });
-  files += entryPoints.length;
 }
 console.log(
-  `built ${files} modules in ${packages.length} packages (${Date.now() - started} ms): ${packages.map((p) => relative(root, p)).join(', ')}`,
+  `built ${entryPoints.length + externalFiles} modules in ${packages.length + externalPackages.length} packages (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
 );

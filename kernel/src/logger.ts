@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -73,8 +74,13 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
       terminal?.setLevel(level);
       if (LEVELS[level] < LEVELS[base.level as LogLevel]) base.level = level;
     },
-    flush: () =>
-      new Promise<void>((resolve) => (fileStream instanceof Error ? resolve() : fileStream.flush(() => resolve()))),
+    flush: async () => {
+      if (fileStream instanceof Error) return;
+      // A command that ends within milliseconds can exit before the file is open; pino's exit
+      // handler would then throw "sonic boom is not ready yet". Wait for it to open first.
+      if ((fileStream as unknown as { fd: number }).fd < 0) await once(fileStream, 'ready');
+      await new Promise<void>((resolve) => fileStream.flush(() => resolve()));
+    },
   };
 }
 

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isPlugin, type Plugin, type PluginDescriptor } from '@runner/plugin-sdk';
 import { PluginGraphError, PluginLoadError, messageOf } from './errors.js';
+import { kernelDir } from './paths.js';
 
 /** A plugin found on disk, with where it came from. */
 export interface DiscoveredPlugin {
@@ -70,7 +71,8 @@ let sdkShared = false;
 function shareSdkWithExternalPlugins(): void {
   if (sdkShared || fromSource) return;
   sdkShared = true;
-  register(new URL('./sdk-resolve-hook.js', import.meta.url), { data: { kernelUrl: import.meta.url } });
+  // By the kernel's directory, not this module's URL: the build may place this code in a chunk.
+  register(pathToFileURL(join(kernelDir, 'dist/src/sdk-resolve-hook.js')), { data: { kernelUrl: import.meta.url } });
 }
 
 function packageDirsIn(dir: string, origin: PluginDescriptor['origin']): string[] {
