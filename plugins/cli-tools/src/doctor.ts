@@ -88,7 +88,8 @@ function fixFor(problem: string): string {
   const suggestion = /did you mean ([\w.]+)\?/.exec(problem);
   const where = /\(from ([^)]+)\)/.exec(problem)?.[1] ?? 'the config';
   if (suggestion) return `rename the key to ${suggestion[1]} in ${where}`;
-  if (problem.startsWith('unknown config key')) return `remove the key from ${where} (\`runner config show\` lists every key)`;
+  if (problem.startsWith('unknown config key'))
+    return `remove the key from ${where} (\`runner config show\` lists every key)`;
   const key = /^config (\S+)/.exec(problem)?.[1];
   if (key) return `correct ${key} in ${where} (\`runner config show\` gives each key's type and help)`;
   return 'correct the value named above (config file, RUNNER_* variable or flag)';
