@@ -42,10 +42,12 @@ function sources(dir, out = []) {
   return out;
 }
 
-// Workspace packages (@runner/*) are bundled from their TypeScript source, and so are the pure
-// JavaScript libraries every command loads, spread over many CommonJS files that Node would each
-// resolve, read and compile (yaml alone is 72). Every other bare import is left to Node.
-const BUNDLED = ['yaml', 'semver', 'commander', 'fengari'];
+// Workspace packages (@runner/*) are bundled from their TypeScript source, and so are pure
+// JavaScript libraries spread over many CommonJS files that Node would each resolve, read and
+// compile. Only libraries imported statically: esbuild gives a dynamic import() of a bundled
+// CommonJS module its default export alone (`await import('yaml')` would lose LineCounter), so
+// yaml, imported both ways, stays in node_modules. Every other bare import is left to Node.
+const BUNDLED = ['semver', 'commander', 'fengari'];
 const thirdPartyExternal = {
   name: 'third-party-external',
   setup(b) {

@@ -272,7 +272,19 @@ describe('a config value of the wrong type', () => {
       env: { RUNNER_DATA_DIR: tempDataDir(), RUNNER_HTTP_PORT: 'eighty' },
     });
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('config http.port (from env RUNNER_HTTP_PORT): expected a number, got "eighty"');
+    expect(result.stderr).toBe(
+      'runner: config http.port (from env RUNNER_HTTP_PORT): expected an integer from 0 to 65535, got "eighty"\n',
+    );
+  });
+
+  it('is checked before any plugin is set up, for every command, not only those that boot the plugin', async () => {
+    const dataDir = tempDataDir();
+    writeFileSync(join(dataDir, 'config.yaml'), 'grpc:\n  prot: 1\n');
+    const result = await runRunner(['modules', 'list'], { env: { RUNNER_DATA_DIR: dataDir } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(
+      `runner: unknown config key grpc.prot (from ${join(dataDir, 'config.yaml')}); did you mean grpc.port?\n`,
+    );
   });
 });
 
