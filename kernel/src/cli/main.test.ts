@@ -162,6 +162,8 @@ describe('runner CLI', () => {
   it("adds another plugin's option to a command: in --help, and its value reaches the config key", async () => {
     const help = await run(['--plugins-dir', extensionDir, 'serve', '--help']);
     expect(help.out).toMatch(/--port <n>\s+listener port/);
+    const completion = await run(['--plugins-dir', extensionDir, 'completion', 'fish']);
+    expect(completion.out).toContain("complete -c runner -n '__runner_at '\\''/serve'\\''' -l 'port'");
     expect(await run(['--plugins-dir', extensionDir, 'serve', '--port', '7100'])).toMatchObject({
       code: 0,
       out: '7100 from command-line flag (listener.port)\n',
