@@ -9,7 +9,7 @@
 // Type-checking is `npm run typecheck` (tsc --noEmit); this step only strips types and links.
 // Test helpers (*.test.ts, test-support.ts, fake-registry.ts, test-master.ts) are not built;
 // plugin-sdk/testing.ts is, being the SDK's public test kit.
-import { readdirSync, rmSync, statSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 
@@ -60,6 +60,23 @@ const thirdPartyExternal = {
   },
 };
 
+// Code in a shared chunk runs with the chunk's import.meta.url (kernel/dist/chunks/...), so a
+// module that finds a file beside itself (`new URL('./worker.js', import.meta.url)`) would look
+// in the wrong place. Refuse to build such a module unless it is an entry (ENTRY_FILES, where its
+// own dist file keeps its URL); a file that only holds data can also be found from the package
+// directory instead.
+function checkRelativeUrls(entryFiles) {
+  const offenders = packages
+    .flatMap((pkg) => sources(pkg))
+    .filter((file) => !entryFiles.has(file) && /new URL\(\s*['"`]\.\.?\//.test(readFileSync(file, 'utf8')));
+  if (offenders.length > 0) {
+    console.error(
+      `build: these modules find files relative to import.meta.url but would be bundled into a shared chunk; add them to ENTRY_FILES in build.mjs:\n  ${offenders.map((f) => relative(root, f)).join('\n  ')}`,
+    );
+    process.exit(1);
+  }
+}
+
 const started = Date.now();
 for (const pkg of [...packages, ...externalPackages]) rmSync(join(pkg, 'dist'), { recursive: true, force: true });
 
@@ -82,6 +99,7 @@ const entryPoints = [...packages.map((pkg) => join(pkg, 'index.ts')), ...ENTRY_F
     const pkg = packages.find((p) => file.startsWith(`${p}/`));
     return { in: file, out: relative(root, join(pkg, 'dist', relative(pkg, file))).replace(/\.ts$/, '') };
   });
+checkRelativeUrls(new Set(entryPoints.map((e) => e.in)));
 await build({
   entryPoints,
   outdir: root,
@@ -117,5 +135,5 @@ for (const pkg of externalPackages) {
   });
 }
 console.log(
-  `built ${entryPoints.length + externalFiles} modules in ${packages.length + externalPackages.length} packages (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
+  `built ${entryPoints.length} entries (shared code in kernel/dist/chunks) and ${externalFiles} external-plugin modules in ${packages.length + externalPackages.length} packages (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
 );
