@@ -100,8 +100,9 @@ const entryPoints = [...packages.map((pkg) => join(pkg, 'index.ts')), ...ENTRY_F
     return { in: file, out: relative(root, join(pkg, 'dist', relative(pkg, file))).replace(/\.ts$/, '') };
   });
 checkRelativeUrls(new Set(entryPoints.map((e) => e.in)));
-await build({
+const { metafile } = await build({
   entryPoints,
+  metafile: true,
   outdir: root,
   bundle: true,
   splitting: true,
@@ -118,6 +119,16 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+
+// A test helper reached from production code would ship in dist/: refuse it.
+const testCode = Object.keys(metafile.inputs).filter((input) => {
+  const name = input.split('/').pop();
+  return TEST_HELPERS.has(name) || name.endsWith('.test.ts');
+});
+if (testCode.length > 0) {
+  console.error(`build: production code imports test helpers, which would ship in dist/:\n  ${testCode.join('\n  ')}`);
+  process.exit(1);
+}
 
 let externalFiles = 0;
 for (const pkg of externalPackages) {
