@@ -67,6 +67,7 @@ describe('resolveConfig', () => {
   it('rebuilds a mapping key written as a YAML section from its leaves', () => {
     const config = resolve({ 'agent.labels.zone': 'a', 'agent.labels.rack': 7 });
     expect(config.get('agent.labels')).toEqual({ zone: 'a', rack: '7' });
+    expect(() => resolve({ 'http.port.extra': 1 })).toThrow('unknown config key http.port.extra (from env RUNNER_X)');
   });
 
   it('reports every problem at once', () => {

@@ -38,19 +38,21 @@ export function resolveConfig(options: ResolveConfigOptions): RunnerConfig {
   const sections = new Set([...declared.keys()].map(sectionOf));
   const values = new Map<string, ConfigEntry>();
   const warnings: string[] = [];
-  const problems: string[] = [];
+  const problems: Error[] = [];
   const needTypeBox: [string, ConfigKeySpec, ConfigEntry][] = [];
 
   for (const [key, entry] of options.entries) {
     const declaration = declared.get(key);
     if (!declaration) {
       // A section set as a whole (`agent.labels: {...}` read as a mapping) arrives flattened.
-      const parent = [...declared.keys()].find((k) => key.startsWith(`${k}.`));
+      const parent = [...declared].find(
+        ([k, d]) => key.startsWith(`${k}.`) && (d.spec.schema as ConfigSchema).type === 'object',
+      );
       if (parent) continue;
       const near = closest(key, declared.keys());
       const hint = near ? `; did you mean ${near}?` : '';
       const message = `unknown config key ${key} (from ${entry.source})${hint}`;
-      if (sections.has(sectionOf(key))) problems.push(message);
+      if (sections.has(sectionOf(key))) problems.push(new InvalidInputError(message, { field: key }));
       else warnings.push(`${message} (no loaded plugin reads section ${sectionOf(key)}; ignored)`);
       continue;
     }
@@ -59,7 +61,7 @@ export function resolveConfig(options: ResolveConfigOptions): RunnerConfig {
       values.set(key, { value, source: entry.source });
       if (hasForeignKeywords(declaration.spec.schema)) needTypeBox.push([key, declaration.spec, { ...entry, value }]);
     } catch (error) {
-      problems.push((error as Error).message);
+      problems.push(error as Error);
     }
   }
   // Sections written as mappings (`agent.labels`) are rebuilt from their flattened leaves.
@@ -74,12 +76,16 @@ export function resolveConfig(options: ResolveConfigOptions): RunnerConfig {
         source: leaves[0][1].source,
       });
     } catch (error) {
-      problems.push((error as Error).message);
+      problems.push(error as Error);
     }
   }
   if (needTypeBox.length > 0) problems.push(...checkWithTypeBox(needTypeBox));
-  if (problems.length > 0) {
-    throw new InvalidInputError(problems.join('\n'), { details: { problems } });
+  // One problem is thrown as it is (its `field` names the key); several, as one error listing all.
+  if (problems.length === 1) throw problems[0];
+  if (problems.length > 1) {
+    throw new InvalidInputError(problems.map((p) => p.message).join('\n'), {
+      details: { problems: problems.map((p) => p.message) },
+    });
   }
 
   const tree: Record<string, unknown> = {};
@@ -183,14 +189,17 @@ function hasForeignKeywords(schema: object): boolean {
 // when a declaration needs it, which no built-in plugin's does.
 const requireHere = createRequire(import.meta.url);
 
-function checkWithTypeBox(items: [string, ConfigKeySpec, ConfigEntry][]): string[] {
+function checkWithTypeBox(items: [string, ConfigKeySpec, ConfigEntry][]): Error[] {
   const { Value } = requireHere('@sinclair/typebox/value') as typeof import('@sinclair/typebox/value');
-  const problems: string[] = [];
+  const problems: Error[] = [];
   for (const [key, spec, entry] of items) {
     const first = Value.Errors(spec.schema as never, entry.value).First();
     if (first) {
       problems.push(
-        `config ${key} (from ${entry.source}): ${first.message}${first.path ? ` at ${first.path}` : ''}, got ${JSON.stringify(entry.value)}`,
+        new InvalidInputError(
+          `config ${key} (from ${entry.source}): ${first.message}${first.path ? ` at ${first.path}` : ''}, got ${JSON.stringify(entry.value)}`,
+          { field: key },
+        ),
       );
     }
   }

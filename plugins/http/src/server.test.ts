@@ -89,7 +89,7 @@ describe('listening', () => {
       details: { field: 'http.body_limit' },
     });
     await expect(
-      createTestKernel({ plugins: [plugin], profile: 'master', config: { 'http.cors_origins': 'x' } }),
+      createTestKernel({ plugins: [plugin], profile: 'master', config: { 'http.cors_origins': 5 } }),
     ).rejects.toMatchObject({
       details: { field: 'http.cors_origins' },
     });
