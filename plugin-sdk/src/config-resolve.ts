@@ -271,17 +271,26 @@ export function coerceToSchema(key: string, value: unknown, schema: ConfigSchema
   return result;
 }
 
-/** `k=v,k2=v2`, the one way to write a mapping in an environment variable or a flag. */
 function parsePairs(key: string, text: string, source: string): Record<string, string> {
+  return parseKeyValuePairs(
+    text,
+    (pair) => new InvalidInputError(`config ${key} (from ${source}): "${pair}" is not key=value`, { field: key }),
+  );
+}
+
+/**
+ * `k=v, k2=v2` as a mapping: the one way to write one in an environment variable or a flag
+ * (config values, `--labels`). Blank items are skipped; `refuse` makes the error for an item
+ * without a key.
+ */
+export function parseKeyValuePairs(text: string, refuse: (pair: string) => Error): Record<string, string> {
   const out: Record<string, string> = {};
   for (const pair of text
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)) {
     const at = pair.indexOf('=');
-    if (at <= 0) {
-      throw new InvalidInputError(`config ${key} (from ${source}): "${pair}" is not key=value`, { field: key });
-    }
+    if (at <= 0) throw refuse(pair);
     out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
   }
   return out;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { InvalidInputError, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
+import { InvalidInputError, parseKeyValuePairs, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 import { DEFAULT_RECONNECT, type ReconnectPolicy } from './reconnect.js';
 
 export const DEFAULT_MASTER_PORT = 50053;
@@ -190,15 +190,10 @@ export function parseMasterAddress(raw: string, source: string): string {
   return bracketed ? `[${match[1]}]:${port}` : `${match[1]}:${port}`;
 }
 
+/** `--labels zone=a,tier=web`. */
 export function parseLabels(text: string): Record<string, string> {
-  const labels: Record<string, string> = {};
-  for (const pair of text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)) {
-    const at = pair.indexOf('=');
-    if (at <= 0) throw new InvalidInputError(`label "${pair}": expected key=value`, { field: 'agent.labels' });
-    labels[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
-  }
-  return labels;
+  return parseKeyValuePairs(
+    text,
+    (pair) => new InvalidInputError(`label "${pair}": expected key=value`, { field: 'agent.labels' }),
+  );
 }
