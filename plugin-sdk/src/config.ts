@@ -77,3 +77,11 @@ export interface DeclaredConfigKey {
   value: unknown;
   source: string;
 }
+
+/**
+ * The most common declaration: a number above 0 (seconds, bytes, a rate), with its default.
+ * `definePlugin({ config: { 'x.timeout': positiveNumber(30, 'seconds a call may take') } })`.
+ */
+export function positiveNumber(fallback: number, help: string): ConfigKeySpec {
+  return { schema: { type: 'number', exclusiveMinimum: 0 }, default: fallback, help };
+}

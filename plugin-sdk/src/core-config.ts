@@ -1,4 +1,4 @@
-import type { ConfigDeclaration } from './config.js';
+import { positiveNumber, type ConfigDeclaration } from './config.js';
 
 /**
  * Config keys the kernel and the SDK itself read (the master lookup is SDK code every command
@@ -12,16 +12,8 @@ export const CORE_CONFIG: ConfigDeclaration = {
     default: [],
     help: 'more directories to load plugins from (RUNNER_PLUGINS_DIR: colon-separated)',
   },
-  'kernel.setup_timeout': {
-    schema: { type: 'number', exclusiveMinimum: 0 },
-    default: 10,
-    help: "seconds a plugin's setup may take before the boot fails naming it",
-  },
-  'kernel.stop_timeout': {
-    schema: { type: 'number', exclusiveMinimum: 0 },
-    default: 15,
-    help: "seconds a plugin's stop may take (above the HTTP plugin's drain)",
-  },
+  'kernel.setup_timeout': positiveNumber(10, "seconds a plugin's setup may take before the boot fails naming it"),
+  'kernel.stop_timeout': positiveNumber(15, "seconds a plugin's stop may take (above the HTTP plugin's drain)"),
   'master.url': {
     schema: { type: 'string' },
     help: "the master's REST API base URL for CLI commands (RUNNER_MASTER_URL)",

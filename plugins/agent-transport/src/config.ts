@@ -1,4 +1,4 @@
-import { InvalidInputError, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
+import { InvalidInputError, positiveNumber, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 
 /** The master side's settings, read once at setup so a bad value fails the boot, not an agent. */
 export interface MasterTransportConfig {
@@ -24,12 +24,6 @@ export interface MasterTransportConfig {
 
 export const DEFAULT_GRPC_PORT = 50053;
 
-const seconds = (fallback: number, help: string) => ({
-  schema: { type: 'number', exclusiveMinimum: 0 } as const,
-  default: fallback,
-  help: `${help} (seconds)`,
-});
-
 /**
  * Keys of the gRPC side, checked by the kernel before setup. `grpc.max_message_bytes` and
  * `agent.join_token`, which the agent plugins share, are core keys (CORE_CONFIG in the SDK).
@@ -51,16 +45,19 @@ export const TRANSPORT_CONFIG: ConfigDeclaration = {
     help: 'PEM private key file of grpc.tls_cert',
     secret: true,
   },
-  'agent.heartbeat_interval': seconds(30, 'how often agents send a heartbeat'),
-  'agent.heartbeat_timeout': seconds(90, 'silence after which an agent is offline; above heartbeat_interval'),
+  'agent.heartbeat_interval': positiveNumber(30, 'how often agents send a heartbeat (seconds)'),
+  'agent.heartbeat_timeout': positiveNumber(
+    90,
+    'silence after which an agent is offline; above heartbeat_interval (seconds)',
+  ),
   'agent.warning_threshold': {
     schema: { type: 'number', exclusiveMinimum: 0, maximum: 100 },
     default: 80,
     help: 'percent of CPU, memory or disk above which an agent is `warning`',
   },
-  'agent.register_timeout': seconds(10, 'how long a new stream may take to register'),
-  'agent.call_timeout': seconds(30, 'deadline of a metrics, exec or control call to an agent'),
-  'agent.persist_interval': seconds(30, 'how often heartbeat data is written to the store'),
+  'agent.register_timeout': positiveNumber(10, 'how long a new stream may take to register (seconds)'),
+  'agent.call_timeout': positiveNumber(30, 'deadline of a metrics, exec or control call to an agent (seconds)'),
+  'agent.persist_interval': positiveNumber(30, 'how often heartbeat data is written to the store (seconds)'),
   'agent.log_tail': {
     schema: { type: 'integer', minimum: 1 },
     default: 100,

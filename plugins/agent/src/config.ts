@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { InvalidInputError, parseKeyValuePairs, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
+import {
+  InvalidInputError,
+  parseKeyValuePairs,
+  positiveNumber as positive,
+  type ConfigDeclaration,
+  type RunnerConfig,
+} from '@runner/plugin-sdk';
 import { DEFAULT_RECONNECT, type ReconnectPolicy } from './reconnect.js';
 
 export const DEFAULT_MASTER_PORT = 50053;
@@ -23,11 +29,6 @@ export interface AgentConfig {
   maxMessageBytes: number;
 }
 
-const positive = (fallback: number, help: string) => ({
-  schema: { type: 'number', exclusiveMinimum: 0 } as const,
-  default: fallback,
-  help,
-});
 const count = (fallback: number, help: string) => ({
   schema: { type: 'integer', minimum: 0 } as const,
   default: fallback,

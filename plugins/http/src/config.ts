@@ -1,4 +1,4 @@
-import type { ConfigDeclaration, RunnerConfig } from '@runner/plugin-sdk';
+import { positiveNumber as positive, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 
 /** The plugin's settings, read once at setup so a bad value fails the boot, not a request. */
 export interface HttpConfig {
@@ -13,12 +13,6 @@ export interface HttpConfig {
 }
 
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
-
-const positive = (fallback: number, help: string) => ({
-  schema: { type: 'number', exclusiveMinimum: 0 } as const,
-  default: fallback,
-  help,
-});
 
 /** Keys of the HTTP server, checked by the kernel before setup. */
 export const HTTP_CONFIG: ConfigDeclaration = {
