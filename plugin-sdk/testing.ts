@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunnerConfig } from './src/config.js';
 import { InvalidInputError } from './src/errors.js';
-import type { BusEvent, EventBus, EventType, RunnerEvents } from './src/events.js';
+import { EventHub } from './src/event-bus.js';
+import type { BusEvent, EventBus } from './src/events.js';
 import { createKernelHooks, type KernelHooks, type PluginDescriptor } from './src/hooks.js';
 import type { LogFields, Logger } from './src/logger.js';
 import {
@@ -95,39 +96,22 @@ function recordingLogger(lines: LoggedLine[], bound: LogFields): Logger {
   };
 }
 
-function recordingBus(emitted: BusEvent[]): EventBus {
-  const handlers = new Map<string, Set<(event: BusEvent) => void>>();
-  const any = new Set<(event: BusEvent) => void>();
-  return {
-    emit<K extends EventType>(type: K, data: RunnerEvents[K]) {
-      const event = { id: `test-${emitted.length + 1}`, type, timestamp: Date.now(), data } as BusEvent;
-      emitted.push(event);
-      for (const h of handlers.get(type) ?? []) h(event);
-      for (const h of any) h(event);
-    },
-    on(type, handler) {
-      const set = handlers.get(type) ?? new Set();
-      handlers.set(type, set);
-      set.add(handler as (event: BusEvent) => void);
-      return () => set.delete(handler as (event: BusEvent) => void);
-    },
-    onAny(handler) {
-      any.add(handler);
-      return () => any.delete(handler);
-    },
-  };
-}
-
 /** Sets the plugins up, in the order given, against the mocks and each other's services. */
 export async function createTestKernel(options: TestKernelOptions): Promise<TestKernel> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'runner-test-'));
   const config = staticConfig(options.config ?? {}, dataDir);
   const emitted: BusEvent[] = [];
   const logs: LoggedLine[] = [];
-  const events = recordingBus(emitted);
+  const redactor = createRedactor();
+  // The kernel's own bus (ids, redaction, isolation of failing subscribers), recording each event.
+  const hub = new EventHub({
+    logger: recordingLogger(logs, { plugin: 'kernel' }),
+    redactor,
+    onEmit: (event) => emitted.push(event),
+  });
+  const events = hub.forPlugin('test');
   const hooks = createKernelHooks();
   const services = new Map<string, unknown>();
-  const redactor = createRedactor();
   services.set(RedactorRef.id, redactor);
   for (const [ref, impl] of options.services ?? []) services.set(ref.id, impl);
   const stops: (() => Promise<void> | void)[] = [];
@@ -156,7 +140,7 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
         kernelVersion: '0.0.0-test',
         config,
         logger: recordingLogger(logs, { plugin: plugin.id }),
-        events,
+        events: hub.forPlugin(plugin.id),
         redactor,
         hooks,
         plugins: descriptors,

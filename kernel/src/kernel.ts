@@ -64,11 +64,12 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
   );
   const descriptors: PluginDescriptor[] = order.map((p) => descriptorOf.get(p) as PluginDescriptor);
 
-  const bus = new KernelEventBus(logger);
+  const redactor = options.redactor ?? createRedactor();
+  const bus = new KernelEventBus({ logger, redactor });
   const hooks = createKernelHooks();
   const registry = new ServiceRegistry();
-  const redactor = options.redactor ?? createRedactor();
   registry.provide(RedactorRef, redactor, 'kernel');
+  registerSecretConfig(redactor, config, order);
   const controller = new AbortController();
   const started: Started[] = [];
   const setupTimeout = Math.round(config.get('kernel.setup_timeout', DEFAULT_SETUP_TIMEOUT_S) * 1000);
@@ -226,4 +227,15 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
         process.once('SIGTERM', onSignal);
       }),
   };
+}
+
+/** Values of config keys a plugin declares `secret` are masked wherever they would appear. */
+function registerSecretConfig(redactor: Redactor, config: RunnerConfig, plugins: readonly Plugin[]): void {
+  for (const plugin of plugins) {
+    for (const [key, spec] of Object.entries(plugin.config ?? {})) {
+      if (!spec.secret) continue;
+      const value = config.find(key);
+      if (typeof value === 'string') redactor.addSecret(value);
+    }
+  }
 }

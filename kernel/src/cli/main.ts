@@ -5,6 +5,7 @@ import {
   type CommandContext,
   type CommandSpec,
   type Profile,
+  type Redactor,
   type RunningKernel,
 } from '@runner/plugin-sdk';
 import { loadConfig, resolveDataDir } from '../config.js';
@@ -36,9 +37,12 @@ export async function main(
   io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
 ): Promise<number> {
   const globals = prescanGlobals(argv);
+  // Made first: error lines, the logger and every plugin write through it.
+  const redactor = createRedactor();
+  registerEnvironmentSecrets(redactor, io.env);
   const fail = (error: unknown): number => {
-    io.stderr.write(`runner: ${messageOf(error)}\n`);
-    if (globals.debug) io.stderr.write(`${describeForDebug(error)}\n`);
+    io.stderr.write(redactor.redactText(`runner: ${messageOf(error)}\n`));
+    if (globals.debug) io.stderr.write(redactor.redactText(`${describeForDebug(error)}\n`));
     return isUsageError(error) ? EXIT_USAGE : EXIT_FAILURE;
   };
 
@@ -65,7 +69,6 @@ export async function main(
     return fail(error);
   }
 
-  const redactor = createRedactor();
   let exitCode = 0;
   const program = new Command('runner')
     .description('Workflow automation: run YAML + Lua workflows locally, or on agents coordinated by a master.')
@@ -94,6 +97,7 @@ export async function main(
         level: config.debug ? 'debug' : 'info',
         terminal: io.stderr,
         terminalLevel: config.debug ? 'debug' : 'warn',
+        redactor,
       });
       const activeLogger = logger;
       const context: CommandContext = {
@@ -167,6 +171,17 @@ export async function main(
  */
 function isUsageError(error: unknown): boolean {
   return isRunnerError(error) && (error.code === 'invalid_input' || error.status === 400);
+}
+
+/**
+ * Credentials handed to the process by environment (`RUNNER_TOKEN`, `RUNNER_JOIN_TOKEN`, any
+ * `RUNNER_*` variable whose name says token, password or secret) are registered with the
+ * redactor, so no log line, record or answer repeats them.
+ */
+export function registerEnvironmentSecrets(redactor: Redactor, env: NodeJS.ProcessEnv): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (value && name.startsWith('RUNNER_') && redactor.isSecretKey(name.slice('RUNNER_'.length))) redactor.addSecret(value);
+  }
 }
 
 function describeForDebug(error: unknown): string {

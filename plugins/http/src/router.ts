@@ -11,6 +11,7 @@ import {
   type HttpRequest,
   type HttpRouter,
   type Logger,
+  type Redactor,
   type RouteOptions,
 } from '@runner/plugin-sdk';
 import polka, { type NextHandler, type Polka, type Request } from 'polka';
@@ -25,6 +26,8 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface ApiRouterOptions {
   logger: Logger;
+  /** Masks registered secrets in every JSON answer, errors included. */
+  redactor?: Redactor;
   bodyLimitBytes: number;
   corsOrigins: readonly string[];
 }
@@ -168,7 +171,9 @@ export class ApiRouter implements HttpRouter {
   ): void {
     if (res.headersSent || res.destroyed) return;
     // Serialised before any header is written, so a body that cannot be encoded still gets a 500.
-    const payload = body === undefined || status === 204 || status === 304 ? undefined : JSON.stringify(body);
+    const json = body === undefined || status === 204 || status === 304 ? undefined : JSON.stringify(body);
+    // The one serialisation point of every answer: registered secrets are masked here.
+    const payload = json === undefined || !this.options.redactor ? json : this.options.redactor.redactText(json);
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     // An unread body would otherwise be read (and discarded) to keep the connection alive.
     if (!req.complete) res.setHeader('connection', 'close');
