@@ -140,7 +140,8 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
         kernelVersion: '0.0.0-test',
         config,
         logger: recordingLogger(logs, { plugin: plugin.id }),
-        events: hub.forPlugin(plugin.id),
+        // One bus object for every plugin, so a test can wrap `kernel.events` to watch them.
+        events,
         redactor,
         hooks,
         plugins: descriptors,
