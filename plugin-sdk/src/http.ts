@@ -232,7 +232,12 @@ export function webSocketMessage<T>(
   timestampMs: number = Date.now(),
   id?: string,
 ): WebSocketMessage<T> {
-  const message: WebSocketMessage<T> = { type, timestamp: Math.floor(timestampMs / 1000), timestamp_ms: timestampMs, data };
+  const message: WebSocketMessage<T> = {
+    type,
+    timestamp: Math.floor(timestampMs / 1000),
+    timestamp_ms: timestampMs,
+    data,
+  };
   if (id !== undefined) message.id = id;
   return message;
 }

@@ -13,7 +13,11 @@ describe('createRedactor', () => {
       nested,
       token: null,
     });
-    expect(out.outputs).toEqual({ github_token: REDACTED, list: [{ apiKey: REDACTED, name: 'n' }], dbPassword: REDACTED });
+    expect(out.outputs).toEqual({
+      github_token: REDACTED,
+      list: [{ apiKey: REDACTED, name: 'n' }],
+      dbPassword: REDACTED,
+    });
     let cursor: unknown = out.nested;
     for (let i = 0; i < 20; i++) cursor = (cursor as { level: unknown }).level;
     expect(cursor).toEqual({ password: REDACTED });
@@ -79,7 +83,10 @@ describe('createRedactor', () => {
   it('redacts errors keeping their class, code and details', () => {
     const r = createRedactor();
     r.addSecret('p4ssw0rd');
-    const error = new RunnerError('invalid_input', 'login p4ssw0rd refused', { status: 400, details: { echo: 'p4ssw0rd' } });
+    const error = new RunnerError('invalid_input', 'login p4ssw0rd refused', {
+      status: 400,
+      details: { echo: 'p4ssw0rd' },
+    });
     const out = r.redact({ error }).error as RunnerError;
     expect(out).toBeInstanceOf(RunnerError);
     expect(out.message).toBe(`login ${REDACTED} refused`);

@@ -82,7 +82,7 @@ export function createRedactor(): Redactor {
     ranges.sort((a, b) => a[0] - b[0]);
     let out = '';
     let cursor = 0;
-    for (let i = 0; i < ranges.length; ) {
+    for (let i = 0; i < ranges.length;) {
       const start = ranges[i][0];
       let end = ranges[i][1];
       // Overlapping or touching occurrences become one mask.
@@ -150,7 +150,11 @@ export function createRedactor(): Redactor {
     Object.defineProperty(copy, 'message', { value: message, writable: true, configurable: true });
     if (stack !== undefined) Object.defineProperty(copy, 'stack', { value: stack, writable: true, configurable: true });
     if (error.cause !== undefined)
-      Object.defineProperty(copy, 'cause', { value: walk(error.cause, depth + 1, seen), writable: true, configurable: true });
+      Object.defineProperty(copy, 'cause', {
+        value: walk(error.cause, depth + 1, seen),
+        writable: true,
+        configurable: true,
+      });
     return Object.assign(copy, fields);
   };
 

@@ -180,7 +180,8 @@ function isUsageError(error: unknown): boolean {
  */
 export function registerEnvironmentSecrets(redactor: Redactor, env: NodeJS.ProcessEnv): void {
   for (const [name, value] of Object.entries(env)) {
-    if (value && name.startsWith('RUNNER_') && redactor.isSecretKey(name.slice('RUNNER_'.length))) redactor.addSecret(value);
+    if (value && name.startsWith('RUNNER_') && redactor.isSecretKey(name.slice('RUNNER_'.length)))
+      redactor.addSecret(value);
   }
 }
 

@@ -64,7 +64,9 @@ export function streamAgentLogs(
   stop.addEventListener('abort', onStop, { once: true });
 
   const onEntry = (entry: AgentLogEntry): void => {
-    write(`data: ${redact(JSON.stringify({ timestamp: entry.timestamp, level: entry.level, message: entry.message }))}\n\n`);
+    write(
+      `data: ${redact(JSON.stringify({ timestamp: entry.timestamp, level: entry.level, message: entry.message }))}\n\n`,
+    );
   };
   registry.streamLogs(name, onEntry, controller.signal).then(
     () => finish({ type: 'end', data: { reason: `the log stream of agent ${name} ended` } }),

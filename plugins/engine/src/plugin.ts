@@ -39,7 +39,11 @@ export const plugin = definePlugin({
       import('./run-store.js'),
       import('./routes.js'),
     ]);
-    const runs = new RunStore(store, positiveBytes(ctx.config, 'engine.task_result_bytes', DEFAULT_RESULT_BYTES), ctx.redactor);
+    const runs = new RunStore(
+      store,
+      positiveBytes(ctx.config, 'engine.task_result_bytes', DEFAULT_RESULT_BYTES),
+      ctx.redactor,
+    );
     await runs.migrate();
     const engine = createEngine({
       parser,

@@ -46,7 +46,12 @@ export class HttpService {
 
   constructor(private readonly options: HttpServiceOptions) {
     const { config, logger, events, redactor } = options;
-    this.router = new ApiRouter({ logger, redactor, bodyLimitBytes: config.bodyLimitBytes, corsOrigins: config.corsOrigins });
+    this.router = new ApiRouter({
+      logger,
+      redactor,
+      bodyLimitBytes: config.bodyLimitBytes,
+      corsOrigins: config.corsOrigins,
+    });
     this.hub = new WebSocketHubService({
       events,
       logger,
