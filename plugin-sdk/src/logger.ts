@@ -43,6 +43,16 @@ const SECRET_SUFFIXES = ['password', 'passwd', 'secret', 'token', 'apikey', 'pri
  * case-insensitively with `_`, `-` and `.` ignored.
  */
 export function isSecretField(key: string): boolean {
-  const name = normalise(key);
-  return SECRET_SET.has(name) || SECRET_SUFFIXES.some((suffix) => name.endsWith(suffix));
+  let secret = verdicts.get(key);
+  if (secret === undefined) {
+    const name = normalise(key);
+    secret = SECRET_SET.has(name) || SECRET_SUFFIXES.some((suffix) => name.endsWith(suffix));
+    // Field names repeat (every log line has `level`, `message`): remember a bounded number.
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(key, secret);
+  }
+  return secret;
 }
+
+const MAX_VERDICTS = 4096;
+const verdicts = new Map<string, boolean>();
