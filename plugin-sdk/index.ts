@@ -15,6 +15,8 @@ export * from './src/engine.js';
 export * from './src/lua-runtime.js';
 export * from './src/agents.js';
 export * from './src/duration.js';
+export * from './src/format.js';
+export * from './src/sleep.js';
 export * from './src/master-api.js';
 export * from './src/permissions.js';
 export * from './src/redactor.js';

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ForbiddenError,
+  messageOf,
   NotFoundError,
   RunnerError,
   STREAMED,
@@ -253,8 +254,4 @@ function firstValues(query: Record<string, string | string[] | undefined>): Reco
 
 function isReply(value: unknown): value is HttpReply {
   return typeof value === 'object' && value !== null && (value as Partial<HttpReply>).kind === 'http-reply';
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as readline from 'node:readline';
-import { RunnerError, type Logger, type LuaSession, type Redactor } from '@runner/plugin-sdk';
+import { messageOf, RunnerError, type Logger, type LuaSession, type Redactor } from '@runner/plugin-sdk';
 import { DEFAULT_FORMAT, formatResults, quote, type FormatOptions } from './format.js';
 import { HISTORY_SIZE, type HistoryFile } from './history.js';
 import { replLogger, type LogLevel } from './repl-logger.js';
@@ -66,10 +66,6 @@ function isIncomplete(error: unknown): boolean {
     (error as RunnerError).code === 'invalid_input' &&
     (error as RunnerError).details?.incomplete === true
   );
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

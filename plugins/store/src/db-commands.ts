@@ -1,5 +1,11 @@
 import { resolve } from 'node:path';
-import { InvalidInputError, type CommandContext, type CommandInput, type StoreStats } from '@runner/plugin-sdk';
+import {
+  formatBytes,
+  InvalidInputError,
+  type CommandContext,
+  type CommandInput,
+  type StoreStats,
+} from '@runner/plugin-sdk';
 import { checkBackupOutput } from './backup-output.js';
 import { snapshotJournalBytes } from './config.js';
 import { replaceFileAtomically } from './durable-fs.js';
@@ -8,18 +14,6 @@ import { readLockHolder, type LockInfo } from './lock.js';
 import { callMaster, fetchMasterBytes } from './master-client.js';
 import { restoreDatabase } from './restore.js';
 import { openStore, type OpenedStore } from './sql-store.js';
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
 
 /** Through the master's REST API when a live process holds the data directory, else directly. */
 async function viaMasterOrDirect<T>(

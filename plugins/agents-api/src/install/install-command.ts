@@ -9,12 +9,12 @@ import {
   InvalidInputError,
   NotFoundError,
   RunnerError,
+  formatBytes,
   isRunnerError,
   type Agent,
   type CommandContext,
   type CommandInput,
 } from '@runner/plugin-sdk';
-import { formatBytes } from '../cli/format.js';
 import { collectBundle, releaseName, type AgentBundle } from './bundle.js';
 import { hostLabel } from './known-hosts.js';
 import { readLocalRecord, writeLocalRecord, type LocalInstallRecord } from './local-record.js';
