@@ -112,6 +112,10 @@ export async function main(
         version: kernelVersion,
         redactor,
         configError,
+        masterLocator: () => {
+          const provider = plugins.find((p) => p.plugin.masterLocator)?.plugin.masterLocator;
+          return provider ? provider() : Promise.resolve(undefined);
+        },
         boot: async (profile, overrides) => {
           const bootConfig = await readConfig(overrides);
           // Long-running profiles report their progress on the terminal; one-shot commands stay quiet.

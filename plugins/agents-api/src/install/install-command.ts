@@ -3,8 +3,8 @@ import { Transform } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import {
+  createMasterClient,
   findMaster,
-  callMaster,
   ConflictError,
   InvalidInputError,
   NotFoundError,
@@ -484,12 +484,13 @@ async function waitForRegistration(
     return 0;
   }
   const endpoint = lookup.endpoint;
+  const client = createMasterClient(endpoint, { dataDir: ctx.config.dataDir });
   say(`waiting up to ${plan.waitSeconds} s for ${name} to register with the master at ${endpoint.base} ...`);
   const deadline = Date.now() + plan.waitSeconds * 1000;
   let last = 'not registered yet';
   while (Date.now() < deadline) {
     try {
-      const agent = await callMaster<Agent>(endpoint, 'GET', `/agents/${encodeURIComponent(name)}`, {
+      const agent = await client.call<Agent>('GET', `/agents/${encodeURIComponent(name)}`, {
         timeoutMs: 5000,
       });
       const sinceStart = (Date.now() - startedAt) / 1000;
