@@ -3,7 +3,7 @@
 // places in the same order, sends the same credentials, and fails with the same words.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CommandContext } from './commands.js';
+import type { CommandContext, CommandOption } from './commands.js';
 import {
   ConflictError,
   ForbiddenError,
@@ -13,6 +13,16 @@ import {
   UnauthorizedError,
 } from './errors.js';
 import { credentialFor } from './master-credentials.js';
+
+/**
+ * The `--master-url` option every command that talks to a master takes; pass its value
+ * (`options.masterUrl`) to `connectMaster`.
+ */
+export const MASTER_URL_OPTION: Readonly<CommandOption> = Object.freeze({
+  flags: '--master-url <url>',
+  description:
+    "the master's REST API, e.g. http://master:8080 (default: config master.url, RUNNER_MASTER_URL, else the local master, else master.address)",
+});
 
 /** A master's REST API as the CLI reaches it, and the words that say where it was found. */
 export interface MasterEndpoint {
