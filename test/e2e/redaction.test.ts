@@ -6,11 +6,11 @@
 // stream (SSE), both processes' terminal output, and every file in both data directories
 // (runner.log, the store).
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { repoRoot, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { repoRoot, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -210,4 +210,34 @@ describe('a value registered with the redactor', () => {
     }
     expect(master.output.stderr).toContain(MASK);
   });
+});
+
+describe('a value registered with the redactor, in a command run embedded', () => {
+  it('is masked in what runner run prints (text with task logs, and JSON) and in its data directory', async () => {
+    const dataDir = tempDataDir('runner-e2e-redact-embedded-');
+    const file = join(dataDir, 'w.yaml');
+    writeFileSync(file, `version: "1.0"\ntasks:\n  - name: local\n    exec:\n      script: |${script('local')}\n`);
+    const env = { RUNNER_DATA_DIR: dataDir, E2E_SECRET: SECRET };
+    for (const args of [['--verbose'], ['--output', 'json']]) {
+      const result = await runRunner(['--debug', '--plugins-dir', pluginsDir, 'run', 'w', '--file', file, ...args], {
+        env,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout + result.stderr).not.toContain(SECRET);
+      expect(result.stdout).toContain(MASK);
+    }
+    expect(filesHolding(dataDir, SECRET)).toEqual([file]);
+  }, 30_000);
+
+  it('is masked in what a script prints and returns in the REPL', async () => {
+    const dataDir = tempDataDir('runner-e2e-redact-repl-');
+    const result = await runRunner(['--plugins-dir', pluginsDir, 'repl'], {
+      env: { RUNNER_DATA_DIR: dataDir, E2E_SECRET: SECRET },
+      input: `print("printed ${SECRET}")\nreturn "returned ${SECRET}"\n`,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`printed ${MASK}`);
+    expect(result.stdout).toContain(`returned ${MASK}`);
+    expect(result.stdout + result.stderr).not.toContain(SECRET);
+  }, 30_000);
 });

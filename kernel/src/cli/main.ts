@@ -16,6 +16,7 @@ import { discoverPlugins, type DiscoveredPlugin } from '../plugin-discovery.js';
 import { builtinPluginsDir, kernelVersion } from '../paths.js';
 import { attachCommands, mergeCommands } from './command-tree.js';
 import { prescanGlobals } from './global-options.js';
+import { redactWrites } from './redacted-output.js';
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -36,10 +37,19 @@ export async function main(
   argv: readonly string[],
   io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
 ): Promise<number> {
-  const globals = prescanGlobals(argv);
-  // Made first: error lines, the logger and every plugin write through it.
+  // Made first: what the command prints, error lines, the logger and every plugin pass it.
   const redactor = createRedactor();
   registerEnvironmentSecrets(redactor, io.env);
+  const restoreWrites = redactWrites([io.stdout, io.stderr], redactor);
+  try {
+    return await runCommand(argv, io, redactor);
+  } finally {
+    restoreWrites();
+  }
+}
+
+async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor): Promise<number> {
+  const globals = prescanGlobals(argv);
   const fail = (error: unknown): number => {
     io.stderr.write(redactor.redactText(`runner: ${messageOf(error)}\n`));
     if (globals.debug) io.stderr.write(redactor.redactText(`${describeForDebug(error)}\n`));
