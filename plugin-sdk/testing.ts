@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import type { RunnerConfig } from './src/config.js';
 import { resolveConfig, type ConfigEntry } from './src/config-resolve.js';
 import { CORE_CONFIG } from './src/core-config.js';
+import { EventHub } from './src/event-bus.js';
+import type { BusEvent, EventBus } from './src/events.js';
 import { orderPlugins } from './src/plugin-order.js';
-import type { BusEvent, EventBus, EventType, RunnerEvents } from './src/events.js';
 import { createKernelHooks, type KernelHooks, type PluginDescriptor } from './src/hooks.js';
 import type { LogFields, Logger } from './src/logger.js';
 import {
@@ -103,29 +104,6 @@ function recordingLogger(lines: LoggedLine[], bound: LogFields): Logger {
   };
 }
 
-function recordingBus(emitted: BusEvent[]): EventBus {
-  const handlers = new Map<string, Set<(event: BusEvent) => void>>();
-  const any = new Set<(event: BusEvent) => void>();
-  return {
-    emit<K extends EventType>(type: K, data: RunnerEvents[K]) {
-      const event = { id: `test-${emitted.length + 1}`, type, timestamp: Date.now(), data } as BusEvent;
-      emitted.push(event);
-      for (const h of handlers.get(type) ?? []) h(event);
-      for (const h of any) h(event);
-    },
-    on(type, handler) {
-      const set = handlers.get(type) ?? new Set();
-      handlers.set(type, set);
-      set.add(handler as (event: BusEvent) => void);
-      return () => set.delete(handler as (event: BusEvent) => void);
-    },
-    onAny(handler) {
-      any.add(handler);
-      return () => any.delete(handler);
-    },
-  };
-}
-
 /**
  * Sets the plugins up against the mocks and each other's services, in dependency order (the
  * kernel's own orderPlugins, services given as mocks counting as provided).
@@ -135,10 +113,16 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
   const config = staticConfig(options.config ?? {}, dataDir, [...options.plugins, ...(options.configPlugins ?? [])]);
   const emitted: BusEvent[] = [];
   const logs: LoggedLine[] = [];
-  const events = recordingBus(emitted);
+  const redactor = createRedactor();
+  // The kernel's own bus (ids, redaction, isolation of failing subscribers), recording each event.
+  const hub = new EventHub({
+    logger: recordingLogger(logs, { plugin: 'kernel' }),
+    redactor,
+    onEmit: (event) => emitted.push(event),
+  });
+  const events = hub.forPlugin('test');
   const hooks = createKernelHooks();
   const services = new Map<string, unknown>();
-  const redactor = createRedactor();
   services.set(RedactorRef.id, redactor);
   for (const [ref, impl] of options.services ?? []) services.set(ref.id, impl);
   const stops: (() => Promise<void> | void)[] = [];
@@ -175,6 +159,7 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
         kernelVersion: '0.0.0-test',
         config,
         logger: recordingLogger(logs, { plugin: plugin.id }),
+        // One bus object for every plugin, so a test can wrap `kernel.events` to watch them.
         events,
         redactor,
         hooks,

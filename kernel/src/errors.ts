@@ -1,4 +1,7 @@
-import { RunnerError } from '@runner/plugin-sdk';
+import { messageOf, RunnerError } from '@runner/plugin-sdk';
+
+// One implementation, in the SDK; re-exported for the kernel's modules.
+export { messageOf };
 
 /**
  * Kernel failures. Every one names the plugin (and the hook or phase) it is about, because an
@@ -48,10 +51,6 @@ export class HookError extends KernelError {
     super('hook_failed', `plugin ${pluginId}: hook ${hook} failed: ${messageOf(cause)}`, { pluginId, cause });
     this.hook = hook;
   }
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -189,7 +189,7 @@ describe('bootKernel', () => {
     const kernel = await boot([noisy, listener], { lines });
     kernel.events.emit('agent.connected', { agent_name: 'web-1', address: '127.0.0.1:1', status: 'online' });
     expect(seen).toContain('agent.connected');
-    expect(lines).toContain('error plugin noisy: subscriber of agent.connected threw');
+    expect(lines).toContain('error plugin noisy: subscriber of agent.connected failed');
     await kernel.stop();
     expect(seen.at(-1)).toBe('kernel.stopping');
   });

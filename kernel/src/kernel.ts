@@ -60,11 +60,12 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
   );
   const descriptors: PluginDescriptor[] = order.map((p) => descriptorOf.get(p) as PluginDescriptor);
 
-  const bus = new KernelEventBus(logger);
+  const redactor = options.redactor ?? createRedactor();
+  const bus = new KernelEventBus({ logger, redactor });
   const hooks = createKernelHooks();
   const registry = new ServiceRegistry();
-  const redactor = options.redactor ?? createRedactor();
   registry.provide(RedactorRef, redactor, 'kernel');
+  registerSecretConfig(redactor, config, order);
   const controller = new AbortController();
   const started: Started[] = [];
   const setupTimeout = Math.round(config.get<number>('kernel.setup_timeout') * 1000);
@@ -222,4 +223,15 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
         process.once('SIGTERM', onSignal);
       }),
   };
+}
+
+/** Values of config keys a plugin declares `secret` are masked wherever they would appear. */
+function registerSecretConfig(redactor: Redactor, config: RunnerConfig, plugins: readonly Plugin[]): void {
+  for (const plugin of plugins) {
+    for (const [key, spec] of Object.entries(plugin.config ?? {})) {
+      if (!spec.secret) continue;
+      const value = config.find(key);
+      if (typeof value === 'string') redactor.addSecret(value);
+    }
+  }
 }

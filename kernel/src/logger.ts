@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
-import { redactFields, type LogFields, type Logger } from '@runner/plugin-sdk';
+import { createRedactor, type LogFields, type Logger, type Redactor } from '@runner/plugin-sdk';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -15,6 +15,8 @@ export interface LoggerOptions {
   terminalLevel?: LogLevel;
   /** Rotate the file past this size (default 10 MiB); one previous file is kept. */
   rotateBytes?: number;
+  /** The process's one redactor (default: a new one, masking secret-named fields only). */
+  redactor?: Redactor;
 }
 
 export interface KernelLogger extends Logger {
@@ -29,11 +31,14 @@ const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error:
 
 /**
  * pino, writing JSON lines (ISO 8601 `time`, `level` as a word, `msg`, context fields) to
- * `<dataDir>/logs/runner.log`, and readable lines to the terminal. Fields with secret names
- * (SECRET_FIELD_NAMES of the SDK) are censored before either stream sees the line.
+ * `<dataDir>/logs/runner.log`, and readable lines to the terminal. Every line passes the
+ * redactor at every level: fields with secret names are censored before pino sees them, and
+ * each serialised line (message, fields, a child's bound fields) has registered secret values
+ * masked before either stream sees it.
  */
 export async function createLogger(options: LoggerOptions): Promise<KernelLogger> {
   const { default: pino } = await import('pino');
+  const redactor = options.redactor ?? createRedactor();
   const file = join(options.dataDir, 'logs', 'runner.log');
   const fileStream = openLogFile(file, options.rotateBytes ?? 10 * 1024 * 1024, pino);
 
@@ -53,16 +58,19 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
       messageKey: 'message',
       timestamp: () => `,"timestamp":"${new Date().toISOString()}"`,
       formatters: { level: (label) => ({ level: label }) },
+      // One pass over the finished line: it holds the message, the fields and the bound fields of
+      // children (serialised once, when the child was made, perhaps before a secret was known).
+      hooks: { streamWrite: (line) => redactor.redactText(line) },
     },
     pino.multistream(streams.map((s) => ({ level: s.level, stream: s.stream }))),
   );
 
   const wrap = (p: typeof base): Logger => ({
-    debug: (message, fields) => p.debug(fields ? redactFields(fields) : {}, message),
-    info: (message, fields) => p.info(fields ? redactFields(fields) : {}, message),
-    warn: (message, fields) => p.warn(fields ? redactFields(fields) : {}, message),
-    error: (message, fields) => p.error(fields ? redactFields(fields) : {}, message),
-    child: (fields: LogFields) => wrap(p.child(redactFields(fields))),
+    debug: (message, fields) => p.debug(fields ? redactor.redact(fields) : {}, message),
+    info: (message, fields) => p.info(fields ? redactor.redact(fields) : {}, message),
+    warn: (message, fields) => p.warn(fields ? redactor.redact(fields) : {}, message),
+    error: (message, fields) => p.error(fields ? redactor.redact(fields) : {}, message),
+    child: (fields: LogFields) => wrap(p.child(redactor.redact(fields))),
   });
   const logger = wrap(base);
   if (fileStream instanceof Error)

@@ -85,6 +85,12 @@ export interface CommandContext {
   /** The runner version (the kernel package's). */
   version: string;
   /**
+   * Asks a master by its gRPC address where its REST API is (`findMaster` uses it for
+   * `master.address`); loaded on first use from the plugin that declares `masterLocator`,
+   * undefined when none does. Commands need not boot a kernel for it.
+   */
+  masterLocator?: () => Promise<import('./master-client.js').MasterLocator | undefined>;
+  /**
    * Set when the config file or a RUNNER_* variable is invalid. `config` then holds defaults only;
    * only commands with `tolerateConfigError` run in that state (`runner doctor`).
    */

@@ -222,9 +222,24 @@ export interface WebSocketMessages {
   system_alert: Record<string, unknown>;
 }
 
-/** Builds a WebSocket message; `timestampMs` (default now) is rounded down to Unix seconds. */
-export function webSocketMessage<T>(type: string, data: T, timestampMs: number = Date.now()): WebSocketMessage<T> {
-  return { type, timestamp: Math.floor(timestampMs / 1000), timestamp_ms: timestampMs, data };
+/**
+ * Builds a WebSocket message: `timestamp` is `timestampMs` (default now) rounded down to Unix
+ * seconds, `timestamp_ms` the same instant in milliseconds, `id` the bus event's id when given.
+ */
+export function webSocketMessage<T>(
+  type: string,
+  data: T,
+  timestampMs: number = Date.now(),
+  id?: string,
+): WebSocketMessage<T> {
+  const message: WebSocketMessage<T> = {
+    type,
+    timestamp: Math.floor(timestampMs / 1000),
+    timestamp_ms: timestampMs,
+    data,
+  };
+  if (id !== undefined) message.id = id;
+  return message;
 }
 
 /** The clients of `/api/v1/ws`, provided by the HTTP plugin. Every bus event reaches them already. */

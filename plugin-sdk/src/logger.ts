@@ -31,19 +31,28 @@ export const SECRET_FIELD_NAMES: readonly string[] = Object.freeze([
   'passphrase',
 ]);
 
-const normalise = (key: string) => key.toLowerCase().replace(/[-_]/g, '');
+const normalise = (key: string) => key.toLowerCase().replace(/[-_.]/g, '');
 const SECRET_SET = new Set(SECRET_FIELD_NAMES);
+// Suffixes that make a compound name secret too (`github_token`, `db_password`, `aws_secret`);
+// `key` alone is not one: `monkey`, `primary_key` and `cache_key` are ordinary.
+const SECRET_SUFFIXES = ['password', 'passwd', 'secret', 'token', 'apikey', 'privatekey', 'passphrase'];
 
+/**
+ * True when values under this field name are masked whatever they hold: one of
+ * SECRET_FIELD_NAMES or a name ending in one of them (`github_token`, `dbPassword`), compared
+ * case-insensitively with `_`, `-` and `.` ignored.
+ */
 export function isSecretField(key: string): boolean {
-  return SECRET_SET.has(normalise(key));
+  let secret = verdicts.get(key);
+  if (secret === undefined) {
+    const name = normalise(key);
+    secret = SECRET_SET.has(name) || SECRET_SUFFIXES.some((suffix) => name.endsWith(suffix));
+    // Field names repeat (every log line has `level`, `message`): remember a bounded number.
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdicts.set(key, secret);
+  }
+  return secret;
 }
 
-/** A copy of `fields` with secret-named values replaced by `[redacted]`, at any depth. */
-export function redactFields<T>(value: T, depth = 0): T {
-  if (depth > 8 || value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map((v) => redactFields(v, depth + 1)) as T;
-  const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value))
-    out[key] = isSecretField(key) ? '[redacted]' : redactFields(v, depth + 1);
-  return out as T;
-}
+const MAX_VERDICTS = 4096;
+const verdicts = new Map<string, boolean>();

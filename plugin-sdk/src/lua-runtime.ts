@@ -116,3 +116,21 @@ export const LuaRuntimeRef = createServiceRef<LuaRuntime>({
   id: 'lua.runtime',
   description: 'runs Lua 5.3 task scripts and REPL sessions (the Lua runtime plugin)',
 });
+
+/**
+ * The globals the engine gives every task script and template (workflow-language.md): the names
+ * a template may start with, and names no Lua module may take. One list for the workflow
+ * checker and the Lua runtime.
+ */
+export const SCRIPT_GLOBALS: readonly string[] = Object.freeze([
+  'vars',
+  'values',
+  'item',
+  'loop_index',
+  'task',
+  'workflow',
+  'env',
+  'tasks',
+  'dry_run',
+  'agent',
+]);

@@ -61,6 +61,12 @@ export interface PluginDefinition<D extends DependencyMap = DependencyMap> {
   commandOptions?: readonly CommandExtension[];
   /** Config keys it reads, with types, defaults and help (checked by the kernel before boot). */
   config?: ConfigDeclaration;
+  /**
+   * Loads a MasterLocator (the agent transport's: Master.Describe over gRPC). The kernel's CLI
+   * calls it lazily, without booting the plugin, when a command looks a master up by its gRPC
+   * address; so the SDK needs no gRPC.
+   */
+  masterLocator?: () => Promise<import('./master-client.js').MasterLocator>;
   /** Time allowed for setup in milliseconds (default: config `kernel.setup_timeout`, 10 s). */
   setupTimeoutMs?: number;
   setup?(context: PluginContext, deps: ResolvedDependencies<D>): Promise<PluginInstance | void> | PluginInstance | void;

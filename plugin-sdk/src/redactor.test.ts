@@ -1,60 +1,124 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor } from './redactor.js';
+import { RunnerError } from './errors.js';
+import { createRedactor, REDACTED } from './redactor.js';
 
 describe('createRedactor', () => {
-  it('masks secret-named fields at any depth and registered values inside longer strings', () => {
-    const redactor = createRedactor();
-    redactor.addSecret('s3cr3t-value');
-    const input = {
-      user: 'ops',
-      password: 'hunter22',
-      nested: { list: [{ apiToken: 'x' }, 'prefix s3cr3t-value suffix'] },
-      note: 'fine',
-    };
-    expect(redactor.redact(input)).toEqual({
-      user: 'ops',
-      password: '[redacted]',
-      nested: { list: [{ apiToken: 'x' }, 'prefix [redacted] suffix'] },
-      note: 'fine',
+  it('masks secret-named fields at any depth, in arrays and task outputs', () => {
+    const r = createRedactor();
+    const deep: Record<string, unknown> = { password: 'x' };
+    let nested = deep;
+    for (let i = 0; i < 20; i++) nested = { level: nested };
+    const out = r.redact({
+      outputs: { github_token: 'ghp_1', list: [{ apiKey: 'k', name: 'n' }], dbPassword: 'p' },
+      nested,
+      token: null,
     });
-    expect(input.password).toBe('hunter22');
-    expect(redactor.redactText('token=s3cr3t-value;')).toBe('token=[redacted];');
+    expect(out.outputs).toEqual({
+      github_token: REDACTED,
+      list: [{ apiKey: REDACTED, name: 'n' }],
+      dbPassword: REDACTED,
+    });
+    let cursor: unknown = out.nested;
+    for (let i = 0; i < 20; i++) cursor = (cursor as { level: unknown }).level;
+    expect(cursor).toEqual({ password: REDACTED });
+    // Nothing to hide in an absent value.
+    expect(out.token).toBeNull();
   });
 
-  it('returns the value itself when nothing needed masking', () => {
-    const redactor = createRedactor();
-    const value = { a: [1, { b: 'c' }] };
-    expect(redactor.redact(value)).toBe(value);
+  it('leaves ordinary names alone', () => {
+    const r = createRedactor();
+    const value = { key: 'k', monkey: 'm', primary_key: 1, tokens: 3, max_tokens: 4 };
+    expect(r.redact(value)).toBe(value);
   });
 
-  it('masks the longest secret whole, and forgets a value once every registration is removed', () => {
-    const redactor = createRedactor();
-    const short = redactor.addSecret('abcd');
-    const long = redactor.addSecret('abcdefgh');
-    expect(redactor.redactText('abcdefgh abcd')).toBe('[redacted] [redacted]');
-    const again = redactor.addSecret('abcd');
-    short();
-    short();
-    expect(redactor.redactText('abcd')).toBe('[redacted]');
-    again();
-    long();
-    expect(redactor.redactText('abcdefgh abcd')).toBe('abcdefgh abcd');
+  it('masks a registered value inside longer strings, keys, and its JSON-escaped spelling', () => {
+    const r = createRedactor();
+    r.addSecret('s3cr"et\\x');
+    expect(r.redactText('say s3cr"et\\x twice s3cr"et\\x')).toBe(`say ${REDACTED} twice ${REDACTED}`);
+    expect(r.redactText(JSON.stringify({ line: 'v=s3cr"et\\x;' }))).toBe(`{"line":"v=${REDACTED};"}`);
+    expect(r.redact({ ['a s3cr"et\\x b']: 1 })).toEqual({ [`a ${REDACTED} b`]: 1 });
   });
 
-  it('ignores values too short to mask safely, and survives cycles', () => {
-    const redactor = createRedactor();
-    redactor.addSecret('on');
-    expect(redactor.redactText('turn it on')).toBe('turn it on');
+  it('masks overlapping and nested secrets whole', () => {
+    const r = createRedactor();
+    r.addSecret('abcd');
+    r.addSecret('cdef');
+    r.addSecret('bc12');
+    // A leftmost replace would mask "abcd" and leave "ef", the tail of the second secret.
+    expect(r.redactText('xabcdefx')).toBe(`x${REDACTED}x`);
+    expect(r.redactText('abcdZZcdef')).toBe(`${REDACTED}ZZ${REDACTED}`);
+    r.addSecret('hunter22');
+    r.addSecret('hunter2');
+    expect(r.redactText('p=hunter22 q=hunter2')).toBe(`p=${REDACTED} q=${REDACTED}`);
+  });
+
+  it('returns the same object when nothing is masked and copies only changed paths', () => {
+    const r = createRedactor();
+    r.addSecret('topsecret');
+    const untouched = { a: [1, 'two'], b: { c: 'd' } };
+    const value = { keep: untouched, change: { msg: 'is topsecret' } };
+    const out = r.redact(value);
+    expect(out).not.toBe(value);
+    expect(out.keep).toBe(untouched);
+    expect(out.change.msg).toBe(`is ${REDACTED}`);
+    expect(value.change.msg).toBe('is topsecret');
+    expect(r.redact(untouched)).toBe(untouched);
+  });
+
+  it('ignores short values and forgets a value once every registration is removed', () => {
+    const r = createRedactor();
+    expect(r.hasSecrets()).toBe(false);
+    r.addSecret('on');
+    expect(r.redactText('on and on')).toBe('on and on');
+    const first = r.addSecret('letmein');
+    const second = r.addSecret('letmein');
+    first();
+    first();
+    expect(r.redactText('letmein')).toBe(REDACTED);
+    second();
+    expect(r.redactText('letmein')).toBe('letmein');
+    expect(r.hasSecrets()).toBe(false);
+  });
+
+  it('redacts errors keeping their class, code and details', () => {
+    const r = createRedactor();
+    r.addSecret('p4ssw0rd');
+    const error = new RunnerError('invalid_input', 'login p4ssw0rd refused', {
+      status: 400,
+      details: { echo: 'p4ssw0rd' },
+    });
+    const out = r.redact({ error }).error as RunnerError;
+    expect(out).toBeInstanceOf(RunnerError);
+    expect(out.message).toBe(`login ${REDACTED} refused`);
+    expect(out.stack).not.toContain('p4ssw0rd');
+    expect(out.code).toBe('invalid_input');
+    expect(JSON.stringify(out.details)).not.toContain('p4ssw0rd');
+    expect(error.message).toContain('p4ssw0rd');
+  });
+
+  it('terminates on cycles and hostile depth', () => {
+    const r = createRedactor();
     const cyclic: Record<string, unknown> = { name: 'loop' };
     cyclic.self = cyclic;
-    expect(redactor.redact(cyclic)).toEqual({ name: 'loop', self: '[redacted]' });
+    r.addSecret('loopy-secret');
+    // A cycle is cut (it could not be serialised anyway), the rest kept.
+    expect(r.redact(cyclic)).toEqual({ name: 'loop', self: REDACTED });
+    const withSecret: Record<string, unknown> = { note: 'loopy-secret' };
+    withSecret.self = withSecret;
+    const out = r.redact(withSecret) as { note: string; self: unknown };
+    expect(out.note).toBe(REDACTED);
+    expect(out.self).toBe(REDACTED);
   });
 
-  it('masks a registered value in an error message', () => {
-    const redactor = createRedactor();
-    redactor.addSecret('p4ssw0rd!');
-    const error = redactor.redact(new Error('login failed for p4ssw0rd!'));
-    expect(error).toBeInstanceOf(Error);
-    expect(error.message).toBe('login failed for [redacted]');
+  it('passes primitives, dates and bytes through', () => {
+    const r = createRedactor();
+    r.addSecret('abcdef');
+    const date = new Date(0);
+    const bytes = new Uint8Array([1, 2]);
+    expect(r.redact(42)).toBe(42);
+    expect(r.redact(undefined)).toBeUndefined();
+    expect(r.redact(date)).toBe(date);
+    expect(r.redact(bytes)).toBe(bytes);
+    expect(r.redact('xabcdefx')).toBe(`x${REDACTED}x`);
   });
 });

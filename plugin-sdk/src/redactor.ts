@@ -11,15 +11,22 @@ export interface Redactor {
   /**
    * A copy of `value` with values under secret-looking keys (`password`, `token`, `secret`, ...)
    * replaced by `[redacted]` at any depth, and every registered secret value masked wherever it
-   * appears, also inside longer strings. Returns `value` itself when nothing needed masking.
+   * appears, also inside longer strings and object keys. Returns `value` itself when nothing
+   * needed masking, so callers can compare by identity.
    */
   redact<T>(value: T): T;
-  /** `text` with every registered secret value masked. */
+  /** `text` with every registered secret value masked (also a secret's JSON-escaped form). */
   redactText(text: string): string;
-  /** Registers a secret value (the secrets plugin, credentials). Returns a function that forgets it. */
+  /**
+   * Registers a secret value (the secrets plugin, credentials, `secret` config keys). Values
+   * shorter than 4 characters are ignored: they would mask ordinary words wherever they appear.
+   * Registering twice counts twice. Returns a function that forgets this registration.
+   */
   addSecret(value: string): () => void;
   /** True when a field of this name is masked whatever its value. */
   isSecretKey(key: string): boolean;
+  /** True when at least one secret value is registered (callers may skip work otherwise). */
+  hasSecrets(): boolean;
 }
 
 export const RedactorRef = createServiceRef<Redactor>({
@@ -27,58 +34,97 @@ export const RedactorRef = createServiceRef<Redactor>({
   description: 'masks secret values and secret-named fields in everything that leaves the process',
 });
 
-const MASK = '[redacted]';
-// Shorter values would mask ordinary words ("on", "1") wherever they appear.
-const MIN_SECRET_LENGTH = 4;
+/** What a masked value or masked part of a string is replaced with. */
+export const REDACTED = '[redacted]';
+/** Registered values shorter than this are ignored (see `addSecret`). */
+export const MIN_SECRET_LENGTH = 4;
 // Deeper structures are cut rather than walked: redaction must terminate on cyclic or hostile input.
 const MAX_DEPTH = 32;
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /**
- * Creates the redactor. The kernel makes one per process (the test kernel one per test kernel). Secret values are kept in a set and matched with one regular
- * expression rebuilt when the set changes, longest first so a secret that contains another is
- * masked whole. Objects are copied only along paths where something was masked.
+ * Creates the redactor. The kernel makes one per process (the test kernel one per test kernel).
+ *
+ * Text: one regular expression over every registered form answers "is anything here?" in a
+ * single native scan, so text without secrets costs one scan and no allocation (and nothing at
+ * all while no secret is registered). Only text that matches is masked, and then as the union of
+ * every occurrence of every secret: with `abcd` and `cdef` registered, `xabcdefx` becomes
+ * `x[redacted]x`, where a leftmost-match replace would leave `ef` (part of the second secret).
+ *
+ * Values: objects and arrays are walked to any depth (cut at 32 levels and on cycles); they are
+ * copied only along paths where something was masked.
  */
 export function createRedactor(): Redactor {
-  const values = new Map<string, number>();
-  let pattern: RegExp | undefined;
+  // Registration counts per registered value, and the forms searched for (a value and its
+  // JSON-escaped spelling, which is how it appears in a serialised log line or body).
+  const counts = new Map<string, number>();
+  let forms: string[] = [];
+  let detector: RegExp | undefined;
 
   const rebuild = () => {
-    const list = [...values.keys()].sort((a, b) => b.length - a.length);
-    pattern =
-      list.length === 0
-        ? undefined
-        : new RegExp(list.map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+    const all = new Set<string>();
+    for (const value of counts.keys()) {
+      all.add(value);
+      const escaped = JSON.stringify(value).slice(1, -1);
+      if (escaped !== value) all.add(escaped);
+    }
+    forms = [...all].sort((a, b) => b.length - a.length);
+    detector = forms.length === 0 ? undefined : new RegExp(forms.map(escapeRegExp).join('|'));
+  };
+
+  const mask = (text: string): string => {
+    // Every occurrence of every form, overlapping ones included, merged into disjoint ranges.
+    const ranges: [number, number][] = [];
+    for (const form of forms) {
+      for (let at = text.indexOf(form); at >= 0; at = text.indexOf(form, at + 1)) ranges.push([at, at + form.length]);
+    }
+    ranges.sort((a, b) => a[0] - b[0]);
+    let out = '';
+    let cursor = 0;
+    for (let i = 0; i < ranges.length;) {
+      const start = ranges[i][0];
+      let end = ranges[i][1];
+      // Overlapping or touching occurrences become one mask.
+      for (i++; i < ranges.length && ranges[i][0] <= end; i++) end = Math.max(end, ranges[i][1]);
+      out += text.slice(cursor, start) + REDACTED;
+      cursor = end;
+    }
+    return out + text.slice(cursor);
   };
 
   const redactText = (text: string): string => {
-    if (pattern === undefined || text.length < MIN_SECRET_LENGTH) return text;
-    pattern.lastIndex = 0;
-    return pattern.test(text) ? text.replace(pattern, MASK) : text;
+    if (detector === undefined || text.length < MIN_SECRET_LENGTH || !detector.test(text)) return text;
+    return mask(text);
   };
 
   const walk = (value: unknown, depth: number, seen: Set<object>): unknown => {
-    if (typeof value === 'string') return redactText(value);
+    if (typeof value === 'string') return detector === undefined ? value : redactText(value);
     if (value === null || typeof value !== 'object') return value;
-    if (depth > MAX_DEPTH || seen.has(value)) return MASK;
+    if (depth > MAX_DEPTH || seen.has(value)) return REDACTED;
     if (value instanceof Uint8Array || value instanceof Date) return value;
     seen.add(value);
     try {
       if (Array.isArray(value)) {
         let copy: unknown[] | undefined;
-        value.forEach((item, i) => {
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i];
           const next = walk(item, depth + 1, seen);
           if (next !== item) (copy ??= [...value])[i] = next;
-        });
+        }
         return copy ?? value;
       }
+      if (value instanceof Error) return redactError(value, depth, seen);
       let copy: Record<string, unknown> | undefined;
-      for (const [key, item] of Object.entries(value)) {
-        const next = isSecretField(key) && item !== undefined && item !== null ? MASK : walk(item, depth + 1, seen);
-        if (next !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
-      }
-      if (value instanceof Error) {
-        const message = redactText(value.message);
-        if (message !== value.message) return Object.assign(new Error(message), copy ?? {});
+      for (const key of Object.keys(value)) {
+        const item = (value as Record<string, unknown>)[key];
+        const next = isSecretField(key) && item !== undefined && item !== null ? REDACTED : walk(item, depth + 1, seen);
+        const safeKey = detector === undefined ? key : redactText(key);
+        if (safeKey !== key) {
+          copy ??= { ...(value as Record<string, unknown>) };
+          delete copy[key];
+          copy[safeKey] = next;
+        } else if (next !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = next;
       }
       return copy ?? value;
     } finally {
@@ -86,21 +132,52 @@ export function createRedactor(): Redactor {
     }
   };
 
+  // An Error's message and stack are not own enumerable fields: redact them explicitly, keeping
+  // the prototype (a RunnerError stays one) and own fields such as `code` and `details`.
+  const redactError = (error: Error, depth: number, seen: Set<object>): Error => {
+    const message = redactText(error.message);
+    const stack = error.stack === undefined ? undefined : redactText(error.stack);
+    const fields: Record<string, unknown> = {};
+    let changed = message !== error.message || stack !== error.stack;
+    for (const key of Object.keys(error)) {
+      const item = (error as unknown as Record<string, unknown>)[key];
+      const next = isSecretField(key) && item !== undefined && item !== null ? REDACTED : walk(item, depth + 1, seen);
+      fields[key] = next;
+      if (next !== item) changed = true;
+    }
+    if (!changed) return error;
+    const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
+    Object.defineProperty(copy, 'message', { value: message, writable: true, configurable: true });
+    if (stack !== undefined) Object.defineProperty(copy, 'stack', { value: stack, writable: true, configurable: true });
+    if (error.cause !== undefined)
+      Object.defineProperty(copy, 'cause', {
+        value: walk(error.cause, depth + 1, seen),
+        writable: true,
+        configurable: true,
+      });
+    return Object.assign(copy, fields);
+  };
+
   return {
-    redact: <T>(value: T): T => walk(value, 0, new Set()) as T,
+    redact: <T>(value: T): T => {
+      // Strings and primitives are the common case on the hot path: no Set for them.
+      if (value === null || typeof value !== 'object') return walk(value, 0, undefined as never) as T;
+      return walk(value, 0, new Set()) as T;
+    },
     redactText,
     isSecretKey: isSecretField,
+    hasSecrets: () => detector !== undefined,
     addSecret(value: string) {
       if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH) return () => {};
-      values.set(value, (values.get(value) ?? 0) + 1);
+      counts.set(value, (counts.get(value) ?? 0) + 1);
       rebuild();
       let removed = false;
       return () => {
         if (removed) return;
         removed = true;
-        const count = (values.get(value) ?? 1) - 1;
-        if (count <= 0) values.delete(value);
-        else values.set(value, count);
+        const count = (counts.get(value) ?? 1) - 1;
+        if (count <= 0) counts.delete(value);
+        else counts.set(value, count);
         rebuild();
       };
     },

@@ -23,7 +23,7 @@ import {
 } from '@runner/plugin-sdk';
 import { createTestKernel, staticConfig, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin, readLockHolder } from './index.js';
-import { callMaster } from './src/master-client.js';
+import { lockHolderMaster } from './src/lock-holder-master.js';
 import { recordingLogger } from './test-fixtures/recording-logger.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -267,11 +267,12 @@ describe('db commands with a live master', () => {
       message: expect.stringContaining('is inside the store directory'),
     });
     const holder = (await readLockHolder(dataDir))!;
-    await expect(callMaster(dataDir, holder, 'GET', '/db/backup?compress=maybe')).rejects.toMatchObject({
+    const client = await lockHolderMaster(dataDir, holder);
+    await expect(client.call('GET', '/db/backup?compress=maybe')).rejects.toMatchObject({
       code: 'invalid_input',
       status: 400,
       message: expect.stringMatching(
-        /GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/db\/backup\?compress=maybe answered 400: compress must be true or false/,
+        /^compress must be true or false.*\(GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/db\/backup\?compress=maybe: 400\)$/,
       ),
     });
     rmSync(join(dataDir, 'master.json'));

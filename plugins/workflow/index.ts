@@ -5,7 +5,6 @@ export { WorkflowParserRef, type WorkflowParser } from './src/service.js';
 export { loadWorkflowParser } from './src/load.js';
 export { WorkflowValidationError, formatProblem } from './src/errors.js';
 export { parseDuration, formatDuration } from './src/duration.js';
-export { parseCron, type CronSchedule } from './src/cron.js';
 export { selectGroup, topologicalOrder, findCycles, dependencyClosure, describeCycle } from './src/graph.js';
 export type { GraphNode, DependencyCycle } from './src/graph.js';
 export { applyOverrides, parseVarArguments, mergeValues } from './src/overrides.js';

@@ -6,6 +6,7 @@ import {
   type CommandContext,
   type CommandSpec,
   type Profile,
+  type Redactor,
   type RunnerConfig,
   type RunningKernel,
 } from '@runner/plugin-sdk';
@@ -17,6 +18,7 @@ import { discoverPlugins, type DiscoveredPlugin } from '../plugin-discovery.js';
 import { builtinPluginsDir, kernelVersion } from '../paths.js';
 import { attachCommands, mergeCommands } from './command-tree.js';
 import { prescanGlobals } from './global-options.js';
+import { redactWrites } from './redacted-output.js';
 
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -37,10 +39,22 @@ export async function main(
   argv: readonly string[],
   io: CliIo = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env },
 ): Promise<number> {
+  // Made first: what the command prints, error lines, the logger and every plugin pass it.
+  const redactor = createRedactor();
+  registerEnvironmentSecrets(redactor, io.env);
+  const restoreWrites = redactWrites([io.stdout, io.stderr], redactor);
+  try {
+    return await runCommand(argv, io, redactor);
+  } finally {
+    restoreWrites();
+  }
+}
+
+async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor): Promise<number> {
   const globals = prescanGlobals(argv);
   const fail = (error: unknown): number => {
-    io.stderr.write(`runner: ${messageOf(error)}\n`);
-    if (globals.debug) io.stderr.write(`${describeForDebug(error)}\n`);
+    io.stderr.write(redactor.redactText(`runner: ${messageOf(error)}\n`));
+    if (globals.debug) io.stderr.write(redactor.redactText(`${describeForDebug(error)}\n`));
     return isUsageError(error) ? EXIT_USAGE : EXIT_FAILURE;
   };
 
@@ -89,7 +103,6 @@ export async function main(
     return resolveConfig({ dataDir, entries, declarers: configDeclarers(plugins) });
   };
 
-  const redactor = createRedactor();
   let exitCode = 0;
   const program = new Command('runner')
     .description('Workflow automation: run YAML + Lua workflows locally, or on agents coordinated by a master.')
@@ -122,6 +135,7 @@ export async function main(
         level: config.debug ? 'debug' : 'info',
         terminal: io.stderr,
         terminalLevel: config.debug ? 'debug' : 'warn',
+        redactor,
       });
       const activeLogger = logger;
       const context: CommandContext = {
@@ -136,6 +150,10 @@ export async function main(
         version: kernelVersion,
         redactor,
         configError,
+        masterLocator: () => {
+          const provider = plugins.find((p) => p.plugin.masterLocator)?.plugin.masterLocator;
+          return provider ? provider() : Promise.resolve(undefined);
+        },
         boot: async (profile, overrides) => {
           const bootConfig = await readConfig({ ...flagOverrides, ...overrides });
           // Long-running profiles report their progress on the terminal; one-shot commands stay quiet.
@@ -209,6 +227,18 @@ function configKeyOverrides(spec: CommandSpec, command: Command): Record<string,
  */
 function isUsageError(error: unknown): boolean {
   return isRunnerError(error) && (error.code === 'invalid_input' || error.status === 400);
+}
+
+/**
+ * Credentials handed to the process by environment (`RUNNER_TOKEN`, `RUNNER_JOIN_TOKEN`, any
+ * `RUNNER_*` variable whose name says token, password or secret) are registered with the
+ * redactor, so no log line, record or answer repeats them.
+ */
+export function registerEnvironmentSecrets(redactor: Redactor, env: NodeJS.ProcessEnv): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (value && name.startsWith('RUNNER_') && redactor.isSecretKey(name.slice('RUNNER_'.length)))
+      redactor.addSecret(value);
+  }
 }
 
 function describeForDebug(error: unknown): string {

@@ -44,6 +44,17 @@ export const plugin = definePlugin({
       ],
     },
   ],
+  // How a CLI command finds a master by its gRPC address (RUNNER_MASTER_ADDR): Master.Describe.
+  masterLocator: async () => {
+    const { describeMaster } = await import('@runner/proto');
+    return {
+      describe: (address, options) =>
+        describeMaster(address, {
+          tls: options.rootCert ? { rootCert: options.rootCert } : undefined,
+          timeoutMs: options.timeoutMs,
+        }),
+    };
+  },
   async setup(ctx, { store, http }) {
     const config = readMasterConfig(ctx.config);
     const tokens = JoinTokens.fromConfig(ctx.config);

@@ -1,5 +1,4 @@
-import type { LogFields, Logger } from '@runner/plugin-sdk';
-import { redactFields } from '@runner/plugin-sdk';
+import { createRedactor, type LogFields, type Logger, type Redactor } from '@runner/plugin-sdk';
 import type { LogEntry } from '@runner/proto';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
@@ -20,7 +19,11 @@ export class AgentLog {
   private readonly ring: LogEntry[] = [];
   private readonly followers = new Set<(entry: LogEntry) => void>();
 
-  constructor(private readonly capacity: number) {}
+  constructor(
+    private readonly capacity: number,
+    /** Every line is redacted before it is kept or streamed to the master. */
+    private readonly redactor: Redactor = createRedactor(),
+  ) {}
 
   /** A logger writing to `base` and to this log. */
   wrap(base: Logger, bound: LogFields = {}): Logger {
@@ -40,12 +43,12 @@ export class AgentLog {
   }
 
   add(level: Level, message: string, fields?: LogFields): void {
-    const safe = fields && Object.keys(fields).length ? redactFields(fields) : undefined;
+    const safe = fields && Object.keys(fields).length ? this.redactor.redact(fields) : undefined;
     const entry: LogEntry = {
       timestamp: new Date().toISOString(),
       level: PROTO_LEVEL[level],
-      message,
-      fields_json: safe ? JSON.stringify(safe) : '',
+      message: this.redactor.redactText(message),
+      fields_json: safe ? this.redactor.redactText(JSON.stringify(safe)) : '',
     };
     this.ring.push(entry);
     if (this.ring.length > this.capacity) this.ring.splice(0, this.ring.length - this.capacity);

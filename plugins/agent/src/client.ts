@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import type { Logger } from '@runner/plugin-sdk';
+import { sleep, type Logger } from '@runner/plugin-sdk';
 import {
   loadRunnerProto,
   PROTOCOL_VERSION,
@@ -161,7 +161,7 @@ export class AgentClient {
     if (current) {
       current.stream.end();
       // Give the master a moment to see the end of the stream before the connection goes.
-      await Promise.race([new Promise((resolve) => current.stream.once('close', resolve)), delay(500)]);
+      await Promise.race([new Promise((resolve) => current.stream.once('close', resolve)), sleep(500)]);
       current.stream.cancel();
       current.client.close();
     }
@@ -207,7 +207,7 @@ export class AgentClient {
           });
         }
       }
-      await delay(delayMs, this.wake.signal);
+      await sleep(delayMs, this.wake.signal);
     }
   }
 
@@ -444,17 +444,4 @@ export class AgentClient {
 
 function seconds(ms: number): string {
   return ms >= 1000 ? `${+(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
-}
-
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

@@ -22,7 +22,14 @@ export const plugin = definePlugin({
     const config = readAgentConfig(ctx.config);
     // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.
     const { AgentService } = await import('./service.js');
-    const service = new AgentService({ config, runtime, modules, logger: ctx.logger, version: ctx.kernelVersion });
+    const service = new AgentService({
+      config,
+      runtime,
+      modules,
+      logger: ctx.logger,
+      version: ctx.kernelVersion,
+      redactor: ctx.redactor,
+    });
     ctx.provide(AgentProcessRef, service);
     // Connect once every plugin is set up: the module list sent at registration is complete then.
     ctx.hooks.ready.tapPromise('agent', async () => service.start());

@@ -1,5 +1,5 @@
 import { hostname, release, platform, arch } from 'node:os';
-import type { Logger, LuaModules, LuaRuntime } from '@runner/plugin-sdk';
+import { createRedactor, type Logger, type LuaModules, type LuaRuntime, type Redactor } from '@runner/plugin-sdk';
 import { AgentLog } from './agent-log.js';
 import { AgentClient, type ClientState } from './client.js';
 import type { AgentConfig } from './config.js';
@@ -14,6 +14,8 @@ export interface AgentServiceOptions {
   modules: LuaModules;
   logger: Logger;
   version: string;
+  /** Masks secrets in the agent's log and in everything a task sends to the master. */
+  redactor?: Redactor;
 }
 
 /** The agent profile's pieces put together: the client, and what it serves with. */
@@ -30,7 +32,8 @@ export class AgentService implements AgentProcess {
     const { config } = options;
     this.name = config.name;
     this.master = config.master;
-    this.log = new AgentLog(config.logLines);
+    const redactor = options.redactor ?? createRedactor();
+    this.log = new AgentLog(config.logLines, redactor);
     const logger = this.log.wrap(options.logger);
     this.metrics = new MetricsCollector({ cacheMs: config.metricsCacheMs, diskPath: '/', processLimit: 200 });
     const controlled = new Promise<AgentEnd>((resolve) => (this.control = resolve));
@@ -55,11 +58,14 @@ export class AgentService implements AgentProcess {
       logger,
       maxMessageBytes: config.maxMessageBytes,
       handlers: {
-        runTask: (request, context) =>
-          runTask(
-            request,
-            { agent: config.name, runtime: options.runtime, logger, logBytes: config.taskLogBytes },
-            context,
+        // What a task streams and returns leaves the process: its log lines, message and outputs.
+        runTask: async (request, context) =>
+          redactor.redact(
+            await runTask(
+              request,
+              { agent: config.name, runtime: options.runtime, logger, logBytes: config.taskLogBytes },
+              { ...context, log: (entry) => context.log(redactor.redact(entry)) },
+            ),
           ),
         metrics: (request) => this.metrics.collect(request),
         usage: () => {

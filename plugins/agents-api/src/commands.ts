@@ -1,4 +1,10 @@
-import { InvalidInputError, type CommandInput, type CommandOption, type CommandSpec } from '@runner/plugin-sdk';
+import {
+  InvalidInputError,
+  MASTER_URL_OPTION,
+  type CommandInput,
+  type CommandOption,
+  type CommandSpec,
+} from '@runner/plugin-sdk';
 import type { CommandContext } from '@runner/plugin-sdk';
 
 type Handler = (input: CommandInput, ctx: CommandContext) => Promise<number | void>;
@@ -32,11 +38,7 @@ function port(value: string): number {
   return n;
 }
 
-const masterUrl: CommandOption = {
-  flags: '--master-url <url>',
-  description:
-    "the master's REST API, e.g. http://master:8080 (default: config master.url, RUNNER_MASTER_URL, else the local master)",
-};
+const masterUrl: CommandOption = MASTER_URL_OPTION;
 const output: CommandOption = {
   flags: '--output <format>',
   description: 'text or json',

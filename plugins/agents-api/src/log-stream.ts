@@ -1,11 +1,13 @@
 import type { ServerResponse } from 'node:http';
-import { isRunnerError, type AgentLogEntry, type AgentRegistry, type Logger } from '@runner/plugin-sdk';
+import { isRunnerError, type AgentLogEntry, type AgentRegistry, type Logger, type Redactor } from '@runner/plugin-sdk';
 
 export interface LogStreamOptions {
   /** Seconds between `: heartbeat` comments, which keep proxies from closing an idle stream. */
   heartbeatMs: number;
   /** Unsent bytes after which a client is dropped rather than buffered for without bound. */
   maxBufferedBytes: number;
+  /** Masks registered secrets in every event sent (the kernel's one redactor). */
+  redactor?: Redactor;
 }
 
 /**
@@ -23,6 +25,7 @@ export function streamAgentLogs(
   options: LogStreamOptions,
   logger: Logger,
 ): void {
+  const redact = (json: string): string => (options.redactor ? options.redactor.redactText(json) : json);
   const controller = new AbortController();
   const finish = (event?: { type: string; data: unknown }): void => {
     if (controller.signal.aborted) return;
@@ -30,7 +33,7 @@ export function streamAgentLogs(
     clearInterval(heartbeat);
     stop.removeEventListener('abort', onStop);
     if (!res.destroyed && !res.writableEnded) {
-      if (event) res.write(`event: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`);
+      if (event) res.write(`event: ${event.type}\ndata: ${redact(JSON.stringify(event.data))}\n\n`);
       res.end();
     }
   };
@@ -61,7 +64,9 @@ export function streamAgentLogs(
   stop.addEventListener('abort', onStop, { once: true });
 
   const onEntry = (entry: AgentLogEntry): void => {
-    write(`data: ${JSON.stringify({ timestamp: entry.timestamp, level: entry.level, message: entry.message })}\n\n`);
+    write(
+      `data: ${redact(JSON.stringify({ timestamp: entry.timestamp, level: entry.level, message: entry.message }))}\n\n`,
+    );
   };
   registry.streamLogs(name, onEntry, controller.signal).then(
     () => finish({ type: 'end', data: { reason: `the log stream of agent ${name} ended` } }),

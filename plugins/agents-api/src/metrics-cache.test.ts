@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { MetricsCache } from './metrics-cache.js';
-import { parseDurationSeconds } from './requests.js';
 
 describe('MetricsCache', () => {
   it('keeps an answer for its period, per agent and kind, then asks again', async () => {
@@ -27,17 +26,5 @@ describe('MetricsCache', () => {
     now = 10_000;
     cache.sweep();
     expect(await cache.get('a', 'metrics', () => Promise.resolve('after sweep'))).toBe('after sweep');
-  });
-});
-
-describe('parseDurationSeconds', () => {
-  it('reads seconds and Go-style durations', () => {
-    expect(parseDurationSeconds(30)).toBe(30);
-    expect(parseDurationSeconds('30')).toBe(30);
-    expect(parseDurationSeconds('1h30m')).toBe(5400);
-    expect(parseDurationSeconds('1.5s')).toBe(1.5);
-    expect(parseDurationSeconds('250ms')).toBe(0.25);
-    for (const bad of ['', 'soon', '5 m', '-3s', '1d', null, {}])
-      expect(parseDurationSeconds(bad), String(bad)).toBeUndefined();
   });
 });

@@ -39,7 +39,11 @@ export const plugin = definePlugin({
       cache,
       logger: ctx.logger,
       signal: ctx.signal,
-      logStream: { heartbeatMs: Math.max(0.01, heartbeatSeconds) * 1000, maxBufferedBytes: 1024 * 1024 },
+      logStream: {
+        heartbeatMs: Math.max(0.01, heartbeatSeconds) * 1000,
+        maxBufferedBytes: 1024 * 1024,
+        redactor: ctx.redactor,
+      },
     });
     if (!registry) {
       ctx.logger.warn('no agent transport loaded: the /agents routes answer 503');

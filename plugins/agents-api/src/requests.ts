@@ -1,4 +1,4 @@
-import { InvalidInputError, type Agent, type AgentStatus } from '@runner/plugin-sdk';
+import { InvalidInputError, parseDuration, type Agent, type AgentStatus } from '@runner/plugin-sdk';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
@@ -82,24 +82,6 @@ export function listAgents(agents: Agent[], query: AgentListQuery): { agents: Ag
   return { agents: matching.slice(query.offset, query.offset + query.limit), total: matching.length };
 }
 
-const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
-
-/**
- * A duration as seconds: a number of seconds (`30`, `"30"`, `1.5`) or Go-style units
- * (`"500ms"`, `"90s"`, `"5m"`, `"1h30m"`). Returns undefined when it is neither.
- */
-export function parseDurationSeconds(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value !== 'string') return undefined;
-  const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
-  if (!/^(\d+(\.\d+)?(ms|s|m|h))+$/.test(text)) return undefined;
-  let total = 0;
-  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
-    total += Number(amount) * UNIT_SECONDS[unit];
-  return total;
-}
-
 export interface ExecRequest {
   command: string | string[];
   timeoutMs: number;
@@ -140,10 +122,18 @@ export function parseExecBody(body: unknown): ExecRequest {
   }
   let timeoutSeconds = DEFAULT_EXEC_TIMEOUT_SECONDS;
   if (fields.timeout !== undefined) {
-    const parsed = parseDurationSeconds(fields.timeout);
+    // The one duration grammar (the SDK's): seconds, or one number and one unit ("90s", "1.5h").
+    let parsed: number | undefined;
+    let why = '';
+    try {
+      if (typeof fields.timeout === 'number' || typeof fields.timeout === 'string')
+        parsed = parseDuration(fields.timeout) / 1000;
+    } catch (error) {
+      why = `: ${(error as Error).message}`;
+    }
     if (parsed === undefined || parsed <= 0 || parsed > MAX_EXEC_TIMEOUT_SECONDS) {
       throw new InvalidInputError(
-        `timeout must be seconds or a duration such as "30s", "5m" (more than 0, at most ${MAX_EXEC_TIMEOUT_SECONDS} s), got ${JSON.stringify(fields.timeout)}`,
+        `timeout must be seconds or a duration such as "30s", "5m" (more than 0, at most ${MAX_EXEC_TIMEOUT_SECONDS} s), got ${JSON.stringify(fields.timeout)}${why}`,
         { field: 'timeout' },
       );
     }

@@ -187,7 +187,7 @@ describe('POST /agents/:name/exec', () => {
   it('passes a list command, a duration or seconds timeout, and cwd', async () => {
     const registry = fleet();
     const { call } = await start(registry);
-    await call('POST', '/agents/web-1/exec', { command: ['ls', '-l'], timeout: '1m30s', cwd: '/tmp' });
+    await call('POST', '/agents/web-1/exec', { command: ['ls', '-l'], timeout: '1.5m', cwd: '/tmp' });
     expect(registry.calls.at(-1)?.args).toEqual([['ls', '-l'], { timeoutMs: 90_000, cwd: '/tmp' }]);
     await call('POST', '/agents/web-1/exec', { command: 'true', timeout: 2.5 });
     expect(registry.calls.at(-1)?.args).toEqual(['true', { timeoutMs: 2500, cwd: undefined }]);
@@ -213,6 +213,8 @@ describe('POST /agents/:name/exec', () => {
       [{ command: [] }, 'command'],
       [{ command: ['ls', 3] }, 'command.1'],
       [{ command: 'ls', timeout: 'soon' }, 'timeout'],
+      // One number and one unit, as everywhere else (the SDK's grammar).
+      [{ command: 'ls', timeout: '1m30s' }, 'timeout'],
       [{ command: 'ls', timeout: 0 }, 'timeout'],
       [{ command: 'ls', timeout: '2h' }, 'timeout'],
       [{ command: 'ls', cwd: '' }, 'cwd'],
@@ -382,6 +384,7 @@ describe('WebSocket agent_update', () => {
     expect(first).toEqual({
       type: 'agent_update',
       timestamp: expect.any(Number),
+      timestamp_ms: expect.any(Number),
       data: { name: 'web-1', status: 'online', cpu_usage: 55.5, memory_usage: 40.25 },
     });
     expect(first.timestamp).toBeGreaterThanOrEqual(before);

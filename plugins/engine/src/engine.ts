@@ -3,6 +3,7 @@ import { basename, extname } from 'node:path';
 import {
   InvalidInputError,
   RunnerError,
+  sleep,
   type AgentDelegator,
   type EventBus,
   type Logger,
@@ -459,19 +460,6 @@ async function readSource(request: RunRequest): Promise<{ text: string; file: st
     if (code === 'EISDIR') throw new InvalidInputError(`workflow file ${file} is a directory`, { field: 'file' });
     throw new InvalidInputError(`cannot read workflow file ${file}: ${(error as Error).message}`, { field: 'file' });
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (ms <= 0 || signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** A master shutting down is unavailable, not asked something wrong: 503, so a client may retry elsewhere. */

@@ -50,7 +50,7 @@ export const plugin = definePlugin({
       import('./run-store.js'),
       import('./routes.js'),
     ]);
-    const runs = new RunStore(store, ctx.config.get<number>('engine.task_result_bytes'));
+    const runs = new RunStore(store, ctx.config.get<number>('engine.task_result_bytes'), ctx.redactor);
     await runs.migrate();
     const engine = createEngine({
       parser,

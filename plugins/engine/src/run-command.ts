@@ -2,12 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import {
+  createMasterClient,
   findMaster,
   InvalidInputError,
-  RunnerError,
   WorkflowEngineRef,
   type CommandContext,
-  type MasterEndpoint,
+  type MasterClient,
   type CommandInput,
   type RunRecord,
   type RunRequest,
@@ -73,7 +73,7 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
 
   if (master) {
     if (!(await confirmed(() => delegatesLoosely(request)))) return notConfirmed();
-    return runOnMaster(master, request, ctx, options);
+    return runOnMaster(createMasterClient(master, { dataDir: ctx.config.dataDir }), request, ctx, options);
   }
 
   const engine = (kernel as NonNullable<typeof kernel>).get(WorkflowEngineRef);
@@ -185,22 +185,19 @@ async function confirm(ctx: CommandContext, question: string): Promise<boolean> 
 
 /** Sends the workflow's text to the master and follows the run until it ends. */
 async function runOnMaster(
-  master: MasterEndpoint,
+  master: MasterClient,
   request: RunRequest,
   ctx: CommandContext,
   options: RunOptions,
 ): Promise<number> {
-  const base = `${master.base}/api/v1`;
   const file = resolve((request.source as { file: string }).file);
   // A master holding this data directory is on this machine: it reads the file itself, and
   // problems are reported at the file's path. A remote master gets the text.
-  const source = master.local ? { file } : { content: await readFile(file, 'utf8') };
-  const label = new URL(master.base).host;
-  const headers: Record<string, string> = master.authorization ? { authorization: master.authorization } : {};
-  const response = await fetch(`${base}/workflows/run`, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify({
+  const source = master.endpoint.local ? { file } : { content: await readFile(file, 'utf8') };
+  // The master's error answer comes back as a RunnerError of its kind and code: a workflow the
+  // master refused exits 2 as it does when run embedded.
+  const answer = await master.call<{ id: string }>('POST', '/workflows/run', {
+    body: {
       ...source,
       workflow_name: request.workflowName,
       group: request.group,
@@ -209,23 +206,8 @@ async function runOnMaster(
       delegate_to: request.delegateTo,
       dry_run: request.dryRun,
       verbose: request.verbose,
-    }),
+    },
   });
-  const answer = (await response.json()) as {
-    id?: string;
-    error?: { code: string; message: string; details?: Record<string, unknown> };
-  };
-  if (!response.ok || !answer.id) {
-    // Keeps the status, so a workflow the master refused exits 2 as it does when run embedded.
-    throw new RunnerError(
-      answer.error?.code ?? 'master_error',
-      `master at ${label}: ${answer.error?.message ?? response.statusText}`,
-      {
-        status: response.status,
-        details: answer.error?.details,
-      },
-    );
-  }
   const view = createRunView({
     mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text',
     out: ctx.stdout,
@@ -236,7 +218,7 @@ async function runOnMaster(
   const seen = new Map<string, string>();
   for (;;) {
     const record = runFromApi(
-      (await (await fetch(`${base}/executions/${answer.id}`, { headers })).json()) as Parameters<typeof runFromApi>[0],
+      await master.call<Parameters<typeof runFromApi>[0]>('GET', `/executions/${encodeURIComponent(answer.id)}`),
     );
     for (const task of record.tasks) {
       const key = `${task.name}:${task.status}`;

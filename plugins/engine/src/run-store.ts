@@ -1,6 +1,7 @@
 import type {
   ExecutionFilter,
   Migration,
+  Redactor,
   RunRecord,
   RunStatus,
   Store,
@@ -110,6 +111,8 @@ export class RunStore {
   constructor(
     private readonly store: Store,
     private readonly resultBytes = DEFAULT_RESULT_BYTES,
+    /** Masks secrets in everything written: a run record is stored and served. */
+    private readonly redactor?: Redactor,
   ) {}
 
   async migrate(): Promise<void> {
@@ -141,7 +144,7 @@ export class RunStore {
         run.status,
         run.completedAt ?? null,
         run.duration,
-        run.error ?? null,
+        run.error === undefined ? null : this.redactor ? this.redactor.redactText(run.error) : run.error,
         JSON.stringify(run.counts),
         run.id,
       ]),
@@ -155,7 +158,7 @@ export class RunStore {
   queueTask(runId: string, seq: number, task: TaskResult): void {
     let run = this.queued.get(runId);
     if (run === undefined) this.queued.set(runId, (run = new Map()));
-    run.set(seq, task);
+    run.set(seq, this.redactor ? this.redactor.redact(task) : task);
     if (++this.queuedCount >= MAX_BATCH) {
       this.writeQueued();
     } else if (!this.batchScheduled) {

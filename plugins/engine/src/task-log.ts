@@ -1,4 +1,4 @@
-import { redactFields, type LogFields, type Logger, type TaskLogLine } from '@runner/plugin-sdk';
+import type { LogFields, Logger, TaskLogLine } from '@runner/plugin-sdk';
 
 export interface TaskLog {
   /** What the task's script and modules log to. */
@@ -21,9 +21,9 @@ export function createTaskLog(capBytes: number, onLine: (line: TaskLogLine) => v
     lines: [],
     truncated: false,
     logger: undefined as unknown as Logger,
-    add(level, message, rawFields) {
-      // Redacted before it is kept: task logs are stored and served by the API.
-      const fields = rawFields && redactFields(rawFields);
+    add(level, message, fields) {
+      // Not redacted here: the run store redacts the record once when it writes it, the bus each
+      // live line, the process logger its mirror (one walk per record rather than per line).
       const line: TaskLogLine = {
         timestamp: new Date().toISOString(),
         level,

@@ -1,6 +1,7 @@
 import {
   isRunnerError,
   luaLazyTable,
+  messageOf,
   type AgentDelegator,
   type LuaRuntime,
   type LuaValue,
@@ -26,7 +27,7 @@ export interface UnitEnvironment {
   values: Record<string, Record<string, unknown>>;
   signal: AbortSignal;
   /** Waits between retries; abortable. */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  sleep(ms: number, signal: AbortSignal): Promise<unknown>;
 }
 
 export interface UnitOutcome {
@@ -226,10 +227,6 @@ function withFileLine(message: string, error: unknown, unit: Unit, rendered?: st
   if (shifted) return `${message} (line ${line} of the script as rendered; it starts at ${file}:${scriptLines[0]})`;
   const fileLine = scriptLines[line - 1];
   return fileLine ? `${message} (${file}:${fileLine})` : message;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function formatSeconds(ms: number): string {

@@ -15,7 +15,13 @@ export const plugin = definePlugin({
     const config = readHttpConfig(ctx.config);
     // polka and ws load here, not at import: `runner --help` imports every plugin's entry.
     const { HttpService } = await import('./server.js');
-    const service = new HttpService({ config, logger: ctx.logger, events: ctx.events, dataDir: ctx.config.dataDir });
+    const service = new HttpService({
+      config,
+      logger: ctx.logger,
+      events: ctx.events,
+      dataDir: ctx.config.dataDir,
+      redactor: ctx.redactor,
+    });
     ctx.provide(HttpRouterRef, service.router);
     ctx.provide(WebSocketHubRef, service.hub);
     addOwnRoutes(ctx, service.router);

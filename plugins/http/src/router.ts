@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   ForbiddenError,
+  messageOf,
   NotFoundError,
   RunnerError,
   STREAMED,
@@ -11,6 +12,7 @@ import {
   type HttpRequest,
   type HttpRouter,
   type Logger,
+  type Redactor,
   type RouteOptions,
 } from '@runner/plugin-sdk';
 import polka, { type NextHandler, type Polka, type Request } from 'polka';
@@ -25,6 +27,8 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface ApiRouterOptions {
   logger: Logger;
+  /** Masks registered secrets in every JSON answer, errors included. */
+  redactor?: Redactor;
   bodyLimitBytes: number;
   corsOrigins: readonly string[];
 }
@@ -168,7 +172,9 @@ export class ApiRouter implements HttpRouter {
   ): void {
     if (res.headersSent || res.destroyed) return;
     // Serialised before any header is written, so a body that cannot be encoded still gets a 500.
-    const payload = body === undefined || status === 204 || status === 304 ? undefined : JSON.stringify(body);
+    const json = body === undefined || status === 204 || status === 304 ? undefined : JSON.stringify(body);
+    // The one serialisation point of every answer: registered secrets are masked here.
+    const payload = json === undefined || !this.options.redactor ? json : this.options.redactor.redactText(json);
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     // An unread body would otherwise be read (and discarded) to keep the connection alive.
     if (!req.complete) res.setHeader('connection', 'close');
@@ -248,8 +254,4 @@ function firstValues(query: Record<string, string | string[] | undefined>): Reco
 
 function isReply(value: unknown): value is HttpReply {
   return typeof value === 'object' && value !== null && (value as Partial<HttpReply>).kind === 'http-reply';
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -4,7 +4,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { InvalidInputError, RunnerError, type EventBus, type Logger } from '@runner/plugin-sdk';
+import { InvalidInputError, RunnerError, type EventBus, type Logger, type Redactor } from '@runner/plugin-sdk';
 import { connectHost, formatHostPort } from './address.js';
 import type { HttpConfig } from './config.js';
 import { ListenError } from './errors.js';
@@ -17,6 +17,8 @@ export interface HttpServiceOptions {
   logger: Logger;
   events: EventBus;
   dataDir: string;
+  /** Masks secrets in every answer and WebSocket message (the kernel's one redactor). */
+  redactor?: Redactor;
 }
 
 /** What `<dataDir>/master.json` holds: how local CLI commands find the running master. */
@@ -43,11 +45,17 @@ export class HttpService {
   private readonly masterFile: string;
 
   constructor(private readonly options: HttpServiceOptions) {
-    const { config, logger, events } = options;
-    this.router = new ApiRouter({ logger, bodyLimitBytes: config.bodyLimitBytes, corsOrigins: config.corsOrigins });
+    const { config, logger, events, redactor } = options;
+    this.router = new ApiRouter({
+      logger,
+      redactor,
+      bodyLimitBytes: config.bodyLimitBytes,
+      corsOrigins: config.corsOrigins,
+    });
     this.hub = new WebSocketHubService({
       events,
       logger,
+      redactor,
       corsOrigins: config.corsOrigins,
       pingIntervalMs: config.wsPingIntervalMs,
       maxBufferedBytes: config.wsMaxBufferedBytes,

@@ -71,7 +71,13 @@ describe('WebSocket hub', () => {
     r.kernel.events.emit('agent.connected', data);
     const message = await received;
     const emitted = r.kernel.emitted.at(-1) as BusEvent;
-    expect(message).toEqual({ type: 'agent.connected', timestamp: Math.floor(emitted.timestamp / 1000), data });
+    expect(message).toEqual({
+      type: 'agent.connected',
+      timestamp: Math.floor(emitted.timestamp / 1000),
+      timestamp_ms: emitted.timestamp,
+      id: emitted.id,
+      data,
+    });
     expect(Number.isInteger(message.timestamp)).toBe(true);
   });
 
@@ -86,6 +92,7 @@ describe('WebSocket hub', () => {
       expect(message).toEqual({
         type: 'agent_update',
         timestamp: expect.any(Number),
+        timestamp_ms: expect.any(Number),
         data: { name: 'web-1', status: 'online', cpu_usage: 12.5, memory_usage: 40 },
       });
       expect(Math.abs(message.timestamp - Date.now() / 1000)).toBeLessThan(60);

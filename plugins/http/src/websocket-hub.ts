@@ -8,6 +8,7 @@ import {
   type BusEvent,
   type EventBus,
   type Logger,
+  type Redactor,
   type WebSocketHub,
   type WebSocketMessages,
 } from '@runner/plugin-sdk';
@@ -38,6 +39,8 @@ interface Client {
 export interface WebSocketHubOptions {
   events: EventBus;
   logger: Logger;
+  /** Masks registered secrets in every message sent. */
+  redactor?: Redactor;
   corsOrigins: readonly string[];
   pingIntervalMs: number;
   /** Past this many unsent bytes a client is closed with 1013. */
@@ -68,7 +71,7 @@ export class WebSocketHubService implements WebSocketHub {
 
   broadcast<K extends keyof WebSocketMessages & string>(type: K, data: WebSocketMessages[K]): void {
     if (this.clients.size === 0) return;
-    const text = JSON.stringify(webSocketMessage(type, data));
+    const text = this.redactText(JSON.stringify(webSocketMessage(type, data)));
     for (const client of this.clients) this.send(client, text);
   }
 
@@ -176,11 +179,15 @@ export class WebSocketHubService implements WebSocketHub {
     client.unsubscribe();
   }
 
+  private redactText(text: string): string {
+    return this.options.redactor ? this.options.redactor.redactText(text) : text;
+  }
+
   private encode(event: BusEvent): string | null {
     let text = this.encoded.get(event);
     if (text === undefined) {
       try {
-        text = JSON.stringify(webSocketMessage(event.type, event.data, event.timestamp));
+        text = this.redactText(JSON.stringify(webSocketMessage(event.type, event.data, event.timestamp, event.id)));
       } catch (error) {
         this.options.logger.error(`event ${event.type} cannot be encoded as JSON; not sent to WebSocket clients`, {
           error: (error as Error).message,

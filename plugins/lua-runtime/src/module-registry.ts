@@ -1,4 +1,10 @@
-import { ConflictError, type LuaModuleImplementation, type LuaModules, type LuaModuleSpec } from '@runner/plugin-sdk';
+import {
+  ConflictError,
+  SCRIPT_GLOBALS,
+  type LuaModuleImplementation,
+  type LuaModules,
+  type LuaModuleSpec,
+} from '@runner/plugin-sdk';
 
 /** A module function as the runtime calls it. */
 export type ModuleFunction = (...args: any[]) => unknown;
@@ -47,15 +53,7 @@ export const RESERVED_GLOBALS: ReadonlySet<string> = new Set([
   'table',
   'utf8',
   // The script's own globals.
-  'vars',
-  'values',
-  'item',
-  'loop_index',
-  'task',
-  'workflow',
-  'env',
-  'tasks',
-  'dry_run',
+  ...SCRIPT_GLOBALS,
 ]);
 
 /** The `LuaModules` service: modules that plugins provide, installed as globals in every new state. */

@@ -7,6 +7,7 @@ import {
   parseDurationArgument,
   isLuaTable,
   luaType,
+  sleep,
 } from '@runner/plugin-sdk';
 import type { GoroutineFunction } from './spec.js';
 
@@ -47,25 +48,6 @@ function settle(fn: LuaFunctionRef, args: LuaValue[]): Promise<Outcome> {
     (values) => ({ ok: true as const, values }),
     (error: unknown) => ({ ok: false as const, error }),
   );
-}
-
-/** Resolves after `ms`, or rejects with `message` once `signal` aborts. */
-function delay(ms: number, signal: AbortSignal, message: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(new Error(message));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Error(message));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function parseTasks(arg: LuaValue): { tasks: LuaValue[]; limit: number } {
@@ -172,7 +154,10 @@ export function createGoroutineModule(): LuaModuleImplementation<GoroutineFuncti
         call.signal.addEventListener('abort', stop, { once: true });
         try {
           waits.push(
-            delay(ms ?? 2 ** 31 - 1, controller.signal, 'goroutine.wait: cancelled').then(() => 'timeout' as const),
+            sleep(ms ?? 2 ** 31 - 1, controller.signal).then((full) => {
+              if (!full) throw new Error('goroutine.wait: cancelled');
+              return 'timeout' as const;
+            }),
           );
           const first = await Promise.race(waits);
           if (first === 'timeout') {
@@ -194,7 +179,7 @@ export function createGoroutineModule(): LuaModuleImplementation<GoroutineFuncti
       if (duration === undefined || duration === null)
         throw new Error('goroutine.sleep: argument 1 must be a duration, got nil');
       const ms = parseDurationArgument(duration, 'goroutine.sleep: argument 1');
-      await delay(ms, call.signal, 'goroutine.sleep: cancelled');
+      if (!(await sleep(ms, call.signal))) throw new Error('goroutine.sleep: cancelled');
       return undefined;
     },
   };

@@ -7,6 +7,7 @@ import {
   parseDurationArgument,
   isLuaTable,
   luaType,
+  sleep,
 } from '@runner/plugin-sdk';
 import type { ReliabilityFunction } from './spec.js';
 
@@ -35,19 +36,9 @@ export function errorMessage(error: unknown): string {
   }
 }
 
-function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Error('cancelled'));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Error('cancelled'));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+/** The default wait between attempts: rejects when the call is cancelled. */
+async function sleepFor(ms: number, signal: AbortSignal): Promise<void> {
+  if (!(await sleep(ms, signal))) throw new Error('cancelled');
 }
 
 function requireFunction(fn: string, value: LuaValue, position: number): LuaFunctionRef {

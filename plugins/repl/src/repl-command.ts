@@ -55,6 +55,7 @@ export async function replCommand(options: { dryRun: boolean }, ctx: CommandCont
     cwd: process.cwd(),
     colour: terminal && !process.env.NO_COLOR,
     logLevel: ctx.config.debug ? 'debug' : 'info',
+    redactor: ctx.redactor,
     saveHeader: () => `runner repl session saved ${new Date().toISOString()}; replay it with: .load <this file>`,
   });
   return repl.run();

@@ -2,7 +2,7 @@ import type { EventEmitter } from 'node:events';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as readline from 'node:readline';
-import { RunnerError, type Logger, type LuaSession } from '@runner/plugin-sdk';
+import { messageOf, RunnerError, type Logger, type LuaSession, type Redactor } from '@runner/plugin-sdk';
 import { DEFAULT_FORMAT, formatResults, quote, type FormatOptions } from './format.js';
 import { HISTORY_SIZE, type HistoryFile } from './history.js';
 import { replLogger, type LogLevel } from './repl-logger.js';
@@ -42,6 +42,8 @@ export interface ReplOptions {
   colour: boolean;
   /** Lowest level of `log.*` and module log lines shown. */
   logLevel: LogLevel;
+  /** Masks secrets in log lines shown (the kernel's one redactor). */
+  redactor?: Redactor;
   /** First line of a `.save`d file (after `-- `). */
   saveHeader(): string;
   /** Where a process-level SIGINT arrives (`kill -INT`, Ctrl-C on a pipe); default `process`. */
@@ -64,10 +66,6 @@ function isIncomplete(error: unknown): boolean {
     (error as RunnerError).code === 'invalid_input' &&
     (error as RunnerError).details?.incomplete === true
   );
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -274,6 +272,7 @@ export class Repl {
       logger: replLogger((line) => this.#fromScript(errors, line), {
         level: this.#options.logLevel,
         colour: this.#options.colour,
+        redactor: this.#options.redactor,
       }),
     });
   }

@@ -1,35 +1,30 @@
 import { resolve } from 'node:path';
-import { InvalidInputError, type CommandContext, type CommandInput, type StoreStats } from '@runner/plugin-sdk';
+import {
+  formatBytes,
+  InvalidInputError,
+  type CommandContext,
+  type CommandInput,
+  type MasterClient,
+  type StoreStats,
+} from '@runner/plugin-sdk';
 import { checkBackupOutput } from './backup-output.js';
 import { snapshotJournalBytes } from './config.js';
 import { replaceFileAtomically } from './durable-fs.js';
 import { storeLayout } from './layout.js';
-import { readLockHolder, type LockInfo } from './lock.js';
-import { callMaster, fetchMasterBytes } from './master-client.js';
+import { readLockHolder } from './lock.js';
+import { lockHolderMaster, STORE_CALL_TIMEOUT_MS } from './lock-holder-master.js';
 import { restoreDatabase } from './restore.js';
 import { openStore, type OpenedStore } from './sql-store.js';
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
 
 /** Through the master's REST API when a live process holds the data directory, else directly. */
 async function viaMasterOrDirect<T>(
   ctx: CommandContext,
-  viaMaster: (holder: LockInfo) => Promise<T>,
+  viaMaster: (master: MasterClient) => Promise<T>,
   direct: (store: OpenedStore) => Promise<T>,
 ): Promise<T> {
   const dataDir = ctx.config.dataDir;
   const holder = await readLockHolder(dataDir);
-  if (holder?.alive) return viaMaster(holder);
+  if (holder?.alive) return viaMaster(await lockHolderMaster(dataDir, holder));
   // If a master starts in between, openStore fails with the lock conflict naming it.
   const store = await openStore(dataDir, ctx.logger, { snapshotJournalBytes: snapshotJournalBytes(ctx.config) });
   try {
@@ -47,10 +42,10 @@ export async function backupCommand(input: CommandInput, ctx: CommandContext): P
   const compress = input.options.compress === true;
   const result = await viaMasterOrDirect(
     ctx,
-    async (holder) => {
+    async (master) => {
       // The master sends the image; this process writes the file, with its own user's rights.
       const path = await checkBackupOutput(output, storeLayout(ctx.config.dataDir).dir);
-      const image = await fetchMasterBytes(ctx.config.dataDir, holder, `/db/backup?compress=${compress}`);
+      const image = await master.bytes(`/db/backup?compress=${compress}`, { timeoutMs: STORE_CALL_TIMEOUT_MS });
       await replaceFileAtomically(path, image);
       return { path, bytes: image.length };
     },
@@ -77,8 +72,10 @@ export async function restoreCommand(input: CommandInput, ctx: CommandContext): 
 export async function vacuumCommand(_input: CommandInput, ctx: CommandContext): Promise<number> {
   const result = await viaMasterOrDirect(
     ctx,
-    (holder) =>
-      callMaster<{ bytesBefore: number; bytesAfter: number }>(ctx.config.dataDir, holder, 'POST', '/db/vacuum'),
+    (master) =>
+      master.call<{ bytesBefore: number; bytesAfter: number }>('POST', '/db/vacuum', {
+        timeoutMs: STORE_CALL_TIMEOUT_MS,
+      }),
     (store) => store.vacuum(),
   );
   ctx.stdout.write(`vacuum: ${formatBytes(result.bytesBefore)} -> ${formatBytes(result.bytesAfter)}\n`);
@@ -106,7 +103,7 @@ export async function statsCommand(input: CommandInput, ctx: CommandContext): Pr
   }
   const stats = await viaMasterOrDirect(
     ctx,
-    (holder) => callMaster<StoreStats>(ctx.config.dataDir, holder, 'GET', '/db/stats'),
+    (master) => master.call<StoreStats>('GET', '/db/stats', { timeoutMs: STORE_CALL_TIMEOUT_MS }),
     async (store) => store.stats(),
   );
   ctx.stdout.write(format === 'json' ? `${JSON.stringify(stats, null, 2)}\n` : formatStats(stats));

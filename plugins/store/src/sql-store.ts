@@ -1,7 +1,7 @@
-import { access, mkdir, open, readFile } from 'node:fs/promises';
+import { access, mkdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import type { BindParams, Database, Statement } from 'sql.js';
+import type { BindParams, Database } from 'sql.js';
 import {
   InvalidInputError,
   RunnerError,
@@ -15,21 +15,14 @@ import {
 import { checkBackupOutput } from './backup-output.js';
 import { DEFAULT_SNAPSHOT_JOURNAL_BYTES } from './config.js';
 import { fsyncDir, removeIfExists, replaceFileAtomically } from './durable-fs.js';
-import { journalCorruptError, sqlError, storeClosedError, storeFailedError } from './errors.js';
-import {
-  encodeEntry,
-  encodeRecord,
-  closeFd,
-  JournalWriter,
-  openFd,
-  scanJournal,
-  type JournalEntry,
-  type JournalFile,
-  type JournalStatement,
-} from './journal.js';
-import { listJournals, storeLayout, type StoreLayout } from './layout.js';
+import { sqlError, storeClosedError, storeFailedError } from './errors.js';
+import { encodeEntry, encodeRecord, closeFd, JournalWriter, openFd, type JournalEntry } from './journal.js';
+import { storeLayout, type StoreLayout } from './layout.js';
 import { acquireLock, type DataDirLock } from './lock.js';
 import { completeRestore } from './restore.js';
+import { replayJournals } from './journal-replay.js';
+import { checkMigrations, pendingMigrations } from './migrations.js';
+import { INTERNAL_TABLES, SqlDatabase } from './sql-database.js';
 import { configureConnection, hasSqliteHeader, loadSqlJs } from './sqljs.js';
 
 const gzipAsync = promisify(gzip);
@@ -76,21 +69,6 @@ export async function openStore(dataDir: string, logger: Logger, options: StoreO
   }
 }
 
-const STATEMENT_CACHE_SIZE = 256;
-const TRANSACTION_CONTROL = /^(BEGIN|COMMIT|END|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
-const LEADING_COMMENTS = /^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?\*\/)*/;
-
-function isTransactionControl(sql: string): boolean {
-  return TRANSACTION_CONTROL.test(sql.replace(LEADING_COMMENTS, ''));
-}
-
-const INTERNAL_TABLES = `
-  CREATE TABLE IF NOT EXISTS _store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-  CREATE TABLE IF NOT EXISTS _migrations (
-    owner TEXT NOT NULL, id INTEGER NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL,
-    PRIMARY KEY (owner, id)
-  );`;
-
 function readError(error: unknown, sql: string): RunnerError {
   if (error instanceof Error && /readonly database/.test(error.message)) {
     return new InvalidInputError(`all() and get() only read; use run() or transaction() for "${sql.trim()}"`, {
@@ -118,7 +96,7 @@ async function exists(path: string): Promise<boolean> {
 }
 
 class SqlStore implements OpenedStore {
-  private readonly statements = new Map<string, Statement>();
+  private readonly sql: SqlDatabase;
   private writer!: JournalWriter;
   private state: 'open' | 'closing' | 'closed' = 'open';
   private seq = 0;
@@ -140,7 +118,9 @@ class SqlStore implements OpenedStore {
     private readonly lock: DataDirLock,
     private readonly logger: Logger,
     private readonly threshold: number,
-  ) {}
+  ) {
+    this.sql = new SqlDatabase(db);
+  }
 
   get dir(): string {
     return this.layout.dir;
@@ -169,13 +149,23 @@ class SqlStore implements OpenedStore {
     const store = new SqlStore(layout, db, lock, logger, threshold);
     try {
       configureConnection(db);
-      store.withWrites(() => db.exec(INTERNAL_TABLES));
+      store.sql.withWrites(() => db.exec(INTERNAL_TABLES));
       store.snapshotBytes = image?.length ?? 0;
       store.snapshotSeq = Number(store.readMeta('last_seq') ?? 0);
       store.lastSnapshotAt = store.readMeta('snapshot_at') ?? null;
       store.seq = store.snapshotSeq;
       const loaded = performance.now();
-      store.writer = await store.replay();
+      const replayed = await replayJournals({
+        layout,
+        sql: store.sql,
+        logger,
+        snapshotSeq: store.seq,
+        onAppend: () => store.maybeSnapshot(),
+      });
+      store.writer = replayed.writer;
+      store.seq = replayed.seq;
+      store.generations = replayed.generations;
+      store.olderJournalBytes = replayed.olderJournalBytes;
       logger.info(`store ${layout.dir} opened`, {
         snapshot_bytes: store.snapshotBytes,
         replayed_records: store.seq - store.snapshotSeq,
@@ -183,99 +173,18 @@ class SqlStore implements OpenedStore {
         replay_ms: Math.round(performance.now() - loaded),
       });
     } catch (error) {
-      store.freeStatements();
+      store.sql.freeStatements();
       db.close();
       throw error;
     }
     return store;
   }
 
-  /** Applies the journals' records past the snapshot and returns a writer on the last journal. */
-  private async replay(): Promise<JournalWriter> {
-    const journals = await listJournals(this.layout);
-    let previousSeq = 0;
-    let torn: { path: string; offset: number } | undefined;
-    let last: { path: string; generation: number; size: number } | undefined;
-    for (const journal of journals) {
-      const data = await readFile(journal.path);
-      if (torn !== undefined && data.length > 0) {
-        // A torn record is only acceptable as the very last write; a later journal has data.
-        throw journalCorruptError(torn.path, torn.offset, `incomplete record, but ${journal.path} follows it`);
-      }
-      // One query_only switch for the whole file rather than two per record.
-      const scan = this.withWrites(() =>
-        scanJournal(journal.path, data, previousSeq, (record) => {
-          if (previousSeq !== 0 && record.seq !== previousSeq + 1) {
-            throw journalCorruptError(journal.path, record.offset, `sequence ${record.seq} follows ${previousSeq}`);
-          }
-          previousSeq = record.seq;
-          if (record.seq <= this.seq) return; // already in the snapshot
-          if (record.seq !== this.seq + 1) {
-            throw journalCorruptError(
-              journal.path,
-              record.offset,
-              `sequence ${record.seq}, but the snapshot ends at ${this.seq}: records are missing`,
-            );
-          }
-          try {
-            this.apply(record.entry);
-          } catch (error) {
-            throw new RunnerError(
-              'journal_replay_failed',
-              `replaying record ${record.seq} of journal ${journal.path} (offset ${record.offset}) failed: ` +
-                `${(error as Error).message}`,
-              { cause: error, details: { path: journal.path, offset: record.offset, seq: record.seq } },
-            );
-          }
-          this.seq = record.seq;
-        }),
-      );
-      if (scan.torn !== null) {
-        torn = { path: journal.path, offset: scan.torn.offset };
-        this.logger.warn(
-          `journal ${journal.path}: dropped an incomplete last record at offset ${scan.torn.offset} ` +
-            `(${scan.torn.reason}); truncated the file to ${scan.validBytes} bytes`,
-          { path: journal.path, offset: scan.torn.offset, reason: scan.torn.reason },
-        );
-        const handle = await open(journal.path, 'r+');
-        try {
-          await handle.truncate(scan.validBytes);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
-      }
-      this.generations.push(journal.generation);
-      if (last !== undefined) this.olderJournalBytes += last.size;
-      last = { path: journal.path, generation: journal.generation, size: scan.validBytes };
-    }
-    let file: JournalFile;
-    if (last === undefined) {
-      const path = this.layout.journal(1);
-      const fd = await openFd(path, 'wx');
-      // The new name must survive a crash before any acknowledged record depends on it.
-      await fsyncDir(this.layout.dir);
-      this.generations.push(1);
-      file = { fd, path, generation: 1, size: 0 };
-    } else {
-      file = { ...last, fd: await openFd(last.path, 'r+') };
-    }
-    return new JournalWriter(
-      file,
-      (error, path) => {
-        const failure = storeFailedError(path, error);
-        this.logger.error(failure.message, { path });
-        return failure;
-      },
-      () => this.maybeSnapshot(),
-    );
-  }
-
   // ---- reads
 
   all<T = Record<string, unknown>>(sql: string, params?: SqlParams): T[] {
     this.assertReadable();
-    const statement = this.statement(sql);
+    const statement = this.sql.statement(sql);
     try {
       if (params !== undefined) statement.bind(params as BindParams);
       const rows: T[] = [];
@@ -290,7 +199,7 @@ class SqlStore implements OpenedStore {
 
   get<T = Record<string, unknown>>(sql: string, params?: SqlParams): T | undefined {
     this.assertReadable();
-    const statement = this.statement(sql);
+    const statement = this.sql.statement(sql);
     try {
       if (params !== undefined) statement.bind(params as BindParams);
       return statement.step() ? (statement.getAsObject() as T) : undefined;
@@ -326,41 +235,9 @@ class SqlStore implements OpenedStore {
   }
 
   async migrate(owner: string, migrations: readonly Migration[]): Promise<void> {
-    if (typeof owner !== 'string' || owner === '') {
-      throw new InvalidInputError('migrate needs an owner', { field: 'owner' });
-    }
-    if (!Array.isArray(migrations)) throw new InvalidInputError('migrations must be an array', { field: 'migrations' });
-    migrations.forEach((m, i) => {
-      if (!Number.isSafeInteger(m?.id) || m.id < 1) {
-        throw new InvalidInputError(`migration ${i} of ${owner}: id must be a positive integer`, {
-          field: `migrations[${i}].id`,
-        });
-      }
-      if (typeof m.sql !== 'string' || typeof m.description !== 'string') {
-        throw new InvalidInputError(`migration ${m.id} of ${owner}: sql and description must be strings`, {
-          field: `migrations[${i}]`,
-        });
-      }
-      if (i > 0 && m.id <= migrations[i - 1].id) {
-        throw new InvalidInputError(
-          `migration ids of ${owner} must increase: ${m.id} follows ${migrations[i - 1].id}`,
-          { field: `migrations[${i}].id` },
-        );
-      }
-    });
-    const applied = new Set(
-      this.all<{ id: number }>('SELECT id FROM _migrations WHERE owner = ?', [owner]).map((row) => row.id),
-    );
-    const newest = Math.max(0, ...applied);
-    const pending = migrations.filter((m) => !applied.has(m.id));
-    const late = pending.find((m) => m.id < newest);
-    if (late !== undefined) {
-      throw new InvalidInputError(
-        `migration ${late.id} (${late.description}) of ${owner} is older than the applied migration ${newest}; ` +
-          `ids must increase`,
-        { field: 'migrations' },
-      );
-    }
+    checkMigrations(owner, migrations);
+    const applied = this.all<{ id: number }>('SELECT id FROM _migrations WHERE owner = ?', [owner]).map((r) => r.id);
+    const pending = pendingMigrations(owner, migrations, applied);
     // Applied one by one in memory without awaiting, so no other write interleaves; each is its
     // own transaction and journal record, so a failing one keeps those before it.
     let durable: Promise<unknown> = Promise.resolve();
@@ -406,142 +283,9 @@ class SqlStore implements OpenedStore {
     this.assertWritable();
     // Encoded before executing: a parameter the journal cannot carry must not reach memory.
     const payload = encodeEntry(entry);
-    const results = this.withWrites(() => this.apply(entry));
+    const results = this.sql.withWrites(() => this.sql.apply(entry));
     this.seq += 1;
     return { results, durable: this.writer.append(encodeRecord(this.seq, payload)) };
-  }
-
-  /** Runs an entry; on failure rolls back whatever it did and throws. Shared by writes and replay. */
-  private apply(entry: JournalEntry): WriteResult[] {
-    if (entry.mode === 'run') return [this.execute(entry.statements[0])];
-    this.db.exec('BEGIN');
-    try {
-      const results = entry.statements.map((s) => this.execute(s));
-      try {
-        this.db.exec('COMMIT');
-      } catch (error) {
-        throw sqlError(error, 'COMMIT');
-      }
-      return results;
-    } catch (error) {
-      try {
-        this.db.exec('ROLLBACK');
-      } catch {} // SQLite may have rolled back already (some errors end the transaction)
-      throw error;
-    }
-  }
-
-  private execute(statement: JournalStatement): WriteResult {
-    if (statement.script) {
-      this.executeScript(statement.sql);
-    } else {
-      const prepared = this.statement(statement.sql);
-      try {
-        if (statement.params !== undefined && statement.params !== null) {
-          prepared.bind(statement.params as BindParams);
-        }
-        prepared.step();
-      } catch (error) {
-        throw sqlError(error, statement.sql);
-      } finally {
-        prepared.reset();
-      }
-    }
-    return { changes: this.db.getRowsModified(), lastInsertRowid: this.lastInsertRowid() };
-  }
-
-  private executeScript(sql: string): void {
-    let iterator;
-    try {
-      iterator = this.db.iterateStatements(sql);
-      for (const statement of iterator) {
-        try {
-          if (isTransactionControl(statement.getSQL())) {
-            throw new InvalidInputError(
-              `"${statement.getSQL().trim()}" controls the transaction the store runs this script in; remove it`,
-            );
-          }
-          while (statement.step());
-        } finally {
-          statement.free();
-        }
-      }
-    } catch (error) {
-      if (error instanceof RunnerError) throw error;
-      throw sqlError(error, sql);
-    }
-  }
-
-  private lastInsertRowid(): number {
-    const statement = this.statement('SELECT last_insert_rowid()');
-    try {
-      statement.step();
-      return statement.get()[0] as number;
-    } finally {
-      statement.reset();
-    }
-  }
-
-  /**
-   * Reads run with `query_only` on, so a write slipped into `all`/`get` fails instead of changing
-   * memory behind the journal's back; writes switch it off for their synchronous duration. Not
-   * prepared once: this pragma acts when compiled, so a prepared copy does nothing when stepped.
-   */
-  private withWrites<T>(fn: () => T): T {
-    this.db.exec('PRAGMA query_only = OFF');
-    try {
-      return fn();
-    } finally {
-      this.db.exec('PRAGMA query_only = ON');
-    }
-  }
-
-  /** A cached prepared statement; refuses SQL holding more than one statement. */
-  private statement(sql: string): Statement {
-    const cached = this.statements.get(sql);
-    if (cached !== undefined) {
-      // Map order is insertion order: re-inserting keeps the most used at the end.
-      this.statements.delete(sql);
-      this.statements.set(sql, cached);
-      return cached;
-    }
-    let first: Statement | undefined;
-    try {
-      const iterator = this.db.iterateStatements(sql);
-      const step = iterator.next();
-      if (step.done) throw new InvalidInputError(`no SQL statement in "${sql}"`, { field: 'sql' });
-      first = step.value;
-      if (iterator.getRemainingSQL().trim() !== '') {
-        const second = iterator.next();
-        if (!second.done) {
-          second.value.free();
-          throw new InvalidInputError(`one statement expected, got several: "${sql}"; use transaction()`, {
-            field: 'sql',
-          });
-        }
-      }
-      if (isTransactionControl(sql) || /\bquery_only\b/i.test(sql)) {
-        throw new InvalidInputError(`"${sql.trim()}" is not allowed; use transaction() for atomic groups`, {
-          field: 'sql',
-        });
-      }
-    } catch (error) {
-      first?.free();
-      if (error instanceof RunnerError) throw error;
-      throw sqlError(error, sql);
-    }
-    if (this.statements.size >= STATEMENT_CACHE_SIZE) {
-      const [oldestSql, oldest] = this.statements.entries().next().value as [string, Statement];
-      this.statements.delete(oldestSql);
-      oldest.free();
-    }
-    this.statements.set(sql, first);
-    return first;
-  }
-
-  private freeStatements(): void {
-    for (const statement of this.statements.values()) statement.free();
-    this.statements.clear();
   }
 
   private readMeta(key: string): string | undefined {
@@ -550,9 +294,9 @@ class SqlStore implements OpenedStore {
 
   /** Not journalled: the values describe a snapshot and matter only inside its image. */
   private writeMeta(values: Record<string, string | number>): void {
-    this.withWrites(() => {
+    this.sql.withWrites(() => {
       for (const [key, value] of Object.entries(values)) {
-        this.execute({
+        this.sql.execute({
           sql: 'INSERT INTO _store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
           params: [key, String(value)],
         });
@@ -716,7 +460,7 @@ class SqlStore implements OpenedStore {
       );
     } finally {
       await this.writer.close().catch(() => undefined);
-      this.freeStatements();
+      this.sql.freeStatements();
       this.db.close();
       this.state = 'closed';
       await this.lock.release();

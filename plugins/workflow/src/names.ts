@@ -1,3 +1,5 @@
+import { SCRIPT_GLOBALS } from '@runner/plugin-sdk';
+
 /** Keys of a workflow file, in the order the reference documents them. */
 export const WORKFLOW_KEYS = ['version', 'description', 'template', 'parallel', 'vars', 'groups', 'tasks', 'values'];
 
@@ -23,18 +25,7 @@ export const TEMPLATE_ENGINES = ['jinja', 'go'] as const;
 export const DRY_RUN_MODES = ['skip', 'run'] as const;
 
 /** The names a template may start with; anything else is an unknown variable. */
-export const TEMPLATE_ROOTS = [
-  'vars',
-  'values',
-  'item',
-  'loop_index',
-  'task',
-  'workflow',
-  'env',
-  'tasks',
-  'dry_run',
-  'agent',
-];
+export const TEMPLATE_ROOTS: readonly string[] = SCRIPT_GLOBALS;
 
 /**
  * Task and group names: a letter or `_`, then letters, digits, `_` and `-`, at most 64 in all.

@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { NotFoundError } from '@runner/plugin-sdk';
-import { parseCron } from './cron.js';
 import { parseDuration } from './duration.js';
 import { selectGroup, topologicalOrder } from './graph.js';
 import { loopItemsFromText } from './loop-items.js';
@@ -36,7 +35,6 @@ export function createWorkflowParser(): WorkflowParser {
     selectGroup,
     topologicalOrder,
     parseDuration,
-    parseCron,
     loopItemsFromText,
     conditionHolds,
   };

@@ -26,7 +26,6 @@ describe('the workflow plugin', () => {
     const { workflow } = parser.parse(workflowText, { file: 'inline' });
     expect(workflow.tasks[0].name).toBe('a');
     expect(parser.parseDuration('1.5h')).toBe(5_400_000);
-    expect(parser.parseCron('*/30 * * * *').minutes).toEqual([0, 30]);
     expect(parser.parseVarArguments(['a=b'])).toEqual({ a: 'b' });
     expect(parser.applyOverrides(workflow, { vars: ['app=api'] }).vars.app).toBe('api');
     expect(parser.validate('version: "1"\n', { file: 'x' }).problems.map((p) => p.message)).toEqual([
@@ -68,14 +67,7 @@ describe('the workflow plugin', () => {
     expect(entry.plugin.id).toBe('workflow');
     expect(entry.plugin.provides).toEqual([WorkflowParserRef]);
     expect(entry.WorkflowParserRef.id).toBe('workflow.parser');
-    for (const name of [
-      'parseDuration',
-      'parseCron',
-      'selectGroup',
-      'topologicalOrder',
-      'applyOverrides',
-      'parseVarArguments',
-    ]) {
+    for (const name of ['parseDuration', 'selectGroup', 'topologicalOrder', 'applyOverrides', 'parseVarArguments']) {
       expect(typeof (entry as Record<string, unknown>)[name]).toBe('function');
     }
   });

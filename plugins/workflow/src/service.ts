@@ -1,5 +1,4 @@
 import { createServiceRef } from '@runner/plugin-sdk';
-import type { CronSchedule } from './cron.js';
 import type {
   LoopItem,
   ParsedWorkflow,
@@ -35,8 +34,6 @@ export interface WorkflowParser {
   topologicalOrder<T extends { name: string; dependsOn: readonly string[] }>(tasks: readonly T[]): T[];
   /** `90s`, `1.5h`, `250ms`, or a bare number of seconds, to milliseconds. */
   parseDuration(text: string | number): number;
-  /** A five-field cron expression to the values each field allows. */
-  parseCron(expression: string): CronSchedule;
   /** The items of a template `loop` (or agents of a template `delegate_to`) from rendered text. */
   loopItemsFromText(rendered: string): LoopItem[];
   /** Whether a rendered `when` holds. */

@@ -268,7 +268,7 @@ describe('finding the master', () => {
     const empty = mkdtempSync(join(tmpdir(), 'runner-cli-'));
     const error = await failure(run(commands.listCommand, empty, [], { masterUrl: `http://127.0.0.1:${port}` }));
     expect(error.message).toBe(
-      `cannot reach the master at http://127.0.0.1:${port}/api/v1/agents (from --master-url): ECONNREFUSED`,
+      `cannot reach the master at http://127.0.0.1:${port}/api/v1/agents (from --master-url): connection refused; is \`runner server\` running there, on that port?`,
     );
     const bad = await failure(run(commands.listCommand, empty, [], { masterUrl: 'ftp://x' }));
     expect(bad.message).toMatch(/--master-url: "ftp:\/\/x" must be an http/);

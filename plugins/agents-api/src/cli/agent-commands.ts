@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  requireMaster,
-  callMaster,
+  connectMaster,
   isRunnerError,
   type Agent,
   type AgentMetrics,
@@ -14,14 +13,14 @@ const path = (name: string, rest = '') => `/agents/${encodeURIComponent(name)}${
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 export async function listCommand({ options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await requireMaster(ctx, options.masterUrl);
+  const master = await connectMaster(ctx, options.masterUrl);
   const query = new URLSearchParams();
   for (const key of ['status', 'name', 'label', 'limit', 'offset'] as const) {
     const value = options[key];
     if (value !== undefined) query.set(key, Array.isArray(value) ? value.join(',') : String(value));
   }
   const qs = query.toString();
-  const result = await callMaster<{ agents: Agent[]; total: number }>(master, 'GET', `/agents${qs ? `?${qs}` : ''}`);
+  const result = await master.call<{ agents: Agent[]; total: number }>('GET', `/agents${qs ? `?${qs}` : ''}`);
   if (options.output === 'json') {
     ctx.stdout.write(json(result));
     return 0;
@@ -38,15 +37,15 @@ export async function listCommand({ options }: CommandInput, ctx: CommandContext
 }
 
 export async function getCommand({ args, options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await requireMaster(ctx, options.masterUrl);
-  const agent = await callMaster<Agent>(master, 'GET', path(args[0]));
+  const master = await connectMaster(ctx, options.masterUrl);
+  const agent = await master.call<Agent>('GET', path(args[0]));
   ctx.stdout.write(options.output === 'json' ? json(agent) : agentDetail(agent));
   return 0;
 }
 
 export async function modulesCommand({ args, options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await requireMaster(ctx, options.masterUrl);
-  const agent = await callMaster<Agent>(master, 'GET', path(args[0]));
+  const master = await connectMaster(ctx, options.masterUrl);
+  const agent = await master.call<Agent>('GET', path(args[0]));
   const modules = [...(agent.modules ?? [])].sort();
   if (options.output === 'json') ctx.stdout.write(json(modules));
   else if (modules.length === 0) ctx.stdout.write(`agent ${agent.name} reports no Lua modules\n`);
@@ -55,22 +54,22 @@ export async function modulesCommand({ args, options }: CommandInput, ctx: Comma
 }
 
 export async function stopCommand({ args, options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await requireMaster(ctx, options.masterUrl);
-  const answer = await callMaster<{ message: string }>(master, 'POST', path(args[0], '/stop'));
+  const master = await connectMaster(ctx, options.masterUrl);
+  const answer = await master.call<{ message: string }>('POST', path(args[0], '/stop'));
   ctx.stdout.write(`${answer.message}\n`);
   return 0;
 }
 
 export async function restartCommand({ args, options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await requireMaster(ctx, options.masterUrl);
-  const answer = await callMaster<{ message: string }>(master, 'POST', path(args[0], '/restart'));
+  const master = await connectMaster(ctx, options.masterUrl);
+  const answer = await master.call<{ message: string }>('POST', path(args[0], '/restart'));
   ctx.stdout.write(`${answer.message}\n`);
   return 0;
 }
 
 export async function removeCommand({ args, options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await requireMaster(ctx, options.masterUrl);
-  await callMaster(master, 'DELETE', path(args[0]));
+  const master = await connectMaster(ctx, options.masterUrl);
+  await master.call('DELETE', path(args[0]));
   ctx.stdout.write(`agent ${args[0]} removed from the master (it registers again if it is still running)\n`);
   return 0;
 }
@@ -83,9 +82,9 @@ export async function removeCommand({ args, options }: CommandInput, ctx: Comman
  */
 export async function metricsCommand({ args, options }: CommandInput, ctx: CommandContext): Promise<number> {
   const [name] = args;
-  const master = await requireMaster(ctx, options.masterUrl);
+  const master = await connectMaster(ctx, options.masterUrl);
   const asJson = options.output === 'json';
-  const sample = () => callMaster<AgentMetrics>(master, 'GET', path(name, '/metrics'));
+  const sample = () => master.call<AgentMetrics>('GET', path(name, '/metrics'));
   if (options.watch !== true) {
     const metrics = await sample();
     ctx.stdout.write(asJson ? json(metrics) : metricsBlock(name, metrics));
@@ -125,7 +124,7 @@ export async function metricsCommand({ args, options }: CommandInput, ctx: Comma
       if (redraw) {
         // Home and clear, then the whole view: flicker-free enough at one redraw per second or slower.
         ctx.stdout.write(
-          `\x1b[H\x1b[2J${metricsBlock(name, metrics)}\nevery ${intervalMs / 1000} s from ${master.base}; Ctrl-C stops\n`,
+          `\x1b[H\x1b[2J${metricsBlock(name, metrics)}\nevery ${intervalMs / 1000} s from ${master.endpoint.base}; Ctrl-C stops\n`,
         );
       } else {
         ctx.stdout.write(asJson ? `${JSON.stringify(metrics)}\n` : metricsLine(metrics));

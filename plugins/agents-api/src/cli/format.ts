@@ -1,17 +1,4 @@
-import type { Agent, AgentMetrics } from '@runner/plugin-sdk';
-
-export function formatBytes(bytes: number): string {
-  if (!Number.isFinite(bytes)) return '-';
-  if (Math.abs(bytes) < 1024) return `${Math.round(bytes)} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (Math.abs(value) >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
+import { formatBytes, type Agent, type AgentMetrics } from '@runner/plugin-sdk';
 
 export function formatPercent(value: number): string {
   return Number.isFinite(value) ? `${value.toFixed(1)}%` : '-';

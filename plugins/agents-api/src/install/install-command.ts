@@ -1,23 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { Transform } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import {
-  findMaster,
-  callMaster,
   ConflictError,
   InvalidInputError,
   NotFoundError,
   RunnerError,
-  isRunnerError,
-  type Agent,
+  formatBytes,
   type CommandContext,
   type CommandInput,
 } from '@runner/plugin-sdk';
-import { formatBytes } from '../cli/format.js';
 import { collectBundle, releaseName, type AgentBundle } from './bundle.js';
 import { hostLabel } from './known-hosts.js';
-import { readLocalRecord, writeLocalRecord, type LocalInstallRecord } from './local-record.js';
+import { writeLocalRecord } from './local-record.js';
 import {
   SAFE_PATH,
   activateScript,
@@ -32,10 +26,12 @@ import {
   type RemoteFacts,
   type ServiceMode,
 } from './remote.js';
-import { SshSession, defaultKnownHostsFile, type SshTarget } from './ssh.js';
+import { SshSession, defaultKnownHostsFile } from './ssh.js';
+import { agentEnv, MASTER_CA_FILE, parseAgentEnv, parseMasterAddress, planFrom, type Plan } from './install-plan.js';
+import { waitForRegistration } from './registration-wait.js';
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
-const DEFAULT_WAIT_SECONDS = 60;
+// Parsers the tests and other modules reach through this module.
+export { parseAgentEnv, parseMasterAddress };
 
 export function installCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
   return deploy('install', input, ctx);
@@ -43,129 +39,6 @@ export function installCommand(input: CommandInput, ctx: CommandContext): Promis
 
 export function updateCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
   return deploy('update', input, ctx);
-}
-
-/** `host:port` of the master's gRPC endpoint; IPv6 hosts in brackets. */
-export function parseMasterAddress(value: string): { host: string; port: number } {
-  const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(value.trim());
-  const port = match ? Number(match[2]) : NaN;
-  if (!match || port < 1 || port > 65535) {
-    throw new InvalidInputError(`--master: "${value}" is not host:port (e.g. master.example:50053)`, {
-      field: 'master',
-    });
-  }
-  return { host: match[1].replace(/^\[(.*)\]$/, '$1'), port };
-}
-
-function need(value: unknown, flag: string, why: string): string {
-  if (typeof value === 'string' && value.trim() !== '') return value.trim();
-  throw new InvalidInputError(`${flag} is required${why}`, { field: flag.replace(/^--/, '') });
-}
-
-interface Plan {
-  kind: 'install' | 'update';
-  name: string;
-  target: SshTarget;
-  master?: string;
-  token?: string;
-  /** `--master-tls-cert`: the PEM text, installed on the agent host as master-ca.pem. */
-  masterTlsCert?: string;
-  remoteDir?: string;
-  nodePath?: string;
-  waitSeconds: number;
-  force: boolean;
-  /** `--master-url`: the master's REST API, to watch the agent register. */
-  masterUrl?: string;
-  previous?: LocalInstallRecord;
-}
-
-async function planFrom(kind: Plan['kind'], { args, options }: CommandInput, ctx: CommandContext): Promise<Plan> {
-  const name = args[0];
-  if (!NAME.test(name ?? '')) {
-    throw new InvalidInputError(
-      `agent name "${name}" must be 1-63 letters, digits, dots, dashes or underscores, starting with a letter or digit`,
-      { field: 'name' },
-    );
-  }
-  const previous = await readLocalRecord(ctx.config.dataDir, name);
-  const why =
-    kind === 'install'
-      ? ''
-      : ` (no earlier \`runner agent install ${name}\` from this machine is recorded in ${ctx.config.dataDir}/agent-installs)`;
-  const remembered = kind === 'update' ? previous : undefined;
-  const host = need(options.sshHost ?? remembered?.ssh.host, '--ssh-host', why);
-  const user = need(options.sshUser ?? remembered?.ssh.user, '--ssh-user', why);
-  const master = options.master === undefined ? undefined : String(options.master);
-  if (kind === 'install') need(master, '--master', ' (the gRPC address the agent dials, host:port)');
-  if (master !== undefined) parseMasterAddress(master);
-  // An install run on the master's host may take the token from its config (RUNNER_JOIN_TOKEN).
-  const configuredToken = kind === 'install' ? ctx.config.find('agent.join_token') : undefined;
-  const token =
-    options.token !== undefined
-      ? String(options.token)
-      : typeof configuredToken === 'string' && configuredToken.trim() !== ''
-        ? configuredToken.trim()
-        : undefined;
-  if (
-    token !== undefined &&
-    (token === '' || [...token].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
-  ) {
-    throw new InvalidInputError('--token must be non-empty and hold no control characters', { field: 'token' });
-  }
-  const masterTlsCert =
-    options.masterTlsCert === undefined ? undefined : readCertificate(String(options.masterTlsCert));
-  const remoteDir = (options.remoteDir as string | undefined) ?? remembered?.remote_dir;
-  if (remoteDir !== undefined && !(SAFE_PATH.test(remoteDir) || SAFE_PATH.test(remoteDir.replace(/^~/, '')))) {
-    throw new InvalidInputError(
-      `--remote-dir "${remoteDir}" must be an absolute path (or ~/...) of letters, digits and . _ / + -`,
-      { field: 'remote-dir' },
-    );
-  }
-  return {
-    kind,
-    name,
-    target: {
-      host,
-      user,
-      port: (options.sshPort as number | undefined) ?? remembered?.ssh.port ?? 22,
-      keyFile: (options.sshKey as string | undefined) ?? remembered?.ssh.key,
-      knownHostsFile: (options.knownHosts as string | undefined) ?? remembered?.known_hosts ?? defaultKnownHostsFile(),
-      acceptNewHostKey: options.acceptNewHostKey === true,
-    },
-    master,
-    token,
-    masterTlsCert,
-    remoteDir,
-    nodePath: (options.nodePath as string | undefined) ?? remembered?.node_path,
-    waitSeconds: (options.wait as number | undefined) ?? DEFAULT_WAIT_SECONDS,
-    force: options.force === true,
-    masterUrl: options.masterUrl as string | undefined,
-    previous,
-  };
-}
-
-/** The values of agent.env as this module writes them (`KEY='value'`, `'\''` for a quote). */
-export function parseAgentEnv(text: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const line of text.split('\n')) {
-    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line);
-    if (!match) continue;
-    let value = '';
-    const raw = match[2];
-    for (let i = 0; i < raw.length; i++) {
-      if (raw[i] === "'") {
-        const end = raw.indexOf("'", i + 1);
-        value += raw.slice(i + 1, end < 0 ? raw.length : end);
-        i = end < 0 ? raw.length : end;
-      } else if (raw[i] === '\\' && i + 1 < raw.length) {
-        value += raw[++i];
-      } else {
-        value += raw[i];
-      }
-    }
-    env[match[1]] = value;
-  }
-  return env;
 }
 
 async function deploy(kind: Plan['kind'], input: CommandInput, ctx: CommandContext): Promise<number> {
@@ -331,48 +204,6 @@ async function deploy(kind: Plan['kind'], input: CommandInput, ctx: CommandConte
   return waitForRegistration(ctx, plan, master, masterReach, startedAt, logHint, say, warn);
 }
 
-/** The master's certificate on the agent host, beside agent.env. */
-const MASTER_CA_FILE = 'master-ca.pem';
-
-function agentEnv(
-  dir: string,
-  name: string,
-  master: string,
-  token: string | undefined,
-  tls: boolean,
-): Record<string, string> {
-  // Config keys of the agent profile (plugins/agent): agent.name, master.address, agent.join_token,
-  // agent.master_tls_cert.
-  const env: Record<string, string> = {
-    RUNNER_DATA_DIR: `${dir}/data`,
-    RUNNER_AGENT_NAME: name,
-    RUNNER_MASTER_ADDR: master,
-  };
-  if (token !== undefined) env.RUNNER_JOIN_TOKEN = token;
-  if (tls) env.RUNNER_AGENT_MASTER_TLS_CERT = `${dir}/${MASTER_CA_FILE}`;
-  return env;
-}
-
-/** Read and checked here, so that a wrong path fails before anything is done on the remote host. */
-function readCertificate(file: string): string {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new InvalidInputError(`--master-tls-cert ${file}: ${missing ? 'no such file' : (error as Error).message}`, {
-      field: 'master-tls-cert',
-    });
-  }
-  if (!/^-----BEGIN CERTIFICATE-----$/m.test(text) || /PRIVATE KEY-----/.test(text)) {
-    throw new InvalidInputError(
-      `--master-tls-cert ${file}: not a PEM certificate (give the master's certificate, never its key)`,
-      { field: 'master-tls-cert' },
-    );
-  }
-  return text;
-}
-
 async function probe(session: SshSession, plan: Plan, bundle: AgentBundle): Promise<RemoteFacts> {
   const result = await session.exec(probeScript(plan.name, plan.remoteDir, plan.nodePath));
   if (result.code !== 0) {
@@ -458,62 +289,4 @@ export function parseActivation(stdout: string): Activation {
     else if (key === 'warning') out.warnings.push(value);
   }
   return out;
-}
-
-/**
- * Polls the master's `GET /agents/<name>` until the agent is up there with a fresh process, or
- * `--wait` runs out. With no master REST API known to this CLI, says what was not checked.
- */
-async function waitForRegistration(
-  ctx: CommandContext,
-  plan: Plan,
-  master: string,
-  masterReach: string,
-  startedAt: number,
-  logHint: string,
-  say: (line: string) => void,
-  warn: (line: string) => void,
-): Promise<number> {
-  const { name } = plan;
-  const lookup = await findMaster(ctx, plan.masterUrl);
-  if (!lookup.endpoint) {
-    warn(
-      `not checked: whether agent ${name} registered with the master, because no master REST API is known here ` +
-        `(${lookup.lookedAt.join('; ')}). Check later with \`runner agent get ${name} --master-url http://<master>:8080\``,
-    );
-    return 0;
-  }
-  const endpoint = lookup.endpoint;
-  say(`waiting up to ${plan.waitSeconds} s for ${name} to register with the master at ${endpoint.base} ...`);
-  const deadline = Date.now() + plan.waitSeconds * 1000;
-  let last = 'not registered yet';
-  while (Date.now() < deadline) {
-    try {
-      const agent = await callMaster<Agent>(endpoint, 'GET', `/agents/${encodeURIComponent(name)}`, {
-        timeoutMs: 5000,
-      });
-      const sinceStart = (Date.now() - startedAt) / 1000;
-      if (agent.status === 'offline') last = `known to the master but offline (last heartbeat ${agent.last_heartbeat})`;
-      else if (agent.uptime > sinceStart + 5)
-        last = `registered, but still the process from before (up ${agent.uptime} s)`;
-      else {
-        say(
-          `agent ${name} registered with the master: status ${agent.status}, address ${agent.address}, version ${agent.version}`,
-        );
-        return 0;
-      }
-    } catch (error) {
-      if (!(isRunnerError(error) && error.status === 404))
-        last = error instanceof Error ? error.message : String(error);
-      else last = 'not registered yet (404)';
-    }
-    await sleep(Math.min(1000, Math.max(0, deadline - Date.now())));
-  }
-  throw new RunnerError(
-    'agent_not_registered',
-    `agent ${name} is running on ${plan.target.host} but did not register with the master at ${endpoint.base} within ${plan.waitSeconds} s: ${last}. ` +
-      `${masterReach === 'ok' ? `${plan.target.host} does reach ${master}` : `${plan.target.host} cannot reach ${master} (${masterReach})`}; ` +
-      `its log: ${logHint} on ${plan.target.host}`,
-    { status: 504 },
-  );
 }

@@ -1,0 +1,19 @@
+/** An error's message, or the thrown value as a string when it is not an Error. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/** `512 B`, `1.5 KiB`, `12 MiB` (binary units, one decimal under 10); `-` for a non-finite value. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return '-';
+  if (Math.abs(bytes) < 1024) return `${Math.round(bytes)} B`;
+  let value = bytes / 1024;
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value.toFixed(Math.abs(value) < 10 ? 1 : 0)} ${BYTE_UNITS[unit]}`;
+}
