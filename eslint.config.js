@@ -28,6 +28,7 @@ export default tseslint.config(
         clearInterval: 'readonly',
         setImmediate: 'readonly',
         Buffer: 'readonly',
+        fetch: 'readonly',
       },
     },
     rules: {
