@@ -1,5 +1,6 @@
 import { goto } from '$app/navigation';
 import { api, data, handleUnauthorized, setCsrfToken } from './api/client';
+import { authApi } from './api/auth';
 import { live } from './live/socket.svelte';
 
 export interface User {
@@ -10,7 +11,7 @@ export interface User {
 
 /**
  * Who is using the UI. The master's auth plugin answers `GET /api/v1/auth/me`; a master without
- * it (404) has an open API, and then every page and action is shown. Pages and actions the role
+ * it (not in the plugins `GET /api/v1/health` lists) has an open API, and then every page and action is shown. Pages and actions the role
  * lacks are hidden with `can()`; the API refuses them anyway (403).
  */
 class Session {
@@ -20,11 +21,16 @@ class Session {
   loaded = $state(false);
 
   async load(): Promise<'ok' | 'login'> {
-    const { data: me, response } = await api.GET('/api/v1/auth/me');
-    if (response.status === 404) {
+    // The public health answer lists the master's plugins: without `auth` nobody logs in.
+    const health = await data(api.GET('/api/v1/health'));
+    if (!health.plugins.includes('auth')) {
       this.authEnabled = false;
       this.user = null;
-    } else if (response.status === 401 || !me) {
+      this.loaded = true;
+      return 'ok';
+    }
+    const { data: me, response } = await authApi.me();
+    if (response.status === 401 || !me) {
       this.user = null;
       this.loaded = true;
       return 'login';
@@ -43,14 +49,14 @@ class Session {
   }
 
   async login(username: string, password: string): Promise<void> {
-    const answer = await data(api.POST('/api/v1/auth/login', { body: { username, password } }));
+    const answer = await authApi.login(username, password);
     setCsrfToken(answer.csrf_token);
     await this.load();
   }
 
   async logout(): Promise<void> {
     live.stop();
-    await api.POST('/api/v1/auth/logout').catch(() => undefined);
+    await authApi.logout().catch(() => undefined);
     this.user = null;
     setCsrfToken(undefined);
     await goto('/login');
