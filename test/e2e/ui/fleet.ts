@@ -85,7 +85,11 @@ export async function apiCall<T>(master: Master, method: string, path: string, b
 }
 
 /** Runs a workflow through the API and waits for it to end. */
-export async function runWorkflow(master: Master, content: string, name: string): Promise<{ id: string; status: string }> {
+export async function runWorkflow(
+  master: Master,
+  content: string,
+  name: string,
+): Promise<{ id: string; status: string }> {
   const { id } = await apiCall<{ id: string }>(master, 'POST', '/workflows/run', { content, workflow_name: name });
   const deadline = Date.now() + 30_000;
   for (;;) {

@@ -68,6 +68,26 @@ const PAGES: PageCase[] = [
     path: () => '/agent-dashboard',
     ready: (page) => page.getByRole('heading', { name: 'web-1' }).waitFor(),
   },
+  {
+    name: 'agent-control',
+    path: () => '/agent-control?selected=db-1,web-1',
+    ready: (page) => page.getByRole('heading', { name: 'Execute command' }).waitFor(),
+  },
+  {
+    name: 'executions',
+    path: () => '/executions',
+    ready: (page) => page.getByRole('link', { name: 'ui-smoke' }).waitFor(),
+  },
+  {
+    name: 'executions-new-run',
+    path: () => '/executions?new=1',
+    ready: (page) => page.getByRole('form', { name: 'New run' }).waitFor(),
+  },
+  {
+    name: 'execution',
+    path: () => `/executions/${runId}`,
+    ready: (page) => page.getByText('hello from the UI test').waitFor(),
+  },
 ];
 
 async function visit(theme: Theme, viewport: keyof typeof VIEWPORTS, item: PageCase) {

@@ -13,7 +13,12 @@ export interface NavItem {
 }
 
 export const NAV: NavItem[] = [
-  { href: '/', label: 'Dashboard', permission: 'metrics:view', icon: 'M3 13h8V3H3zm0 8h8v-6H3zm10 0h8V11h-8zm0-18v6h8V3z' },
+  {
+    href: '/',
+    label: 'Dashboard',
+    permission: 'metrics:view',
+    icon: 'M3 13h8V3H3zm0 8h8v-6H3zm10 0h8V11h-8zm0-18v6h8V3z',
+  },
   {
     href: '/agents',
     label: 'Agents',
@@ -43,5 +48,5 @@ export const NAV: NavItem[] = [
 
 /** The nav item a path belongs to (`/executions/abc` is Executions). */
 export function activeItem(pathname: string): NavItem | undefined {
-  return NAV.filter((item) => item.href === '/' ? pathname === '/' : pathname.startsWith(item.href)).at(-1);
+  return NAV.filter((item) => (item.href === '/' ? pathname === '/' : pathname.startsWith(item.href))).at(-1);
 }
