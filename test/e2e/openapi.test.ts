@@ -3,15 +3,16 @@
 // compared with what the master actually answers.
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { localAuth, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 let child: ReturnType<typeof spawnRunner>;
+const dataDir = tempDataDir('runner-openapi-');
 let origin: string;
 let doc: { paths: Record<string, Record<string, { 'x-permission'?: string; parameters?: unknown[] }>> };
 
 beforeAll(async () => {
   child = spawnRunner(['server', '--http-port', '0', '--port', '0', '--bind-address', '127.0.0.1'], {
-    env: { RUNNER_DATA_DIR: tempDataDir('runner-openapi-') },
+    env: { RUNNER_DATA_DIR: dataDir },
   });
   const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/);
   origin = `http://${address}`;
@@ -24,9 +25,8 @@ afterAll(() => {
   if (child.exitCode === null) child.kill('SIGTERM');
 });
 
-/** The local credential once authentication is on; nothing before. */
 async function authHeaders(): Promise<Record<string, string>> {
-  return {};
+  return localAuth(dataDir);
 }
 
 describe('GET /api/v1/openapi.json', () => {

@@ -69,7 +69,7 @@ export class StaticFiles {
 
   /** The file for a request path, the SPA fallback when none matches, or undefined. */
   async find(path: string): Promise<StaticHit | undefined> {
-    const relative = decodePath(path.slice(this.mount.prefix === '/' ? 1 : this.mount.prefix.length));
+    const relative = decodePath(path.slice(this.mount.prefix.length).replace(/^\/+/, ''));
     if (relative === undefined || !this.inside(resolve(this.root, relative))) return undefined;
     const immutable = this.mount.immutablePrefix !== undefined && path.startsWith(this.mount.immutablePrefix);
     for (const candidate of [relative, join(relative, 'index.html')]) {
