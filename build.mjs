@@ -90,6 +90,7 @@ const ENTRY_FILES = [
   'plugin-sdk/schema.ts',
   'plugins/agent/src/client.ts',
   'plugins/agent/src/metrics.ts',
+  'plugins/cli-tools/src/config-command.ts',
   'plugins/agent-transport/src/token.ts',
   'plugins/agent-transport/src/master.ts',
   'plugins/store/src/sql-store.ts',

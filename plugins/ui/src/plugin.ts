@@ -1,10 +1,12 @@
 import { definePlugin, HttpRouterRef, Permissions } from '@runner/plugin-sdk';
+import { registerConfigRoute } from './config-route.js';
 import { findUiDir } from './ui-dir.js';
 
 export const plugin = definePlugin({
   id: 'ui',
   version: '0.1.0',
-  description: 'The web UI at / on the HTTP port (runner ui, runner server)',
+  description:
+    'The web UI at / on the HTTP port (runner ui, runner server), and GET /api/v1/config for its settings page',
   profiles: ['master'],
   dependsOn: { router: HttpRouterRef },
   config: {
@@ -15,6 +17,7 @@ export const plugin = definePlugin({
     },
   },
   setup(ctx, { router }) {
+    registerConfigRoute(router, ctx);
     const found = findUiDir(ctx.config.get<string>('ui.dir') || undefined, import.meta.url);
     if ('missing' in found) {
       ctx.logger.warn(`the web UI is not served: ${found.missing}`);

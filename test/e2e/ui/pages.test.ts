@@ -88,6 +88,20 @@ const PAGES: PageCase[] = [
     path: () => `/executions/${runId}`,
     ready: (page) => page.getByText('hello from the UI test').waitFor(),
   },
+  {
+    name: 'logs',
+    path: () => '/logs?since=all',
+    ready: (page) =>
+      page
+        .getByText(/gRPC listening on/)
+        .first()
+        .waitFor(),
+  },
+  {
+    name: 'settings',
+    path: () => '/settings',
+    ready: (page) => page.getByRole('cell', { name: 'http.port', exact: true }).waitFor(),
+  },
 ];
 
 async function visit(theme: Theme, viewport: keyof typeof VIEWPORTS, item: PageCase) {

@@ -328,6 +328,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * cancel a running run: its tasks are stopped and it ends cancelled
+         * @description Running tasks are stopped (their processes killed by process group, delegated tasks cancelled on their agents), the rest are skipped, and the run ends `cancelled` with `cancelled_by`. Answers once the run has ended, with its record; a run that had already ended is returned as it is.
+         */
+        post: operations["postExecutionsIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dashboard": {
         parameters: {
             query?: never;
@@ -354,6 +374,57 @@ export interface paths {
         };
         /** The master's system metrics (CPU, memory, disk, network), as system_metrics broadcasts them */
         get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The master's structured log, newest last, filtered by level and age */
+        get: operations["getLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/logs/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The master's log as it is written, as server-sent events (one `data:` entry each) */
+        get: operations["getLogsStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The effective configuration: every declared key, its value (secrets redacted), source and help */
+        get: operations["getConfig"];
         put?: never;
         post?: never;
         delete?: never;
@@ -971,6 +1042,8 @@ export interface operations {
                     dry_run?: boolean;
                     group?: string;
                     verbose?: boolean;
+                    /** @description what started the run: `cli` for `runner run` (default `api`) */
+                    trigger?: "api" | "cli";
                 };
             };
         };
@@ -1029,7 +1102,10 @@ export interface operations {
                             duration: number;
                             error?: string;
                             trigger?: "cli" | "api" | "scheduler" | "hook" | "flow";
+                            /** @description who started the run */
                             user?: string;
+                            /** @description who cancelled the run */
+                            cancelled_by?: string;
                             counts: {
                                 [key: string]: number;
                             };
@@ -1098,7 +1174,78 @@ export interface operations {
                         duration: number;
                         error?: string;
                         trigger?: "cli" | "api" | "scheduler" | "hook" | "flow";
+                        /** @description who started the run */
                         user?: string;
+                        /** @description who cancelled the run */
+                        cancelled_by?: string;
+                        counts: {
+                            [key: string]: number;
+                        };
+                        tasks?: {
+                            name: string;
+                            task: string;
+                            item?: unknown;
+                            agent: string;
+                            status: "pending" | "running" | "succeeded" | "failed" | "skipped" | "ignored";
+                            attempts: number;
+                            started_at?: string;
+                            completed_at?: string;
+                            /** @description seconds */
+                            duration: number;
+                            message?: string;
+                            outputs?: {
+                                [key: string]: unknown;
+                            };
+                            log?: {
+                                timestamp: string;
+                                level: "debug" | "info" | "warn" | "error";
+                                message: string;
+                                fields?: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            log_truncated: boolean;
+                        }[];
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    postExecutionsIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        workflow_name: string;
+                        /** @description run status */
+                        status: "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
+                        dry_run: boolean;
+                        started_at: string;
+                        completed_at?: string;
+                        /** @description seconds */
+                        duration: number;
+                        error?: string;
+                        trigger?: "cli" | "api" | "scheduler" | "hook" | "flow";
+                        /** @description who started the run */
+                        user?: string;
+                        /** @description who cancelled the run */
+                        cancelled_by?: string;
                         counts: {
                             [key: string]: number;
                         };
@@ -1267,6 +1414,105 @@ export interface operations {
                             bytes_sent_per_sec?: number;
                             bytes_recv_per_sec?: number;
                         };
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getLogs: {
+        parameters: {
+            query?: {
+                /** @description lowest level shown: debug, info, warn or error */
+                level?: "debug" | "info" | "warn" | "error";
+                /** @description a duration back from now: 15m, 2h, 1d (default: all kept) */
+                since?: string;
+                /** @description most recent entries (default 500) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: {
+                            /** @description ISO 8601 UTC */
+                            timestamp: string;
+                            /** @description lowest level shown: debug, info, warn or error */
+                            level: "debug" | "info" | "warn" | "error";
+                            message: string;
+                            /** @description context: plugin, workflow, agent… */
+                            fields?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description older matching entries were left out (raise limit) */
+                        truncated: boolean;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getLogsStream: {
+        parameters: {
+            query?: {
+                /** @description lowest level shown: debug, info, warn or error */
+                level?: "debug" | "info" | "warn" | "error";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one `data:` line per log entry */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data_dir: string;
+                        keys: {
+                            key: string;
+                            /** @description the effective value; [redacted] for a secret that is set */
+                            value: unknown;
+                            /** @description default, the config file, an environment variable or a flag */
+                            source: string;
+                            plugin: string;
+                            help: string;
+                            secret: boolean;
+                        }[];
                     };
                 };
             };
