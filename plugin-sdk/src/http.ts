@@ -213,16 +213,10 @@ export interface WebSocketMessages {
   /** Fields not fixed by service.md. */
   workflow_update: Record<string, unknown>;
   /**
-   * The master crossed a health threshold of service.md section 8 (`firing`) or came back under it
-   * (`resolved`); values in percent. Sent once per crossing, and to a client when it connects.
+   * Fields not fixed by service.md. The dashboard plugin sends `{resource, state, value, threshold,
+   * message}` (its GET /api/v1/dashboard `alerts` schema) when the master crosses a health threshold.
    */
-  system_alert: {
-    resource: 'cpu' | 'memory' | 'disk';
-    state: 'firing' | 'resolved';
-    value: number;
-    threshold: number;
-    message: string;
-  };
+  system_alert: Record<string, unknown>;
 }
 
 /**

@@ -11,8 +11,16 @@ export interface HealthThresholds {
 
 export type Resource = keyof HealthThresholds;
 
-/** One `system_alert` message (its fields are documented in the SDK). */
-export type SystemAlert = WebSocketMessages['system_alert'];
+/** One `system_alert` message: a resource crossed its threshold (`firing`) or came back under it (`resolved`). */
+export type SystemAlert = {
+  resource: Resource;
+  state: 'firing' | 'resolved';
+  /** Percent now. */
+  value: number;
+  /** Percent. */
+  threshold: number;
+  message: string;
+};
 
 const USAGE: Record<Resource, (m: SystemMetrics) => number> = {
   cpu: (m) => m.cpu.usage_percent,

@@ -42,7 +42,7 @@ export async function context(
     bypassCSP: true,
   });
   const theme = options.theme ?? 'light';
-  await ctx.addInitScript((t) => localStorage.setItem('runner.theme', t), theme);
+  await ctx.addInitScript(`localStorage.setItem('runner.theme', ${JSON.stringify(theme)})`);
   return ctx;
 }
 
@@ -71,19 +71,13 @@ const axeSource = (createRequire(import.meta.url)('axe-core') as { source: strin
 /** axe-core's serious and critical violations on the page, as readable lines. */
 export async function seriousViolations(page: Page): Promise<string[]> {
   await page.addScriptTag({ content: axeSource });
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<{ violations: any[] }> } }).axe;
-    const result = await axe.run(document);
+  // A string, run in the page: the test's own TypeScript has no DOM types.
+  const violations = (await page.evaluate(`(async () => {
+    const result = await window.axe.run(document);
     return result.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map(
-        (v) =>
-          `${v.id} (${v.impact}): ${v.help} — ${v.nodes
-            .map((n: any) => n.target.join(' '))
-            .slice(0, 5)
-            .join(', ')}`,
-      );
-  });
+      .map((v) => v.id + ' (' + v.impact + '): ' + v.help + ' - ' + v.nodes.slice(0, 5).map((n) => n.target.join(' ')).join(', '));
+  })()`)) as string[];
   return violations;
 }
 

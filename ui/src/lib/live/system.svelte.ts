@@ -1,7 +1,10 @@
+import type { paths } from '$lib/api/schema';
 import { live, type Message, type Messages } from './socket.svelte';
 
 export type SystemMetrics = Messages['system_metrics'];
-export type SystemAlert = Messages['system_alert'];
+/** The dashboard plugin's alert, typed from its GET /dashboard schema (the SDK leaves it open). */
+export type SystemAlert =
+  paths['/api/v1/dashboard']['get']['responses'][200]['content']['application/json']['alerts'][number];
 
 export interface Sample {
   at: number;
@@ -35,7 +38,7 @@ class SystemState {
     live.on('system_metrics', (m) => {
       this.samples = [...this.samples.slice(-(MAX_SAMPLES - 1)), { at: at(m), metrics: m.data }];
     });
-    live.on('system_alert', (m) => this.setAlert(m.data));
+    live.on('system_alert', (m) => this.setAlert(m.data as SystemAlert));
     live.onAny((m) => {
       const item = activityOf(m);
       if (item) this.activity = [item, ...this.activity.slice(0, MAX_ACTIVITY - 1)];
@@ -99,7 +102,7 @@ function activityOf(m: Message): Activity | undefined {
       };
     }
     case 'system_alert': {
-      const d = m.data as SystemAlert;
+      const d = m.data as unknown as SystemAlert;
       return { ...base, text: d.message, tone: d.state === 'firing' ? 'bad' : 'ok' };
     }
     default:
