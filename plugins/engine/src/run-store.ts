@@ -9,7 +9,8 @@ import type {
   TaskStatus,
   WriteResult,
 } from '@runner/plugin-sdk';
-import { InvalidInputError } from '@runner/plugin-sdk';
+import { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER } from './run-lifecycle-schema.js';
+import { RunList, type RunPage } from './run-list.js';
 
 export const RUN_MIGRATIONS: readonly Migration[] = [
   {
@@ -103,6 +104,7 @@ export class RunStore {
   private readonly queued = new Map<string, Map<number, TaskResult>>();
   private queuedCount = 0;
   private batchScheduled = false;
+  private readonly lists: RunList;
 
   /**
    * `resultBytes` caps what one task's message and outputs take in the record (config
@@ -113,14 +115,17 @@ export class RunStore {
     private readonly resultBytes = DEFAULT_RESULT_BYTES,
     /** Masks secrets in everything written: a run record is stored and served. */
     private readonly redactor?: Redactor,
-  ) {}
+  ) {
+    this.lists = new RunList(store, (row) => fromRunRow(row as unknown as RunRow));
+  }
 
   async migrate(): Promise<void> {
     await this.store.migrate('engine', RUN_MIGRATIONS);
+    await this.store.migrate(RUN_LIFECYCLE_OWNER, RUN_LIFECYCLE_MIGRATIONS);
   }
 
   insertRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
-    return this.track(
+    const write = this.track(
       this.store.run(
         'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, counts) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
         [
@@ -134,12 +139,15 @@ export class RunStore {
         ],
       ),
     );
+    this.lists.statusChanged(run.workflowName, undefined, run.status);
+    return write;
   }
 
   finishRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
     // The run's results are durable no later than its final status.
     this.writeQueued();
-    return this.track(
+    const before = this.lists.current(run.id);
+    const write = this.track(
       this.store.run('UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, counts = ? WHERE id = ?', [
         run.status,
         run.completedAt ?? null,
@@ -149,6 +157,8 @@ export class RunStore {
         run.id,
       ]),
     );
+    if (before) this.lists.statusChanged(before.workflow, before.status, run.status);
+    return write;
   }
 
   /**
@@ -210,28 +220,9 @@ export class RunStore {
     return { ...fromRunRow(row), tasks };
   }
 
-  list(filter: ExecutionFilter = {}): { runs: Omit<RunRecord, 'tasks'>[]; total: number } {
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (filter.workflow) {
-      where.push('workflow_name = ?');
-      params.push(filter.workflow);
-    }
-    if (filter.status) {
-      where.push('status = ?');
-      params.push(filter.status);
-    }
-    if (filter.since) {
-      where.push('started_at >= ?');
-      params.push(sinceToIso(filter.since));
-    }
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const total = this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs ${clause}`, params)?.n ?? 0;
-    const rows = this.store.all<RunRow>(
-      `SELECT * FROM runs ${clause} ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`,
-      [...params, filter.limit ?? 50, filter.offset ?? 0],
-    );
-    return { runs: rows.map(fromRunRow), total };
+  /** Runs, newest first, with the total matching (see RunList for what keeps this fast). */
+  list(filter: ExecutionFilter = {}): RunPage {
+    return this.lists.list(filter);
   }
 
   /** Removes the oldest finished runs beyond `keep`; a bounded history keeps the store small. */
@@ -347,13 +338,4 @@ function fromTaskRow(row: TaskRow): TaskResult {
     log: JSON.parse(row.log) as TaskResult['log'],
     logTruncated: row.log_truncated === 1,
   };
-}
-
-/** ISO 8601 as given, or Unix seconds. */
-function sinceToIso(since: string): string {
-  if (/^\d+(\.\d+)?$/.test(since)) return new Date(Number(since) * 1000).toISOString();
-  const date = new Date(since);
-  if (Number.isNaN(date.getTime()))
-    throw new InvalidInputError(`since: expected an ISO 8601 time or Unix seconds, got "${since}"`, { field: 'since' });
-  return date.toISOString();
 }
