@@ -7,6 +7,7 @@ import {
   AgentDelegatorRef,
   definePlugin,
   optional,
+  ProcessGroupsRef,
 } from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
 import { runCommand } from './run-command-spec.js';
@@ -29,6 +30,7 @@ export const plugin = definePlugin({
     store: StoreRef,
     http: optional(HttpRouterRef),
     delegator: optional(AgentDelegatorRef),
+    processGroups: optional(ProcessGroupsRef),
   },
   commands: [runCommand],
   config: {
@@ -44,14 +46,17 @@ export const plugin = definePlugin({
       help: "bytes of a task's message and outputs kept in its run record",
     },
   },
-  async setup(ctx, { parser, runtime, template, store, http, delegator }) {
-    const [{ createEngine }, { RunStore }, { registerRoutes }] = await Promise.all([
+  async setup(ctx, { parser, runtime, template, store, http, delegator, processGroups }) {
+    const [{ createEngine }, { RunStore }, { registerRoutes }, { startRunLifecycle }] = await Promise.all([
       import('./engine.js'),
       import('./run-store.js'),
       import('./routes.js'),
+      import('./run-lifecycle-start.js'),
     ]);
     const runs = new RunStore(store, ctx.config.get<number>('engine.task_result_bytes'), ctx.redactor);
     await runs.migrate();
+    // Before any run starts: runs a dead process left `running` end `interrupted`.
+    const lifecycle = await startRunLifecycle({ ctx, store, runs, processGroups });
     const engine = createEngine({
       parser,
       runtime,
@@ -70,6 +75,7 @@ export const plugin = definePlugin({
     ctx.onStop(async () => {
       await Promise.allSettled(engine.active());
       await runs.flush();
+      lifecycle.stop();
     });
   },
 });

@@ -9,7 +9,7 @@ import {
 } from '@runner/plugin-sdk';
 import { runToApi } from './api-shape.js';
 
-const RUN_STATUSES: RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled'];
+const RUN_STATUSES: RunStatus[] = ['running', 'succeeded', 'failed', 'cancelled', 'interrupted'];
 const BODY_KEYS = ['file', 'content', 'workflow_name', 'delegate_to', 'values', 'vars', 'dry_run', 'group', 'verbose'];
 
 /** Checks a `POST /workflows/run` body; every error names the field. */

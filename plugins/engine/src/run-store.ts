@@ -9,6 +9,7 @@ import type {
   TaskStatus,
   WriteResult,
 } from '@runner/plugin-sdk';
+import { reconcileRuns, type InterruptedRun, type ReconcileOptions, type RunLeases } from './run-lifecycle.js';
 import { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER } from './run-lifecycle-schema.js';
 import { RunList, type RunPage } from './run-list.js';
 
@@ -105,6 +106,7 @@ export class RunStore {
   private queuedCount = 0;
   private batchScheduled = false;
   private readonly lists: RunList;
+  private leases: RunLeases | undefined;
 
   /**
    * `resultBytes` caps what one task's message and outputs take in the record (config
@@ -127,7 +129,7 @@ export class RunStore {
   insertRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
     const write = this.track(
       this.store.run(
-        'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, counts) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
+        'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?)',
         [
           run.id,
           run.workflowName,
@@ -136,6 +138,7 @@ export class RunStore {
           run.startedAt,
           run.trigger ?? null,
           JSON.stringify(run.counts),
+          ...(this.leases?.params() ?? [null, null]),
         ],
       ),
     );
@@ -148,14 +151,17 @@ export class RunStore {
     this.writeQueued();
     const before = this.lists.current(run.id);
     const write = this.track(
-      this.store.run('UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, counts = ? WHERE id = ?', [
-        run.status,
-        run.completedAt ?? null,
-        run.duration,
-        run.error === undefined ? null : this.redactor ? this.redactor.redactText(run.error) : run.error,
-        JSON.stringify(run.counts),
-        run.id,
-      ]),
+      this.store.run(
+        'UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, counts = ?, lease_expires_at = NULL WHERE id = ?',
+        [
+          run.status,
+          run.completedAt ?? null,
+          run.duration,
+          run.error === undefined ? null : this.redactor ? this.redactor.redactText(run.error) : run.error,
+          JSON.stringify(run.counts),
+          run.id,
+        ],
+      ),
     );
     if (before) this.lists.statusChanged(before.workflow, before.status, run.status);
     return write;
@@ -218,6 +224,18 @@ export class RunStore {
     }
     const tasks = [...bySeq].sort((a, b) => a[0] - b[0]).map(([, result]) => result);
     return { ...fromRunRow(row), tasks };
+  }
+
+  /** Runs started from now on are leased to this process (run-lifecycle.ts). */
+  useLeases(leases: RunLeases): void {
+    this.leases = leases;
+  }
+
+  /** Ends runs a dead process left running (run-lifecycle.ts); returns them. */
+  async reconcile(options: Omit<ReconcileOptions, 'store'>): Promise<InterruptedRun[]> {
+    const interrupted = await reconcileRuns({ ...options, store: this.store });
+    if (interrupted.length > 0) this.lists.reset();
+    return interrupted;
   }
 
   /** Runs, newest first, with the total matching (see RunList for what keeps this fast). */
