@@ -10,6 +10,7 @@ import {
   ProcessGroupsRef,
 } from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
+import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
 import { runCommand } from './run-command-spec.js';
 
 /**
@@ -45,6 +46,7 @@ export const plugin = definePlugin({
       default: 256 * 1024,
       help: "bytes of a task's message and outputs kept in its run record",
     },
+    ...RETENTION_CONFIG,
   },
   async setup(ctx, { parser, runtime, template, store, http, delegator, processGroups }) {
     const [{ createEngine }, { RunStore }, { registerRoutes }, { startRunLifecycle }] = await Promise.all([
@@ -57,6 +59,8 @@ export const plugin = definePlugin({
     await runs.migrate();
     // Before any run starts: runs a dead process left `running` end `interrupted`.
     const lifecycle = await startRunLifecycle({ ctx, store, runs, processGroups });
+    // Pruned by the store in the background (store.retention_interval); runner db stats shows them.
+    const unretain = runs.retentionPolicies(retentionSettings(ctx.config)).map((policy) => store.retain(policy));
     const engine = createEngine({
       parser,
       runtime,
@@ -76,6 +80,7 @@ export const plugin = definePlugin({
       await Promise.allSettled(engine.active());
       await runs.flush();
       lifecycle.stop();
+      for (const off of unretain) off();
     });
   },
 });

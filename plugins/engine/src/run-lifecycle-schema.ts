@@ -23,6 +23,7 @@ export const RUN_LIFECYCLE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_by_workflow ON runs (workflow_name, started_at, id);
       CREATE INDEX runs_by_status ON runs (status, started_at, id);
       CREATE INDEX runs_by_workflow_status ON runs (workflow_name, status, started_at, id);
+      CREATE INDEX runs_logs_kept ON runs (started_at, id) WHERE logs_pruned_at IS NULL;
       CREATE TABLE run_processes (
         run_id TEXT NOT NULL,
         pgid INTEGER NOT NULL,

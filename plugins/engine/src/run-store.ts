@@ -2,6 +2,7 @@ import type {
   ExecutionFilter,
   Migration,
   Redactor,
+  RetentionPolicy,
   RunRecord,
   RunStatus,
   Store,
@@ -10,6 +11,8 @@ import type {
   WriteResult,
 } from '@runner/plugin-sdk';
 import { reconcileRuns, type InterruptedRun, type ReconcileOptions, type RunLeases } from './run-lifecycle.js';
+import type { RetentionSettings } from './retention-config.js';
+import { executionRetention, taskLogRetention } from './run-retention.js';
 import { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER } from './run-lifecycle-schema.js';
 import { RunList, type RunPage } from './run-list.js';
 
@@ -243,21 +246,9 @@ export class RunStore {
     return this.lists.list(filter);
   }
 
-  /** Removes the oldest finished runs beyond `keep`; a bounded history keeps the store small. */
-  async prune(keep: number): Promise<number> {
-    const cutoff = this.store.get<{ started_at: string }>(
-      'SELECT started_at FROM runs ORDER BY started_at DESC LIMIT 1 OFFSET ?',
-      [keep],
-    );
-    if (!cutoff) return 0;
-    const [, removed] = await this.store.transaction([
-      {
-        sql: "DELETE FROM run_tasks WHERE run_id IN (SELECT id FROM runs WHERE started_at <= ? AND status <> 'running')",
-        params: [cutoff.started_at],
-      },
-      { sql: "DELETE FROM runs WHERE started_at <= ? AND status <> 'running'", params: [cutoff.started_at] },
-    ]);
-    return removed.changes;
+  /** What retention removes, as the store's background passes ask (run-retention.ts). */
+  retentionPolicies(settings: RetentionSettings): RetentionPolicy[] {
+    return [executionRetention(this.store, settings, () => this.lists.reset()), taskLogRetention(this.store, settings)];
   }
 
   private track<T>(write: Promise<T>): Promise<T> {
