@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Permissions, principalFor, roleAllows, ROLE_PERMISSIONS, ROLES } from './permissions.js';
+import { Permissions, principalFor, type Permission, roleAllows, ROLE_PERMISSIONS, ROLES } from './permissions.js';
 
 describe('the role table', () => {
   it('grants the permissions of service.md section 5', () => {
@@ -9,7 +9,8 @@ describe('the role table', () => {
       viewer: ['workflow:view', 'agent:view', 'logs:view'],
     };
     for (const [role, permissions] of Object.entries(spec)) {
-      for (const permission of permissions) expect(roleAllows(role, permission), `${role} ${permission}`).toBe(true);
+      for (const permission of permissions)
+        expect(roleAllows(role, permission as Permission), `${role} ${permission}`).toBe(true);
     }
   });
 

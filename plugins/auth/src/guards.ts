@@ -19,6 +19,9 @@ export interface GuardOptions {
   audit: AuditLog;
 }
 
+/** Routes whose handlers write their own, more telling records (auth.login, auth.login_failed, auth.logout). */
+const SELF_AUDITED = new Set(['/api/v1/auth/login', '/api/v1/auth/logout']);
+
 /** The path of a request without its query string. */
 const pathOf = (context: GuardContext) => (context.req.url ?? '').split('?')[0];
 
@@ -88,7 +91,7 @@ export function authGuards({ enabled, authenticator, audit }: GuardOptions): Gua
     name: 'auth.audit',
     order: 300,
     check(context) {
-      if (!context.route.mutating) return;
+      if (!context.route.mutating || SELF_AUDITED.has(context.route.path)) return;
       context.onFinish((status) =>
         audit.record({
           event: 'api.call',
