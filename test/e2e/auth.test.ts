@@ -1,7 +1,7 @@
 // Authentication, roles and audit as a user meets them: a real `runner server` on loopback, curl
 // and the runner CLI as separate processes, real files in a temporary data directory.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -49,6 +49,14 @@ describe('a master with default settings', () => {
       expect(statSync(join(dataDir, 'auth', file)).mode & 0o777).toBe(0o600);
     }
     expect(adminPassword.length).toBeGreaterThanOrEqual(20);
+  });
+
+  it('creates the store, the log and its own files 0600 in 0700 directories', () => {
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    for (const dir of ['', 'store', 'logs']) expect(mode(join(dataDir, dir)), dir || 'data dir').toBe(0o700);
+    const files = ['master.json', 'runner.lock', 'logs/runner.log'];
+    for (const name of readdirSync(join(dataDir, 'store'))) files.push(join('store', name));
+    for (const file of files) expect(mode(join(dataDir, file)), file).toBe(0o600);
   });
 
   it('answers 401 without credentials on every route of its OpenAPI document except health, login and the document', async () => {
