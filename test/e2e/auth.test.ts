@@ -203,3 +203,51 @@ describe('the CLI', () => {
     expect(audit.stdout).not.toContain('developer-password');
   });
 });
+
+describe('roles', () => {
+  // What each role may do (service.md section 5 and the table in plugin-sdk/src/permissions.ts).
+  // "yes" means the guards let the call through (the handler may still answer 400 or 404).
+  const table: [string, string, { admin: boolean; operator: boolean; developer: boolean; viewer: boolean }][] = [
+    ['GET', '/executions', { admin: true, operator: true, developer: true, viewer: true }],
+    ['POST', '/workflows/run', { admin: true, operator: true, developer: true, viewer: false }],
+    ['GET', '/agents', { admin: true, operator: true, developer: true, viewer: true }],
+    ['GET', '/agents/x/logs/stream', { admin: true, operator: true, developer: true, viewer: true }],
+    ['POST', '/agents/x/restart', { admin: true, operator: true, developer: false, viewer: false }],
+    ['POST', '/agents/x/exec', { admin: true, operator: true, developer: false, viewer: false }],
+    ['DELETE', '/agents/x', { admin: true, operator: false, developer: false, viewer: false }],
+    ['GET', '/db/stats', { admin: true, operator: false, developer: false, viewer: false }],
+    ['GET', '/users', { admin: true, operator: false, developer: false, viewer: false }],
+    ['POST', '/auth/tokens', { admin: true, operator: false, developer: false, viewer: false }],
+    ['GET', '/audit', { admin: true, operator: false, developer: false, viewer: false }],
+    ['GET', '/auth/me', { admin: true, operator: true, developer: true, viewer: true }],
+  ];
+
+  it('each role reaches the routes of its table and gets 403 naming the permission on the others', async () => {
+    const tokens: Record<string, string> = {};
+    for (const role of ['admin', 'operator', 'developer', 'viewer']) {
+      const created = await fetch(`${base}/api/v1/auth/tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...localAuth(dataDir) },
+        body: JSON.stringify({ name: `role-${role}`, role }),
+      });
+      tokens[role] = ((await created.json()) as { token: string }).token;
+    }
+    const mismatches: string[] = [];
+    for (const [method, path, allowed] of table) {
+      for (const [role, expected] of Object.entries(allowed)) {
+        const response = await fetch(`${base}/api/v1${path}`, {
+          method,
+          headers: { authorization: `Bearer ${tokens[role]}`, 'content-type': 'application/json' },
+          body: method === 'POST' ? '{}' : undefined,
+          signal: AbortSignal.timeout(5000),
+        });
+        const body = await response.text();
+        const passed = response.status !== 401 && response.status !== 403;
+        if (passed !== expected) mismatches.push(`${role} ${method} ${path}: ${response.status} ${body.slice(0, 120)}`);
+        if (!expected && response.status === 403) expect(body).toMatch(/lacks the permission [a-z]+:[a-z]+/);
+        await response.body?.cancel().catch(() => undefined);
+      }
+    }
+    expect(mismatches).toEqual([]);
+  });
+});
