@@ -74,7 +74,7 @@ function parseOptions(opts: LuaValue): RunOptions {
     if (!isLuaTable(opts.env) || (Array.isArray(opts.env) && opts.env.length > 0)) {
       throw new Error(`exec.run: option env must be a table of NAME = value, got ${luaType(opts.env)}`);
     }
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    const env: NodeJS.ProcessEnv = childEnvironment();
     for (const [name, value] of Object.entries(opts.env)) {
       if (name === '' || name.includes('=') || name.includes('\0')) {
         throw new Error(`exec.run: option env has an invalid variable name ${JSON.stringify(name)}`);
@@ -236,7 +236,7 @@ function execute(
         file: command.file,
         args: command.args,
         cwd: options.cwd ?? process.cwd(),
-        env: options.env ?? process.env,
+        env: options.env ?? childEnvironment(),
         stdin: options.stdin,
         cap: OUTPUT_CAP_BYTES,
       },
@@ -328,4 +328,15 @@ function execute(
       resolve(result);
     }
   });
+}
+
+/**
+ * The runner's environment without its own `RUNNER_*` variables: they hold credentials (the join
+ * token, RUNNER_TOKEN, the admin password) that a child, and the run records holding its output,
+ * must not see. A workflow passes one on deliberately with `env`.
+ */
+export function childEnvironment(from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(from)) if (!name.startsWith('RUNNER_')) env[name] = value;
+  return env;
 }
