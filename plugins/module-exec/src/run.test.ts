@@ -185,5 +185,4 @@ describe.each([
     );
     expect(output).toHaveLength(4);
   });
-
 });
