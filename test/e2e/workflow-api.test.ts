@@ -311,7 +311,7 @@ tasks:
       { content: hello, dryrun: true },
       {
         message:
-          'dryrun: is not a known field (known: file, content, workflow_name, delegate_to, values, vars, dry_run, group, verbose)',
+          'dryrun: is not a known field (known: file, content, workflow_name, delegate_to, values, vars, dry_run, group, verbose, trigger)',
         field: 'dryrun',
       },
     ],
