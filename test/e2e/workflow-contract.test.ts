@@ -937,7 +937,8 @@ tasks:
       status: 'succeeded',
       outputs: {
         dry: true,
-        changed: false,
+        // In a dry run `changed` says whether the call would change something (module-file 40e6555).
+        changed: true,
         skipped: true,
         note: `dry-run: would write ${target} (5 bytes)`,
         exec_success: true,
