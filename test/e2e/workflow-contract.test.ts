@@ -937,7 +937,7 @@ tasks:
       status: 'succeeded',
       outputs: {
         dry: true,
-        // In a dry run `changed` says whether the call would change something (module-file 40e6555).
+        // In a dry run `changed` says what the real run would change (issue 10: dry-run that still flows).
         changed: true,
         skipped: true,
         note: `dry-run: would write ${target} (5 bytes)`,

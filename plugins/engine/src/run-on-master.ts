@@ -57,6 +57,7 @@ export async function runOnMaster(
       err: ctx.stderr,
       verbose: options.verbose === true,
       colour: !process.env.NO_COLOR,
+      redactor: ctx.redactor,
     });
     const path = `/executions/${encodeURIComponent(answer.id)}`;
     const seen = new Map<string, string>();
