@@ -118,6 +118,8 @@ describe('POST /api/v1/workflows/run', () => {
       completed_at: time,
       duration: expect.any(Number),
       trigger: 'api',
+      // The caller the authentication guard names: here the master's local credential.
+      user: 'local',
       counts: { succeeded: 1 },
       tasks: [
         {
