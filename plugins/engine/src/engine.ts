@@ -15,8 +15,8 @@ import {
   type TemplateEngine,
   type WorkflowEngine,
   type WorkflowEventPayload,
+  type WorkflowParser,
 } from '@runner/plugin-sdk';
-import type { WorkflowParser } from '@runner/plugin-workflow';
 import { askBefore, createHooks, tellAfter } from './hooks.js';
 import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
