@@ -57,7 +57,6 @@ interface ApiRun {
 async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base}${path}`, {
     method,
-    // The master's local credential, as the CLI on its host sends it: the caller is `local`.
     headers: { ...localAuth(masterDir), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
@@ -132,6 +131,7 @@ describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where
     expect(answer.body).toMatchObject({
       status: 'cancelled',
       trigger: 'api',
+      // The caller as the authentication guard named it: the master's local credential.
       user: 'local',
       cancelled_by: 'local',
     });

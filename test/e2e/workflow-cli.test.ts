@@ -210,7 +210,7 @@ describe('runner run --output json', () => {
       started_at: time,
       duration: 0,
       trigger: 'cli',
-      // Embedded, the run is recorded as started by the OS account running the command.
+      // An embedded run is started by the operating-system user running the command.
       user: userInfo().username,
       counts: {},
     });
