@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finished, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { finished, localAuth, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -57,7 +57,7 @@ interface ApiRun {
 async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...localAuth(masterDir), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as T };
@@ -131,7 +131,9 @@ describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where
     expect(answer.body).toMatchObject({
       status: 'cancelled',
       trigger: 'api',
-      cancelled_by: 'unauthenticated client at 127.0.0.1',
+      // The caller as the authentication guard named it: the master's local credential.
+      user: 'local',
+      cancelled_by: 'local',
     });
     const run = await expectCancelled(started.body.id, pid);
     if (where === 'agent') expect(run.tasks[0].agent).toBe('a1');
@@ -146,9 +148,7 @@ describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where
     const cancel = await runRunner(['executions', 'cancel', started.body.id], { env: { RUNNER_DATA_DIR: masterDir } });
     expect(cancel.stderr).toBe('');
     expect(cancel.code).toBe(0);
-    expect(cancel.stdout).toBe(
-      `run ${started.body.id} (cli-${where}) cancelled by unauthenticated client at 127.0.0.1\n`,
-    );
+    expect(cancel.stdout).toBe(`run ${started.body.id} (cli-${where}) cancelled by local\n`);
     await expectCancelled(started.body.id, pid);
   });
 
@@ -170,9 +170,40 @@ describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where
     const id = (lines.find((l) => typeof l.id === 'string') as { id: string } | undefined)?.id;
     const { body: runs } = await api<{ executions: ApiRun[] }>('GET', `/executions?workflow=sigint-${where}`);
     expect(runs.executions).toHaveLength(1);
-    expect(runs.executions[0]).toMatchObject({ status: 'cancelled', trigger: 'cli' });
+    expect(runs.executions[0]).toMatchObject({
+      status: 'cancelled',
+      trigger: 'cli',
+      user: 'local',
+      cancelled_by: 'local',
+    });
     if (id !== undefined) expect(id).toBe(runs.executions[0].id);
     await expectCancelled(runs.executions[0].id, pid);
+  });
+});
+
+describe('who may cancel', () => {
+  async function token(name: string, role: string): Promise<string> {
+    const created = await api<{ token: string }>('POST', '/auth/tokens', { name, role });
+    expect(created.status).toBe(201);
+    return created.body.token;
+  }
+  const cancelAs = (bearer: string, id: string) =>
+    fetch(`${base}/executions/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` } });
+
+  it('a viewer is refused (403, the run goes on); an operator cancels and is recorded', async () => {
+    const [viewer, operator] = [await token('cancel-viewer', 'viewer'), await token('cancel-operator', 'operator')];
+    const { file, pidFile } = sleeper('roles', 'master');
+    const started = await api<{ id: string }>('POST', '/workflows/run', { file, workflow_name: 'roles' });
+    const pid = await sleepPid(pidFile);
+    const refused = await cancelAs(viewer, started.body.id);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('workflow:cancel');
+    expect(alive(pid)).toBe(true);
+    expect((await api<ApiRun>('GET', `/executions/${started.body.id}`)).body.status).toBe('running');
+    const allowed = await cancelAs(operator, started.body.id);
+    expect(allowed.status).toBe(200);
+    expect(await allowed.json()).toMatchObject({ status: 'cancelled', user: 'local', cancelled_by: 'cancel-operator' });
+    await expectCancelled(started.body.id, pid);
   });
 });
 
