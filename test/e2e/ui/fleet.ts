@@ -25,6 +25,8 @@ export interface Master {
   joinToken: string;
   /** Headers that authenticate a test's own API calls (the master's local credential), if any. */
   headers: Record<string, string>;
+  /** The first admin's password, written once by the auth plugin. */
+  adminPassword: string;
 }
 
 export class Fleet {
@@ -49,6 +51,7 @@ export class Fleet {
       origin: `http://${http}`,
       joinToken: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
       headers,
+      adminPassword: readFileSync(join(dataDir, 'auth', 'admin.password'), 'utf8').trim(),
     };
   }
 

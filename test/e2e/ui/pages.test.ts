@@ -3,13 +3,24 @@
 // and screenshots at 1280x800 and 390x844 in light and dark go to ui/screenshots/.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { context, launch, screenshot, seriousViolations, watch, type Theme, VIEWPORTS } from './browser.js';
+import {
+  context,
+  launch,
+  logIn,
+  screenshot,
+  seriousViolations,
+  watch,
+  type Session,
+  type Theme,
+  VIEWPORTS,
+} from './browser.js';
 import { Fleet, runWorkflow, type Master } from './fleet.js';
 
 const fleet = new Fleet();
 let master: Master;
 let browser: Browser;
 let runId = '';
+let admin: Session;
 
 beforeAll(async () => {
   master = await fleet.master();
@@ -33,6 +44,7 @@ beforeAll(async () => {
   );
   runId = run.id;
   browser = await launch();
+  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
 }, 90_000);
 
 afterAll(async () => {
@@ -45,9 +57,17 @@ interface PageCase {
   path: () => string;
   /** What shows once the page has its data. */
   ready: (page: Page) => Promise<unknown>;
+  /** Visited without a session (the login page). */
+  anonymous?: boolean;
 }
 
 const PAGES: PageCase[] = [
+  {
+    name: 'login',
+    path: () => '/login',
+    ready: (page) => page.getByRole('button', { name: 'Log in' }).waitFor(),
+    anonymous: true,
+  },
   {
     name: 'dashboard',
     path: () => '/',
@@ -105,7 +125,12 @@ const PAGES: PageCase[] = [
 ];
 
 async function visit(theme: Theme, viewport: keyof typeof VIEWPORTS, item: PageCase) {
-  const ctx = await context(browser, { theme, viewport, origin: master.origin });
+  const ctx = await context(browser, {
+    theme,
+    viewport,
+    origin: master.origin,
+    session: item.anonymous ? undefined : admin,
+  });
   const page = await ctx.newPage();
   const { problems } = watch(page);
   try {

@@ -1,6 +1,5 @@
 import { goto } from '$app/navigation';
 import { api, data, handleUnauthorized, setCsrfToken } from './api/client';
-import { authApi } from './api/auth';
 import { live } from './live/socket.svelte';
 
 export interface User {
@@ -29,7 +28,7 @@ class Session {
       this.loaded = true;
       return 'ok';
     }
-    const { data: me, response } = await authApi.me();
+    const { data: me, response } = await api.GET('/api/v1/auth/me');
     if (response.status === 401 || !me) {
       this.user = null;
       this.loaded = true;
@@ -49,14 +48,14 @@ class Session {
   }
 
   async login(username: string, password: string): Promise<void> {
-    const answer = await authApi.login(username, password);
+    const answer = await data(api.POST('/api/v1/auth/login', { body: { username, password } }));
     setCsrfToken(answer.csrf_token);
     await this.load();
   }
 
   async logout(): Promise<void> {
     live.stop();
-    await authApi.logout().catch(() => undefined);
+    await api.POST('/api/v1/auth/logout').catch(() => undefined);
     this.user = null;
     setCsrfToken(undefined);
     await goto('/login');
