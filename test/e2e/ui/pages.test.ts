@@ -146,6 +146,36 @@ async function visit(theme: Theme, viewport: keyof typeof VIEWPORTS, item: PageC
   }
 }
 
+describe('the frame', () => {
+  it('opens the menu on a phone and closes it once a link is followed', async () => {
+    const ctx = await context(browser, { viewport: 'phone', origin: master.origin, session: admin });
+    const page = await ctx.newPage();
+    const { problems } = watch(page);
+    await page.goto('/');
+    await page.getByRole('button', { name: 'Menu' }).click();
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Logs' }).waitFor();
+    await screenshot(page, 'menu-open-light-phone');
+    await nav.getByRole('link', { name: 'Logs' }).click();
+    await page.getByRole('heading', { name: 'Logs', level: 1 }).waitFor();
+    expect(await nav.isVisible()).toBe(false);
+    expect(problems).toEqual([]);
+    await ctx.close();
+  });
+
+  it('offers a skip link first for keyboard users, and moves focus to the page', async () => {
+    const ctx = await context(browser, { origin: master.origin, session: admin });
+    const page = await ctx.newPage();
+    await page.goto('/agents');
+    await page.getByRole('heading', { name: 'web-1' }).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
+    await ctx.close();
+  });
+});
+
 describe('every page', () => {
   for (const item of PAGES) {
     it(`${item.name}: loads cleanly, accessible, screenshots light and dark at both sizes`, async () => {
