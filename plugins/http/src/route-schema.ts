@@ -45,7 +45,9 @@ function invalid(part: RequestPart, compiled: TypeCheck<TSchema>, value: unknown
   // An unexpected property is reported at the object's path by some checks; TypeBox names the key itself.
   const field = segments.length > 0 ? segments.join('.') : part;
   const where = part === 'body' ? field : `${part === 'query' ? 'query parameter' : 'path parameter'} ${field}`;
-  return new InvalidInputError(`${where}: ${describe(first.message, first.value)}`, { field });
+  if (part === 'body' && segments.length === 0 && first.schema.type === 'object' && !isObject(first.value))
+    return new InvalidInputError('the body must be a JSON object', { field });
+  return new InvalidInputError(`${where}: ${describe(first)}`, { field });
 }
 
 /**
@@ -62,13 +64,27 @@ function deepest(error: ValueError | undefined): ValueError | undefined {
   return best;
 }
 
-function describe(message: string, value: unknown): string {
-  // TypeBox says "Expected required property" for a missing key; say it the way a person would.
+/** TypeBox's message, said the way the rest of the API says things, with the allowed values where a schema lists them. */
+function describe(error: ValueError): string {
+  const { message, value, schema } = error;
+  // TypeBox says "Expected required property" for a missing key.
   if (value === undefined && /required property/i.test(message)) return 'is required';
-  if (/unexpected property/i.test(message)) return 'is not a known field';
+  if (/unexpected property/i.test(message)) {
+    const known = Object.keys((schema.properties ?? {}) as object);
+    return known.length > 0 ? `is not a known field (known: ${known.join(', ')})` : 'is not a known field';
+  }
+  const choices = Array.isArray(schema.anyOf) ? (schema.anyOf as { const?: unknown }[]) : [];
+  if (choices.length > 0 && choices.every((c) => c.const !== undefined)) {
+    return `must be one of ${choices.map((c) => String(c.const)).join(', ')}, got ${JSON.stringify(value)}`;
+  }
+  if (schema.type === 'string' && schema.minLength === 1 && value === '') return 'must not be empty';
   return message.charAt(0).toLowerCase() + message.slice(1);
 }
 
 function unescapePointer(segment: string): string {
   return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

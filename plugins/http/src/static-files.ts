@@ -69,8 +69,8 @@ export class StaticFiles {
 
   /** The file for a request path, the SPA fallback when none matches, or undefined. */
   async find(path: string): Promise<StaticHit | undefined> {
-    const relative = decodePath(path.slice(this.mount.prefix === '/' ? 1 : this.mount.prefix.length));
-    if (relative === undefined) return undefined;
+    const relative = decodePath(path.slice(this.mount.prefix.length).replace(/^\/+/, ''));
+    if (relative === undefined || !this.inside(resolve(this.root, relative))) return undefined;
     const immutable = this.mount.immutablePrefix !== undefined && path.startsWith(this.mount.immutablePrefix);
     for (const candidate of [relative, join(relative, 'index.html')]) {
       const hit = await this.fileAt(candidate);
@@ -123,10 +123,14 @@ export class StaticFiles {
     await pipeline(createReadStream(file), res).catch(() => res.destroy());
   }
 
+  /** `..` and absolute paths could leave the directory; nothing outside it is ever served. */
+  private inside(file: string): boolean {
+    return file === this.root || file.startsWith(this.root + sep);
+  }
+
   private async fileAt(relative: string): Promise<{ file: string; stats: Stats } | undefined> {
     const file = resolve(this.root, relative);
-    // `..` and absolute paths could leave the directory; nothing outside it is ever served.
-    if (file !== this.root && !file.startsWith(this.root + sep)) return undefined;
+    if (!this.inside(file)) return undefined;
     try {
       const stats = await stat(file);
       return stats.isFile() ? { file, stats } : undefined;

@@ -1,13 +1,14 @@
 import { statSync } from 'node:fs';
 import type { LuaCallContext, LuaValue } from '@runner/plugin-sdk';
-import { formatDuration, parseDurationArgument } from '@runner/plugin-sdk';
+import { formatDuration, parseDurationArgument, PROCESS_GROUP_GRACE_MS, stopProcessGroup } from '@runner/plugin-sdk';
 import type { Launcher } from './launcher.js';
+import type { ProcessGroupWatch } from './process-groups.js';
 import { isLuaTable, luaType } from '@runner/plugin-sdk';
 
 /** Per stream. Config-free: enough for any log a script should hold in memory, small enough to survive a `yes`. */
 export const OUTPUT_CAP_BYTES = 10 * 1024 * 1024;
 /** Between SIGTERM and SIGKILL to the process group, and before giving up on pipes held open after that. */
-export const KILL_GRACE_MS = 2_000;
+export const KILL_GRACE_MS = PROCESS_GROUP_GRACE_MS;
 /** A line longer than this is logged in pieces, so one endless line cannot grow the pending buffer. */
 const MAX_LOG_LINE_BYTES = 16 * 1024;
 
@@ -151,16 +152,6 @@ class OutputSink {
   }
 }
 
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    // Negative pid: the whole group, so `sh -c "a | b"` and what it started go too.
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
 function directoryMissing(path: string): boolean {
   try {
     return !statSync(path).isDirectory();
@@ -170,14 +161,23 @@ function directoryMissing(path: string): boolean {
 }
 
 /** The `exec` module over a launcher (the plugin's is a helper process; see launcher.ts). */
-export function createExecModule(launcher: Launcher): {
+export function createExecModule(
+  launcher: Launcher,
+  groups?: ProcessGroupWatch,
+): {
   run: (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue> | LuaValue;
 } {
-  return { run: (call, cmd, opts) => run(launcher, call, cmd, opts) };
+  return { run: (call, cmd, opts) => run(launcher, call, cmd, opts, groups) };
 }
 
 /** `exec.run(cmd [, opts])`. */
-function run(launcher: Launcher, call: LuaCallContext, cmd: LuaValue, opts?: LuaValue): Promise<LuaValue> | LuaValue {
+function run(
+  launcher: Launcher,
+  call: LuaCallContext,
+  cmd: LuaValue,
+  opts?: LuaValue,
+  groups?: ProcessGroupWatch,
+): Promise<LuaValue> | LuaValue {
   const command = parseCommand(cmd);
   const options = parseOptions(opts);
   if (call.dryRun) {
@@ -192,10 +192,16 @@ function run(launcher: Launcher, call: LuaCallContext, cmd: LuaValue, opts?: Lua
     };
   }
   if (call.signal.aborted) throw new Error(`exec.run: cancelled before starting: ${command.display}`);
-  return execute(launcher, call, command, options);
+  return execute(launcher, call, command, options, groups);
 }
 
-function execute(launcher: Launcher, call: LuaCallContext, command: Command, options: RunOptions): Promise<LuaValue> {
+function execute(
+  launcher: Launcher,
+  call: LuaCallContext,
+  command: Command,
+  options: RunOptions,
+  groups?: ProcessGroupWatch,
+): Promise<LuaValue> {
   const started = performance.now();
   const logger = call.logger;
   return new Promise<LuaValue>((resolve, reject) => {
@@ -208,16 +214,17 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
     let timer: NodeJS.Timeout | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
     let pipeTimer: NodeJS.Timeout | undefined;
     let terminating = false;
+    // Reported for a run, so a master that dies with it running can kill the group when it restarts.
+    let groupEnded = (): void => {};
 
     const terminate = (): void => {
       if (terminating) return;
       terminating = true;
       // Before the pid is known, the pid event does this.
-      killGroup(pid, 'SIGTERM');
-      killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+      // The whole group, so `sh -c "a | b"` and what it started go too; SIGKILL after the grace.
+      stopProcessGroup(pid, KILL_GRACE_MS);
     };
     const onAbort = (): void => {
       cancelled = true;
@@ -236,8 +243,9 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
       {
         pid(p) {
           pid = p;
+          if (groups && call.run) groupEnded = groups.started({ runId: call.run.runId, task: call.run.task, pgid: p });
           logger.debug(`exec.run: ${command.display}`, { pid: p });
-          if (terminating) killGroup(p, 'SIGTERM');
+          if (terminating) stopProcessGroup(p, KILL_GRACE_MS);
         },
         data(fd, chunk) {
           (fd === 1 ? stdout : stderr).push(chunk);
@@ -255,8 +263,9 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
           }
         },
         close() {
+          // At close, not exit: what the leader left running in its group holds the pipes until then.
+          groupEnded();
           clearTimeout(timer);
-          clearTimeout(killTimer);
           clearTimeout(pipeTimer);
           call.signal.removeEventListener('abort', onAbort);
           stdout.flush();
