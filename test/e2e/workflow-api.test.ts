@@ -118,6 +118,8 @@ describe('POST /api/v1/workflows/run', () => {
       completed_at: time,
       duration: expect.any(Number),
       trigger: 'api',
+      // Who started it: the principal of the local credential.
+      user: 'local',
       counts: { succeeded: 1 },
       tasks: [
         {
