@@ -131,7 +131,7 @@ describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where
     expect(answer.body).toMatchObject({
       status: 'cancelled',
       trigger: 'api',
-      // The caller's principal: the local credential here.
+      // The caller as the authentication guard named it: the master's local credential.
       cancelled_by: 'local',
     });
     const run = await expectCancelled(started.body.id, pid);
