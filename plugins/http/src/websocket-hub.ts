@@ -4,10 +4,12 @@ import {
   ForbiddenError,
   NotFoundError,
   RunnerError,
+  streamPermission,
   webSocketMessage,
   type BusEvent,
   type EventBus,
   type Logger,
+  type Permission,
   type Principal,
   type Redactor,
   type WebSocketHub,
@@ -78,10 +80,15 @@ export class WebSocketHubService implements WebSocketHub {
     });
   }
 
-  broadcast<K extends keyof WebSocketMessages & string>(type: K, data: WebSocketMessages[K]): void {
+  broadcast<K extends keyof WebSocketMessages & string>(
+    type: K,
+    data: WebSocketMessages[K],
+    options: { permission?: Permission } = {},
+  ): void {
     if (this.clients.size === 0) return;
     const text = this.redactText(JSON.stringify(webSocketMessage(type, data)));
-    for (const client of this.clients) this.send(client, text);
+    const permission = options.permission ?? streamPermission(type);
+    for (const client of this.clients) if (mayReceive(client, permission)) this.send(client, text);
   }
 
   clientCount(): number {
@@ -158,6 +165,7 @@ export class WebSocketHubService implements WebSocketHub {
     const client: Client = { ws, receiving: true, alive: true, unsubscribe: () => {}, principal };
     const log = this.options.logger.child({ request_id: requestId, remote: req.socket.remoteAddress });
     client.unsubscribe = this.options.events.onAny((event) => {
+      if (!mayReceive(client, streamPermission(event.type))) return;
       const text = this.encode(event);
       if (text !== null) this.send(client, text);
     });
@@ -231,4 +239,9 @@ export class WebSocketHubService implements WebSocketHub {
       client.ws.ping();
     }
   }
+}
+
+/** Streams carry only what the client may see; without an auth plugin there is no principal and no filter. */
+function mayReceive(client: Client, permission: Permission): boolean {
+  return client.principal === undefined || client.principal.can(permission);
 }
