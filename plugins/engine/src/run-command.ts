@@ -84,6 +84,7 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
     err: ctx.stderr,
     verbose: options.verbose === true,
     colour: !process.env.NO_COLOR,
+    redactor: ctx.redactor,
   });
   // Ctrl-C (or a supervisor's TERM) cancels the run instead of killing the process under it: the
   // kernel's stop cancels every run, which stops the scripts and kills the commands they wait
@@ -214,6 +215,7 @@ async function runOnMaster(
     err: ctx.stderr,
     verbose: options.verbose === true,
     colour: !process.env.NO_COLOR,
+    redactor: ctx.redactor,
   });
   const seen = new Map<string, string>();
   for (;;) {

@@ -5,6 +5,7 @@ import type {
   RetentionPolicy,
   RunRecord,
   RunStatus,
+  RunTrigger,
   Store,
   TaskResult,
   TaskStatus,
@@ -54,7 +55,21 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (run_id, seq)
       );`,
   },
+  {
+    id: 2,
+    description: 'who started and who cancelled a run',
+    sql: `
+      ALTER TABLE runs ADD COLUMN user TEXT;
+      ALTER TABLE runs ADD COLUMN cancelled_by TEXT;`,
+  },
 ];
+
+const TRIGGERS: readonly RunTrigger[] = ['cli', 'api', 'scheduler', 'hook', 'flow'];
+
+/** A stored trigger as the type knows it; a value this version does not know reads as absent. */
+function triggerOf(value: string | null): RunTrigger | undefined {
+  return TRIGGERS.includes(value as RunTrigger) ? (value as RunTrigger) : undefined;
+}
 
 interface RunRow {
   id: string;
@@ -66,6 +81,8 @@ interface RunRow {
   duration: number;
   error: string | null;
   trigger: string | null;
+  user: string | null;
+  cancelled_by: string | null;
   counts: string;
 }
 
@@ -132,7 +149,7 @@ export class RunStore {
   insertRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
     const write = this.track(
       this.store.run(
-        'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?)',
+        'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, user, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)',
         [
           run.id,
           run.workflowName,
@@ -140,6 +157,7 @@ export class RunStore {
           run.dryRun ? 1 : 0,
           run.startedAt,
           run.trigger ?? null,
+          run.user ?? null,
           JSON.stringify(run.counts),
           ...(this.leases?.params() ?? [null, null]),
         ],
@@ -155,12 +173,13 @@ export class RunStore {
     const before = this.lists.current(run.id);
     const write = this.track(
       this.store.run(
-        'UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, counts = ?, lease_expires_at = NULL WHERE id = ?',
+        'UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, cancelled_by = ?, counts = ?, lease_expires_at = NULL WHERE id = ?',
         [
           run.status,
           run.completedAt ?? null,
           run.duration,
           run.error === undefined ? null : this.redactor ? this.redactor.redactText(run.error) : run.error,
+          run.cancelledBy ?? null,
           JSON.stringify(run.counts),
           run.id,
         ],
@@ -326,7 +345,9 @@ function fromRunRow(row: RunRow): Omit<RunRecord, 'tasks'> {
     completedAt: row.completed_at ?? undefined,
     duration: row.duration,
     error: row.error ?? undefined,
-    trigger: row.trigger ?? undefined,
+    trigger: triggerOf(row.trigger),
+    ...(row.user === null ? {} : { user: row.user }),
+    ...(row.cancelled_by === null ? {} : { cancelledBy: row.cancelled_by }),
     counts: JSON.parse(row.counts) as RunRecord['counts'],
   };
 }
