@@ -1,9 +1,18 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { finished, runRunner, runnerBin, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import {
+  fetchAs,
+  finished,
+  localAuth,
+  runRunner,
+  runnerBin,
+  spawnRunner,
+  tempDataDir,
+  waitForOutput,
+} from './helpers.js';
 
 /**
  * `runner run` as a user runs it: the built CLI in a real process, embedded (no master), with its
@@ -201,6 +210,8 @@ describe('runner run --output json', () => {
       started_at: time,
       duration: 0,
       trigger: 'cli',
+      // An embedded run is started by the operating-system user running the command.
+      user: userInfo().username,
       counts: {},
     });
     expect(objects[4]).toMatchObject({
@@ -292,13 +303,13 @@ tasks:
       expect(
         objects.filter((o) => o.type === 'task' && o.status !== 'running').map((o) => [o.name, o.status, o.message]),
       ).toEqual([
-        ['long', 'failed', 'cancelled: runner is stopping'],
+        ['long', 'failed', `cancelled: interrupted (${signal})`],
         ['next', 'skipped', 'not run: the run was cancelled'],
       ]);
       expect(objects.at(-1)).toMatchObject({
         type: 'summary',
         status: 'cancelled',
-        error: 'cancelled: runner is stopping',
+        error: `cancelled: interrupted (${signal})`,
       });
       await vi.waitFor(() => expect(() => process.kill(pid, 0)).toThrow(), { timeout: 5000, interval: 50 });
     });
@@ -640,7 +651,7 @@ describe('runner run with a master holding the data directory', () => {
     );
     expect(lines[2]).toBe('↷ after  not run: it depends on broken, which failed');
     const id = new RegExp(`\\[run (${runId})\\]`).exec(lines[3])?.[1];
-    const execution = (await (await fetch(`${api}/executions/${id}`)).json()) as {
+    const execution = (await (await fetchAs(masterDir)(`${api}/executions/${id}`)).json()) as {
       workflow_name: string;
       status: string;
     };
@@ -661,11 +672,13 @@ describe('runner run with a master holding the data directory', () => {
       {
         RUNNER_DATA_DIR: elsewhere,
         RUNNER_MASTER_URL: api,
+        // Another data directory has no local credential: a remote CLI sends a token.
+        RUNNER_TOKEN: localAuth(masterDir).authorization.slice('Bearer '.length),
       },
     );
     expect(code).toBe(0);
     const id = new RegExp(`\\[run (${runId})\\]`).exec(stdout)?.[1];
-    const execution = (await (await fetch(`${api}/executions/${id}`)).json()) as {
+    const execution = (await (await fetchAs(masterDir)(`${api}/executions/${id}`)).json()) as {
       workflow_name: string;
       status: string;
     };

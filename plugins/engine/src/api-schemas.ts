@@ -31,6 +31,10 @@ export const RunBody = Type.Object(
     dry_run: Type.Optional(Type.Boolean()),
     group: Type.Optional(Type.String({ minLength: 1 })),
     verbose: Type.Optional(Type.Boolean()),
+    // Only what a client may start runs as; the scheduler, hooks and flows start theirs in-process.
+    trigger: Type.Optional(
+      literals(['api', 'cli'], { description: 'what started the run: `cli` for `runner run` (default `api`)' }),
+    ),
   },
   { additionalProperties: false, description: 'exactly one of file and content' },
 );
@@ -85,7 +89,8 @@ export const RunSchema = Type.Object({
   duration: Type.Number({ description: 'seconds' }),
   error: Type.Optional(Type.String()),
   trigger: Type.Optional(Trigger),
-  user: Type.Optional(Type.String()),
+  user: Type.Optional(Type.String({ description: 'who started the run' })),
+  cancelled_by: Type.Optional(Type.String({ description: 'who cancelled the run' })),
   counts: Type.Record(Type.String(), Type.Integer()),
   tasks: Type.Optional(Type.Array(Task)),
 });

@@ -7,6 +7,9 @@ import { plugin as moduleLog } from '@runner/plugin-module-log';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { plugin as engine } from './plugin.js';
 
@@ -154,6 +157,22 @@ tasks:
     expect(stored.tasks[1].message).toBe('not run: the run was cancelled');
   });
 
+  it.each([
+    ['exec.run', (pidFile: string) => `exec.run("sleep 300 & echo $! > ${pidFile}; wait")`],
+    ['os.execute', (pidFile: string) => `os.execute("sleep 300 & echo $! > ${pidFile}; wait")`],
+    ['io.popen', (pidFile: string) => `io.popen("sleep 300 & echo $! > ${pidFile}; wait"):read("a")`],
+  ])('kills what %s started, by process group', async (_name, script) => {
+    const pidFile = join(mkdtempSync(join(tmpdir(), 'engine-cancel-')), 'pid');
+    const content = `version: "1.0"\ntasks:\n  - name: wait\n    exec: { script: '${script(pidFile)}; return true' }\n`;
+    const { runId, done } = await runs.start({ source: { content } });
+    await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '');
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(alive(pid)).toBe(true);
+    await runs.cancel(runId, { by: 'bob' });
+    expect((await done).status).toBe('cancelled');
+    await until(() => !alive(pid), 5_000);
+  });
+
   it('answers undefined for an unknown run and the record for one that ended', async () => {
     expect(await runs.cancel('no-such-run')).toBeUndefined();
     const { runId } = await runContent(twoTasks);
@@ -189,5 +208,14 @@ async function until(check: () => unknown, timeoutMs = 10_000): Promise<void> {
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Whether a process runs (a zombie waiting for its parent to reap it has ended). */
+function alive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
   }
 }

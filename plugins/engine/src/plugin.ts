@@ -10,6 +10,7 @@ import {
   ProcessGroupsRef,
 } from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
+import { executionsCommand } from './executions-command-spec.js';
 import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
 import { runCommand } from './run-command-spec.js';
 
@@ -33,7 +34,7 @@ export const plugin = definePlugin({
     delegator: optional(AgentDelegatorRef),
     processGroups: optional(ProcessGroupsRef),
   },
-  commands: [runCommand],
+  commands: [runCommand, executionsCommand],
   config: {
     'engine.task_log_bytes': {
       schema: { type: 'integer', minimum: 1 },

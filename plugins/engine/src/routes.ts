@@ -16,7 +16,7 @@ import { runToApi } from './api-shape.js';
  * A `POST /workflows/run` body, already checked against RunBody by the router, as a run request.
  * Only the rule a schema cannot say well is checked here.
  */
-export function runRequestFromBody(b: Static<typeof RunBody>): RunRequest {
+export function runRequestFromBody(b: Static<typeof RunBody>, user?: string): RunRequest {
   if ((b.file === undefined) === (b.content === undefined))
     throw new InvalidInputError('give exactly one of file (a path on the master) or content (the workflow text)', {
       field: b.file ? 'content' : 'file',
@@ -30,7 +30,8 @@ export function runRequestFromBody(b: Static<typeof RunBody>): RunRequest {
     values: b.values as Record<string, Record<string, unknown>> | undefined,
     dryRun: b.dry_run === true,
     verbose: b.verbose === true,
-    trigger: 'api',
+    trigger: b.trigger ?? 'api',
+    ...(user === undefined ? {} : { user }),
   };
 }
 
@@ -45,7 +46,8 @@ export function registerRoutes(router: HttpRouter, engine: WorkflowEngine): void
       body: RunBody,
       responses: { 202: RunAccepted },
       handler: async (request) => {
-        const { runId } = await engine.start(runRequestFromBody(request.body));
+        // Who started it is who the authentication guard says is calling, never what the body says.
+        const { runId } = await engine.start(runRequestFromBody(request.body, request.principal?.name));
         const run = engine.get(runId);
         return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
       },
@@ -79,6 +81,27 @@ export function registerRoutes(router: HttpRouter, engine: WorkflowEngine): void
       responses: { 200: RunSchema },
       handler: (request) => {
         const run = engine.get(request.params.id);
+        if (!run) throw new NotFoundError(`no execution with id "${request.params.id}"`);
+        return runToApi(run);
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      method: 'POST',
+      path: '/executions/:id/cancel',
+      summary: 'cancel a running run: its tasks are stopped and it ends cancelled',
+      description:
+        'Running tasks are stopped (their processes killed by process group, delegated tasks cancelled on their agents), the rest are skipped, and the run ends `cancelled` with `cancelled_by`. Answers once the run has ended, with its record; a run that had already ended is returned as it is.',
+      tags: ['executions'],
+      permission: Permissions.workflowExecute,
+      params: ExecutionParams,
+      responses: { 200: RunSchema },
+      handler: async (request) => {
+        // Until authentication exists the caller is known by its address only.
+        const by = request.principal?.name ?? `unauthenticated client at ${request.remoteAddress}`;
+        const run = await engine.cancel(request.params.id, { by });
         if (!run) throw new NotFoundError(`no execution with id "${request.params.id}"`);
         return runToApi(run);
       },

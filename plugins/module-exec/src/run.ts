@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import type { LuaCallContext, LuaValue } from '@runner/plugin-sdk';
-import { formatDuration, parseDurationArgument } from '@runner/plugin-sdk';
+import { formatDuration, parseDurationArgument, PROCESS_GROUP_GRACE_MS, stopProcessGroup } from '@runner/plugin-sdk';
 import type { Launcher } from './launcher.js';
 import type { ProcessGroupWatch } from './process-groups.js';
 import { isLuaTable, luaType } from '@runner/plugin-sdk';
@@ -8,7 +8,7 @@ import { isLuaTable, luaType } from '@runner/plugin-sdk';
 /** Per stream. Config-free: enough for any log a script should hold in memory, small enough to survive a `yes`. */
 export const OUTPUT_CAP_BYTES = 10 * 1024 * 1024;
 /** Between SIGTERM and SIGKILL to the process group, and before giving up on pipes held open after that. */
-export const KILL_GRACE_MS = 2_000;
+export const KILL_GRACE_MS = PROCESS_GROUP_GRACE_MS;
 /** A line longer than this is logged in pieces, so one endless line cannot grow the pending buffer. */
 const MAX_LOG_LINE_BYTES = 16 * 1024;
 
@@ -74,7 +74,7 @@ function parseOptions(opts: LuaValue): RunOptions {
     if (!isLuaTable(opts.env) || (Array.isArray(opts.env) && opts.env.length > 0)) {
       throw new Error(`exec.run: option env must be a table of NAME = value, got ${luaType(opts.env)}`);
     }
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    const env: NodeJS.ProcessEnv = childEnvironment();
     for (const [name, value] of Object.entries(opts.env)) {
       if (name === '' || name.includes('=') || name.includes('\0')) {
         throw new Error(`exec.run: option env has an invalid variable name ${JSON.stringify(name)}`);
@@ -152,16 +152,6 @@ class OutputSink {
   }
 }
 
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    // Negative pid: the whole group, so `sh -c "a | b"` and what it started go too.
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
 function directoryMissing(path: string): boolean {
   try {
     return !statSync(path).isDirectory();
@@ -224,7 +214,6 @@ function execute(
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
     let timer: NodeJS.Timeout | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
     let pipeTimer: NodeJS.Timeout | undefined;
     let terminating = false;
     // Reported for a run, so a master that dies with it running can kill the group when it restarts.
@@ -234,8 +223,8 @@ function execute(
       if (terminating) return;
       terminating = true;
       // Before the pid is known, the pid event does this.
-      killGroup(pid, 'SIGTERM');
-      killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+      // The whole group, so `sh -c "a | b"` and what it started go too; SIGKILL after the grace.
+      stopProcessGroup(pid, KILL_GRACE_MS);
     };
     const onAbort = (): void => {
       cancelled = true;
@@ -247,7 +236,7 @@ function execute(
         file: command.file,
         args: command.args,
         cwd: options.cwd ?? process.cwd(),
-        env: options.env ?? process.env,
+        env: options.env ?? childEnvironment(),
         stdin: options.stdin,
         cap: OUTPUT_CAP_BYTES,
       },
@@ -256,7 +245,7 @@ function execute(
           pid = p;
           if (groups && call.run) groupEnded = groups.started({ runId: call.run.runId, task: call.run.task, pgid: p });
           logger.debug(`exec.run: ${command.display}`, { pid: p });
-          if (terminating) killGroup(p, 'SIGTERM');
+          if (terminating) stopProcessGroup(p, KILL_GRACE_MS);
         },
         data(fd, chunk) {
           (fd === 1 ? stdout : stderr).push(chunk);
@@ -277,7 +266,6 @@ function execute(
           // At close, not exit: what the leader left running in its group holds the pipes until then.
           groupEnded();
           clearTimeout(timer);
-          clearTimeout(killTimer);
           clearTimeout(pipeTimer);
           call.signal.removeEventListener('abort', onAbort);
           stdout.flush();
@@ -340,4 +328,15 @@ function execute(
       resolve(result);
     }
   });
+}
+
+/**
+ * The runner's environment without its own `RUNNER_*` variables: they hold credentials (the join
+ * token, RUNNER_TOKEN, the admin password) that a child, and the run records holding its output,
+ * must not see. A workflow passes one on deliberately with `env`.
+ */
+export function childEnvironment(from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(from)) if (!name.startsWith('RUNNER_')) env[name] = value;
+  return env;
 }

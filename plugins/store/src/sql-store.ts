@@ -135,7 +135,8 @@ class SqlStore implements OpenedStore {
   }
 
   static async open(layout: StoreLayout, lock: DataDirLock, logger: Logger, threshold: number): Promise<SqlStore> {
-    await mkdir(layout.dir, { recursive: true });
+    // The database holds users, tokens' hashes and run records: this user's only (issue 9).
+    await mkdir(layout.dir, { recursive: true, mode: 0o700 });
     // Leftovers of a crash mid-snapshot or mid-restore: never complete, never read.
     await removeIfExists(layout.snapshotTemp);
     await removeIfExists(layout.restoreTemp);
