@@ -59,6 +59,8 @@ export class DesktopShell {
   private tray: TrayStatus | undefined;
   private quitting = false;
   private stopped = false;
+  private stopping: Promise<void> | undefined;
+  private stoppedAll = false;
 
   private constructor(
     private readonly options: ShellOptions,
@@ -145,11 +147,14 @@ export class DesktopShell {
   }
 
   /** Stops the tray and the embedded master; the app then quits. */
-  async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.tray?.stop();
-    await this.stopEmbedded();
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.stopped = true;
+      this.tray?.stop();
+      await this.stopEmbedded();
+      this.stoppedAll = true;
+    })();
+    return this.stopping;
   }
 
   private connections(): ConnectionInfo[] {
@@ -220,11 +225,12 @@ export class DesktopShell {
       if (platform !== 'darwin') app.quit();
     });
     app.onBeforeQuit((event) => {
-      if (this.stopped) return;
-      // Stop the embedded master first, so it is never left running without the app.
+      if (this.stoppedAll) return;
+      // Stop the embedded master first, so it is never left running without the app; a second
+      // quit while it stops waits for the same stop.
       event.preventDefault();
       this.quitting = true;
-      void this.stop().finally(() => app.quit());
+      if (!this.stopping) void this.stop().finally(() => app.quit());
     });
     session.onBeforeSendHeaders(async (url, headers) => this.withCredential(url, headers));
     session.onHeadersReceived((url, headers) => withContentSecurityPolicy(url, headers, this.active?.origin));

@@ -26,11 +26,12 @@ export async function checkHealth(
     const uptime = typeof body.uptime_seconds === 'number' ? `, up ${formatUptime(body.uptime_seconds)}` : '';
     return { state: 'up', detail: `runner ${body.version ?? '?'}${uptime}` };
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code;
+    // fetch says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND, a bad port) is its cause.
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const reason =
       (error as Error).name === 'TimeoutError'
         ? `no answer within ${timeoutMs} ms`
-        : (cause ?? (error as Error).message);
+        : (cause?.code ?? cause?.message ?? (error as Error).message);
     return { state: 'down', detail: `unreachable (${reason})` };
   }
 }
