@@ -39,6 +39,8 @@ export interface FakeTray extends TrayFacade {
 }
 
 export interface FakeElectron extends ElectronFacade {
+  createWindow(options: WindowOptions): FakeWindow;
+  createTray(iconPath: string): FakeTray;
   windows: FakeWindow[];
   trays: FakeTray[];
   applicationMenu: MenuItem[];

@@ -249,6 +249,7 @@ export class DesktopShell {
       (status) => trayMenu(this.menuState(), status, this.menuActions()),
       this.options.trayIntervalMs,
     );
+    this.renderMenus();
     log(`user data in ${app.userDataPath()}`);
   }
 
