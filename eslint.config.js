@@ -17,6 +17,7 @@ export default tseslint.config(
         clearInterval: 'readonly',
         setImmediate: 'readonly',
         Buffer: 'readonly',
+        fetch: 'readonly',
       },
     },
     rules: {

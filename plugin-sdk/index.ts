@@ -17,6 +17,7 @@ export * from './src/agents.js';
 export * from './src/duration.js';
 export * from './src/format.js';
 export * from './src/sleep.js';
+export * from './src/process-group.js';
 export * from './src/master-client.js';
 export * from './src/master-credentials.js';
 export * from './src/permissions.js';

@@ -45,11 +45,6 @@ export const STREAMED: unique symbol = Symbol.for('runner.http.streamed') as nev
  */
 export type HttpHandler = (request: HttpRequest) => unknown;
 
-export interface RouteOptions {
-  /** Largest accepted body in bytes (default: config `http.body_limit`, 1 MiB). */
-  bodyLimitBytes?: number;
-}
-
 /**
  * One response of a route: a schema for a JSON body (200/201/202), or a description with a
  * content type for bodies that are not JSON (`text/event-stream`, `application/octet-stream`).
@@ -169,8 +164,6 @@ export interface PlainRoute {
 export interface HttpRouter {
   /** Adds a declared route. */
   add(route: RouteSpec<any, any, any>): void;
-  /** @deprecated until every route is declared: adds an undeclared route. */
-  route(method: HttpMethod, path: string, handler: HttpHandler, options?: RouteOptions): void;
   /** Adds a guard to the chain. */
   guard(guard: Guard): void;
   mountStatic(mount: StaticMount): void;

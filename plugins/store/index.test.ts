@@ -1,6 +1,4 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { Writable } from 'node:stream';
@@ -10,18 +8,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   ConflictError,
   HttpRouterRef,
-  InvalidInputError,
-  isRunnerError,
-  STREAMED,
   StoreRef,
+  createRedactor,
   type CommandContext,
   type CommandSpec,
-  type HttpHandler,
-  type HttpMethod,
-  type HttpRouter,
   type StoreStats,
 } from '@runner/plugin-sdk';
 import { createTestKernel, staticConfig, type TestKernel } from '@runner/plugin-sdk/testing';
+import { plugin as httpPlugin } from '@runner/plugin-http';
 import { plugin, readLockHolder } from './index.js';
 import { lockHolderMaster } from './src/lock-holder-master.js';
 import { recordingLogger } from './test-fixtures/recording-logger.js';
@@ -31,52 +25,6 @@ const cleanups: (() => Promise<unknown> | unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** A small real HTTP router standing in for the HTTP plugin, with its JSON error shape. */
-function testRouter(): HttpRouter & { routes: Map<string, HttpHandler>; listen(): Promise<string> } {
-  const routes = new Map<string, HttpHandler>();
-  let server: Server | undefined;
-  return {
-    routes,
-    route(method: HttpMethod, path: string, handler: HttpHandler) {
-      routes.set(`${method} ${path}`, handler);
-    },
-    address: () => null,
-    async listen() {
-      server = createServer(async (req, res) => {
-        const url = new URL(req.url ?? '/', 'http://localhost');
-        const path = url.pathname.replace(/^\/api\/v1/, '');
-        const handler = routes.get(`${req.method} ${path}`);
-        if (handler === undefined) return void res.writeHead(404).end();
-        let text = '';
-        for await (const chunk of req) text += chunk;
-        try {
-          const result = await handler({
-            method: req.method as HttpMethod,
-            path,
-            params: {},
-            query: Object.fromEntries(url.searchParams),
-            headers: req.headers,
-            body: text === '' ? undefined : JSON.parse(text),
-            remoteAddress: req.socket.remoteAddress ?? '',
-            raw: { req, res },
-          });
-          if (result !== STREAMED)
-            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
-        } catch (error) {
-          const status = isRunnerError(error) ? error.status : 500;
-          const code = isRunnerError(error) ? error.code : 'internal';
-          res.writeHead(status, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ error: { code, message: (error as Error).message } }));
-        }
-      });
-      server.listen(0, '127.0.0.1');
-      await new Promise((resolve) => server!.once('listening', resolve));
-      cleanups.push(() => new Promise((resolve) => server!.close(resolve)));
-      return `0.0.0.0:${(server.address() as AddressInfo).port}`;
-    },
-  };
-}
 
 function commandContext(dataDir: string, config: Record<string, unknown> = {}) {
   let out = '';
@@ -97,6 +45,7 @@ function commandContext(dataDir: string, config: Record<string, unknown> = {}) {
     commands: [],
     boot: () => Promise.reject(new Error('not used by db commands')),
     version: '0.0.0-test',
+    redactor: createRedactor(),
   };
   return { ctx, output: () => out };
 }
@@ -113,12 +62,13 @@ async function runDb(dataDir: string, name: string, args: string[] = [], options
   return { code: code ?? 0, output: output() };
 }
 
-async function boot(dataDir: string, router?: HttpRouter): Promise<TestKernel> {
+/** The store alone, or with the real HTTP plugin on an ephemeral loopback port (it writes master.json at ready). */
+async function boot(dataDir: string, withHttp = false): Promise<TestKernel> {
   const kernel = await createTestKernel({
-    plugins: [plugin],
-    services: router ? [[HttpRouterRef, router]] : [],
+    plugins: withHttp ? [httpPlugin, plugin] : [plugin],
     dataDir,
     profile: 'master',
+    config: withHttp ? { 'http.port': 0, 'http.bind_address': '127.0.0.1' } : {},
   });
   cleanups.push(() => kernel.stop());
   const store = kernel.get(StoreRef);
@@ -165,15 +115,22 @@ describe('store plugin', () => {
 
   it('provides the store, registers the db routes, and releases the data directory at stop', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'store-plugin-'));
-    const router = testRouter();
-    const kernel = await boot(dataDir, router);
-    expect([...router.routes.keys()]).toEqual(['GET /db/stats', 'GET /db/backup', 'POST /db/vacuum']);
+    const kernel = await boot(dataDir, true);
+    await kernel.ready();
+    const router = kernel.get(HttpRouterRef);
+    expect(
+      router
+        .routes()
+        .filter((r) => r.path.startsWith('/api/v1/db/'))
+        .map((r) => `${r.method} ${r.path}`),
+    ).toEqual(['GET /api/v1/db/stats', 'GET /api/v1/db/backup', 'POST /api/v1/db/vacuum']);
     expect((await readLockHolder(dataDir))?.pid).toBe(process.pid);
-    const stats = router.routes.get('GET /db/stats')!({} as never) as StoreStats;
+    const base = `http://127.0.0.1:${router.address()!.port}/api/v1`;
+    const stats = (await (await fetch(`${base}/db/stats`)).json()) as StoreStats;
     expect(stats.tables.find((t) => t.name === 'items')?.rows).toBe(3);
-    await expect(
-      Promise.resolve().then(() => router.routes.get('GET /db/backup')!({ query: { compress: 'yes' } } as never)),
-    ).rejects.toThrow(InvalidInputError);
+    const refused = await fetch(`${base}/db/backup?compress=yes`);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { field: string } }).error.field).toBe('compress');
     await kernel.stop();
     expect(await readLockHolder(dataDir)).toBeNull();
     expect(existsSync(join(dataDir, 'store', 'snapshot.db'))).toBe(true);
@@ -222,10 +179,9 @@ describe('db commands with no master', () => {
 describe('db commands with a live master', () => {
   async function master() {
     const dataDir = mkdtempSync(join(tmpdir(), 'store-master-'));
-    const router = testRouter();
-    const kernel = await boot(dataDir, router);
-    const address = await router.listen();
-    writeFileSync(join(dataDir, 'master.json'), JSON.stringify({ pid: process.pid, http: address }));
+    const kernel = await boot(dataDir, true);
+    // The HTTP plugin listens and writes master.json, as a real master does.
+    await kernel.ready();
     return { dataDir, kernel };
   }
 
@@ -272,7 +228,7 @@ describe('db commands with a live master', () => {
       code: 'invalid_input',
       status: 400,
       message: expect.stringMatching(
-        /^compress must be true or false.*\(GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/db\/backup\?compress=maybe: 400\)$/,
+        /^query parameter compress: expected boolean.*\(GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/db\/backup\?compress=maybe: 400\)$/,
       ),
     });
     rmSync(join(dataDir, 'master.json'));

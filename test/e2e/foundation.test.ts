@@ -160,7 +160,7 @@ describe('the master process', () => {
     });
     expect(wrongType.status).toBe(400);
     expect(await wrongType.json()).toMatchObject({
-      error: { code: 'invalid_input', field: 'file', message: 'file must be a non-empty string' },
+      error: { code: 'invalid_input', field: 'file', message: 'file: expected string' },
     });
     const notJson = await fetch(`${base}/workflows/run`, {
       method: 'POST',

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -102,4 +102,13 @@ export function waitForOutput(
     child.once('exit', onExit);
     check();
   });
+}
+
+/**
+ * The headers a client on the master's host sends: the local credential the master writes to
+ * `<dataDir>/auth/local.token` when authentication is on; none when it is not there.
+ */
+export function localAuth(dataDir: string): Record<string, string> {
+  const file = join(dataDir, 'auth', 'local.token');
+  return existsSync(file) ? { authorization: `Bearer ${readFileSync(file, 'utf8').trim()}` } : {};
 }

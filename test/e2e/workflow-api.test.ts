@@ -278,44 +278,40 @@ tasks:
       { file: '/tmp/x.yaml', content: 'x' },
       { message: 'give exactly one of file (a path on the master) or content (the workflow text)', field: 'content' },
     ],
-    ['content not a string', { content: 5 }, { message: 'content must be a non-empty string', field: 'content' }],
-    ['an empty file', { file: '' }, { message: 'file must be a non-empty string', field: 'file' }],
+    ['content not a string', { content: 5 }, { message: 'content: expected string', field: 'content' }],
+    ['an empty file', { file: '' }, { message: 'file: must not be empty', field: 'file' }],
     [
       'dry_run not a boolean',
       { content: hello, dry_run: 'yes' },
-      { message: 'dry_run must be a boolean', field: 'dry_run' },
+      { message: 'dry_run: expected boolean', field: 'dry_run' },
     ],
     [
       'verbose not a boolean',
       { content: hello, verbose: 1 },
-      { message: 'verbose must be a boolean', field: 'verbose' },
+      { message: 'verbose: expected boolean', field: 'verbose' },
     ],
     [
       'vars not strings',
       { content: hello, vars: { app: 1 } },
-      { message: 'vars must be an object of strings', field: 'vars' },
+      { message: 'vars.app: expected string', field: 'vars.app' },
     ],
     [
       'values not mappings',
       { content: hello, values: { localhost: 1 } },
-      { message: 'values must be an object of agent name to object', field: 'values' },
+      { message: 'values.localhost: expected object', field: 'values.localhost' },
     ],
     [
       'delegate_to not a list',
       { content: hello, delegate_to: 'web-1' },
-      { message: 'delegate_to must be an array of agent names', field: 'delegate_to' },
+      { message: 'delegate_to: expected array', field: 'delegate_to' },
     ],
-    [
-      'group not a string',
-      { content: hello, group: ['a'] },
-      { message: 'group must be a non-empty string', field: 'group' },
-    ],
+    ['group not a string', { content: hello, group: ['a'] }, { message: 'group: expected string', field: 'group' }],
     [
       'an unknown field',
       { content: hello, dryrun: true },
       {
         message:
-          'unknown field "dryrun" (known: file, content, workflow_name, delegate_to, values, vars, dry_run, group, verbose)',
+          'dryrun: is not a known field (known: file, content, workflow_name, delegate_to, values, vars, dry_run, group, verbose)',
         field: 'dryrun',
       },
     ],
@@ -422,10 +418,14 @@ tasks:
   });
 
   const badQueries: [string, string, string][] = [
-    ['status=bogus', 'status', 'status must be one of running, succeeded, failed, cancelled'],
-    ['limit=501', 'limit', 'limit must be an integer from 0 to 500'],
-    ['limit=x', 'limit', 'limit must be an integer from 0 to 500'],
-    ['offset=-1', 'offset', `offset must be an integer from 0 to ${Number.MAX_SAFE_INTEGER}`],
+    [
+      'status=bogus',
+      'status',
+      'query parameter status: must be one of running, succeeded, failed, cancelled, interrupted, got "bogus"',
+    ],
+    ['limit=501', 'limit', 'query parameter limit: expected integer to be less or equal to 500'],
+    ['limit=x', 'limit', 'query parameter limit: expected integer'],
+    ['offset=-1', 'offset', 'query parameter offset: expected integer to be greater or equal to 0'],
     ['since=yesterday', 'since', 'since: expected an ISO 8601 time or Unix seconds, got "yesterday"'],
   ];
   for (const [query, field, message] of badQueries) {

@@ -937,7 +937,8 @@ tasks:
       status: 'succeeded',
       outputs: {
         dry: true,
-        changed: false,
+        // In a dry run `changed` says what the real run would change (issue 10: dry-run that still flows).
+        changed: true,
         skipped: true,
         note: `dry-run: would write ${target} (5 bytes)`,
         exec_success: true,

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { stopProcessGroup } from '@runner/plugin-sdk';
 import type { ExecRequest__Output, ExecResponse } from '@runner/proto';
 
 export interface ExecLimits {
@@ -26,7 +27,6 @@ export function runCommand(
     const out = capped(limits.outputBytes);
     const err = capped(limits.outputBytes);
     let timedOut = false;
-    let killer: NodeJS.Timeout | undefined;
     // Its own process group, so a timeout also ends what the command started (a shell's children
     // would otherwise keep the output pipes open).
     const child = spawn(file, args, {
@@ -34,18 +34,7 @@ export function runCommand(
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
-    const signalGroup = (signal: NodeJS.Signals) => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, signal);
-      } catch {
-        // Already gone.
-      }
-    };
-    const stop = () => {
-      signalGroup('SIGTERM');
-      killer = setTimeout(() => signalGroup('SIGKILL'), 2000);
-      killer.unref();
-    };
+    const stop = () => stopProcessGroup(child.pid);
     const timer = setTimeout(() => {
       timedOut = true;
       stop();
@@ -58,7 +47,6 @@ export function runCommand(
       if (finished) return;
       finished = true;
       clearTimeout(timer);
-      clearTimeout(killer);
       signal.removeEventListener('abort', stop);
       resolve({
         stdout: out.text(),

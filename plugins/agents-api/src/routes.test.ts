@@ -220,7 +220,7 @@ describe('POST /agents/:name/exec', () => {
       [{ command: 'ls', cwd: '' }, 'cwd'],
       [{ command: 'ls', cwd: 7 }, 'cwd'],
       [{ command: 'ls', timeoutMs: 5 }, 'timeoutMs'],
-      [['ls'], 'command'],
+      [['ls'], 'body'],
     ];
     for (const [body, field] of cases) {
       const answer = await call('POST', '/agents/web-1/exec', body);

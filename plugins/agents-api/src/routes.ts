@@ -1,17 +1,31 @@
 import {
+  defineRoute,
   NotFoundError,
+  Permissions,
   RunnerError,
   STREAMED,
   reply,
   type Agent,
   type AgentRegistry,
-  type HttpRequest,
   type HttpRouter,
   type Logger,
 } from '@runner/plugin-sdk';
 import { streamAgentLogs, type LogStreamOptions } from './log-stream.js';
 import type { MetricsCache } from './metrics-cache.js';
 import { listAgents, parseExecBody, parseListQuery } from './requests.js';
+import {
+  AgentActionSchema,
+  AgentListQuery,
+  AgentListSchema,
+  AgentMetricsSchema,
+  AgentParams,
+  AgentSchema,
+  DisksSchema,
+  ExecBody,
+  ExecResultSchema,
+  NetworkSchema,
+  ProcessesSchema,
+} from './schemas.js';
 
 export interface AgentRoutesOptions {
   /** Undefined when no agent transport is loaded: every route then answers 503. */
@@ -35,82 +49,200 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
     );
   };
   /** The agent named by the path, or 404. */
-  const agentOf = (request: HttpRequest): Agent => {
-    const name = request.params.name;
+  const agentOf = (name: string): Agent => {
     const agent = registry().get(name);
     if (!agent) throw new NotFoundError(`agent "${name}" does not exist`, { details: { agent: name } });
     return agent;
   };
 
-  router.route('GET', '/agents', ({ query }) => {
-    const parsed = parseListQuery(query);
-    return { ...listAgents(registry().list(), parsed), limit: parsed.limit, offset: parsed.offset };
-  });
+  const agentRoute = { params: AgentParams, tags: ['agents'] };
 
-  router.route('GET', '/agents/:name', (request) => agentOf(request));
+  router.add(
+    defineRoute({
+      method: 'GET',
+      path: '/agents',
+      summary: 'list agents with filters and paging',
+      tags: ['agents'],
+      permission: Permissions.agentView,
+      query: AgentListQuery,
+      responses: { 200: AgentListSchema },
+      handler: ({ query }) => {
+        const parsed = parseListQuery(query);
+        return { ...listAgents(registry().list(), parsed), limit: parsed.limit, offset: parsed.offset };
+      },
+    }),
+  );
 
-  router.route('DELETE', '/agents/:name', async (request) => {
-    const { name } = agentOf(request);
-    await registry().remove(name);
-    cache.forget(name);
-    logger.info('agent removed', { agent: name });
-    return undefined;
-  });
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'GET',
+      path: '/agents/:name',
+      summary: 'one agent',
+      permission: Permissions.agentView,
+      responses: { 200: AgentSchema },
+      handler: (request) => agentOf(request.params.name),
+    }),
+  );
 
-  router.route('GET', '/agents/:name/metrics', (request) => {
-    const { name } = agentOf(request);
-    return cache.get(name, 'metrics', () => registry().metrics(name));
-  });
-  router.route('GET', '/agents/:name/processes', async (request) => {
-    const { name } = agentOf(request);
-    return { processes: await cache.get(name, 'processes', () => registry().processes(name)) };
-  });
-  router.route('GET', '/agents/:name/network', async (request) => {
-    const { name } = agentOf(request);
-    return { interfaces: await cache.get(name, 'network', () => registry().network(name)) };
-  });
-  router.route('GET', '/agents/:name/disk', async (request) => {
-    const { name } = agentOf(request);
-    return { disks: await cache.get(name, 'disk', () => registry().disks(name)) };
-  });
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'DELETE',
+      path: '/agents/:name',
+      summary: 'forget an agent (it registers again if it reconnects with a valid credential)',
+      permission: Permissions.agentManage,
+      responses: { 204: { description: 'removed' } },
+      handler: async (request) => {
+        const { name } = agentOf(request.params.name);
+        await registry().remove(name);
+        cache.forget(name);
+        logger.info('agent removed', { agent: name });
+        return undefined;
+      },
+    }),
+  );
 
-  router.route('GET', '/agents/:name/logs/stream', (request) => {
-    const agent = agentOf(request);
-    // Refused before the 200 goes out: once the stream has begun, a status can no longer be sent.
-    if (agent.status === 'offline') throw offline(agent);
-    streamAgentLogs(registry(), agent.name, request.raw.res, options.signal, options.logStream, logger);
-    return STREAMED;
-  });
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'GET',
+      path: '/agents/:name/metrics',
+      summary: "an agent's CPU, memory, disk and network metrics",
+      permission: Permissions.agentView,
+      responses: { 200: AgentMetricsSchema },
+      handler: (request) => {
+        const { name } = agentOf(request.params.name);
+        return cache.get(name, 'metrics', () => registry().metrics(name));
+      },
+    }),
+  );
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'GET',
+      path: '/agents/:name/processes',
+      summary: "an agent's processes",
+      permission: Permissions.agentView,
+      responses: { 200: ProcessesSchema },
+      handler: async (request) => {
+        const { name } = agentOf(request.params.name);
+        return { processes: await cache.get(name, 'processes', () => registry().processes(name)) };
+      },
+    }),
+  );
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'GET',
+      path: '/agents/:name/network',
+      summary: "an agent's network interfaces",
+      permission: Permissions.agentView,
+      responses: { 200: NetworkSchema },
+      handler: async (request) => {
+        const { name } = agentOf(request.params.name);
+        return { interfaces: await cache.get(name, 'network', () => registry().network(name)) };
+      },
+    }),
+  );
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'GET',
+      path: '/agents/:name/disk',
+      summary: "an agent's disks",
+      permission: Permissions.agentView,
+      responses: { 200: DisksSchema },
+      handler: async (request) => {
+        const { name } = agentOf(request.params.name);
+        return { disks: await cache.get(name, 'disk', () => registry().disks(name)) };
+      },
+    }),
+  );
 
-  router.route('POST', '/agents/:name/exec', async (request) => {
-    const exec = parseExecBody(request.body);
-    const { name } = agentOf(request);
-    const result = await registry().exec(name, exec.command, { timeoutMs: exec.timeoutMs, cwd: exec.cwd });
-    logger.info('command executed on agent', {
-      agent: name,
-      exit_code: result.exit_code,
-      timed_out: result.timed_out,
-      duration: result.duration,
-      remote: request.remoteAddress,
-    });
-    return result;
-  });
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'GET',
+      path: '/agents/:name/logs/stream',
+      summary: "an agent's log as server-sent events (live)",
+      permission: Permissions.logsView,
+      streaming: true,
+      responses: { 200: { description: 'one `data:` line per log entry', contentType: 'text/event-stream' } },
+      handler: (request) => {
+        const agent = agentOf(request.params.name);
+        // Refused before the 200 goes out: once the stream has begun, a status can no longer be sent.
+        if (agent.status === 'offline') throw offline(agent);
+        streamAgentLogs(registry(), agent.name, request.raw.res, options.signal, options.logStream, logger);
+        return STREAMED;
+      },
+    }),
+  );
 
-  router.route('POST', '/agents/:name/restart', async (request) => {
-    const { name } = agentOf(request);
-    await registry().restart(name);
-    cache.forget(name);
-    logger.info('agent asked to restart', { agent: name, remote: request.remoteAddress });
-    return reply(202, { name, action: 'restart', message: `agent ${name} is restarting; it registers again when up` });
-  });
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'POST',
+      path: '/agents/:name/exec',
+      summary: 'run a command on an agent and answer with its output and exit code',
+      permission: Permissions.agentExec,
+      body: ExecBody,
+      responses: { 200: ExecResultSchema },
+      handler: async (request) => {
+        const exec = parseExecBody(request.body);
+        const { name } = agentOf(request.params.name);
+        const result = await registry().exec(name, exec.command, { timeoutMs: exec.timeoutMs, cwd: exec.cwd });
+        logger.info('command executed on agent', {
+          agent: name,
+          exit_code: result.exit_code,
+          timed_out: result.timed_out,
+          duration: result.duration,
+          remote: request.remoteAddress,
+        });
+        return result;
+      },
+    }),
+  );
 
-  router.route('POST', '/agents/:name/stop', async (request) => {
-    const { name } = agentOf(request);
-    await registry().stop(name);
-    cache.forget(name);
-    logger.info('agent asked to stop', { agent: name, remote: request.remoteAddress });
-    return reply(202, { name, action: 'stop', message: `agent ${name} is stopping` });
-  });
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'POST',
+      path: '/agents/:name/restart',
+      summary: 'ask an agent to restart',
+      permission: Permissions.agentRestart,
+      responses: { 202: AgentActionSchema },
+      handler: async (request) => {
+        const { name } = agentOf(request.params.name);
+        await registry().restart(name);
+        cache.forget(name);
+        logger.info('agent asked to restart', { agent: name, remote: request.remoteAddress });
+        return reply(202, {
+          name,
+          action: 'restart',
+          message: `agent ${name} is restarting; it registers again when up`,
+        });
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'POST',
+      path: '/agents/:name/stop',
+      summary: 'ask an agent to stop',
+      permission: Permissions.agentRestart,
+      responses: { 202: AgentActionSchema },
+      handler: async (request) => {
+        const { name } = agentOf(request.params.name);
+        await registry().stop(name);
+        cache.forget(name);
+        logger.info('agent asked to stop', { agent: name, remote: request.remoteAddress });
+        return reply(202, { name, action: 'stop', message: `agent ${name} is stopping` });
+      },
+    }),
+  );
 }
 
 function offline(agent: Agent): RunnerError {

@@ -38,6 +38,8 @@ export function runToApi(run: Omit<RunRecord, 'tasks'> & { tasks?: RunRecord['ta
     duration: run.duration,
     error: run.error,
     trigger: run.trigger,
+    ...(run.user !== undefined ? { user: run.user } : {}),
+    ...(run.cancelledBy !== undefined ? { cancelled_by: run.cancelledBy } : {}),
     counts: run.counts,
     ...(run.tasks !== undefined ? { tasks: run.tasks.map(taskToApi) } : {}),
   };
@@ -55,6 +57,8 @@ export function runFromApi(run: ApiRun & { tasks: (ApiTask & { log: TaskResult['
     duration: run.duration,
     error: run.error,
     trigger: run.trigger,
+    user: run.user,
+    cancelledBy: run.cancelled_by,
     counts: run.counts,
     tasks: run.tasks.map((t) => ({
       name: t.name,

@@ -1,5 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { basename, extname } from 'node:path';
 import {
   InvalidInputError,
   RunnerError,
@@ -12,6 +10,7 @@ import {
   type RunProgress,
   type RunRecord,
   type RunRequest,
+  type TaskHookContext,
   type TaskResult,
   type TaskStatus,
   type TemplateEngine,
@@ -19,9 +18,11 @@ import {
   type WorkflowEventPayload,
 } from '@runner/plugin-sdk';
 import { WorkflowValidationError, type WorkflowParser } from '@runner/plugin-workflow';
+import { askBefore, createHooks, tellAfter } from './hooks.js';
 import { newRunId } from './run-id.js';
 import type { RunStore } from './run-store.js';
 import { schedule } from './scheduler.js';
+import { WorkflowSources } from './sources.js';
 import { createTaskLog, lazyChild } from './task-log.js';
 import { runUnit, type UnitOutcome } from './unit-runner.js';
 import { expandTask, type Unit } from './units.js';
@@ -57,10 +58,21 @@ interface TaskView {
 
 const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
+/** How a run is stopped from outside: `cancel` or the kernel stopping. */
+interface RunControl {
+  controller: AbortController;
+  cancelledBy?: string;
+  /** The run's error when it ends cancelled. */
+  reason?: string;
+}
+
 /** The engine service: validation, then scheduling, running and recording of every unit. */
 export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Promise<unknown>[] } {
   const rotation = new Map<string, number>();
   const running = new Map<string, Promise<RunRecord>>();
+  const controls = new Map<string, RunControl>();
+  const hooks = createHooks();
+  const sources = new WorkflowSources();
   // A unit is written to the store once, when it ends (two writes per unit were a good part of a
   // trivial task's cost). Until then it lives here, by run and position, and `get` shows it from
   // here, so readers still see every started unit, its attempts and its log so far.
@@ -69,7 +81,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   async function prepare(
     request: RunRequest,
   ): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string }> {
-    const { text, file } = await readSource(request);
+    const { text, file, name: sourceName } = await sources.resolve(request.source);
     const { workflow: parsed, warnings } = deps.parser.parse(text, {
       file,
       checkScript: (source, chunkName) => {
@@ -96,11 +108,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     // Without an agent transport (`runner run` with no master) a delegated task could never run:
     // refuse the run before any task starts, rather than after the tasks before it had effects.
     if (!deps.delegator) refuseDelegation(workflow, selected, request);
-    const name =
-      request.workflowName ??
-      ('file' in request.source
-        ? basename(request.source.file, extname(request.source.file))
-        : (request.source.name ?? 'workflow'));
+    const name = request.workflowName ?? sourceName;
     return { workflow, tasks: deps.parser.topologicalOrder(selected), name };
   }
 
@@ -119,19 +127,76 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       dryRun: request.dryRun === true,
       startedAt: new Date().toISOString(),
       duration: 0,
-      trigger: request.trigger,
+      trigger: request.trigger ?? 'api',
+      ...(request.user === undefined ? {} : { user: request.user }),
       counts: {},
     };
+    const refused =
+      hooks.beforeRun.taps.length === 0
+        ? undefined
+        : await askBefore(hooks.beforeRun, { runId: run.id, workflowName: name, request });
     await deps.runs.insertRun(run);
-    const done = execute(run, workflow, tasks, request, observer ?? (() => {}));
+    if (refused !== undefined) {
+      const done = refuseRun(run, refused, observer);
+      return { runId: run.id, done };
+    }
+    const control: RunControl = { controller: new AbortController() };
+    controls.set(run.id, control);
+    const done = execute(run, workflow, tasks, request, observer ?? (() => {}), control);
     running.set(run.id, done);
     done
       .finally(() => {
         running.delete(run.id);
+        controls.delete(run.id);
         unitsRunning.delete(run.id);
       })
       .catch(() => {});
     return { runId: run.id, done };
+  }
+
+  /** A run a before-run tap refused: recorded as failed with the reason; no task ran. */
+  async function refuseRun(
+    run: Omit<RunRecord, 'tasks'>,
+    reason: string,
+    observer?: (progress: RunProgress) => void,
+  ): Promise<RunRecord> {
+    const finished: Omit<RunRecord, 'tasks'> = {
+      ...run,
+      status: 'failed',
+      completedAt: new Date().toISOString(),
+      error: reason,
+    };
+    await deps.runs.finishRun(finished);
+    await deps.runs.flush();
+    deps.logger.warn(`workflow ${run.workflowName} not started: ${reason}`, {
+      workflow: run.workflowName,
+      run_id: run.id,
+    });
+    deps.events.emit('workflow.failed', {
+      workflow_name: run.workflowName,
+      run_id: run.id,
+      status: 'failed',
+      duration: 0,
+      started_at: unixSeconds(run.startedAt),
+      completed_at: unixSeconds(finished.completedAt as string),
+    });
+    observer?.({ kind: 'run', run: finished });
+    await tellAfter(hooks.afterRun, deps.logger, 'afterRun', finished);
+    return { ...finished, tasks: [] };
+  }
+
+  async function cancel(runId: string, options: { by?: string; reason?: string } = {}): Promise<RunRecord | undefined> {
+    const control = controls.get(runId);
+    const done = running.get(runId);
+    if (!control || !done) return deps.runs.get(runId);
+    if (!control.controller.signal.aborted) {
+      control.cancelledBy = options.by;
+      control.reason = options.reason ?? `cancelled${options.by ? ` by ${options.by}` : ''}`;
+      // A RunnerError reason is what the Lua runtime reports for a script it stops, so the task
+      // that was running says why instead of "This operation was aborted".
+      control.controller.abort(new RunnerError('cancelled', control.reason, { status: 409 }));
+    }
+    return done;
   }
 
   async function execute(
@@ -140,12 +205,14 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     tasks: TaskDefinition[],
     request: RunRequest,
     observe: (progress: RunProgress) => void,
+    control: RunControl,
   ): Promise<RunRecord> {
-    const controller = new AbortController();
-    // A RunnerError reason is what the Lua runtime reports for a script it stops, so the task
-    // that was running says why instead of "This operation was aborted".
-    const onStop = () =>
-      controller.abort(new RunnerError('cancelled', 'cancelled: runner is stopping', { status: 503 }));
+    const { controller } = control;
+    const onStop = () => {
+      if (controller.signal.aborted) return;
+      control.reason = 'cancelled: runner is stopping';
+      controller.abort(new RunnerError('cancelled', control.reason, { status: 503 }));
+    };
     deps.signal.addEventListener('abort', onStop, { once: true });
     const started = performance.now();
     const views: Record<string, TaskView> = {};
@@ -180,6 +247,17 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
 
     // Record position of each result: the final record lists them in this order, as the store does.
     const seqOf = new Map<TaskResult, number>();
+    // After-task taps run as units end; the run's after-taps wait for them.
+    const told = new Set<Promise<void>>();
+    const taskContext = (result: TaskResult, attempt: number): TaskHookContext => ({
+      runId: run.id,
+      workflowName: run.workflowName,
+      task: result.task,
+      unit: result.name,
+      agent: result.agent,
+      attempt,
+      dryRun: run.dryRun,
+    });
     const announce = (result: TaskResult) => {
       const { log: _log, ...summary } = result;
       observe({ kind: 'task', runId: run.id, task: summary });
@@ -190,6 +268,18 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       deps.runs.queueTask(run.id, seqNo, result);
       liveUnits.delete(seqNo);
       announce(result);
+      if (hooks.afterTask.taps.length > 0) {
+        const { log: _log, ...summary } = result;
+        const telling = tellAfter(
+          hooks.afterTask,
+          runLogger,
+          'afterTask',
+          taskContext(result, result.attempts),
+          summary,
+        );
+        told.add(telling);
+        void telling.then(() => told.delete(telling));
+      }
     };
 
     const outcome = await schedule<TaskDefinition, Unit>(
@@ -263,6 +353,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               values: workflow.values,
               signal: controller.signal,
               sleep,
+              beforeAttempt:
+                hooks.beforeTask.taps.length === 0
+                  ? undefined
+                  : (attempt) => askBefore(hooks.beforeTask, taskContext(result, attempt)),
             },
             log,
             (attempt) => (result.attempts = attempt),
@@ -382,17 +476,15 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     const counts: Partial<Record<TaskStatus, number>> = {};
     for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
     const failed = [...outcome.outcomes.values()].includes('failed');
+    const cancelled = controller.signal.aborted;
     const finished: Omit<RunRecord, 'tasks'> = {
       ...run,
-      status: controller.signal.aborted ? 'cancelled' : failed ? 'failed' : 'succeeded',
+      status: cancelled ? 'cancelled' : failed ? 'failed' : 'succeeded',
       completedAt: new Date().toISOString(),
       duration: (performance.now() - started) / 1000,
+      ...(cancelled && control.cancelledBy !== undefined ? { cancelledBy: control.cancelledBy } : {}),
       // The cancellation explains a cancelled run better than the task it interrupted.
-      error: controller.signal.aborted
-        ? 'cancelled: runner is stopping'
-        : outcome.stoppedBy
-          ? `task ${outcome.stoppedBy} failed`
-          : undefined,
+      error: cancelled ? control.reason : outcome.stoppedBy ? `task ${outcome.stoppedBy} failed` : undefined,
       counts,
     };
     await deps.runs.finishRun(finished);
@@ -403,11 +495,16 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     deps.events.emit(finished.status === 'succeeded' ? 'workflow.completed' : 'workflow.failed', eventPayload);
     runLogger.info(`workflow ${finished.status}`, { status: finished.status, duration: finished.duration, counts });
     observe({ kind: 'run', run: finished });
+    if (told.size > 0) await Promise.all([...told]);
+    if (hooks.afterRun.taps.length > 0) await tellAfter(hooks.afterRun, runLogger, 'afterRun', finished);
     // Sorted as `get` returns them (by position, not start time: skipped units never started).
     return { ...finished, tasks: results.slice().sort((a, b) => (seqOf.get(a) ?? 0) - (seqOf.get(b) ?? 0)) };
   }
 
   return {
+    hooks,
+    cancel,
+    registerSource: (kind, resolve) => sources.register(kind, resolve),
     start,
     get: (runId) => deps.runs.get(runId, unitsRunning.get(runId)),
     list: (filter) => deps.runs.list(filter),
@@ -445,21 +542,6 @@ function refuseDelegation(workflow: WorkflowDefinition, tasks: readonly TaskDefi
       };
     });
   if (problems.length > 0) throw new WorkflowValidationError(problems);
-}
-
-async function readSource(request: RunRequest): Promise<{ text: string; file: string }> {
-  if ('content' in request.source) return { text: request.source.content, file: request.source.name ?? '<content>' };
-  const file = request.source.file;
-  try {
-    return { text: await readFile(file, 'utf8'), file };
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    // Bad input of the request (HTTP 400, exit code 2), not a missing resource: a 404 from
-    // POST /workflows/run would read as "no such endpoint".
-    if (code === 'ENOENT') throw new InvalidInputError(`workflow file ${file} does not exist`, { field: 'file' });
-    if (code === 'EISDIR') throw new InvalidInputError(`workflow file ${file} is a directory`, { field: 'file' });
-    throw new InvalidInputError(`cannot read workflow file ${file}: ${(error as Error).message}`, { field: 'file' });
-  }
 }
 
 /** A master shutting down is unavailable, not asked something wrong: 503, so a client may retry elsewhere. */

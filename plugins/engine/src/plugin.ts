@@ -9,6 +9,7 @@ import {
   optional,
 } from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
+import { executionsCommand } from './executions-command-spec.js';
 import { runCommand } from './run-command-spec.js';
 
 /**
@@ -30,7 +31,7 @@ export const plugin = definePlugin({
     http: optional(HttpRouterRef),
     delegator: optional(AgentDelegatorRef),
   },
-  commands: [runCommand],
+  commands: [runCommand, executionsCommand],
   config: {
     'engine.task_log_bytes': {
       schema: { type: 'integer', minimum: 1 },

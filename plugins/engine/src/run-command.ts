@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import {
   createMasterClient,
@@ -7,16 +7,15 @@ import {
   InvalidInputError,
   WorkflowEngineRef,
   type CommandContext,
-  type MasterClient,
   type CommandInput,
   type RunRecord,
   type RunRequest,
 } from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
-import { runFromApi } from './api-shape.js';
+import { runOnMaster } from './run-on-master.js';
 import { createRunView } from './run-view.js';
 
-interface RunOptions {
+export interface RunOptions {
   file?: string;
   group?: string;
   values?: string;
@@ -58,6 +57,8 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
     dryRun: options.dryRun === true,
     verbose: options.verbose === true,
     trigger: 'cli',
+    // Embedded, the person at this terminal; through a master, who the master authenticates.
+    ...(master ? {} : { user: osUser() }),
   };
 
   // Asked only of a person at a terminal; --yes, JSON output and pipes (CI) go ahead.
@@ -84,6 +85,7 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
     err: ctx.stderr,
     verbose: options.verbose === true,
     colour: !process.env.NO_COLOR,
+    redactor: ctx.redactor,
   });
   // Ctrl-C (or a supervisor's TERM) cancels the run instead of killing the process under it: the
   // kernel's stop cancels every run, which stops the scripts and kills the commands they wait
@@ -91,13 +93,22 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
   // signal exits at once (the kernel's rule). Listened for before the run starts: its first
   // command can be running before `start` returns (a signal then killed the runner outright).
   let interrupted: NodeJS.Signals | undefined;
-  const noteSignal = (signal: NodeJS.Signals) => (interrupted ??= signal);
-  const signalExitCode = (signal: NodeJS.Signals) => (signal === 'SIGINT' ? 130 : 143);
+  let runId: string | undefined;
+  // Cancelled by the person (recorded as who cancelled it), before the kernel's stop cancels what is left.
+  const cancelRun = () =>
+    runId !== undefined &&
+    void engine.cancel(runId, { by: request.user, reason: `cancelled: interrupted (${interrupted})` }).catch(() => {});
+  const noteSignal = (signal: NodeJS.Signals) => {
+    interrupted ??= signal;
+    cancelRun();
+  };
   process.once('SIGINT', noteSignal).once('SIGTERM', noteSignal);
   (kernel as NonNullable<typeof kernel>).stopOnSignal().catch(() => {});
   try {
-    const { done } = await engine.start(request, view.observe);
-    const record = await done;
+    const started = await engine.start(request, view.observe);
+    runId = started.runId;
+    if (interrupted) cancelRun();
+    const record = await started.done;
     view.finish(record);
     return interrupted ? signalExitCode(interrupted) : exitCodeOf(record);
   } catch (error) {
@@ -107,6 +118,21 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
   } finally {
     process.off('SIGINT', noteSignal).off('SIGTERM', noteSignal);
   }
+}
+
+/** The OS account running the command, recorded as who started an embedded run. */
+function osUser(): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    // No passwd entry for the uid (some containers): nobody to name.
+    return undefined;
+  }
+}
+
+/** How a command stopped by a signal exits: 128 + the signal's number, as shells report it. */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return signal === 'SIGINT' ? 130 : 143;
 }
 
 export function exitCodeOf(record: RunRecord): number {
@@ -180,60 +206,5 @@ async function confirm(ctx: CommandContext, question: string): Promise<boolean> 
     return /^y(es)?$/i.test((await rl.question(question)).trim());
   } finally {
     rl.close();
-  }
-}
-
-/** Sends the workflow's text to the master and follows the run until it ends. */
-async function runOnMaster(
-  master: MasterClient,
-  request: RunRequest,
-  ctx: CommandContext,
-  options: RunOptions,
-): Promise<number> {
-  const file = resolve((request.source as { file: string }).file);
-  // A master holding this data directory is on this machine: it reads the file itself, and
-  // problems are reported at the file's path. A remote master gets the text.
-  const source = master.endpoint.local ? { file } : { content: await readFile(file, 'utf8') };
-  // The master's error answer comes back as a RunnerError of its kind and code: a workflow the
-  // master refused exits 2 as it does when run embedded.
-  const answer = await master.call<{ id: string }>('POST', '/workflows/run', {
-    body: {
-      ...source,
-      workflow_name: request.workflowName,
-      group: request.group,
-      vars: request.vars,
-      values: request.values,
-      delegate_to: request.delegateTo,
-      dry_run: request.dryRun,
-      verbose: request.verbose,
-    },
-  });
-  const view = createRunView({
-    mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text',
-    out: ctx.stdout,
-    err: ctx.stderr,
-    verbose: options.verbose === true,
-    colour: !process.env.NO_COLOR,
-  });
-  const seen = new Map<string, string>();
-  for (;;) {
-    const record = runFromApi(
-      await master.call<Parameters<typeof runFromApi>[0]>('GET', `/executions/${encodeURIComponent(answer.id)}`),
-    );
-    for (const task of record.tasks) {
-      const key = `${task.name}:${task.status}`;
-      if (seen.get(task.name) !== key) {
-        seen.set(task.name, key);
-        const { log, ...summary } = task;
-        if (options.verbose)
-          for (const line of log) view.observe({ kind: 'log', runId: record.id, task: task.name, line });
-        view.observe({ kind: 'task', runId: record.id, task: summary });
-      }
-    }
-    if (record.status !== 'running') {
-      view.finish(record);
-      return exitCodeOf(record);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

@@ -4,6 +4,7 @@ import type {
   Redactor,
   RunRecord,
   RunStatus,
+  RunTrigger,
   Store,
   TaskResult,
   TaskStatus,
@@ -49,7 +50,21 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
         PRIMARY KEY (run_id, seq)
       );`,
   },
+  {
+    id: 2,
+    description: 'who started and who cancelled a run',
+    sql: `
+      ALTER TABLE runs ADD COLUMN user TEXT;
+      ALTER TABLE runs ADD COLUMN cancelled_by TEXT;`,
+  },
 ];
+
+const TRIGGERS: readonly RunTrigger[] = ['cli', 'api', 'scheduler', 'hook', 'flow'];
+
+/** A stored trigger as the type knows it; a value this version does not know reads as absent. */
+function triggerOf(value: string | null): RunTrigger | undefined {
+  return TRIGGERS.includes(value as RunTrigger) ? (value as RunTrigger) : undefined;
+}
 
 interface RunRow {
   id: string;
@@ -61,6 +76,8 @@ interface RunRow {
   duration: number;
   error: string | null;
   trigger: string | null;
+  user: string | null;
+  cancelled_by: string | null;
   counts: string;
 }
 
@@ -122,7 +139,7 @@ export class RunStore {
   insertRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
     return this.track(
       this.store.run(
-        'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, counts) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
+        'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, user, counts) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)',
         [
           run.id,
           run.workflowName,
@@ -130,6 +147,7 @@ export class RunStore {
           run.dryRun ? 1 : 0,
           run.startedAt,
           run.trigger ?? null,
+          run.user ?? null,
           JSON.stringify(run.counts),
         ],
       ),
@@ -140,14 +158,18 @@ export class RunStore {
     // The run's results are durable no later than its final status.
     this.writeQueued();
     return this.track(
-      this.store.run('UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, counts = ? WHERE id = ?', [
-        run.status,
-        run.completedAt ?? null,
-        run.duration,
-        run.error === undefined ? null : this.redactor ? this.redactor.redactText(run.error) : run.error,
-        JSON.stringify(run.counts),
-        run.id,
-      ]),
+      this.store.run(
+        'UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, cancelled_by = ?, counts = ? WHERE id = ?',
+        [
+          run.status,
+          run.completedAt ?? null,
+          run.duration,
+          run.error === undefined ? null : this.redactor ? this.redactor.redactText(run.error) : run.error,
+          run.cancelledBy ?? null,
+          JSON.stringify(run.counts),
+          run.id,
+        ],
+      ),
     );
   }
 
@@ -326,7 +348,9 @@ function fromRunRow(row: RunRow): Omit<RunRecord, 'tasks'> {
     completedAt: row.completed_at ?? undefined,
     duration: row.duration,
     error: row.error ?? undefined,
-    trigger: row.trigger ?? undefined,
+    trigger: triggerOf(row.trigger),
+    ...(row.user === null ? {} : { user: row.user }),
+    ...(row.cancelled_by === null ? {} : { cancelledBy: row.cancelled_by }),
     counts: JSON.parse(row.counts) as RunRecord['counts'],
   };
 }

@@ -1,4 +1,4 @@
-import type { RunProgress, RunRecord, TaskResult, TaskStatus } from '@runner/plugin-sdk';
+import type { Redactor, RunProgress, RunRecord, TaskResult, TaskStatus } from '@runner/plugin-sdk';
 import { runToApi, taskToApi } from './api-shape.js';
 
 export interface RunView {
@@ -42,7 +42,18 @@ export function createRunView(options: {
   verbose: boolean;
   /** Colours in the live view; false when NO_COLOR is set (no-color.org). Default true. */
   colour?: boolean;
+  /** The process's redactor: progress reaches the terminal straight from the engine, so it is masked here. */
+  redactor: Redactor;
 }): RunView {
+  const view = createPlainRunView(options);
+  const { redactor } = options;
+  return {
+    observe: (p) => view.observe(redactor.redact(p)),
+    finish: (record) => view.finish(redactor.redact(record)),
+  };
+}
+
+function createPlainRunView(options: Parameters<typeof createRunView>[0]): RunView {
   const { out, mode, verbose } = options;
   if (mode === 'json') {
     return {

@@ -137,9 +137,12 @@ export async function schedule<T extends SchedulableTask, U>(
         blockCheckNeeded = true;
         s.phase = 'done';
         outcomes.set(task.name, 'skipped');
+        // A task the cancellation stopped failed because of it: its dependents say the run was cancelled.
         hooks.skipped(
           task,
-          `not run: it depends on ${blocker}, which ${outcomes.get(blocker) === 'failed' ? 'failed' : 'was not run'}`,
+          signal?.aborted
+            ? 'not run: the run was cancelled'
+            : `not run: it depends on ${blocker}, which ${outcomes.get(blocker) === 'failed' ? 'failed' : 'was not run'}`,
         );
       }
     }

@@ -28,6 +28,8 @@ export interface UnitEnvironment {
   signal: AbortSignal;
   /** Waits between retries; abortable. */
   sleep(ms: number, signal: AbortSignal): Promise<unknown>;
+  /** Before-task taps (absent when there are none): a reason refuses the attempt, failing the unit. */
+  beforeAttempt?(attempt: number): Promise<string | undefined>;
 }
 
 export interface UnitOutcome {
@@ -70,6 +72,14 @@ export async function runUnit(
   for (let attempt = 1; attempt <= retry.attempts; attempt++) {
     onAttempt(attempt);
     (context.task as { attempt: number }).attempt = attempt;
+    if (env.beforeAttempt) {
+      // A refusal is a decision, not a transient failure: no further attempt.
+      const refused = await env.beforeAttempt(attempt);
+      if (refused !== undefined) {
+        log.add('warn', refused);
+        return { status: 'failed', message: refused, attempts: attempt };
+      }
+    }
     last = await attemptOnce(unit, env, log, context, attempt);
     if (last.status === 'succeeded' || env.signal.aborted) return last;
     if (attempt < retry.attempts) {

@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { ConflictError, InvalidInputError, NotFoundError, reply, type HttpRequest } from '@runner/plugin-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHttp, type RunningHttp } from './test-support.js';
+import { startHttp, type RunningHttp, testRoute } from './test-support.js';
 
 const running: RunningHttp[] = [];
 afterEach(async () => {
@@ -10,23 +10,29 @@ afterEach(async () => {
 
 async function start(config: Record<string, unknown> = {}): Promise<RunningHttp> {
   const r = await startHttp(config, (router) => {
-    router.route('POST', '/things', (req) => {
-      const body = req.body as { name?: unknown } | undefined;
-      if (typeof body?.name !== 'string') throw new InvalidInputError('name must be a string', { field: 'name' });
-      if (body.name === 'taken') throw new ConflictError('a thing named "taken" exists already');
-      return reply(201, { name: body.name }, { location: `/api/v1/things/${body.name}` });
-    });
-    router.route('GET', '/things/:name', (req) => {
-      if (req.params.name === 'missing') throw new NotFoundError('thing "missing" does not exist');
-      return { name: req.params.name, query: req.query, method: req.method, path: req.path };
-    });
-    router.route('DELETE', '/things/:name', () => undefined);
-    router.route('POST', '/echo', (req: HttpRequest) => ({ body: req.body ?? null }));
-    router.route('POST', '/tiny', (req) => ({ body: req.body }), { bodyLimitBytes: 10 });
-    router.route('GET', '/boom', () => {
-      throw new Error('connect ECONNREFUSED db password=hunter2 at /srv/secret.db');
-    });
-    router.route('GET', '/bigint', () => ({ n: 1n }));
+    router.add(
+      testRoute('POST', '/things', (req) => {
+        const body = req.body as { name?: unknown } | undefined;
+        if (typeof body?.name !== 'string') throw new InvalidInputError('name must be a string', { field: 'name' });
+        if (body.name === 'taken') throw new ConflictError('a thing named "taken" exists already');
+        return reply(201, { name: body.name }, { location: `/api/v1/things/${body.name}` });
+      }),
+    );
+    router.add(
+      testRoute('GET', '/things/:name', (req) => {
+        if (req.params.name === 'missing') throw new NotFoundError('thing "missing" does not exist');
+        return { name: req.params.name, query: req.query, method: req.method, path: req.path };
+      }),
+    );
+    router.add(testRoute('DELETE', '/things/:name', () => undefined));
+    router.add(testRoute('POST', '/echo', (req: HttpRequest) => ({ body: req.body ?? null })));
+    router.add(testRoute('POST', '/tiny', (req) => ({ body: req.body }), { bodyLimitBytes: 10 }));
+    router.add(
+      testRoute('GET', '/boom', () => {
+        throw new Error('connect ECONNREFUSED db password=hunter2 at /srv/secret.db');
+      }),
+    );
+    router.add(testRoute('GET', '/bigint', () => ({ n: 1n })));
   });
   running.push(r);
   return r;
@@ -180,7 +186,7 @@ describe('handlers', () => {
 
   it('refuses a second route with the same method and shape', async () => {
     const { router } = await start();
-    expect(() => router.route('GET', '/things/:other', () => ({}))).toThrow(
+    expect(() => router.add(testRoute('GET', '/things/:other', () => ({})))).toThrow(
       'GET /api/v1/things/:other is already registered',
     );
   });

@@ -1,23 +1,33 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import {
   ForbiddenError,
   messageOf,
   NotFoundError,
+  Permissions,
   RunnerError,
   STREAMED,
-  type HttpHandler,
+  type Guard,
   type HttpMethod,
   type HttpReply,
   type HttpRequest,
   type HttpRouter,
   type Logger,
+  type PlainRoute,
+  type Principal,
   type Redactor,
-  type RouteOptions,
+  type RouteMeta,
+  type RouteSpec,
+  type StaticMount,
 } from '@runner/plugin-sdk';
 import polka, { type NextHandler, type Polka, type Request } from 'polka';
 import { errorAnswer, MethodNotAllowedError } from './errors.js';
+import { finalStatus, GuardChain } from './guard-chain.js';
 import { readJsonBody } from './json-body.js';
+import { buildOpenApi } from './openapi.js';
+import { compilePart, type PartValidator } from './route-schema.js';
+import { StaticFiles } from './static-files.js';
 
 export const API_PREFIX = '/api/v1';
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -34,12 +44,19 @@ export interface ApiRouterOptions {
 }
 
 /**
- * The HttpRouter service: routes under /api/v1 on polka, JSON bodies, CORS, request ids, request
+ * The HttpRouter service: declared routes under /api/v1 on polka with their schemas checked, the
+ * guard chain in front of every door (API, SSE, WebSocket, plain routes, static files), static
+ * mounts and plain routes outside the API, the OpenAPI document, CORS, request ids, request
  * logging, and the mapping of every failure to the documented error body.
  */
 export class ApiRouter implements HttpRouter {
   private readonly app: Polka;
   private readonly registered = new Set<string>();
+  private readonly declared: RouteSpec[] = [];
+  private readonly metas: RouteMeta[] = [];
+  private readonly guards = new GuardChain();
+  private readonly statics: StaticFiles[] = [];
+  private readonly plainRoutes = new Map<string, { route: PlainRoute; meta: RouteMeta }>();
   private readonly allowAllOrigins: boolean;
   private listeningOn: { host: string; port: number } | null = null;
 
@@ -49,22 +66,97 @@ export class ApiRouter implements HttpRouter {
       onNoMatch: (req, res) => this.sendError(req, res, this.noRouteError(req.method, req.path)),
       onError: (error, req, res) => this.sendError(req, res, error),
     });
+    this.metas.push(WEBSOCKET_ROUTE);
   }
 
-  route(method: HttpMethod, path: string, handler: HttpHandler, options: RouteOptions = {}): void {
-    if (!METHODS.includes(method))
-      throw new TypeError(`route ${method} ${path}: method must be one of ${METHODS.join(', ')}`);
-    if (!path.startsWith('/') || path.includes('?')) {
-      throw new TypeError(`route ${method} ${path}: path must start with "/" and hold no query, e.g. "/agents/:name"`);
-    }
+  add(route: RouteSpec<any, any, any>): void {
+    const { method, path } = route;
+    checkDeclaration(route);
     // `/a/:x` and `/a/:y` match the same requests, so parameter names do not make routes distinct.
     const shape = `${method} ${path.replace(/:[^/]+/g, ':').replace(/\/$/, '')}`;
     if (this.registered.has(shape)) throw new TypeError(`route ${method} ${API_PREFIX}${path} is already registered`);
     this.registered.add(shape);
-    const limit = options.bodyLimitBytes ?? this.options.bodyLimitBytes;
-    this.app.add(method, `${API_PREFIX}${path}`, (req: Request, res: ServerResponse) =>
-      this.dispatch(req, res, handler, limit),
-    );
+    const meta: RouteMeta = {
+      method,
+      path: `${API_PREFIX}${path}`,
+      permission: route.permission,
+      summary: route.summary,
+      kind: route.streaming ? 'sse' : 'api',
+      mutating: method !== 'GET',
+    };
+    const compiled: CompiledRoute = {
+      spec: route,
+      meta,
+      bodyLimit: route.bodyLimitBytes ?? this.options.bodyLimitBytes,
+      params: route.params ? compilePart('params', route.params) : undefined,
+      query: route.query ? compilePart('query', route.query) : undefined,
+      body: route.body ? compilePart('body', route.body) : undefined,
+    };
+    this.declared.push(route);
+    this.metas.push(meta);
+    this.app.add(method, meta.path, (req: Request, res: ServerResponse) => this.dispatch(req, res, compiled));
+  }
+
+  guard(guard: Guard): void {
+    this.guards.add(guard);
+  }
+
+  mountStatic(mount: StaticMount): void {
+    if (!mount.prefix.startsWith('/') || mount.prefix.startsWith(API_PREFIX))
+      throw new TypeError(`static mount ${mount.prefix}: the prefix must start with "/" and lie outside ${API_PREFIX}`);
+    if (this.statics.some((s) => s.mount.prefix === mount.prefix))
+      throw new TypeError(`static mount ${mount.prefix} is already registered`);
+    this.statics.push(new StaticFiles(mount));
+    // The longest prefix wins, so `/docs` can sit beside the UI at `/`.
+    this.statics.sort((a, b) => b.mount.prefix.length - a.mount.prefix.length);
+    this.metas.push({
+      method: 'GET',
+      path: mount.prefix,
+      permission: mount.permission,
+      summary: `static files from ${mount.dir}`,
+      kind: 'static',
+      mutating: false,
+    });
+  }
+
+  plain(route: PlainRoute): void {
+    if (!route.path.startsWith('/') || route.path.startsWith('/api/'))
+      throw new TypeError(`plain route ${route.path}: the path must start with "/" and lie outside /api/`);
+    if (!route.permission) throw new TypeError(`plain route ${route.method} ${route.path} declares no permission`);
+    const key = `${route.method} ${route.path}`;
+    if (this.plainRoutes.has(key)) throw new TypeError(`plain route ${key} is already registered`);
+    const meta: RouteMeta = {
+      method: route.method,
+      path: route.path,
+      permission: route.permission,
+      summary: route.summary,
+      kind: 'plain',
+      mutating: route.method !== 'GET',
+    };
+    this.plainRoutes.set(key, { route, meta });
+    this.metas.push(meta);
+  }
+
+  routes(): readonly RouteMeta[] {
+    return this.metas;
+  }
+
+  /** The OpenAPI 3.1 document of every declared and plain route. */
+  openApi(version: string): Record<string, unknown> {
+    return buildOpenApi({
+      version,
+      apiPrefix: API_PREFIX,
+      routes: this.declared,
+      plain: [...this.plainRoutes.values()].map((p) => p.route),
+    });
+  }
+
+  /**
+   * Runs the guard chain for a WebSocket upgrade; the WebSocket hub calls it before accepting.
+   * Throws the refusal; resolves with the principal the guards established.
+   */
+  authorizeUpgrade(req: IncomingMessage, socket: Duplex, requestId: string): Promise<Principal | undefined> {
+    return this.guards.run(WEBSOCKET_ROUTE, req, requestId, socket, () => 101);
   }
 
   address(): { host: string; port: number } | null {
@@ -98,13 +190,47 @@ export class ApiRouter implements HttpRouter {
       this.preflight(req, res, path, originAllowed);
       return;
     }
-    // Without a `next` polka runs the route chain itself; one given would be called at once (sub-app mode).
-    this.app.handler(req as Request, res, undefined as unknown as NextHandler);
+    if (path === '/api' || path.startsWith('/api/')) {
+      // Without a `next` polka runs the route chain itself; one given would be called at once (sub-app mode).
+      this.app.handler(req as Request, res, undefined as unknown as NextHandler);
+      return;
+    }
+    void this.handleOutsideApi(req, res, path, requestId);
+  }
+
+  /** Plain routes (`/metrics`), then static mounts (the UI at `/`); JSON 404 for the rest. */
+  private async handleOutsideApi(req: IncomingMessage, res: ServerResponse, path: string, requestId: string) {
+    try {
+      const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
+      const plain = this.plainRoutes.get(`${method} ${path}`);
+      if (plain) {
+        const principal = await this.guards.run(plain.meta, req, requestId, res, () => finalStatus(res));
+        await plain.route.handler(req, res, { principal });
+        return;
+      }
+      const mount = this.statics.find((s) => s.covers(path));
+      if (mount) {
+        if (method !== 'GET') throw new MethodNotAllowedError(req.method ?? '', path, ['GET', 'HEAD']);
+        const meta = this.metas.find((m) => m.kind === 'static' && m.path === mount.mount.prefix) as RouteMeta;
+        await this.guards.run(meta, req, requestId, res, () => finalStatus(res));
+        const hit = await mount.find(path);
+        if (!hit) throw new NotFoundError(`no file for ${path}`);
+        await mount.send(req, res, hit);
+        return;
+      }
+      const allow = [...this.plainRoutes.values()].filter((p) => p.route.path === path).map((p) => p.route.method);
+      if (allow.length > 0) throw new MethodNotAllowedError(req.method ?? '', path, allow);
+      throw new NotFoundError(`no route for ${req.method} ${path}`);
+    } catch (error) {
+      this.sendError(req, res, error);
+    }
   }
 
   /** Methods with a route for this path, as an Allow header lists them; empty when none. */
   allowedMethods(path: string): string[] {
-    const methods: string[] = METHODS.filter((m) => this.app.find(m, path).handlers.length > 0);
+    const methods: string[] = METHODS.filter(
+      (m) => this.app.find(m, path).handlers.length > 0 || this.plainRoutes.has(`${m} ${path}`),
+    );
     if (methods.length === 0) return [];
     if (methods.includes('GET')) methods.splice(methods.indexOf('GET') + 1, 0, 'HEAD');
     return [...methods, 'OPTIONS'];
@@ -134,26 +260,27 @@ export class ApiRouter implements HttpRouter {
     this.writeJson(req, res, answer.status, answer.body, headers);
   }
 
-  private async dispatch(
-    req: Request,
-    res: ServerResponse,
-    handler: HttpHandler,
-    bodyLimitBytes: number,
-  ): Promise<void> {
+  private async dispatch(req: Request, res: ServerResponse, route: CompiledRoute): Promise<void> {
     try {
-      const body = await readJsonBody(req, bodyLimitBytes);
+      const requestId = String(res.getHeader('x-request-id'));
+      // Guards run before the body is read: an unauthenticated client cannot make us buffer a megabyte.
+      const principal = await this.guards.run(route.meta, req, requestId, res, () => finalStatus(res));
+      const rawBody = await readJsonBody(req, route.bodyLimit);
+      const rawQuery = firstValues(req.query as Record<string, string | string[] | undefined>);
       const request: HttpRequest = {
         // HEAD reaches GET routes; Node leaves the body out of the answer.
         method: (req.method === 'HEAD' ? 'GET' : req.method) as HttpMethod,
         path: req.path.slice(API_PREFIX.length) || '/',
-        params: { ...req.params },
-        query: firstValues(req.query as Record<string, string | string[] | undefined>),
+        params: (route.params ? route.params.check({ ...req.params }) : { ...req.params }) as Record<string, string>,
+        query: (route.query ? route.query.check(rawQuery) : rawQuery) as Record<string, string>,
         headers: req.headers,
-        body,
+        body: route.body ? route.body.check(rawBody) : rawBody,
         remoteAddress: req.socket.remoteAddress ?? '',
+        requestId,
+        principal,
         raw: { req, res },
       };
-      const result = await handler(request);
+      const result = await route.spec.handler(request as never);
       if (result === STREAMED) return;
       if (isReply(result)) this.writeJson(req, res, result.status, result.body, result.headers ?? {});
       else if (result === undefined) this.writeJson(req, res, 204, undefined, {});
@@ -254,4 +381,42 @@ function firstValues(query: Record<string, string | string[] | undefined>): Reco
 
 function isReply(value: unknown): value is HttpReply {
   return typeof value === 'object' && value !== null && (value as Partial<HttpReply>).kind === 'http-reply';
+}
+
+/** A declared route with its checks compiled. */
+interface CompiledRoute {
+  spec: RouteSpec;
+  meta: RouteMeta;
+  bodyLimit: number;
+  params?: PartValidator;
+  query?: PartValidator;
+  body?: PartValidator;
+}
+
+/** The WebSocket channel as the guard chain sees it: any signed-in user may connect; messages are filtered by permission. */
+const WEBSOCKET_ROUTE: RouteMeta = {
+  method: 'WS',
+  path: `${API_PREFIX}/ws`,
+  permission: Permissions.workflowView,
+  summary: 'the WebSocket channel of live events',
+  kind: 'websocket',
+  mutating: false,
+};
+
+/** A mistake in a plugin's declaration fails its setup, naming the route. */
+function checkDeclaration(route: RouteSpec): void {
+  const { method, path } = route;
+  if (!METHODS.includes(method))
+    throw new TypeError(`route ${method} ${path}: method must be one of ${METHODS.join(', ')}`);
+  if (!path.startsWith('/') || path.includes('?'))
+    throw new TypeError(`route ${method} ${path}: path must start with "/" and hold no query, e.g. "/agents/:name"`);
+  if (typeof route.permission !== 'string' || (route.permission as string) === '')
+    throw new TypeError(`route ${method} ${path} declares no permission (use "public" for open routes)`);
+  if (!route.summary)
+    throw new TypeError(`route ${method} ${path} has no summary (it is shown in the OpenAPI document)`);
+  if (typeof route.handler !== 'function') throw new TypeError(`route ${method} ${path} has no handler`);
+  const named = [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1] as string);
+  const declared = Object.keys((route.params?.properties ?? {}) as object);
+  const missing = named.filter((n) => route.params && !declared.includes(n));
+  if (missing.length > 0) throw new TypeError(`route ${method} ${path}: params schema lacks ${missing.join(', ')}`);
 }

@@ -7,7 +7,7 @@ import { HttpRouterRef } from '@runner/plugin-sdk';
 import { createTestKernel } from '@runner/plugin-sdk/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { plugin } from './plugin.js';
-import { startHttp, type RunningHttp } from './test-support.js';
+import { startHttp, type RunningHttp, testRoute } from './test-support.js';
 
 const running: RunningHttp[] = [];
 const blockers: Server[] = [];
@@ -120,11 +120,13 @@ describe('graceful shutdown', () => {
     const entered = deferred();
     const release = deferred();
     const r = await startHttp({}, (router) => {
-      router.route('GET', '/slow', async () => {
-        entered.resolve();
-        await release.promise;
-        return { done: true };
-      });
+      router.add(
+        testRoute('GET', '/slow', async () => {
+          entered.resolve();
+          await release.promise;
+          return { done: true };
+        }),
+      );
     });
     running.push(r);
 
@@ -150,10 +152,12 @@ describe('graceful shutdown', () => {
   it('destroys what is still open after http.shutdown_timeout', async () => {
     const entered = deferred();
     const r = await startHttp({ 'http.shutdown_timeout': 0.2 }, (router) => {
-      router.route('GET', '/never', () => {
-        entered.resolve();
-        return new Promise(() => {});
-      });
+      router.add(
+        testRoute('GET', '/never', () => {
+          entered.resolve();
+          return new Promise(() => {});
+        }),
+      );
     });
     running.push(r);
     const inFlight = get(r.port, '/api/v1/never');

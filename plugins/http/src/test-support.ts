@@ -1,4 +1,13 @@
-import { HttpRouterRef, WebSocketHubRef, type HttpRouter, type WebSocketHub } from '@runner/plugin-sdk';
+import {
+  HttpRouterRef,
+  Permissions,
+  WebSocketHubRef,
+  type HttpMethod,
+  type HttpRequest,
+  type HttpRouter,
+  type RouteSpec,
+  type WebSocketHub,
+} from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin } from './plugin.js';
 
@@ -37,5 +46,23 @@ export async function startHttp(
     hub: kernel.get(WebSocketHubRef),
     base: `http://127.0.0.1:${address.port}`,
     port: address.port,
+  };
+}
+
+/** A route for tests: public, summarised by its method and path, with no schemas unless given. */
+export function testRoute(
+  method: HttpMethod,
+  path: string,
+  handler: (request: HttpRequest) => unknown,
+  extra: Partial<RouteSpec> = {},
+): RouteSpec {
+  return {
+    method,
+    path,
+    summary: `${method} ${path} (test)`,
+    permission: Permissions.public,
+    responses: { 200: { description: 'test answer' } },
+    handler: handler as RouteSpec['handler'],
+    ...extra,
   };
 }

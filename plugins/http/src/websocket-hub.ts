@@ -8,6 +8,7 @@ import {
   type BusEvent,
   type EventBus,
   type Logger,
+  type Principal,
   type Redactor,
   type WebSocketHub,
   type WebSocketMessages,
@@ -32,6 +33,8 @@ interface Client {
   receiving: boolean;
   /** Whether a pong came back since the last ping. */
   alive: boolean;
+  /** Who connected, as the guards established; undefined without an authentication guard. */
+  principal?: Principal;
   unsubscribe: () => void;
   killTimer?: NodeJS.Timeout;
 }
@@ -45,6 +48,11 @@ export interface WebSocketHubOptions {
   pingIntervalMs: number;
   /** Past this many unsent bytes a client is closed with 1013. */
   maxBufferedBytes: number;
+  /**
+   * The router's guard chain for the upgrade (authentication, audit); throws to refuse. The
+   * principal it resolves with is kept with the client, so messages can be filtered by permission.
+   */
+  authorize?: (req: IncomingMessage, socket: Duplex, requestId: string) => Promise<Principal | undefined>;
 }
 
 /**
@@ -107,8 +115,20 @@ export class WebSocketHubService implements WebSocketHub {
         requestId,
       );
     }
-    this.requestIds.set(req, requestId);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, req, requestId));
+    const accept = (principal: Principal | undefined) => {
+      this.requestIds.set(req, requestId);
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, req, requestId, principal));
+    };
+    if (!this.options.authorize) return accept(undefined);
+    this.options
+      .authorize(req, socket, requestId)
+      .then(accept, (error: unknown) =>
+        writeRawError(
+          socket,
+          error instanceof RunnerError ? error : new RunnerError('internal_error', 'the upgrade could not be checked'),
+          requestId,
+        ),
+      );
   }
 
   /** Starts keep-alive pings; a client that missed the previous pong is terminated. */
@@ -133,8 +153,8 @@ export class WebSocketHubService implements WebSocketHub {
     for (const client of this.clients) client.ws.terminate();
   }
 
-  private attach(ws: WebSocket, req: IncomingMessage, requestId: string): void {
-    const client: Client = { ws, receiving: true, alive: true, unsubscribe: () => {} };
+  private attach(ws: WebSocket, req: IncomingMessage, requestId: string, principal: Principal | undefined): void {
+    const client: Client = { ws, receiving: true, alive: true, unsubscribe: () => {}, principal };
     const log = this.options.logger.child({ request_id: requestId, remote: req.socket.remoteAddress });
     client.unsubscribe = this.options.events.onAny((event) => {
       const text = this.encode(event);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
+import { stopProcessGroup } from '@runner/plugin-sdk';
 
 export interface CommandOutcome {
   /** Exit code, or null when a signal ended the command. */
@@ -21,15 +22,22 @@ export interface CommandOptions {
   onStderr(chunk: Uint8Array): void;
 }
 
-/** Runs `command` through `/bin/sh -c`, as C's system() and popen() do. Killed when `signal` aborts. */
+/**
+ * Runs `command` through `/bin/sh -c`, as C's system() and popen() do. When `signal` aborts, its
+ * process group is stopped (SIGTERM, then SIGKILL): the shell's children too, which killing the
+ * shell alone left running (a cancelled run's `sleep 300` lived on).
+ */
 export function runShell(command: string, options: CommandOptions): Promise<CommandOutcome> {
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', command], {
       cwd: options.cwd,
       env: options.env as NodeJS.ProcessEnv,
-      signal: options.signal,
       stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
     });
+    const stop = () => stopProcessGroup(child.pid);
+    if (options.signal.aborted) stop();
+    else options.signal.addEventListener('abort', stop, { once: true });
     const captured: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => {
       if (options.captureStdout) captured.push(chunk);
@@ -40,10 +48,11 @@ export function runShell(command: string, options: CommandOptions): Promise<Comm
     child.stdin.on('error', () => {});
     child.stdin.end(options.stdin ?? null);
     child.on('error', (error) => {
-      if ((error as NodeJS.ErrnoException).code === 'ABORT_ERR') return;
+      options.signal.removeEventListener('abort', stop);
       reject(error);
     });
     child.on('close', (code, signal) => {
+      options.signal.removeEventListener('abort', stop);
       resolve({ code, signal, stdout: options.captureStdout ? Buffer.concat(captured) : undefined });
     });
   });

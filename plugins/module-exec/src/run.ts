@@ -1,13 +1,13 @@
 import { statSync } from 'node:fs';
 import type { LuaCallContext, LuaValue } from '@runner/plugin-sdk';
-import { formatDuration, parseDurationArgument } from '@runner/plugin-sdk';
+import { formatDuration, parseDurationArgument, PROCESS_GROUP_GRACE_MS, stopProcessGroup } from '@runner/plugin-sdk';
 import type { Launcher } from './launcher.js';
 import { isLuaTable, luaType } from '@runner/plugin-sdk';
 
 /** Per stream. Config-free: enough for any log a script should hold in memory, small enough to survive a `yes`. */
 export const OUTPUT_CAP_BYTES = 10 * 1024 * 1024;
 /** Between SIGTERM and SIGKILL to the process group, and before giving up on pipes held open after that. */
-export const KILL_GRACE_MS = 2_000;
+export const KILL_GRACE_MS = PROCESS_GROUP_GRACE_MS;
 /** A line longer than this is logged in pieces, so one endless line cannot grow the pending buffer. */
 const MAX_LOG_LINE_BYTES = 16 * 1024;
 
@@ -151,16 +151,6 @@ class OutputSink {
   }
 }
 
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    // Negative pid: the whole group, so `sh -c "a | b"` and what it started go too.
-    process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
 function directoryMissing(path: string): boolean {
   try {
     return !statSync(path).isDirectory();
@@ -208,7 +198,6 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
     let timer: NodeJS.Timeout | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
     let pipeTimer: NodeJS.Timeout | undefined;
     let terminating = false;
 
@@ -216,8 +205,8 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
       if (terminating) return;
       terminating = true;
       // Before the pid is known, the pid event does this.
-      killGroup(pid, 'SIGTERM');
-      killTimer = setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+      // The whole group, so `sh -c "a | b"` and what it started go too; SIGKILL after the grace.
+      stopProcessGroup(pid, KILL_GRACE_MS);
     };
     const onAbort = (): void => {
       cancelled = true;
@@ -237,7 +226,7 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
         pid(p) {
           pid = p;
           logger.debug(`exec.run: ${command.display}`, { pid: p });
-          if (terminating) killGroup(p, 'SIGTERM');
+          if (terminating) stopProcessGroup(p, KILL_GRACE_MS);
         },
         data(fd, chunk) {
           (fd === 1 ? stdout : stderr).push(chunk);
@@ -256,7 +245,6 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
         },
         close() {
           clearTimeout(timer);
-          clearTimeout(killTimer);
           clearTimeout(pipeTimer);
           call.signal.removeEventListener('abort', onAbort);
           stdout.flush();

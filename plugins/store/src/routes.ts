@@ -1,11 +1,21 @@
-import { InvalidInputError, STREAMED, type HttpRouter, type HttpRequest, type Store } from '@runner/plugin-sdk';
+import { defineRoute, Permissions, STREAMED, type HttpRouter, type Store } from '@runner/plugin-sdk';
+import { Type } from '@runner/plugin-sdk/schema';
 
-function compressQuery(request: HttpRequest): boolean {
-  const value = request.query.compress;
-  if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
-  throw new InvalidInputError(`compress must be true or false, got ${JSON.stringify(value)}`, { field: 'compress' });
-}
+const StatsSchema = Type.Object({
+  path: Type.String(),
+  snapshotBytes: Type.Integer(),
+  journalBytes: Type.Integer(),
+  journalRecords: Type.Integer(),
+  tables: Type.Array(Type.Object({ name: Type.String(), rows: Type.Integer() })),
+  pageCount: Type.Integer(),
+  pageSize: Type.Integer(),
+  lastSnapshotAt: Type.Union([Type.String(), Type.Null()]),
+});
+
+const BackupQuery = Type.Object(
+  { compress: Type.Optional(Type.Boolean({ description: 'gzip the image (default false)' })) },
+  { additionalProperties: false },
+);
 
 /**
  * The routes `runner db backup|vacuum|stats` call when a master holds the data directory.
@@ -13,18 +23,51 @@ function compressQuery(request: HttpRequest): boolean {
  * a file at a path a client names.
  */
 export function registerDbRoutes(router: HttpRouter, store: Store): void {
-  router.route('GET', '/db/stats', () => store.stats());
-  router.route('GET', '/db/backup', async (request) => {
-    const compress = compressQuery(request);
-    const image = await store.backupImage({ compress });
-    const { res } = request.raw;
-    res.writeHead(200, {
-      'content-type': compress ? 'application/gzip' : 'application/vnd.sqlite3',
-      'content-length': String(image.length),
-      'content-disposition': `attachment; filename="runner-backup.db${compress ? '.gz' : ''}"`,
-    });
-    res.end(image);
-    return STREAMED;
-  });
-  router.route('POST', '/db/vacuum', () => store.vacuum());
+  router.add(
+    defineRoute({
+      method: 'GET',
+      path: '/db/stats',
+      summary: "the store's size, journal and row counts",
+      tags: ['db'],
+      permission: Permissions.systemAdmin,
+      responses: { 200: StatsSchema },
+      handler: () => store.stats(),
+    }),
+  );
+  router.add(
+    defineRoute({
+      method: 'GET',
+      path: '/db/backup',
+      summary: 'a consistent copy of the whole database',
+      tags: ['db'],
+      permission: Permissions.systemAdmin,
+      query: BackupQuery,
+      responses: {
+        200: { description: 'the SQLite image (gzip with compress=true)', contentType: 'application/octet-stream' },
+      },
+      handler: async (request) => {
+        const compress = request.query.compress === true;
+        const image = await store.backupImage({ compress });
+        const { res } = request.raw;
+        res.writeHead(200, {
+          'content-type': compress ? 'application/gzip' : 'application/vnd.sqlite3',
+          'content-length': String(image.length),
+          'content-disposition': `attachment; filename="runner-backup.db${compress ? '.gz' : ''}"`,
+        });
+        res.end(image);
+        return STREAMED;
+      },
+    }),
+  );
+  router.add(
+    defineRoute({
+      method: 'POST',
+      path: '/db/vacuum',
+      summary: 'compact the database',
+      tags: ['db'],
+      permission: Permissions.systemAdmin,
+      responses: { 200: Type.Object({ bytesBefore: Type.Integer(), bytesAfter: Type.Integer() }) },
+      handler: () => store.vacuum(),
+    }),
+  );
 }

@@ -1,0 +1,105 @@
+import { Type } from '@runner/plugin-sdk/schema';
+
+/**
+ * Request and response schemas of the engine's routes (api-shape.ts shapes the answers). The
+ * router validates requests with them and serves them in the OpenAPI document.
+ */
+/** A union of string literals whose static type is the union of the strings. */
+function literals<T extends string>(values: readonly T[], options: { description?: string } = {}) {
+  return Type.Union(
+    values.map((v) => Type.Literal(v)),
+    options,
+  );
+}
+
+const RunStatus = literals(['running', 'succeeded', 'failed', 'cancelled', 'interrupted'], {
+  description: 'run status',
+});
+const TaskStatus = literals(['pending', 'running', 'succeeded', 'failed', 'skipped', 'ignored']);
+const Trigger = literals(['cli', 'api', 'scheduler', 'hook', 'flow']);
+
+export const RunBody = Type.Object(
+  {
+    file: Type.Optional(Type.String({ minLength: 1, description: 'a workflow file on the master' })),
+    content: Type.Optional(Type.String({ minLength: 1, description: 'the workflow YAML itself' })),
+    workflow_name: Type.Optional(Type.String({ minLength: 1 })),
+    delegate_to: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: 'agents to run every task on' }),
+    ),
+    values: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
+    vars: Type.Optional(Type.Record(Type.String(), Type.String())),
+    dry_run: Type.Optional(Type.Boolean()),
+    group: Type.Optional(Type.String({ minLength: 1 })),
+    verbose: Type.Optional(Type.Boolean()),
+    // Only what a client may start runs as; the scheduler, hooks and flows start theirs in-process.
+    trigger: Type.Optional(
+      literals(['api', 'cli'], { description: 'what started the run: `cli` for `runner run` (default `api`)' }),
+    ),
+  },
+  { additionalProperties: false, description: 'exactly one of file and content' },
+);
+
+export const RunAccepted = Type.Object({
+  id: Type.String(),
+  status: RunStatus,
+  workflow_name: Type.Optional(Type.String()),
+});
+
+export const ExecutionsQuery = Type.Object(
+  {
+    workflow: Type.Optional(Type.String({ description: 'workflow name' })),
+    status: Type.Optional(RunStatus),
+    since: Type.Optional(Type.String({ description: 'ISO 8601 or Unix seconds: runs started at or after' })),
+    limit: Type.Integer({ minimum: 0, maximum: 500, default: 50 }),
+    offset: Type.Integer({ minimum: 0, default: 0 }),
+  },
+  { additionalProperties: false },
+);
+
+const LogLine = Type.Object({
+  timestamp: Type.String(),
+  level: literals(['debug', 'info', 'warn', 'error']),
+  message: Type.String(),
+  fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+
+const Task = Type.Object({
+  name: Type.String(),
+  task: Type.String(),
+  item: Type.Optional(Type.Unknown()),
+  agent: Type.String(),
+  status: TaskStatus,
+  attempts: Type.Integer(),
+  started_at: Type.Optional(Type.String()),
+  completed_at: Type.Optional(Type.String()),
+  duration: Type.Number({ description: 'seconds' }),
+  message: Type.Optional(Type.String()),
+  outputs: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  log: Type.Optional(Type.Array(LogLine)),
+  log_truncated: Type.Boolean(),
+});
+
+export const RunSchema = Type.Object({
+  id: Type.String(),
+  workflow_name: Type.String(),
+  status: RunStatus,
+  dry_run: Type.Boolean(),
+  started_at: Type.String(),
+  completed_at: Type.Optional(Type.String()),
+  duration: Type.Number({ description: 'seconds' }),
+  error: Type.Optional(Type.String()),
+  trigger: Type.Optional(Trigger),
+  user: Type.Optional(Type.String({ description: 'who started the run' })),
+  cancelled_by: Type.Optional(Type.String({ description: 'who cancelled the run' })),
+  counts: Type.Record(Type.String(), Type.Integer()),
+  tasks: Type.Optional(Type.Array(Task)),
+});
+
+export const ExecutionList = Type.Object({
+  executions: Type.Array(RunSchema),
+  total: Type.Integer(),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+});
+
+export const ExecutionParams = Type.Object({ id: Type.String({ minLength: 1, description: 'the run id' }) });

@@ -1,0 +1,96 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CommandContext, MasterClient, RunRecord, RunRequest } from '@runner/plugin-sdk';
+import { runFromApi, type ApiRun, type ApiTask } from './api-shape.js';
+import { exitCodeOf, signalExitCode, type RunOptions } from './run-command.js';
+import { createRunView } from './run-view.js';
+
+type ApiRecord = ApiRun & { tasks: (ApiTask & { log: RunRecord['tasks'][number]['log'] })[] };
+
+/** How often the run is read while it goes on. */
+const POLL_MS = 200;
+
+/**
+ * Sends the workflow to the master and follows the run until it ends. Ctrl-C (or TERM) cancels the
+ * run on the master, which stops its tasks there and on agents, shows the final record and exits
+ * 130 (143); a second signal exits at once, leaving the run to the master.
+ */
+export async function runOnMaster(
+  master: MasterClient,
+  request: RunRequest,
+  ctx: CommandContext,
+  options: RunOptions,
+): Promise<number> {
+  let interrupted: NodeJS.Signals | undefined;
+  const wake = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) process.exit(signalExitCode(signal));
+    interrupted = signal;
+    ctx.stderr.write(`runner: ${signal}: cancelling the run on the master (again to exit at once)\n`);
+    wake.abort();
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  try {
+    const file = resolve((request.source as { file: string }).file);
+    // A master holding this data directory is on this machine: it reads the file itself, and
+    // problems are reported at the file's path. A remote master gets the text.
+    const source = master.endpoint.local ? { file } : { content: await readFile(file, 'utf8') };
+    // The master's error answer comes back as a RunnerError of its kind and code: a workflow the
+    // master refused exits 2 as it does when run embedded.
+    const answer = await master.call<{ id: string }>('POST', '/workflows/run', {
+      body: {
+        ...source,
+        workflow_name: request.workflowName,
+        group: request.group,
+        vars: request.vars,
+        values: request.values,
+        delegate_to: request.delegateTo,
+        dry_run: request.dryRun,
+        verbose: request.verbose,
+        trigger: 'cli',
+      },
+    });
+    const view = createRunView({
+      mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text',
+      out: ctx.stdout,
+      err: ctx.stderr,
+      verbose: options.verbose === true,
+      colour: !process.env.NO_COLOR,
+      redactor: ctx.redactor,
+    });
+    const path = `/executions/${encodeURIComponent(answer.id)}`;
+    const seen = new Map<string, string>();
+    const show = (record: RunRecord) => {
+      for (const task of record.tasks) {
+        const key = `${task.name}:${task.status}`;
+        if (seen.get(task.name) === key) continue;
+        seen.set(task.name, key);
+        const { log, ...summary } = task;
+        if (options.verbose)
+          for (const line of log) view.observe({ kind: 'log', runId: record.id, task: task.name, line });
+        view.observe({ kind: 'task', runId: record.id, task: summary });
+      }
+    };
+    for (;;) {
+      if (interrupted) {
+        // Answers once the run has ended there, with its final record (the tasks without logs of
+        // the run's own view are read again, so the view shows every task's end).
+        await master.call('POST', `${path}/cancel`, { timeoutMs: 60_000 });
+        const record = runFromApi(await master.call<ApiRecord>('GET', path));
+        show(record);
+        view.finish(record);
+        return signalExitCode(interrupted);
+      }
+      const record = runFromApi(await master.call<ApiRecord>('GET', path));
+      show(record);
+      if (record.status !== 'running') {
+        view.finish(record);
+        return exitCodeOf(record);
+      }
+      await sleep(POLL_MS, undefined, { signal: wake.signal }).catch(() => {});
+    }
+  } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+  }
+}

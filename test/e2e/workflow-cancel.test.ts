@@ -1,0 +1,212 @@
+// Cancelling runs with real processes: a `runner server` master, a `runner agent start` agent, and
+// `runner run` / `runner executions cancel` as a person types them. Every workflow starts a
+// `sleep 300` through exec.run and writes its pid to a file; after the cancel that process must be
+// gone and the run recorded `cancelled`, on the master and on the agent.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { finished, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+
+type Child = ReturnType<typeof spawnRunner>;
+
+const FAST = {
+  RUNNER_AGENT_HEARTBEAT_INTERVAL: '0.2',
+  RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1',
+  RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
+};
+
+const children: Child[] = [];
+let masterDir: string;
+let base: string;
+let work: string;
+
+beforeAll(async () => {
+  masterDir = tempDataDir('runner-e2e-cancel-master-');
+  work = tempDataDir('runner-e2e-cancel-work-');
+  const master = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
+    env: { RUNNER_DATA_DIR: masterDir, ...FAST },
+  });
+  children.push(master);
+  const [, grpcPort] = await waitForOutput(master, /gRPC listening on 127\.0\.0\.1:(\d+)/);
+  const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
+  base = `http://${http}/api/v1`;
+  const token = readFileSync(join(masterDir, 'agent-token'), 'utf8').trim();
+  const agent = spawnRunner(['agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
+    env: { RUNNER_DATA_DIR: tempDataDir('runner-e2e-cancel-agent-'), RUNNER_JOIN_TOKEN: token, ...FAST },
+  });
+  children.push(agent);
+  await waitForOutput(agent, /registered with master/);
+  await waitForOutput(master, /agent a1 connected from/);
+}, 60_000);
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+interface ApiRun {
+  id: string;
+  status: string;
+  trigger?: string;
+  user?: string;
+  cancelled_by?: string;
+  error?: string;
+  tasks: { name: string; status: string; agent: string; message?: string }[];
+}
+
+async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** A workflow whose first task starts `sleep 300` (here or on a1), records its pid and waits for it. */
+function sleeper(name: string, where: 'master' | 'agent'): { file: string; pidFile: string } {
+  const pidFile = join(work, `${name}.pid`);
+  const file = join(work, `${name}.yaml`);
+  writeFileSync(
+    file,
+    `version: "1.0"
+tasks:
+  - name: sleep
+${where === 'agent' ? '    delegate_to: a1\n' : ''}    exec:
+      script: |
+        exec.run("sleep 300 & echo $! > ${pidFile}; wait")
+        return true
+  - name: after
+    depends_on: [sleep]
+    exec: { script: 'return true' }
+`,
+  );
+  return { file, pidFile };
+}
+
+/** Whether a process runs (a zombie waiting to be reaped has ended). */
+function alive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The sleep's pid, once the task has started it. */
+async function sleepPid(pidFile: string): Promise<number> {
+  await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', `${pidFile} written`);
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  expect(alive(pid)).toBe(true);
+  return pid;
+}
+
+async function expectCancelled(id: string, pid: number): Promise<ApiRun> {
+  await until(() => !alive(pid), `sleep ${pid} gone`, 10_000);
+  const { body: run } = await api<ApiRun>('GET', `/executions/${id}`);
+  expect(run.status).toBe('cancelled');
+  expect(run.tasks.map((t) => [t.name, t.status])).toEqual([
+    ['sleep', 'failed'],
+    ['after', 'skipped'],
+  ]);
+  return run;
+}
+
+describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where) => {
+  it('by the API: POST /executions/:id/cancel answers with the cancelled record', async () => {
+    const { file, pidFile } = sleeper(`api-${where}`, where);
+    const started = await api<{ id: string }>('POST', '/workflows/run', { file, workflow_name: `api-${where}` });
+    expect(started.status).toBe(202);
+    const pid = await sleepPid(pidFile);
+    const answer = await api<ApiRun>('POST', `/executions/${started.body.id}/cancel`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      status: 'cancelled',
+      trigger: 'api',
+      cancelled_by: 'unauthenticated client at 127.0.0.1',
+    });
+    const run = await expectCancelled(started.body.id, pid);
+    if (where === 'agent') expect(run.tasks[0].agent).toBe('a1');
+    // Cancelling an ended run returns it as it is.
+    expect((await api<ApiRun>('POST', `/executions/${started.body.id}/cancel`)).body.status).toBe('cancelled');
+  });
+
+  it('by the CLI: runner executions cancel <id>', async () => {
+    const { file, pidFile } = sleeper(`cli-${where}`, where);
+    const started = await api<{ id: string }>('POST', '/workflows/run', { file, workflow_name: `cli-${where}` });
+    const pid = await sleepPid(pidFile);
+    const cancel = await runRunner(['executions', 'cancel', started.body.id], { env: { RUNNER_DATA_DIR: masterDir } });
+    expect(cancel.stderr).toBe('');
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toBe(
+      `run ${started.body.id} (cli-${where}) cancelled by unauthenticated client at 127.0.0.1\n`,
+    );
+    await expectCancelled(started.body.id, pid);
+  });
+
+  it('by Ctrl-C on runner run through the master: the run is cancelled and runner exits 130', async () => {
+    const { file, pidFile } = sleeper(`sigint-${where}`, where);
+    const run = spawnRunner(['run', `sigint-${where}`, '--file', file, '--yes', '--output', 'json'], {
+      env: { RUNNER_DATA_DIR: masterDir },
+    });
+    children.push(run);
+    const pid = await sleepPid(pidFile);
+    run.kill('SIGINT');
+    const ended = await finished(run);
+    expect(ended.code).toBe(130);
+    expect(ended.stderr).toContain('SIGINT: cancelling the run on the master');
+    const lines = ended.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const id = (lines.find((l) => typeof l.id === 'string') as { id: string } | undefined)?.id;
+    const { body: runs } = await api<{ executions: ApiRun[] }>('GET', `/executions?workflow=sigint-${where}`);
+    expect(runs.executions).toHaveLength(1);
+    expect(runs.executions[0]).toMatchObject({ status: 'cancelled', trigger: 'cli' });
+    if (id !== undefined) expect(id).toBe(runs.executions[0].id);
+    await expectCancelled(runs.executions[0].id, pid);
+  });
+});
+
+describe('cancelling an embedded runner run', () => {
+  it('by Ctrl-C: the sleep is gone, the run is cancelled by the user, runner exits 130', async () => {
+    const dataDir = tempDataDir('runner-e2e-cancel-embedded-');
+    const { file, pidFile } = sleeper('embedded', 'master');
+    const run = spawnRunner(['run', 'embedded', '--file', file, '--output', 'json'], {
+      env: { RUNNER_DATA_DIR: dataDir },
+    });
+    children.push(run);
+    const pid = await sleepPid(pidFile);
+    run.kill('SIGINT');
+    const ended = await finished(run);
+    expect(ended.code).toBe(130);
+    await until(() => !alive(pid), `sleep ${pid} gone`, 10_000);
+    const final = ended.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((line) => line.type === 'run')
+      .pop();
+    expect(final).toMatchObject({
+      status: 'cancelled',
+      trigger: 'cli',
+      user: userInfo().username,
+      cancelled_by: userInfo().username,
+      error: 'cancelled: interrupted (SIGINT)',
+    });
+  });
+
+  it('a missing run is a clear error', async () => {
+    const cancel = await runRunner(['executions', 'cancel', 'no-such-run'], { env: { RUNNER_DATA_DIR: masterDir } });
+    expect(cancel.code).not.toBe(0);
+    expect(cancel.stderr).toContain('no execution with id "no-such-run"');
+  });
+});
