@@ -26,3 +26,4 @@ export * from './src/suggest.js';
 export * from './src/config-resolve.js';
 export * from './src/core-config.js';
 export * from './src/plugin-order.js';
+export * from './src/process-groups.js';

@@ -98,10 +98,11 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
  */
 function openLogFile(file: string, rotateBytes: number, pino: typeof import('pino').default) {
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    // The log may hold what a secret-named field did not redact: only this user reads it (issue 9).
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     if (existsSync(file) && statSync(file).size > rotateBytes) renameSync(file, `${file}.1`);
     // Asynchronous writes keep logging off the hot path; `flush` drains them before exit.
-    return pino.destination({ dest: file, sync: false, append: true });
+    return pino.destination({ dest: file, sync: false, append: true, mode: 0o600 });
   } catch (error) {
     return error as Error;
   }

@@ -1,10 +1,12 @@
 /**
  * Permission strings routes declare and roles grant (service.md section 5 and the resources the
- * later issues add). Routes name a permission; the auth plugin's role table maps roles to them.
- * `public` marks the few routes anyone may call (health, login, the OpenAPI document).
+ * later issues add). Routes name a permission; `ROLE_PERMISSIONS` below is the one table mapping
+ * roles to them. `public` marks the few routes anyone may call (health, login, the OpenAPI
+ * document); `account:self` is what every signed-in caller holds (who am I, log out).
  */
 export const Permissions = Object.freeze({
   public: 'public',
+  accountSelf: 'account:self',
   workflowView: 'workflow:view',
   workflowExecute: 'workflow:execute',
   workflowCreate: 'workflow:create',
@@ -18,6 +20,7 @@ export const Permissions = Object.freeze({
   metricsView: 'metrics:view',
   auditView: 'audit:view',
   configView: 'config:view',
+  configEdit: 'config:edit',
   userManage: 'user:manage',
   tokenManage: 'token:manage',
   systemAdmin: 'system:admin',
@@ -28,6 +31,70 @@ export const Permissions = Object.freeze({
 
 /** A permission string such as `workflow:execute`; plugins may define their own `<resource>:<action>`. */
 export type Permission = (typeof Permissions)[keyof typeof Permissions] | `${string}:${string}`;
+
+/** The built-in roles, lowest first. */
+export const ROLES = Object.freeze(['viewer', 'developer', 'operator', 'admin'] as const);
+export type Role = (typeof ROLES)[number];
+
+const P = Permissions;
+
+/**
+ * The one role table (service.md section 5, "Roles (RBAC)"), with the permissions the spec's
+ * table does not list but other resources need. Admin holds every permission, including any a
+ * plugin defines. What the spec leaves open, decided here:
+ * - everyone signed in holds `account:self`, and every role that sees workflows sees their runs;
+ * - Operator runs and cancels workflows, restarts agents and runs commands on them (`agent:exec`:
+ *   the spec's operator acts on agents), and sees metrics and hooks;
+ * - Developer writes and runs workflows and hooks (`hook:edit`), cancels runs, sees agents;
+ * - Viewer reads workflows, agents, logs, metrics and hooks, and changes nothing;
+ * - only Admin manages users, tokens, secrets, agents (remove, stop, enrol), configuration and the
+ *   database, and reads the audit log.
+ */
+export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'>> = Object.freeze({
+  admin: '*',
+  operator: [
+    P.accountSelf,
+    P.workflowView,
+    P.workflowExecute,
+    P.workflowCancel,
+    P.agentView,
+    P.agentRestart,
+    P.agentExec,
+    P.logsView,
+    P.metricsView,
+    P.hookView,
+  ],
+  developer: [
+    P.accountSelf,
+    P.workflowView,
+    P.workflowCreate,
+    P.workflowEdit,
+    P.workflowExecute,
+    P.workflowCancel,
+    P.agentView,
+    P.logsView,
+    P.metricsView,
+    P.hookView,
+    P.hookEdit,
+  ],
+  viewer: [P.accountSelf, P.workflowView, P.agentView, P.logsView, P.metricsView, P.hookView],
+});
+
+const granted = new Map<string, ReadonlySet<string> | '*'>(
+  Object.entries(ROLE_PERMISSIONS).map(([role, list]) => [role, list === '*' ? '*' : new Set(list)]),
+);
+
+/** True for one of the built-in role names. */
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+
+/** Whether `role` holds `permission` by the table above; `public` is held by everyone, unknown roles hold nothing else. */
+export function roleAllows(role: string, permission: Permission): boolean {
+  if (permission === P.public) return true;
+  const set = granted.get(role);
+  return set === '*' || (set !== undefined && set.has(permission));
+}
 
 /** Who is calling: set by the authentication guard, read by authorization, audit and handlers. */
 export interface Principal {
@@ -40,4 +107,9 @@ export interface Principal {
   method: 'basic' | 'jwt' | 'token' | 'local' | 'oidc' | 'ldap' | 'none';
   /** True when the caller holds this permission. */
   can(permission: Permission): boolean;
+}
+
+/** A principal whose permissions are its role's. */
+export function principalFor(identity: Omit<Principal, 'can'>): Principal {
+  return { ...identity, can: (permission) => roleAllows(identity.role, permission) };
 }

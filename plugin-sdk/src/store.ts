@@ -27,6 +27,40 @@ export interface StoreStats {
   pageCount: number;
   pageSize: number;
   lastSnapshotAt: string | null;
+  /** What each retention policy keeps; empty when none is registered (no master holds the store). */
+  retention: RetentionStats[];
+}
+
+/**
+ * One kind of data a plugin keeps bounded by age and count (executions, task logs, events). The
+ * store prunes every registered policy in the background, a batch at a time, so writes go on
+ * between batches, and `runner db stats` shows what each keeps.
+ */
+export interface RetentionPolicy {
+  /** What is kept: `executions`, `task logs`, `events`. */
+  name: string;
+  /** The rule in words, naming its config keys: `30d and 10000 runs (engine.retention.max_age, ...)`. */
+  rule: string;
+  /** How many are kept now, and the oldest kept (ISO 8601). */
+  kept(): { count: number; oldest?: string };
+  /**
+   * Removes one bounded batch (a few milliseconds of work) of what the rule no longer keeps at
+   * `now`; resolves with how many it removed once that is durable. 0 means nothing is left to do.
+   */
+  pruneBatch(now: Date): Promise<number>;
+}
+
+export interface RetentionStats {
+  name: string;
+  rule: string;
+  kept: number;
+  oldest?: string;
+  /** When the last pass over this policy ended; null before the first. */
+  lastPrunedAt: string | null;
+  /** Removed by that pass. */
+  lastRemoved: number;
+  /** The last pass's failure, if it failed. */
+  lastError?: string;
 }
 
 /**
@@ -50,6 +84,8 @@ export interface Store {
   /** Rebuilds the database compactly and takes a snapshot. */
   vacuum(): Promise<{ bytesBefore: number; bytesAfter: number }>;
   stats(): StoreStats;
+  /** Adds a retention policy, pruned from now on; returns a function that removes it. */
+  retain(policy: RetentionPolicy): () => void;
 }
 
 export const StoreRef = createServiceRef<Store>({ id: 'store', description: 'the durable sql.js store' });

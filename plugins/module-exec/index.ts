@@ -1,4 +1,4 @@
-import { definePlugin, LuaModulesRef } from '@runner/plugin-sdk';
+import { definePlugin, LuaModulesRef, ProcessGroupsRef } from '@runner/plugin-sdk';
 import { execModule } from './src/spec.js';
 
 export { execModule } from './src/spec.js';
@@ -9,17 +9,21 @@ export const plugin = definePlugin({
   version: '0.1.0',
   description: 'Lua module exec: run commands and programs',
   luaModules: [execModule],
+  provides: [ProcessGroupsRef],
   dependsOn: { lua: LuaModulesRef },
   async setup(ctx, { lua }) {
-    const [{ createExecModule }, { HelperLauncher }] = await Promise.all([
+    const [{ createExecModule }, { HelperLauncher }, { ProcessGroupWatch }] = await Promise.all([
       import('./src/run.js'),
       import('./src/launcher.js'),
+      import('./src/process-groups.js'),
     ]);
     // The helper process starts on the first exec.run, not here: most boots never run a command.
     const launcher = new HelperLauncher((problem) =>
       ctx.logger.warn(`exec: ${problem}; starting processes directly (slower in a large process)`),
     );
-    lua.provide(execModule, createExecModule(launcher));
+    const groups = new ProcessGroupWatch();
+    ctx.provide(ProcessGroupsRef, groups);
+    lua.provide(execModule, createExecModule(launcher, groups));
     return { stop: () => launcher.close() };
   },
 });

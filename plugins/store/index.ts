@@ -1,6 +1,6 @@
 import { definePlugin, HttpRouterRef, optional, StoreRef, type Logger } from '@runner/plugin-sdk';
 import { dbCommand } from './src/commands.js';
-import { snapshotJournalBytes, STORE_CONFIG } from './src/config.js';
+import { retentionIntervalMs, snapshotJournalBytes, STORE_CONFIG } from './src/config.js';
 import type { LockInfo } from './src/lock.js';
 import type { OpenedStore, StoreOptions } from './src/sql-store.js';
 
@@ -38,6 +38,8 @@ export const plugin = definePlugin({
       snapshotJournalBytes: snapshotJournalBytes(ctx.config),
     });
     ctx.provide(StoreRef, store);
+    // Plugins set up after this one register their policies; the first pass waits a second.
+    store.startRetention(retentionIntervalMs(ctx.config));
     if (http !== undefined) {
       const { registerDbRoutes } = await import('./src/routes.js');
       registerDbRoutes(http, store);

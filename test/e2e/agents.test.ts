@@ -8,7 +8,16 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { finished, runnerBin, runRunner, selfSignedCert, spawnRunner, tempDataDir } from './helpers.js';
+import {
+  fetchAs,
+  finished,
+  localAuth,
+  runnerBin,
+  runRunner,
+  selfSignedCert,
+  spawnRunner,
+  tempDataDir,
+} from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -76,6 +85,8 @@ interface Master {
   grpc: string;
   base: string;
   token: string;
+  /** fetch with the master's local credential (authentication is on by default). */
+  fetch: (url: string, init?: RequestInit) => Promise<Response>;
 }
 
 async function startMaster(
@@ -106,6 +117,7 @@ async function startMaster(
     grpc: `127.0.0.1:${grpcPort}`,
     base: `http://${http}/api/v1`,
     token: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
+    fetch: fetchAs(dataDir),
   };
 }
 
@@ -146,7 +158,7 @@ interface ApiRun {
 }
 
 async function submit(master: Master, workflow: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const response = await fetch(`${master.base}/workflows/run`, {
+  const response = await master.fetch(`${master.base}/workflows/run`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ content: workflow, workflow_name: 'e2e', ...extra }),
@@ -159,7 +171,7 @@ async function submit(master: Master, workflow: string, extra: Record<string, un
 async function finishedRun(master: Master, id: string, timeoutMs = 20_000): Promise<ApiRun> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const run = (await (await fetch(`${master.base}/executions/${id}`)).json()) as ApiRun;
+    const run = (await (await master.fetch(`${master.base}/executions/${id}`)).json()) as ApiRun;
     if (run.status !== 'running') return run;
     if (Date.now() > deadline) throw new Error(`run ${id} still running after ${timeoutMs} ms: ${JSON.stringify(run)}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
@@ -460,7 +472,7 @@ tasks:
     // The first line is in the run's record while the script waits for the gate.
     await vi.waitFor(
       async () => {
-        const running = (await (await fetch(`${master.base}/executions/${id}`)).json()) as ApiRun;
+        const running = (await (await master.fetch(`${master.base}/executions/${id}`)).json()) as ApiRun;
         expect(running.status).toBe('running');
         expect(running.tasks[0]?.log?.map((l) => l.message)).toContain('first line');
       },
@@ -643,7 +655,7 @@ describe('the agents REST API and WebSocket, against real agents', () => {
   }, 30_000);
 
   const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${master.base}${path}`, {
+    const response = await master.fetch(`${master.base}${path}`, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -682,7 +694,7 @@ describe('the agents REST API and WebSocket, against real agents', () => {
 
   it("streams the agent's log as server-sent events, live", async () => {
     const controller = new AbortController();
-    const response = await fetch(`${master.base}/agents/ops1/logs/stream`, { signal: controller.signal });
+    const response = await master.fetch(`${master.base}/agents/ops1/logs/stream`, { signal: controller.signal });
     expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const reader = response.body!.getReader();
     let text = '';
@@ -699,7 +711,7 @@ describe('the agents REST API and WebSocket, against real agents', () => {
   });
 
   it('restarts an agent (agent_update on the WebSocket as it goes and comes back), then removes one', async () => {
-    const socket = new WebSocket(`${master.base.replace('http', 'ws')}/ws`);
+    const socket = new WebSocket(`${master.base.replace('http', 'ws')}/ws`, { headers: localAuth(master.dataDir) });
     const updates: { status: string }[] = [];
     socket.on('message', (raw) => {
       const message = JSON.parse(String(raw)) as { type: string; data: { name: string; status: string } };

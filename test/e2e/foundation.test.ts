@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hasTool } from '../support/tools.js';
-import { finished, repoRoot, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { fetchAs, finished, repoRoot, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 const greeterDir = join(repoRoot, 'test/fixtures/external-plugins');
 const children: ReturnType<typeof spawnRunner>[] = [];
@@ -21,7 +21,7 @@ async function startMaster(dataDir: string) {
   });
   children.push(child);
   const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/);
-  return { child, base: `http://${address}/api/v1` };
+  return { child, base: `http://${address}/api/v1`, fetch: fetchAs(dataDir) };
 }
 
 const workflow = (dir: string, body: string) => {
@@ -85,7 +85,7 @@ describe('completion scripts', () => {
 describe('the master process', () => {
   it('serves health, owns the data directory, shuts down gracefully on SIGTERM', async () => {
     const dataDir = tempDataDir();
-    const { child, base } = await startMaster(dataDir);
+    const { child, base, fetch } = await startMaster(dataDir);
     const health = await fetch(`${base}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({
@@ -142,7 +142,7 @@ describe('the master process', () => {
   });
 
   it('answers errors in one JSON shape over a real socket', async () => {
-    const { base } = await startMaster(tempDataDir());
+    const { base, fetch } = await startMaster(tempDataDir());
     const missing = await fetch(`${base}/no/such/route`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ error: { code: 'not_found', message: expect.any(String) } });

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -105,10 +105,18 @@ export function waitForOutput(
 }
 
 /**
- * The headers a client on the master's host sends: the local credential the master writes to
- * `<dataDir>/auth/local.token` when authentication is on; none when it is not there.
+ * The headers of the master's local credential (`<dataDir>/auth/local.token`, written at each
+ * start): what the CLI on the master's host sends. Authentication is on by default.
  */
-export function localAuth(dataDir: string): Record<string, string> {
-  const file = join(dataDir, 'auth', 'local.token');
-  return existsSync(file) ? { authorization: `Bearer ${readFileSync(file, 'utf8').trim()}` } : {};
+export function localAuth(dataDir: string): { authorization: string } {
+  return { authorization: `Bearer ${readFileSync(join(dataDir, 'auth', 'local.token'), 'utf8').trim()}` };
+}
+
+/** fetch with the master's local credential added (a test's stand-in for the local CLI). */
+export function fetchAs(dataDir: string): (url: string, init?: RequestInit) => Promise<Response> {
+  return (url, init = {}) =>
+    fetch(url, {
+      ...init,
+      headers: { ...localAuth(dataDir), ...(init.headers as Record<string, string> | undefined) },
+    });
 }

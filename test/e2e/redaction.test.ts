@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { repoRoot, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { localAuth, repoRoot, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -105,11 +105,14 @@ describe('a value registered with the redactor', () => {
     await waitForOutput(master, /agent a1 connected from/);
 
     // Listeners first: the WebSocket and the agent's log stream see the run as it happens.
-    const ws = new WebSocket(`ws://${http}/api/v1/ws`);
+    const ws = new WebSocket(`ws://${http}/api/v1/ws`, { headers: localAuth(masterDir) });
     ws.on('message', (data: Buffer) => wsMessages.push(data.toString('utf8')));
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     const controller = new AbortController();
-    const stream = await fetch(`${base}/agents/a1/logs/stream`, { signal: controller.signal });
+    const stream = await fetch(`${base}/agents/a1/logs/stream`, {
+      signal: controller.signal,
+      headers: localAuth(masterDir),
+    });
     const reader = stream.body!.getReader();
     const reading = (async () => {
       for (;;) {
@@ -121,7 +124,7 @@ describe('a value registered with the redactor', () => {
 
     const submitted = await fetch(`${base}/workflows/run`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...localAuth(masterDir) },
       body: JSON.stringify({ content: WORKFLOW, workflow_name: 'redaction' }),
     });
     const { id } = (await submitted.json()) as { id: string };
@@ -139,7 +142,7 @@ describe('a value registered with the redactor', () => {
       ws.on('message', check);
       check();
     });
-    const answer = await fetch(`${base}/executions/${id}`);
+    const answer = await fetch(`${base}/executions/${id}`, { headers: localAuth(masterDir) });
     runJson = await answer.text();
     run = JSON.parse(runJson) as typeof run;
     // The agent's failure line reaches its log stream before the master records the task.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { HttpRouterRef, type BusEvent, type TaskLogLine } from '@runner/plugin-sdk';
+import { localAuth } from './helpers.js';
 import { bootEngine, workflow, type EngineHarness } from './workflow-helpers.js';
 
 /**
@@ -35,7 +36,11 @@ afterAll(async () => {
 async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    headers: {
+      ...localAuth(h.dataDir),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await response.text();
@@ -311,7 +316,7 @@ tasks:
       { content: hello, dryrun: true },
       {
         message:
-          'dryrun: is not a known field (known: file, content, workflow_name, delegate_to, values, vars, dry_run, group, verbose)',
+          'dryrun: is not a known field (known: file, content, workflow_name, delegate_to, values, vars, dry_run, group, verbose, trigger)',
         field: 'dryrun',
       },
     ],
@@ -511,7 +516,7 @@ tasks:
 
 describe('WebSocket /api/v1/ws', () => {
   it('carries every event of a run as {type, timestamp, data}', async () => {
-    const socket = new WebSocket(`${base.replace('http', 'ws')}/ws`);
+    const socket = new WebSocket(`${base.replace('http', 'ws')}/ws`, { headers: localAuth(h.dataDir) });
     const messages: { type: string; timestamp: number; data: Record<string, unknown> }[] = [];
     socket.on('message', (raw) => messages.push(JSON.parse(raw.toString())));
     await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));

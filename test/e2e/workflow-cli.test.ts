@@ -3,7 +3,16 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { finished, runRunner, runnerBin, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import {
+  fetchAs,
+  finished,
+  localAuth,
+  runRunner,
+  runnerBin,
+  spawnRunner,
+  tempDataDir,
+  waitForOutput,
+} from './helpers.js';
 
 /**
  * `runner run` as a user runs it: the built CLI in a real process, embedded (no master), with its
@@ -640,7 +649,7 @@ describe('runner run with a master holding the data directory', () => {
     );
     expect(lines[2]).toBe('↷ after  not run: it depends on broken, which failed');
     const id = new RegExp(`\\[run (${runId})\\]`).exec(lines[3])?.[1];
-    const execution = (await (await fetch(`${api}/executions/${id}`)).json()) as {
+    const execution = (await (await fetchAs(masterDir)(`${api}/executions/${id}`)).json()) as {
       workflow_name: string;
       status: string;
     };
@@ -661,11 +670,13 @@ describe('runner run with a master holding the data directory', () => {
       {
         RUNNER_DATA_DIR: elsewhere,
         RUNNER_MASTER_URL: api,
+        // Another data directory has no local credential: a remote CLI sends a token.
+        RUNNER_TOKEN: localAuth(masterDir).authorization.slice('Bearer '.length),
       },
     );
     expect(code).toBe(0);
     const id = new RegExp(`\\[run (${runId})\\]`).exec(stdout)?.[1];
-    const execution = (await (await fetch(`${api}/executions/${id}`)).json()) as {
+    const execution = (await (await fetchAs(masterDir)(`${api}/executions/${id}`)).json()) as {
       workflow_name: string;
       status: string;
     };

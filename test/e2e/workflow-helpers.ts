@@ -32,6 +32,8 @@ export function quietLogger(lines: string[] = []): Logger {
 export interface EngineHarness {
   kernel: RunningKernel;
   engine: WorkflowEngine;
+  /** The kernel's data directory (its `auth/local.token` authenticates REST calls to a master). */
+  dataDir: string;
   /** Temp directory for workflow files and whatever scripts write. */
   dir: string;
   /** Every bus event since boot. */
@@ -83,6 +85,7 @@ export async function bootEngine(
   return {
     kernel,
     engine,
+    dataDir,
     dir,
     events,
     write,

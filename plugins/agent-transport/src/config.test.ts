@@ -4,15 +4,27 @@ import { readMasterConfig } from './config.js';
 import { plugin } from './plugin.js';
 
 describe('master transport config', () => {
-  it('defaults to port 50053 on every interface, heartbeats every 30 s, offline after 90 s, warning above 80%', () => {
+  it('defaults to port 50053 on loopback, heartbeats every 30 s, offline after 90 s, warning above 80%', () => {
     expect(readMasterConfig(staticConfig({}, '/tmp', [plugin]))).toMatchObject({
       port: 50053,
-      bindAddress: '0.0.0.0',
+      bindAddress: '127.0.0.1',
       tlsCert: undefined,
       heartbeatIntervalMs: 30_000,
       heartbeatTimeoutMs: 90_000,
       warningThreshold: 80,
     });
+  });
+
+  it('binds where --bind-address (http.bind_address) says unless grpc.bind_address is set', () => {
+    const http = {
+      id: 'http',
+      config: { 'http.bind_address': { schema: { type: 'string' as const }, default: '127.0.0.1', help: 'h' } },
+    };
+    const read = (values: Record<string, unknown>) => readMasterConfig(staticConfig(values, '/tmp', [plugin, http]));
+    expect(read({ http: { bind_address: '0.0.0.0' } }).bindAddress).toBe('0.0.0.0');
+    expect(read({ http: { bind_address: '0.0.0.0' }, grpc: { bind_address: '10.0.0.5' } }).bindAddress).toBe(
+      '10.0.0.5',
+    );
   });
 
   it('reads seconds as durations', () => {

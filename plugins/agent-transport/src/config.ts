@@ -36,8 +36,7 @@ export const TRANSPORT_CONFIG: ConfigDeclaration = {
   },
   'grpc.bind_address': {
     schema: { type: 'string', minLength: 1 },
-    default: '0.0.0.0',
-    help: 'address the gRPC server binds',
+    help: 'address the gRPC server binds (default: http.bind_address, which defaults to 127.0.0.1)',
   },
   'grpc.tls_cert': { schema: { type: 'string' }, help: 'PEM certificate for the agents gRPC port (with grpc.tls_key)' },
   'grpc.tls_key': {
@@ -84,7 +83,10 @@ export function readMasterConfig(config: RunnerConfig): MasterTransportConfig {
   }
   return {
     port: config.get<number>('grpc.port'),
-    bindAddress: config.get<string>('grpc.bind_address').trim(),
+    // `--bind-address` covers both servers; `--grpc-bind-address` sets gRPC's alone.
+    bindAddress: (
+      config.get<string | undefined>('grpc.bind_address') ?? config.get<string>('http.bind_address', '127.0.0.1')
+    ).trim(),
     tlsCert,
     tlsKey,
     heartbeatIntervalMs: interval * 1000,

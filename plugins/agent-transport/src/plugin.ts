@@ -32,7 +32,7 @@ export const plugin = definePlugin({
         { flags: '--port <n>', description: 'gRPC port agents connect to (default 50053)', configKey: 'grpc.port' },
         {
           flags: '--grpc-bind-address <addr>',
-          description: 'address the gRPC server binds (default 0.0.0.0)',
+          description: 'address the gRPC server binds (default: --bind-address, else 127.0.0.1)',
           configKey: 'grpc.bind_address',
         },
         {

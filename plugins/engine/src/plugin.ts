@@ -7,9 +7,11 @@ import {
   AgentDelegatorRef,
   definePlugin,
   optional,
+  ProcessGroupsRef,
 } from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
 import { executionsCommand } from './executions-command-spec.js';
+import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
 import { runCommand } from './run-command-spec.js';
 
 /**
@@ -30,6 +32,7 @@ export const plugin = definePlugin({
     store: StoreRef,
     http: optional(HttpRouterRef),
     delegator: optional(AgentDelegatorRef),
+    processGroups: optional(ProcessGroupsRef),
   },
   commands: [runCommand, executionsCommand],
   config: {
@@ -44,15 +47,21 @@ export const plugin = definePlugin({
       default: 256 * 1024,
       help: "bytes of a task's message and outputs kept in its run record",
     },
+    ...RETENTION_CONFIG,
   },
-  async setup(ctx, { parser, runtime, template, store, http, delegator }) {
-    const [{ createEngine }, { RunStore }, { registerRoutes }] = await Promise.all([
+  async setup(ctx, { parser, runtime, template, store, http, delegator, processGroups }) {
+    const [{ createEngine }, { RunStore }, { registerRoutes }, { startRunLifecycle }] = await Promise.all([
       import('./engine.js'),
       import('./run-store.js'),
       import('./routes.js'),
+      import('./run-lifecycle-start.js'),
     ]);
     const runs = new RunStore(store, ctx.config.get<number>('engine.task_result_bytes'), ctx.redactor);
     await runs.migrate();
+    // Before any run starts: runs a dead process left `running` end `interrupted`.
+    const lifecycle = await startRunLifecycle({ ctx, store, runs, processGroups });
+    // Pruned by the store in the background (store.retention_interval); runner db stats shows them.
+    const unretain = runs.retentionPolicies(retentionSettings(ctx.config)).map((policy) => store.retain(policy));
     const engine = createEngine({
       parser,
       runtime,
@@ -71,6 +80,8 @@ export const plugin = definePlugin({
     ctx.onStop(async () => {
       await Promise.allSettled(engine.active());
       await runs.flush();
+      lifecycle.stop();
+      for (const off of unretain) off();
     });
   },
 });

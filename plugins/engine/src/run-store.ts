@@ -2,6 +2,7 @@ import type {
   ExecutionFilter,
   Migration,
   Redactor,
+  RetentionPolicy,
   RunRecord,
   RunStatus,
   RunTrigger,
@@ -10,7 +11,11 @@ import type {
   TaskStatus,
   WriteResult,
 } from '@runner/plugin-sdk';
-import { InvalidInputError } from '@runner/plugin-sdk';
+import { reconcileRuns, type InterruptedRun, type ReconcileOptions, type RunLeases } from './run-lifecycle.js';
+import type { RetentionSettings } from './retention-config.js';
+import { executionRetention, taskLogRetention } from './run-retention.js';
+import { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER } from './run-lifecycle-schema.js';
+import { RunList, type RunPage } from './run-list.js';
 
 export const RUN_MIGRATIONS: readonly Migration[] = [
   {
@@ -120,6 +125,8 @@ export class RunStore {
   private readonly queued = new Map<string, Map<number, TaskResult>>();
   private queuedCount = 0;
   private batchScheduled = false;
+  private readonly lists: RunList;
+  private leases: RunLeases | undefined;
 
   /**
    * `resultBytes` caps what one task's message and outputs take in the record (config
@@ -130,16 +137,19 @@ export class RunStore {
     private readonly resultBytes = DEFAULT_RESULT_BYTES,
     /** Masks secrets in everything written: a run record is stored and served. */
     private readonly redactor?: Redactor,
-  ) {}
+  ) {
+    this.lists = new RunList(store, (row) => fromRunRow(row as unknown as RunRow));
+  }
 
   async migrate(): Promise<void> {
     await this.store.migrate('engine', RUN_MIGRATIONS);
+    await this.store.migrate(RUN_LIFECYCLE_OWNER, RUN_LIFECYCLE_MIGRATIONS);
   }
 
   insertRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
-    return this.track(
+    const write = this.track(
       this.store.run(
-        'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, user, counts) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)',
+        'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, user, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)',
         [
           run.id,
           run.workflowName,
@@ -149,17 +159,21 @@ export class RunStore {
           run.trigger ?? null,
           run.user ?? null,
           JSON.stringify(run.counts),
+          ...(this.leases?.params() ?? [null, null]),
         ],
       ),
     );
+    this.lists.statusChanged(run.workflowName, undefined, run.status);
+    return write;
   }
 
   finishRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
     // The run's results are durable no later than its final status.
     this.writeQueued();
-    return this.track(
+    const before = this.lists.current(run.id);
+    const write = this.track(
       this.store.run(
-        'UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, cancelled_by = ?, counts = ? WHERE id = ?',
+        'UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, cancelled_by = ?, counts = ?, lease_expires_at = NULL WHERE id = ?',
         [
           run.status,
           run.completedAt ?? null,
@@ -171,6 +185,8 @@ export class RunStore {
         ],
       ),
     );
+    if (before) this.lists.statusChanged(before.workflow, before.status, run.status);
+    return write;
   }
 
   /**
@@ -232,45 +248,26 @@ export class RunStore {
     return { ...fromRunRow(row), tasks };
   }
 
-  list(filter: ExecutionFilter = {}): { runs: Omit<RunRecord, 'tasks'>[]; total: number } {
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (filter.workflow) {
-      where.push('workflow_name = ?');
-      params.push(filter.workflow);
-    }
-    if (filter.status) {
-      where.push('status = ?');
-      params.push(filter.status);
-    }
-    if (filter.since) {
-      where.push('started_at >= ?');
-      params.push(sinceToIso(filter.since));
-    }
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const total = this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs ${clause}`, params)?.n ?? 0;
-    const rows = this.store.all<RunRow>(
-      `SELECT * FROM runs ${clause} ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`,
-      [...params, filter.limit ?? 50, filter.offset ?? 0],
-    );
-    return { runs: rows.map(fromRunRow), total };
+  /** Runs started from now on are leased to this process (run-lifecycle.ts). */
+  useLeases(leases: RunLeases): void {
+    this.leases = leases;
   }
 
-  /** Removes the oldest finished runs beyond `keep`; a bounded history keeps the store small. */
-  async prune(keep: number): Promise<number> {
-    const cutoff = this.store.get<{ started_at: string }>(
-      'SELECT started_at FROM runs ORDER BY started_at DESC LIMIT 1 OFFSET ?',
-      [keep],
-    );
-    if (!cutoff) return 0;
-    const [, removed] = await this.store.transaction([
-      {
-        sql: "DELETE FROM run_tasks WHERE run_id IN (SELECT id FROM runs WHERE started_at <= ? AND status <> 'running')",
-        params: [cutoff.started_at],
-      },
-      { sql: "DELETE FROM runs WHERE started_at <= ? AND status <> 'running'", params: [cutoff.started_at] },
-    ]);
-    return removed.changes;
+  /** Ends runs a dead process left running (run-lifecycle.ts); returns them. */
+  async reconcile(options: Omit<ReconcileOptions, 'store'>): Promise<InterruptedRun[]> {
+    const interrupted = await reconcileRuns({ ...options, store: this.store });
+    if (interrupted.length > 0) this.lists.reset();
+    return interrupted;
+  }
+
+  /** Runs, newest first, with the total matching (see RunList for what keeps this fast). */
+  list(filter: ExecutionFilter = {}): RunPage {
+    return this.lists.list(filter);
+  }
+
+  /** What retention removes, as the store's background passes ask (run-retention.ts). */
+  retentionPolicies(settings: RetentionSettings): RetentionPolicy[] {
+    return [executionRetention(this.store, settings, () => this.lists.reset()), taskLogRetention(this.store, settings)];
   }
 
   private track<T>(write: Promise<T>): Promise<T> {
@@ -371,13 +368,4 @@ function fromTaskRow(row: TaskRow): TaskResult {
     log: JSON.parse(row.log) as TaskResult['log'],
     logTruncated: row.log_truncated === 1,
   };
-}
-
-/** ISO 8601 as given, or Unix seconds. */
-function sinceToIso(since: string): string {
-  if (/^\d+(\.\d+)?$/.test(since)) return new Date(Number(since) * 1000).toISOString();
-  const date = new Date(since);
-  if (Number.isNaN(date.getTime()))
-    throw new InvalidInputError(`since: expected an ISO 8601 time or Unix seconds, got "${since}"`, { field: 'since' });
-  return date.toISOString();
 }

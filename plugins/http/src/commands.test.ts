@@ -93,7 +93,7 @@ describe('runner ui', () => {
     expect(output).toContain('REST API (no web interface in this build) listening on 127.0.0.1:');
   });
 
-  it('takes no --auth: authentication is not built, and flags that protect nothing would mislead', () => {
-    expect(uiCommand.options?.map((o) => o.flags.split(' ')[0])).toEqual(['--port', '--bind-address']);
+  it('takes its port, bind address and --insecure (the auth plugin adds --auth, --username, --password-file)', () => {
+    expect(uiCommand.options?.map((o) => o.flags.split(' ')[0])).toEqual(['--port', '--bind-address', '--insecure']);
   });
 });

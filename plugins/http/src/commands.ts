@@ -52,7 +52,12 @@ export const serverCommand: CommandSpec = {
     portOption('--http-port <n>', 'HTTP port of the REST API (default 8080, config http.port)'),
     {
       flags: '--bind-address <addr>',
-      description: 'address the HTTP server binds (default 0.0.0.0, config http.bind_address)',
+      description:
+        'address the HTTP server binds, and gRPC unless --grpc-bind-address (default 127.0.0.1, config http.bind_address)',
+    },
+    {
+      flags: '--insecure',
+      description: 'allow a non-loopback --bind-address with authentication off (warned about)',
     },
   ],
   run: ({ options }, ctx) =>
@@ -61,6 +66,7 @@ export const serverCommand: CommandSpec = {
       overridesFrom(options, {
         httpPort: 'http.port',
         bindAddress: 'http.bind_address',
+        insecure: 'http.insecure',
       }),
       'REST API',
     ),
@@ -69,8 +75,7 @@ export const serverCommand: CommandSpec = {
 /**
  * `runner ui` is the master profile under the name operators know for the web interface. The
  * SvelteKit UI is not built yet (ui/README.md), so it serves the REST API and WebSocket and says
- * so. Authentication (`--auth --username --password` in service.md) is not built either: rather
- * than accept flags that protect nothing, the command does not take them.
+ * so. Authentication flags (`--auth`, `--username`, `--password-file`) come from the auth plugin.
  */
 export const uiCommand: CommandSpec = {
   name: 'ui',
@@ -79,13 +84,18 @@ export const uiCommand: CommandSpec = {
     portOption('--port <n>', 'HTTP port of the web interface and REST API (default 8080, config http.port)'),
     {
       flags: '--bind-address <addr>',
-      description: 'address the HTTP server binds (default 0.0.0.0, config http.bind_address)',
+      description:
+        'address the HTTP server binds, and gRPC unless --grpc-bind-address (default 127.0.0.1, config http.bind_address)',
+    },
+    {
+      flags: '--insecure',
+      description: 'allow a non-loopback --bind-address with authentication off (warned about)',
     },
   ],
   run: ({ options }, ctx) =>
     runMaster(
       ctx,
-      overridesFrom(options, { port: 'http.port', bindAddress: 'http.bind_address' }),
+      overridesFrom(options, { port: 'http.port', bindAddress: 'http.bind_address', insecure: 'http.insecure' }),
       'REST API (no web interface in this build)',
     ),
 };

@@ -5,8 +5,12 @@ export interface HttpConfig {
   port: number;
   bindAddress: string;
   bodyLimitBytes: number;
-  /** `['*']` allows every origin. */
+  /** Origins besides the master's own; `['*']` allows every origin. */
   corsOrigins: string[];
+  /** Host names accepted in the Host header besides IP addresses and localhost. */
+  allowedHosts: string[];
+  /** A non-loopback bind with authentication off is allowed (and warned about). */
+  insecure: boolean;
   shutdownTimeoutMs: number;
   wsPingIntervalMs: number;
   wsMaxBufferedBytes: number;
@@ -23,13 +27,23 @@ export const HTTP_CONFIG: ConfigDeclaration = {
   },
   'http.bind_address': {
     schema: { type: 'string', minLength: 1 },
-    default: '0.0.0.0',
-    help: 'address the HTTP server binds',
+    default: '127.0.0.1',
+    help: 'address the HTTP server binds (and gRPC unless grpc.bind_address is set); 0.0.0.0 for every interface',
+  },
+  'http.allowed_hosts': {
+    schema: { type: 'array', items: { type: 'string' } },
+    default: [],
+    help: 'host names the master answers to besides IP addresses and localhost (Host header check against DNS rebinding)',
+  },
+  'http.insecure': {
+    schema: { type: 'boolean' },
+    default: false,
+    help: 'allow a non-loopback bind address with authentication off (runner server --insecure)',
   },
   'http.cors_origins': {
     schema: { type: 'array', items: { type: 'string' } },
-    default: ['*'],
-    help: 'origins allowed by CORS (* for any)',
+    default: [],
+    help: 'origins besides the master itself allowed by CORS and WebSocket (* for any; default: same origin only)',
   },
   'http.body_limit': positive(DEFAULT_BODY_LIMIT_BYTES, 'largest request body (bytes)'),
   'http.shutdown_timeout': positive(8, 'seconds open requests get to finish when the master stops'),
@@ -46,6 +60,8 @@ export function readHttpConfig(config: RunnerConfig): HttpConfig {
     bindAddress: config.get<string>('http.bind_address').trim(),
     bodyLimitBytes: config.get<number>('http.body_limit'),
     corsOrigins: config.get<string[]>('http.cors_origins'),
+    allowedHosts: config.get<string[]>('http.allowed_hosts'),
+    insecure: config.get<boolean>('http.insecure'),
     shutdownTimeoutMs: config.get<number>('http.shutdown_timeout') * 1000,
     wsPingIntervalMs: config.get<number>('http.ws_ping_interval') * 1000,
     wsMaxBufferedBytes: config.get<number>('http.ws_max_buffered_bytes'),

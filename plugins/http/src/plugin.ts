@@ -10,6 +10,7 @@ import {
 import { Type } from '@runner/plugin-sdk/schema';
 import { serverCommand, uiCommand } from './commands.js';
 import { HTTP_CONFIG, readHttpConfig } from './config.js';
+import { checkExposure, hostGuard } from './network-checks.js';
 import type { ApiRouter } from './router.js';
 
 export const plugin = definePlugin({
@@ -22,6 +23,8 @@ export const plugin = definePlugin({
   config: HTTP_CONFIG,
   async setup(ctx) {
     const config = readHttpConfig(ctx.config);
+    // auth.enabled is the auth plugin's key; without that plugin nothing authenticates.
+    checkExposure(config.bindAddress, ctx.config.get<boolean>('auth.enabled', false), config.insecure, ctx.logger);
     // polka and ws load here, not at import: `runner --help` imports every plugin's entry.
     const { HttpService } = await import('./server.js');
     const service = new HttpService({
@@ -31,6 +34,7 @@ export const plugin = definePlugin({
       dataDir: ctx.config.dataDir,
       redactor: ctx.redactor,
     });
+    service.router.guard(hostGuard(config.allowedHosts));
     ctx.provide(HttpRouterRef, service.router);
     ctx.provide(WebSocketHubRef, service.hub);
     addOwnRoutes(ctx, service.router);

@@ -395,8 +395,8 @@ describe('errors', () => {
 });
 
 describe('CORS', () => {
-  it('allows every origin by default and answers a preflight with the methods of the path', async () => {
-    const { base } = await start();
+  it('allows every origin with http.cors_origins [*] and answers a preflight with the methods of the path', async () => {
+    const { base } = await start({ 'http.cors_origins': ['*'] });
     const simple = await fetch(`${base}/api/v1/health`, { headers: { origin: 'https://anywhere.example' } });
     expect(simple.headers.get('access-control-allow-origin')).toBe('*');
     expect(simple.headers.get('access-control-expose-headers')).toBe('x-request-id');

@@ -26,6 +26,7 @@ import { errorAnswer, MethodNotAllowedError } from './errors.js';
 import { finalStatus, GuardChain } from './guard-chain.js';
 import { readJsonBody } from './json-body.js';
 import { buildOpenApi } from './openapi.js';
+import { originAllowed } from './network-checks.js';
 import { compilePart, type PartValidator } from './route-schema.js';
 import { StaticFiles } from './static-files.js';
 
@@ -326,7 +327,7 @@ export class ApiRouter implements HttpRouter {
     if (origin === undefined) return true;
     if (this.allowAllOrigins) {
       res.setHeader('access-control-allow-origin', '*');
-    } else if (this.options.corsOrigins.includes(origin)) {
+    } else if (originAllowed(origin, req.headers.host, this.options.corsOrigins)) {
       res.setHeader('access-control-allow-origin', origin);
       res.setHeader('access-control-allow-credentials', 'true');
     } else {

@@ -99,7 +99,7 @@ describe('listening', () => {
 describe('master.json', () => {
   it('is written when listening, with a connectable host for a wildcard bind, and removed at stop', async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'runner-http-')), 'not-yet-created');
-    const r = await startHttp({ 'http.bind_address': '0.0.0.0' }, undefined, dataDir);
+    const r = await startHttp({ 'http.bind_address': '0.0.0.0', 'http.insecure': true }, undefined, dataDir);
     running.push(r);
     const file = join(dataDir, 'master.json');
     const master = JSON.parse(readFileSync(file, 'utf8'));

@@ -154,9 +154,9 @@ export class HttpService {
 
   private async writeMasterFile(http: string): Promise<void> {
     const content: MasterFile = { pid: process.pid, http, started_at: Math.floor(Date.now() / 1000) };
-    await mkdir(this.options.dataDir, { recursive: true });
+    await mkdir(this.options.dataDir, { recursive: true, mode: 0o700 });
     const temporary = `${this.masterFile}.${process.pid}.tmp`;
-    await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`);
+    await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
     await rename(temporary, this.masterFile);
   }
 

@@ -15,6 +15,7 @@ import {
 } from '@runner/plugin-sdk';
 import { WebSocket, WebSocketServer } from 'ws';
 import { writeRawError } from './raw-response.js';
+import { originAllowed } from './network-checks.js';
 import { API_PREFIX, requestIdOf } from './router.js';
 
 export const WEBSOCKET_PATH = `${API_PREFIX}/ws`;
@@ -106,9 +107,9 @@ export class WebSocketHubService implements WebSocketHub {
         new RunnerError('unavailable', 'the server is stopping', { status: 503 }),
         requestId,
       );
-    // Browsers do not apply CORS to WebSockets, so the origin list is enforced here.
+    // Browsers do not apply CORS to WebSockets, so the origin is checked here: the master's own, or listed.
     const origin = req.headers.origin;
-    if (origin !== undefined && !this.options.corsOrigins.includes('*') && !this.options.corsOrigins.includes(origin)) {
+    if (!originAllowed(origin, req.headers.host, this.options.corsOrigins)) {
       return writeRawError(
         socket,
         new ForbiddenError(`origin ${origin} is not allowed (config http.cors_origins)`),

@@ -56,6 +56,20 @@ describe.each([
     expect(r.stdout).toBe(`${realpathSync(dir)}\n7 unset\npath-kept\n`);
   });
 
+  it("keeps the runner's own RUNNER_* variables (credentials) from the child, unless env passes one", async () => {
+    process.env.RUNNER_JOIN_TOKEN = 'join-secret-123';
+    try {
+      const inherited = await run('echo "${RUNNER_JOIN_TOKEN-absent} ${PATH:+path}"');
+      expect(inherited.stdout).toBe('absent path\n');
+      const merged = await run('echo "${RUNNER_JOIN_TOKEN-absent}"', { env: { OTHER: 1 } });
+      expect(merged.stdout).toBe('absent\n');
+      const passed = await run('echo "$RUNNER_JOIN_TOKEN"', { env: { RUNNER_JOIN_TOKEN: 'given' } });
+      expect(passed.stdout).toBe('given\n');
+    } finally {
+      delete process.env.RUNNER_JOIN_TOKEN;
+    }
+  });
+
   it('feeds stdin, and gives the program /dev/null when there is none', async () => {
     expect((await run(['tr', 'a-z', 'A-Z'], { stdin: 'hello\nworld' })).stdout).toBe('HELLO\nWORLD');
     expect((await run('cat; echo end')).stdout).toBe('end\n');
@@ -171,5 +185,4 @@ describe.each([
     );
     expect(output).toHaveLength(4);
   });
-
 });

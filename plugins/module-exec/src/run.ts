@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import type { LuaCallContext, LuaValue } from '@runner/plugin-sdk';
 import { formatDuration, parseDurationArgument, PROCESS_GROUP_GRACE_MS, stopProcessGroup } from '@runner/plugin-sdk';
 import type { Launcher } from './launcher.js';
+import type { ProcessGroupWatch } from './process-groups.js';
 import { isLuaTable, luaType } from '@runner/plugin-sdk';
 
 /** Per stream. Config-free: enough for any log a script should hold in memory, small enough to survive a `yes`. */
@@ -73,7 +74,7 @@ function parseOptions(opts: LuaValue): RunOptions {
     if (!isLuaTable(opts.env) || (Array.isArray(opts.env) && opts.env.length > 0)) {
       throw new Error(`exec.run: option env must be a table of NAME = value, got ${luaType(opts.env)}`);
     }
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    const env: NodeJS.ProcessEnv = childEnvironment();
     for (const [name, value] of Object.entries(opts.env)) {
       if (name === '' || name.includes('=') || name.includes('\0')) {
         throw new Error(`exec.run: option env has an invalid variable name ${JSON.stringify(name)}`);
@@ -160,14 +161,23 @@ function directoryMissing(path: string): boolean {
 }
 
 /** The `exec` module over a launcher (the plugin's is a helper process; see launcher.ts). */
-export function createExecModule(launcher: Launcher): {
+export function createExecModule(
+  launcher: Launcher,
+  groups?: ProcessGroupWatch,
+): {
   run: (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue> | LuaValue;
 } {
-  return { run: (call, cmd, opts) => run(launcher, call, cmd, opts) };
+  return { run: (call, cmd, opts) => run(launcher, call, cmd, opts, groups) };
 }
 
 /** `exec.run(cmd [, opts])`. */
-function run(launcher: Launcher, call: LuaCallContext, cmd: LuaValue, opts?: LuaValue): Promise<LuaValue> | LuaValue {
+function run(
+  launcher: Launcher,
+  call: LuaCallContext,
+  cmd: LuaValue,
+  opts?: LuaValue,
+  groups?: ProcessGroupWatch,
+): Promise<LuaValue> | LuaValue {
   const command = parseCommand(cmd);
   const options = parseOptions(opts);
   if (call.dryRun) {
@@ -182,10 +192,16 @@ function run(launcher: Launcher, call: LuaCallContext, cmd: LuaValue, opts?: Lua
     };
   }
   if (call.signal.aborted) throw new Error(`exec.run: cancelled before starting: ${command.display}`);
-  return execute(launcher, call, command, options);
+  return execute(launcher, call, command, options, groups);
 }
 
-function execute(launcher: Launcher, call: LuaCallContext, command: Command, options: RunOptions): Promise<LuaValue> {
+function execute(
+  launcher: Launcher,
+  call: LuaCallContext,
+  command: Command,
+  options: RunOptions,
+  groups?: ProcessGroupWatch,
+): Promise<LuaValue> {
   const started = performance.now();
   const logger = call.logger;
   return new Promise<LuaValue>((resolve, reject) => {
@@ -200,6 +216,8 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
     let timer: NodeJS.Timeout | undefined;
     let pipeTimer: NodeJS.Timeout | undefined;
     let terminating = false;
+    // Reported for a run, so a master that dies with it running can kill the group when it restarts.
+    let groupEnded = (): void => {};
 
     const terminate = (): void => {
       if (terminating) return;
@@ -218,13 +236,14 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
         file: command.file,
         args: command.args,
         cwd: options.cwd ?? process.cwd(),
-        env: options.env ?? process.env,
+        env: options.env ?? childEnvironment(),
         stdin: options.stdin,
         cap: OUTPUT_CAP_BYTES,
       },
       {
         pid(p) {
           pid = p;
+          if (groups && call.run) groupEnded = groups.started({ runId: call.run.runId, task: call.run.task, pgid: p });
           logger.debug(`exec.run: ${command.display}`, { pid: p });
           if (terminating) stopProcessGroup(p, KILL_GRACE_MS);
         },
@@ -244,6 +263,8 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
           }
         },
         close() {
+          // At close, not exit: what the leader left running in its group holds the pipes until then.
+          groupEnded();
           clearTimeout(timer);
           clearTimeout(pipeTimer);
           call.signal.removeEventListener('abort', onAbort);
@@ -307,4 +328,15 @@ function execute(launcher: Launcher, call: LuaCallContext, command: Command, opt
       resolve(result);
     }
   });
+}
+
+/**
+ * The runner's environment without its own `RUNNER_*` variables: they hold credentials (the join
+ * token, RUNNER_TOKEN, the admin password) that a child, and the run records holding its output,
+ * must not see. A workflow passes one on deliberately with `env`.
+ */
+export function childEnvironment(from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(from)) if (!name.startsWith('RUNNER_')) env[name] = value;
+  return env;
 }

@@ -20,7 +20,8 @@ written, trailing newline included. A background process that keeps the command'
       description: `Runs cmd and returns { stdout, stderr, exit_code, success, duration } once it has ended.
 Never raises because of the command's exit status: check success (exit_code == 0) or exit_code.
 opts.cwd: working directory (an error if it does not exist). opts.env: variables merged over the
-runner's environment; a value of false removes the variable. opts.timeout: "250ms", "5s", "2m" or a
+runner's environment (without the runner's own RUNNER_* variables, which hold credentials); a value
+of false removes the variable. opts.timeout: "250ms", "5s", "2m" or a
 number of seconds; when it passes the process group is killed and the result has timed_out = true,
 success = false and exit_code nil with signal = "SIGTERM" (or the code the program chose on its way
 out). opts.stdin: text written to the program's standard input (otherwise it reads /dev/null).

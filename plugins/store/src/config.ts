@@ -1,8 +1,10 @@
-import type { ConfigDeclaration, RunnerConfig } from '@runner/plugin-sdk';
+import { positiveNumber, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 
 export const SNAPSHOT_JOURNAL_BYTES_KEY = 'store.snapshot_journal_bytes';
 // Replay costs 20-45 µs a record: 16 MiB of journal keeps a restart within a few seconds.
 export const DEFAULT_SNAPSHOT_JOURNAL_BYTES = 16 * 1024 * 1024;
+export const RETENTION_INTERVAL_KEY = 'store.retention_interval';
+export const DEFAULT_RETENTION_INTERVAL_S = 600;
 
 /** Keys of the store, checked by the kernel before setup. */
 export const STORE_CONFIG: ConfigDeclaration = {
@@ -11,7 +13,16 @@ export const STORE_CONFIG: ConfigDeclaration = {
     default: DEFAULT_SNAPSHOT_JOURNAL_BYTES,
     help: 'journal size (bytes) that triggers a snapshot of the database',
   },
+  [RETENTION_INTERVAL_KEY]: positiveNumber(
+    DEFAULT_RETENTION_INTERVAL_S,
+    'seconds between retention passes (what each plugin keeps: runner db stats), the first a second after start',
+  ),
 };
+
+/** `store.retention_interval` in milliseconds. */
+export function retentionIntervalMs(config: RunnerConfig): number {
+  return Math.round(config.get<number>(RETENTION_INTERVAL_KEY) * 1000);
+}
 
 /** `store.snapshot_journal_bytes`: journal size that triggers a snapshot. */
 export function snapshotJournalBytes(config: RunnerConfig): number {

@@ -92,8 +92,25 @@ export function formatStats(stats: StoreStats): string {
     '',
     `${'table'.padEnd(width)}  rows`,
     ...stats.tables.map((t) => `${t.name.padEnd(width)}  ${t.rows}`),
+    '',
+    ...retentionLines(stats),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** What each retention policy keeps; read from the master, which registers and runs them. */
+function retentionLines(stats: StoreStats): string[] {
+  const policies = stats.retention ?? [];
+  if (policies.length === 0) return ['retention  applies while a master (or a run) has this data directory open'];
+  return [
+    'retention',
+    ...policies.flatMap((p) => [
+      `  ${p.name}: keeps ${p.rule}`,
+      `    kept now ${p.kept}${p.oldest ? `, oldest ${p.oldest}` : ''}; last pass ${
+        p.lastPrunedAt === null ? 'not yet' : `${p.lastPrunedAt}, removed ${p.lastRemoved}`
+      }${p.lastError ? `; failed: ${p.lastError}` : ''}`,
+    ]),
+  ];
 }
 
 export async function statsCommand(input: CommandInput, ctx: CommandContext): Promise<number> {

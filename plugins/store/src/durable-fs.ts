@@ -24,7 +24,7 @@ export async function removeIfExists(path: string): Promise<boolean> {
 
 /** Writes `data` to a new file and fsyncs it; the file must not exist. */
 export async function writeNewFileSynced(path: string, data: Uint8Array): Promise<void> {
-  const handle = await open(path, 'wx');
+  const handle = await open(path, 'wx', 0o600);
   try {
     let offset = 0;
     while (offset < data.length) {

@@ -144,7 +144,7 @@ async function removeStaleLock(
  * over with a warning; of several openers racing for it, exactly one wins.
  */
 export async function acquireLock(dataDir: string, logger: Logger): Promise<DataDirLock> {
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const path = lockPath(dataDir);
   const holder: LockHolder = { pid: process.pid, started_at: new Date().toISOString(), hostname: hostname() };
   const content = `${JSON.stringify(holder)}\n`;

@@ -93,7 +93,7 @@ export async function restoreDatabase(
   const lock = await acquireLock(dataDir, logger);
   const layout = storeLayout(dataDir);
   try {
-    await mkdir(layout.dir, { recursive: true });
+    await mkdir(layout.dir, { recursive: true, mode: 0o700 });
     await removeIfExists(layout.restoreTemp);
     const head = await readHead(input, 2);
     const gzip = head.length === 2 && head[0] === 0x1f && head[1] === 0x8b;
@@ -107,7 +107,7 @@ export async function restoreDatabase(
     }
     try {
       const source = createReadStream(input);
-      const target = createWriteStream(layout.restoreTemp, { flags: 'wx' });
+      const target = createWriteStream(layout.restoreTemp, { flags: 'wx', mode: 0o600 });
       await (options.decompress ? pipeline(source, createGunzip(), target) : pipeline(source, target));
     } catch (error) {
       if ((error as { code?: string }).code?.startsWith('Z_')) {

@@ -7,6 +7,7 @@ import {
   RunnerError,
   type Logger,
   type Migration,
+  type RetentionPolicy,
   type SqlParams,
   type Store,
   type StoreStats,
@@ -22,6 +23,7 @@ import { acquireLock, type DataDirLock } from './lock.js';
 import { completeRestore } from './restore.js';
 import { replayJournals } from './journal-replay.js';
 import { checkMigrations, pendingMigrations } from './migrations.js';
+import { RetentionRunner } from './retention.js';
 import { INTERNAL_TABLES, SqlDatabase } from './sql-database.js';
 import { configureConnection, hasSqliteHeader, loadSqlJs } from './sqljs.js';
 
@@ -43,6 +45,10 @@ export interface OpenedStore extends Store {
    * for start-up to replay), closes the database and releases the data-directory lock. Idempotent.
    */
   close(options?: { snapshot?: boolean }): Promise<void>;
+  /** Prunes the registered retention policies now, then every `intervalMs` (see retention.ts). */
+  startRetention(intervalMs: number): void;
+  /** One retention pass over every policy now; resolves when it ended. */
+  pruneNow(): Promise<void>;
 }
 
 /**
@@ -111,6 +117,7 @@ class SqlStore implements OpenedStore {
   private snapshots: Promise<void> = Promise.resolve();
   private autoSnapshotRunning = false;
   private closing: Promise<void> | undefined;
+  private readonly retention: RetentionRunner;
 
   private constructor(
     private readonly layout: StoreLayout,
@@ -120,6 +127,7 @@ class SqlStore implements OpenedStore {
     private readonly threshold: number,
   ) {
     this.sql = new SqlDatabase(db);
+    this.retention = new RetentionRunner(logger);
   }
 
   get dir(): string {
@@ -127,7 +135,8 @@ class SqlStore implements OpenedStore {
   }
 
   static async open(layout: StoreLayout, lock: DataDirLock, logger: Logger, threshold: number): Promise<SqlStore> {
-    await mkdir(layout.dir, { recursive: true });
+    // The database holds users, tokens' hashes and run records: this user's only (issue 9).
+    await mkdir(layout.dir, { recursive: true, mode: 0o700 });
     // Leftovers of a crash mid-snapshot or mid-restore: never complete, never read.
     await removeIfExists(layout.snapshotTemp);
     await removeIfExists(layout.restoreTemp);
@@ -437,7 +446,20 @@ class SqlStore implements OpenedStore {
       pageCount: this.get<{ page_count: number }>('PRAGMA page_count')?.page_count ?? 0,
       pageSize: this.get<{ page_size: number }>('PRAGMA page_size')?.page_size ?? 0,
       lastSnapshotAt: this.lastSnapshotAt,
+      retention: this.retention.stats(),
     };
+  }
+
+  retain(policy: RetentionPolicy): () => void {
+    return this.retention.register(policy);
+  }
+
+  startRetention(intervalMs: number): void {
+    this.retention.start(intervalMs);
+  }
+
+  pruneNow(): Promise<void> {
+    return this.retention.runPass();
   }
 
   // ---- lifecycle
@@ -448,6 +470,8 @@ class SqlStore implements OpenedStore {
   }
 
   private async shutdown(snapshot: boolean): Promise<void> {
+    // A pass under way ends after its batch; its writes are then drained like any other.
+    await this.retention.stop();
     this.state = 'closing';
     try {
       await this.snapshots;

@@ -1,0 +1,279 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import {
+  ConflictError,
+  InvalidInputError,
+  NotFoundError,
+  isRole,
+  ROLES,
+  type Migration,
+  type Role,
+  type Store,
+} from '@runner/plugin-sdk';
+import { hashPassword } from './passwords.js';
+
+export interface User {
+  id: string;
+  name: string;
+  role: Role;
+  password_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiToken {
+  id: string;
+  name: string;
+  role: Role;
+  /** sha256 of the token: tokens are 256 random bits, so a fast hash is enough (no dictionary to try). */
+  hash: string;
+  created_by: string;
+  created_at: string;
+  /** ISO 8601, null for a token that does not expire. */
+  expires_at: string | null;
+}
+
+/** A user or token as the API shows it: never a hash. */
+export type PublicUser = Omit<User, 'password_hash'>;
+export type PublicToken = Omit<ApiToken, 'hash'>;
+
+export const ACCOUNT_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    description: 'users, API tokens and revoked session tokens',
+    sql: `CREATE TABLE auth_users (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        password_hash TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE TABLE auth_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        hash TEXT NOT NULL UNIQUE,
+        created_by TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT
+      );
+      CREATE TABLE auth_revoked (
+        jti TEXT PRIMARY KEY,
+        expires_at INTEGER NOT NULL
+      );`,
+  },
+];
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
+function checkName(name: string, what: string): void {
+  if (!NAME.test(name)) {
+    throw new InvalidInputError(
+      `${what} name "${name}" is not valid: 1-64 characters, letters, digits, '.', '_', '@' and '-', starting with a letter or digit`,
+      { field: 'name' },
+    );
+  }
+}
+
+export function checkRole(role: unknown, field = 'role'): Role {
+  if (!isRole(role)) {
+    throw new InvalidInputError(`role "${String(role)}" does not exist; roles are ${ROLES.join(', ')}`, { field });
+  }
+  return role;
+}
+
+export function checkPassword(password: unknown, field = 'password'): string {
+  if (typeof password !== 'string' || password.length < 8) {
+    throw new InvalidInputError('a password needs at least 8 characters', { field });
+  }
+  if (password.length > 1024) throw new InvalidInputError('a password may have at most 1024 characters', { field });
+  return password;
+}
+
+export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** A new API token: `rnr_` and 256 random bits. */
+export const newTokenSecret = (): string => `rnr_${randomBytes(32).toString('base64url')}`;
+
+export const publicUser = ({ password_hash: _hash, ...user }: User): PublicUser => user;
+export const publicToken = ({ hash: _hash, ...token }: ApiToken): PublicToken => token;
+
+/**
+ * Users, API tokens and revoked session ids: durable in the store, and mirrored in memory so the
+ * authentication guard answers from maps on every request (no SQL on the hot path).
+ */
+export class Accounts {
+  private readonly usersById = new Map<string, User>();
+  private readonly usersByName = new Map<string, User>();
+  private readonly tokensByHash = new Map<string, ApiToken>();
+  private readonly tokensByName = new Map<string, ApiToken>();
+  private readonly revoked = new Map<string, number>();
+
+  constructor(private readonly store: Store) {}
+
+  async open(nowSeconds: number): Promise<void> {
+    await this.store.migrate('auth', ACCOUNT_MIGRATIONS);
+    for (const user of this.store.all<User>('SELECT * FROM auth_users')) this.remember(user);
+    for (const token of this.store.all<ApiToken>('SELECT * FROM auth_tokens')) this.rememberToken(token);
+    // Revocations of tokens that have expired anyway need not be kept.
+    await this.store.run('DELETE FROM auth_revoked WHERE expires_at <= ?', [nowSeconds]);
+    for (const row of this.store.all<{ jti: string; expires_at: number }>('SELECT * FROM auth_revoked')) {
+      this.revoked.set(row.jti, row.expires_at);
+    }
+  }
+
+  userCount(): number {
+    return this.usersById.size;
+  }
+  userById(id: string): User | undefined {
+    return this.usersById.get(id);
+  }
+  userByName(name: string): User | undefined {
+    return this.usersByName.get(name);
+  }
+  users(): User[] {
+    return [...this.usersByName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async addUser(name: string, role: Role, password: string, now: Date): Promise<User> {
+    checkName(name, 'user');
+    if (this.usersByName.has(name))
+      throw new ConflictError(`user "${name}" exists already`, { details: { user: name } });
+    const at = now.toISOString();
+    const user: User = {
+      id: `usr_${randomUUID()}`,
+      name,
+      role,
+      password_hash: await hashPassword(checkPassword(password)),
+      created_at: at,
+      updated_at: at,
+    };
+    await this.store.run(
+      'INSERT INTO auth_users (id, name, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [user.id, user.name, user.role, user.password_hash, user.created_at, user.updated_at],
+    );
+    this.remember(user);
+    return user;
+  }
+
+  async setPassword(name: string, password: string, now: Date): Promise<User> {
+    const user = this.requireUser(name);
+    const updated = {
+      ...user,
+      password_hash: await hashPassword(checkPassword(password)),
+      updated_at: now.toISOString(),
+    };
+    await this.store.run('UPDATE auth_users SET password_hash = ?, updated_at = ? WHERE id = ?', [
+      updated.password_hash,
+      updated.updated_at,
+      user.id,
+    ]);
+    this.remember(updated);
+    return updated;
+  }
+
+  async setRole(name: string, role: Role, now: Date): Promise<User> {
+    const user = this.requireUser(name);
+    if (user.role === 'admin' && role !== 'admin') this.keepAnAdmin(user, 'take the admin role from');
+    const updated = { ...user, role, updated_at: now.toISOString() };
+    await this.store.run('UPDATE auth_users SET role = ?, updated_at = ? WHERE id = ?', [
+      role,
+      updated.updated_at,
+      user.id,
+    ]);
+    this.remember(updated);
+    return updated;
+  }
+
+  async removeUser(name: string): Promise<User> {
+    const user = this.requireUser(name);
+    if (user.role === 'admin') this.keepAnAdmin(user, 'remove');
+    await this.store.run('DELETE FROM auth_users WHERE id = ?', [user.id]);
+    this.usersById.delete(user.id);
+    this.usersByName.delete(user.name);
+    return user;
+  }
+
+  requireUser(name: string): User {
+    const user = this.usersByName.get(name);
+    if (!user) throw new NotFoundError(`user "${name}" does not exist`, { details: { user: name } });
+    return user;
+  }
+
+  tokenByHash(hash: string): ApiToken | undefined {
+    return this.tokensByHash.get(hash);
+  }
+  tokens(): ApiToken[] {
+    return [...this.tokensByName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Creates a token; the secret is returned here once and only its hash is kept. */
+  async addToken(
+    name: string,
+    role: Role,
+    createdBy: string,
+    expiresAt: Date | null,
+    now: Date,
+  ): Promise<{ token: ApiToken; secret: string }> {
+    checkName(name, 'token');
+    if (this.tokensByName.has(name)) {
+      throw new ConflictError(`token "${name}" exists already; revoke it first or pick another name`, {
+        details: { token: name },
+      });
+    }
+    const secret = newTokenSecret();
+    const token: ApiToken = {
+      id: `tok_${randomUUID()}`,
+      name,
+      role,
+      hash: sha256(secret),
+      created_by: createdBy,
+      created_at: now.toISOString(),
+      expires_at: expiresAt?.toISOString() ?? null,
+    };
+    await this.store.run(
+      'INSERT INTO auth_tokens (id, name, role, hash, created_by, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [token.id, token.name, token.role, token.hash, token.created_by, token.created_at, token.expires_at],
+    );
+    this.rememberToken(token);
+    return { token, secret };
+  }
+
+  async revokeToken(name: string): Promise<ApiToken> {
+    const token = this.tokensByName.get(name);
+    if (!token) throw new NotFoundError(`token "${name}" does not exist`, { details: { token: name } });
+    await this.store.run('DELETE FROM auth_tokens WHERE id = ?', [token.id]);
+    this.tokensByName.delete(token.name);
+    this.tokensByHash.delete(token.hash);
+    return token;
+  }
+
+  isRevoked(jti: string): boolean {
+    return this.revoked.has(jti);
+  }
+
+  /** Logout: the session token stops working before it expires. */
+  async revokeSession(jti: string, expiresAt: number): Promise<void> {
+    await this.store.run('INSERT OR IGNORE INTO auth_revoked (jti, expires_at) VALUES (?, ?)', [jti, expiresAt]);
+    this.revoked.set(jti, expiresAt);
+  }
+
+  private keepAnAdmin(user: User, what: string): void {
+    const admins = [...this.usersById.values()].filter((u) => u.role === 'admin');
+    if (admins.length === 1 && admins[0].id === user.id) {
+      throw new ConflictError(`cannot ${what} "${user.name}": it is the last admin`, { details: { user: user.name } });
+    }
+  }
+
+  private remember(user: User): void {
+    const previous = this.usersById.get(user.id);
+    if (previous) this.usersByName.delete(previous.name);
+    this.usersById.set(user.id, user);
+    this.usersByName.set(user.name, user);
+  }
+
+  private rememberToken(token: ApiToken): void {
+    this.tokensByHash.set(token.hash, token);
+    this.tokensByName.set(token.name, token);
+  }
+}

@@ -1,0 +1,156 @@
+import type { Logger, Migration, SqlValue, Store } from '@runner/plugin-sdk';
+
+/** One audit record (service.md section 2: timestamp, event, user, ip, resource, action, result). */
+export interface AuditRecord {
+  id: number;
+  /** ISO 8601. */
+  timestamp: string;
+  /** `auth.login`, `auth.login_failed`, `auth.logout`, `api.call`, `access.denied`, `user.add`... */
+  event: string;
+  /** User or token name; `anonymous` before authentication. */
+  user: string;
+  ip: string;
+  /** The request path, without its query (which may carry values not meant for a log). */
+  resource: string;
+  /** `POST /api/v1/workflows/run`, or the admin action. */
+  action: string;
+  /** `success` or `failure`. */
+  result: 'success' | 'failure';
+  /** HTTP status of the answer. */
+  status: number;
+  request_id: string;
+}
+
+export type AuditEntry = Omit<AuditRecord, 'id' | 'timestamp'> & { timestamp?: string };
+
+export interface AuditQuery {
+  user?: string;
+  event?: string;
+  result?: string;
+  /** ISO 8601 bounds. */
+  since?: string;
+  until?: string;
+  /** Records with a larger id only (for following). */
+  after_id?: number;
+  limit: number;
+  offset: number;
+}
+
+export const AUDIT_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    description: 'audit records',
+    sql: `CREATE TABLE audit_log (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        timestamp TEXT NOT NULL,
+        event TEXT NOT NULL,
+        user TEXT NOT NULL,
+        ip TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        action TEXT NOT NULL,
+        result TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        request_id TEXT NOT NULL
+      );
+      CREATE INDEX audit_log_timestamp ON audit_log (timestamp);
+      CREATE INDEX audit_log_user ON audit_log (user, id);`,
+  },
+];
+
+const INSERT = `INSERT INTO audit_log (timestamp, event, user, ip, resource, action, result, status, request_id)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/**
+ * The audit log in the store. Records are written in batches (one transaction per tick), so a
+ * burst of API calls costs one fsync; `flush` waits for what was recorded so far.
+ */
+export class AuditLog {
+  private pending: AuditEntry[] = [];
+  private scheduled?: NodeJS.Immediate;
+  private flushing: Promise<void> = Promise.resolve();
+  private pruner?: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: Store,
+    private readonly logger: Logger,
+    private readonly retentionMs: number,
+  ) {}
+
+  async open(): Promise<void> {
+    await this.store.migrate('audit', AUDIT_MIGRATIONS);
+    await this.prune();
+    this.pruner = setInterval(
+      () => void this.prune().catch((e: Error) => this.logger.warn(`audit prune: ${e.message}`)),
+      3_600_000,
+    );
+    this.pruner.unref();
+  }
+
+  record(entry: AuditEntry): void {
+    this.pending.push({ ...entry, timestamp: entry.timestamp ?? new Date().toISOString() });
+    this.scheduled ??= setImmediate(() => {
+      this.scheduled = undefined;
+      void this.flush();
+    });
+  }
+
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.pruner);
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    await this.flush();
+  }
+
+  list(query: AuditQuery): { records: AuditRecord[]; total: number } {
+    const where: string[] = [];
+    const params: SqlValue[] = [];
+    const add = (sql: string, value: SqlValue | undefined) => {
+      if (value === undefined) return;
+      where.push(sql);
+      params.push(value);
+    };
+    add('user = ?', query.user);
+    add('event = ?', query.event);
+    add('result = ?', query.result);
+    add('timestamp >= ?', query.since);
+    add('timestamp <= ?', query.until);
+    add('id > ?', query.after_id);
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const total = this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM audit_log ${clause}`, params)?.n ?? 0;
+    // Following (after_id) reads forwards; a listing shows the newest first.
+    const order = query.after_id === undefined ? 'DESC' : 'ASC';
+    const records = this.store.all<AuditRecord>(
+      `SELECT * FROM audit_log ${clause} ORDER BY id ${order} LIMIT ? OFFSET ?`,
+      [...params, query.limit, query.offset],
+    );
+    return { records, total };
+  }
+
+  private async write(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      await this.store.transaction(
+        batch.map((e) => ({
+          sql: INSERT,
+          params: [e.timestamp!, e.event, e.user, e.ip, e.resource, e.action, e.result, e.status, e.request_id],
+        })),
+      );
+    } catch (error) {
+      // The store refuses writes while it stops; losing audit silently would hide that.
+      this.logger.error(`could not write ${batch.length} audit record(s): ${(error as Error).message}`);
+    }
+  }
+
+  private async prune(): Promise<void> {
+    const before = new Date(Date.now() - this.retentionMs).toISOString();
+    const { changes } = await this.store.run('DELETE FROM audit_log WHERE timestamp < ?', [before]);
+    if (changes > 0) this.logger.info(`audit: removed ${changes} record(s) older than the retention`, { before });
+  }
+}

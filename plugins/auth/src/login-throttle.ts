@@ -1,0 +1,75 @@
+import { RunnerError } from '@runner/plugin-sdk';
+
+interface Attempts {
+  failures: number;
+  /** Epoch ms before which the next attempt is refused without checking the password. */
+  blockedUntil: number;
+  lastAt: number;
+}
+
+const FORGET_AFTER_MS = 15 * 60_000;
+const MAX_DELAY_MS = 5 * 60_000;
+/** An address may fail this many times as often as one user from it (spraying many user names). */
+const ADDRESS_FACTOR = 4;
+
+/**
+ * Slows password guessing per user and address: after `threshold` failures each further attempt
+ * must wait, 1 s doubling up to 5 minutes, and is answered 429 without hashing anything, so
+ * thousands of failed logins from one address cost the master almost nothing and other users'
+ * requests are not slowed. The same count applies to an address across all user names (times
+ * four). A success clears the user's count; counts are forgotten after 15 idle minutes.
+ */
+export class LoginThrottle {
+  private readonly attempts = new Map<string, Attempts>();
+
+  constructor(
+    private readonly threshold: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Throws a 429 naming when to retry when this user or address must wait. */
+  check(user: string, address: string): void {
+    const now = this.now();
+    const waits = [this.attempts.get(userKey(user, address)), this.attempts.get(addressKey(address))]
+      .filter((a): a is Attempts => a !== undefined && a.blockedUntil > now)
+      .map((a) => a.blockedUntil - now);
+    if (waits.length === 0) return;
+    const seconds = Math.ceil(Math.max(...waits) / 1000);
+    throw new RunnerError('too_many_attempts', `too many failed logins; try again in ${seconds} s`, {
+      status: 429,
+      details: { retry_after_seconds: seconds },
+    });
+  }
+
+  failed(user: string, address: string): void {
+    const now = this.now();
+    this.bump(userKey(user, address), this.threshold, now);
+    this.bump(addressKey(address), this.threshold * ADDRESS_FACTOR, now);
+    if (this.attempts.size > 10_000) this.sweep(now);
+  }
+
+  succeeded(user: string, address: string): void {
+    this.attempts.delete(userKey(user, address));
+  }
+
+  private bump(key: string, threshold: number, now: number): void {
+    const previous = this.attempts.get(key);
+    const entry =
+      previous && now - previous.lastAt < FORGET_AFTER_MS ? previous : { failures: 0, blockedUntil: 0, lastAt: now };
+    entry.failures += 1;
+    entry.lastAt = now;
+    if (entry.failures >= threshold) {
+      entry.blockedUntil = now + Math.min(1000 * 2 ** (entry.failures - threshold), MAX_DELAY_MS);
+    }
+    this.attempts.set(key, entry);
+  }
+
+  private sweep(now: number): void {
+    for (const [key, entry] of this.attempts) {
+      if (now - entry.lastAt >= FORGET_AFTER_MS && entry.blockedUntil <= now) this.attempts.delete(key);
+    }
+  }
+}
+
+const userKey = (user: string, address: string) => `u\u0000${user}\u0000${address}`;
+const addressKey = (address: string) => `a\u0000${address}`;

@@ -1,0 +1,24 @@
+import { definePlugin, HttpRouterRef, StoreRef } from '@runner/plugin-sdk';
+import { AUTH_COMMAND_OPTIONS, AUTH_COMMANDS } from './commands.js';
+import { AUTH_CONFIG, readAuthConfig } from './config.js';
+
+export const plugin = definePlugin({
+  id: 'auth',
+  version: '0.1.0',
+  description:
+    'Authentication (Basic, session tokens, API tokens, the local credential), roles and the audit log of the master',
+  profiles: ['master'],
+  dependsOn: { router: HttpRouterRef, store: StoreRef },
+  commands: AUTH_COMMANDS,
+  commandOptions: AUTH_COMMAND_OPTIONS,
+  config: AUTH_CONFIG,
+  // First start hashes the admin's password (scrypt) and may wait on the store.
+  setupTimeoutMs: 30_000,
+  async setup(ctx, { router, store }) {
+    const config = readAuthConfig(ctx.config);
+    // Loaded here, not at import: `runner --help` imports every plugin's entry.
+    const { startAuth } = await import('./service.js');
+    const service = await startAuth({ config, router, store, logger: ctx.logger, dataDir: ctx.config.dataDir });
+    return { stop: () => service.close() };
+  },
+});

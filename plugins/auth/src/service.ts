@@ -1,0 +1,49 @@
+import type { HttpRouter, Logger, Store } from '@runner/plugin-sdk';
+import { Accounts } from './accounts.js';
+import { registerAdminRoutes } from './admin-routes.js';
+import { AuditLog } from './audit-log.js';
+import { Authenticator } from './authenticator.js';
+import { ensureAdmin, jwtSecret, writeLocalToken } from './bootstrap.js';
+import type { AuthConfig } from './config.js';
+import { authGuards } from './guards.js';
+import { LoginThrottle } from './login-throttle.js';
+import { registerSessionRoutes } from './session-routes.js';
+
+export interface AuthServiceOptions {
+  config: AuthConfig;
+  router: HttpRouter;
+  store: Store;
+  logger: Logger;
+  dataDir: string;
+}
+
+export interface AuthService {
+  accounts: Accounts;
+  authenticator: Authenticator;
+  audit: AuditLog;
+  close(): Promise<void>;
+}
+
+/** Opens the tables, makes sure an admin and the credentials files exist, adds guards and routes. */
+export async function startAuth({ config, router, store, logger, dataDir }: AuthServiceOptions): Promise<AuthService> {
+  const accounts = new Accounts(store);
+  await accounts.open(Math.floor(Date.now() / 1000));
+  await ensureAdmin(accounts, config, dataDir, logger);
+  const authenticator = new Authenticator(
+    accounts,
+    await jwtSecret(config, dataDir),
+    await writeLocalToken(dataDir),
+    new LoginThrottle(config.failuresBeforeDelay),
+    config.jwtExpiryMs,
+  );
+  const audit = new AuditLog(store, logger, config.auditRetentionMs);
+  await audit.open();
+  for (const guard of authGuards({ enabled: config.enabled, authenticator, audit })) router.guard(guard);
+  const deps = { accounts, authenticator, audit };
+  registerSessionRoutes(router, deps);
+  registerAdminRoutes(router, deps);
+  if (!config.enabled) {
+    logger.warn('authentication is OFF (--auth off): every caller of the REST API and WebSocket acts as admin');
+  }
+  return { accounts, authenticator, audit, close: () => audit.close() };
+}

@@ -1,0 +1,45 @@
+import type { PluginContext, ProcessGroups, Store } from '@runner/plugin-sdk';
+import { processOwner, recordProcessGroups, RunLeases } from './run-lifecycle.js';
+import type { RunStore } from './run-store.js';
+
+/**
+ * What the engine does about runs a dead process left behind, at start: ends them `interrupted`
+ * (killing the process groups they left), announces them once every plugin is set up (hooks and
+ * WebSocket clients subscribe in their setup), then leases its own runs and records their process
+ * groups. This process holds the data directory's lock, hence `exclusive`.
+ */
+export async function startRunLifecycle(options: {
+  ctx: PluginContext;
+  store: Store;
+  runs: RunStore;
+  processGroups?: ProcessGroups;
+}): Promise<{ stop(): void }> {
+  const { ctx, store, runs, processGroups } = options;
+  const owner = processOwner();
+  const interrupted = await runs.reconcile({ owner, logger: ctx.logger, exclusive: true });
+  if (interrupted.length > 0) {
+    const off = ctx.events.on('kernel.ready', () => {
+      off();
+      for (const run of interrupted) {
+        ctx.events.emit('workflow.failed', {
+          workflow_name: run.workflowName,
+          run_id: run.id,
+          status: 'interrupted',
+          duration: run.duration,
+          started_at: Math.floor(Date.parse(run.startedAt) / 1000),
+          completed_at: Math.floor(Date.parse(run.completedAt) / 1000),
+        });
+      }
+    });
+  }
+  const leases = new RunLeases(store, owner, ctx.logger);
+  runs.useLeases(leases);
+  leases.start();
+  const unwatch = processGroups?.watch(recordProcessGroups(store, owner, ctx.logger));
+  return {
+    stop() {
+      leases.stop();
+      unwatch?.();
+    },
+  };
+}

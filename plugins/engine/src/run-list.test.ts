@@ -1,0 +1,145 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunRecord, RunStatus } from '@runner/plugin-sdk';
+import { openStore, type OpenedStore } from '@runner/plugin-store';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RunStore } from './run-store.js';
+
+const silent = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silent;
+  },
+} as never;
+
+type Summary = Omit<RunRecord, 'tasks'>;
+const WORKFLOWS = ['build', 'deploy', 'backup'];
+const ENDS: RunStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+function summary(i: number): Summary {
+  return {
+    id: `run-${String(i).padStart(4, '0')}`,
+    workflowName: WORKFLOWS[i % WORKFLOWS.length],
+    status: 'running',
+    dryRun: false,
+    // Pairs share a start time, so the id decides their order.
+    startedAt: new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 2) * 1000).toISOString(),
+    duration: 0,
+    trigger: 'api',
+    counts: {},
+  };
+}
+
+describe('RunStore.list', () => {
+  let dir: string;
+  let store: OpenedStore;
+  let runs: RunStore;
+  const all: Summary[] = [];
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'runner-run-list-'));
+    store = await openStore(dir, silent);
+    runs = new RunStore(store);
+    await runs.migrate();
+    all.length = 0;
+    for (let i = 0; i < 120; i++) {
+      const run = summary(i);
+      await runs.insertRun(run);
+      // Every seventh stays running.
+      if (i % 7 !== 0) {
+        run.status = ENDS[i % ENDS.length];
+        await runs.finishRun({ ...run, completedAt: run.startedAt, duration: 1 });
+      }
+      all.push(run);
+    }
+  });
+
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The answer worked out from the runs themselves. */
+  function expected(filter: { workflow?: string; status?: RunStatus; since?: string }, limit = 50, offset = 0) {
+    const matching = all
+      .filter((r) => !filter.workflow || r.workflowName === filter.workflow)
+      .filter((r) => !filter.status || r.status === filter.status)
+      .filter((r) => !filter.since || r.startedAt >= filter.since)
+      .sort((a, b) =>
+        a.startedAt === b.startedAt ? b.id.localeCompare(a.id) : b.startedAt.localeCompare(a.startedAt),
+      );
+    return { ids: matching.slice(offset, offset + limit).map((r) => r.id), total: matching.length };
+  }
+
+  it('answers every filter and page like a scan of all runs would', () => {
+    const since = all[60].startedAt;
+    const filters = [
+      {},
+      { status: 'succeeded' as const },
+      { status: 'running' as const },
+      { workflow: 'deploy' },
+      { workflow: 'deploy', status: 'failed' as const },
+      { since },
+      { since, status: 'cancelled' as const },
+      { workflow: 'nope' },
+    ];
+    for (const filter of filters) {
+      for (const [limit, offset] of [
+        [50, 0],
+        [7, 14],
+        [0, 0],
+        [50, 1000],
+      ]) {
+        const page = runs.list({ ...filter, limit, offset });
+        const want = expected(filter, limit, offset);
+        expect({ filter, limit, offset, ids: page.runs.map((r) => r.id), total: page.total }).toEqual({
+          filter,
+          limit,
+          offset,
+          ...want,
+        });
+      }
+    }
+  });
+
+  it('serves the first page again until a run starts or ends, then shows the change', async () => {
+    const first = runs.list();
+    expect(runs.list()).toBe(first);
+    expect(runs.list({ status: 'running' }).total).toBe(expected({ status: 'running' }).total);
+
+    const started = { ...summary(500), startedAt: '2027-01-01T00:00:00.000Z' };
+    await runs.insertRun(started);
+    const afterStart = runs.list();
+    expect(afterStart).not.toBe(first);
+    expect(afterStart.total).toBe(121);
+    expect(afterStart.runs[0]).toMatchObject({ id: started.id, status: 'running' });
+    const running = runs.list({ status: 'running' });
+    expect(running.total).toBe(expected({ status: 'running' }).total + 1);
+
+    await runs.finishRun({ ...started, status: 'failed', completedAt: started.startedAt, duration: 2 });
+    expect(runs.list().runs[0]).toMatchObject({ id: started.id, status: 'failed', duration: 2 });
+    expect(runs.list({ status: 'running' }).total).toBe(running.total - 1);
+    expect(runs.list({ status: 'failed', workflow: started.workflowName }).total).toBe(
+      expected({ status: 'failed', workflow: started.workflowName }).total + 1,
+    );
+  });
+
+  it('walks an index in the list order for every filter (no sort of all matches)', () => {
+    for (const where of ['', 'WHERE status = ?', 'WHERE workflow_name = ?', 'WHERE workflow_name = ? AND status = ?']) {
+      const params = where === '' ? [] : where.includes('AND') ? ['build', 'failed'] : ['x'];
+      const plan = store
+        .all<{ detail: string }>(
+          `EXPLAIN QUERY PLAN SELECT * FROM runs ${where} ORDER BY started_at DESC, id DESC LIMIT 50`,
+          params,
+        )
+        .map((row) => row.detail)
+        .join('; ');
+      expect(plan).toMatch(/USING INDEX runs_by_/);
+      expect(plan).not.toMatch(/TEMP B-TREE/);
+    }
+  });
+});

@@ -1,0 +1,128 @@
+import type { ExecutionFilter, RunRecord, RunStatus, Store } from '@runner/plugin-sdk';
+import { InvalidInputError } from '@runner/plugin-sdk';
+
+export type RunSummary = Omit<RunRecord, 'tasks'>;
+export interface RunPage {
+  runs: RunSummary[];
+  total: number;
+}
+
+/** First pages kept at most (one per filter and limit); more distinct filters than this are rare. */
+const MAX_CACHED_PAGES = 64;
+
+/**
+ * The executions list: `GET /api/v1/executions` and `runner executions list`. Three things keep it
+ * cheap with many runs in the store:
+ * - every filter has an index ending in (started_at, id), the list's order (run-lifecycle-schema.ts);
+ * - the totals are counted once, then kept by workflow and status as runs start, end and go;
+ * - first pages (offset 0, what the UI and the CLI ask for) are kept until the next write to runs.
+ * The returned pages are shared: callers must not change them.
+ */
+export class RunList {
+  private readonly pages = new Map<string, RunPage>();
+  /** Runs by workflow, then status; undefined until first needed or after a bulk change. */
+  private counts: Map<string, Map<RunStatus, number>> | undefined;
+
+  constructor(
+    private readonly store: Store,
+    /** A `runs` row as a run summary (run-store.ts, which owns the columns). */
+    private readonly fromRow: (row: Record<string, unknown>) => RunSummary,
+  ) {}
+
+  list(filter: ExecutionFilter = {}): RunPage {
+    const limit = filter.limit ?? 50;
+    const offset = filter.offset ?? 0;
+    const since = filter.since === undefined ? undefined : sinceToIso(filter.since);
+    const key = offset === 0 ? `${filter.workflow ?? ''}\0${filter.status ?? ''}\0${since ?? ''}\0${limit}` : undefined;
+    const cached = key === undefined ? undefined : this.pages.get(key);
+    if (cached) return cached;
+
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (filter.workflow) {
+      where.push('workflow_name = ?');
+      params.push(filter.workflow);
+    }
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    if (since !== undefined) {
+      where.push('started_at >= ?');
+      params.push(since);
+    }
+    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const total =
+      since === undefined
+        ? this.count(filter.workflow || undefined, filter.status)
+        : (this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs ${clause}`, params)?.n ?? 0);
+    const rows =
+      limit === 0 || offset >= total
+        ? []
+        : this.store.all<Record<string, unknown>>(
+            `SELECT * FROM runs ${clause} ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`,
+            [...params, limit, offset],
+          );
+    const page = { runs: rows.map((row) => this.fromRow(row)), total };
+    if (key !== undefined) {
+      if (this.pages.size >= MAX_CACHED_PAGES) this.pages.clear();
+      this.pages.set(key, page);
+    }
+    return page;
+  }
+
+  /** The status and workflow of a run as stored now (before a write changes it). */
+  current(runId: string): { workflow: string; status: RunStatus } | undefined {
+    const row = this.store.get<{ workflow_name: string; status: RunStatus }>(
+      'SELECT workflow_name, status FROM runs WHERE id = ?',
+      [runId],
+    );
+    return row && { workflow: row.workflow_name, status: row.status };
+  }
+
+  /** A run was added (`from` undefined) or changed status. Call once its write is applied. */
+  statusChanged(workflow: string, from: RunStatus | undefined, to: RunStatus): void {
+    this.pages.clear();
+    if (this.counts === undefined || from === to) return;
+    const byStatus = this.counts.get(workflow) ?? new Map<RunStatus, number>();
+    this.counts.set(workflow, byStatus);
+    if (from !== undefined) byStatus.set(from, (byStatus.get(from) ?? 1) - 1);
+    byStatus.set(to, (byStatus.get(to) ?? 0) + 1);
+  }
+
+  /** Many runs changed or went (retention, reconcile): counted again when next needed. */
+  reset(): void {
+    this.pages.clear();
+    this.counts = undefined;
+  }
+
+  private count(workflow: string | undefined, status: RunStatus | undefined): number {
+    if (this.counts === undefined) {
+      this.counts = new Map();
+      const rows = this.store.all<{ workflow_name: string; status: RunStatus; n: number }>(
+        'SELECT workflow_name, status, COUNT(*) AS n FROM runs GROUP BY workflow_name, status',
+      );
+      for (const row of rows) {
+        const byStatus = this.counts.get(row.workflow_name) ?? new Map<RunStatus, number>();
+        this.counts.set(row.workflow_name, byStatus.set(row.status, row.n));
+      }
+    }
+    const workflows = workflow === undefined ? [...this.counts.values()] : [this.counts.get(workflow)];
+    let n = 0;
+    for (const byStatus of workflows) {
+      if (byStatus === undefined) continue;
+      if (status !== undefined) n += byStatus.get(status) ?? 0;
+      else for (const count of byStatus.values()) n += count;
+    }
+    return n;
+  }
+}
+
+/** ISO 8601 as given, or Unix seconds. */
+export function sinceToIso(since: string): string {
+  if (/^\d+(\.\d+)?$/.test(since)) return new Date(Number(since) * 1000).toISOString();
+  const date = new Date(since);
+  if (Number.isNaN(date.getTime()))
+    throw new InvalidInputError(`since: expected an ISO 8601 time or Unix seconds, got "${since}"`, { field: 'since' });
+  return date.toISOString();
+}

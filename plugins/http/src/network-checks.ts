@@ -1,0 +1,76 @@
+import { isIP } from 'node:net';
+import { ForbiddenError, InvalidInputError, type Guard, type Logger } from '@runner/plugin-sdk';
+
+/** True for an address only this host reaches: 127.0.0.0/8, ::1, localhost. */
+export function isLoopback(address: string): boolean {
+  const host = address.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::ffff:127.0.0.1';
+}
+
+/** The host part of a Host header (`name:port`, `[::1]:8080`), lower-cased. */
+function hostName(header: string): string {
+  const text = header.trim().toLowerCase();
+  if (text.startsWith('[')) return text.slice(1, text.indexOf(']'));
+  const colon = text.lastIndexOf(':');
+  return colon > 0 && text.indexOf(':') === colon ? text.slice(0, colon) : text;
+}
+
+/**
+ * Whether a `Host` header names this master. A DNS-rebinding page reaches a loopback master under
+ * its own domain name (`Host: evil.example:8080`); IP literals and `localhost` cannot be rebound, and
+ * other names must be listed in `http.allowed_hosts`. A missing Host (HTTP/1.0 tools) is accepted.
+ */
+export function hostAllowed(header: string | undefined, allowedHosts: readonly string[]): boolean {
+  if (header === undefined || header === '') return true;
+  const name = hostName(header);
+  return name === 'localhost' || isIP(name) !== 0 || allowedHosts.some((h) => h.toLowerCase() === name);
+}
+
+/**
+ * Whether a request's `Origin` may use the API: the master's own origin (same host and port as
+ * the request's `Host`), or one listed in `http.cors_origins` (`*` for any).
+ */
+export function originAllowed(
+  origin: string | undefined,
+  host: string | undefined,
+  corsOrigins: readonly string[],
+): boolean {
+  if (origin === undefined) return true;
+  if (corsOrigins.includes('*') || corsOrigins.includes(origin)) return true;
+  try {
+    return host !== undefined && new URL(origin).host === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+/** The guard that refuses a foreign Host before authentication runs (order 10). */
+export function hostGuard(allowedHosts: readonly string[]): Guard {
+  return {
+    name: 'http.host',
+    order: 10,
+    check({ req }) {
+      if (hostAllowed(req.headers.host, allowedHosts)) return;
+      throw new ForbiddenError(
+        `Host "${req.headers.host}" is not a name of this master; add it to http.allowed_hosts if it is`,
+      );
+    },
+  };
+}
+
+/**
+ * Refuses to expose the API beyond this host without authentication, unless `--insecure` says
+ * so; then warns.
+ */
+export function checkExposure(bindAddress: string, authEnabled: boolean, insecure: boolean, logger: Logger): void {
+  if (authEnabled || isLoopback(bindAddress)) return;
+  if (!insecure) {
+    throw new InvalidInputError(
+      `refusing to serve the REST API on ${bindAddress} with authentication off: anyone who reaches it could run commands as this user. Turn authentication on (--auth on), bind 127.0.0.1, or add --insecure`,
+      { field: 'http.bind_address' },
+    );
+  }
+  logger.warn(
+    `INSECURE: the REST API listens on ${bindAddress} with authentication OFF; anyone who reaches this port runs commands as this user`,
+  );
+}

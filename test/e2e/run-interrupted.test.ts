@@ -1,0 +1,158 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { finished, spawnRunner, tempDataDir } from './helpers.js';
+
+/**
+ * A master killed with SIGKILL in the middle of a run (a task waiting on `sleep 300`), then started
+ * again on the same data directory: the run ends `interrupted` with the reason, no run stays
+ * `running`, the `sleep` it left is killed, and a run acknowledged before the kill is still there.
+ */
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+type Master = ReturnType<typeof spawnRunner> & {
+  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+};
+
+async function startMaster(dataDir: string): Promise<Master> {
+  const [httpPort, grpcPort] = [await freePort(), await freePort()];
+  const child = spawnRunner(
+    ['server', '--http-port', String(httpPort), '--bind-address', '127.0.0.1', '--port', String(grpcPort)],
+    { env: { RUNNER_DATA_DIR: dataDir } },
+  ) as Master;
+  const tokenFile = join(dataDir, 'auth', 'local.token');
+  child.api = async (method, path, body) => {
+    // The master's local credential, once an authentication plugin wrote one.
+    const token = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : undefined;
+    const response = await fetch(`http://127.0.0.1:${httpPort}/api/v1${path}`, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+  for (const started = Date.now(); ; await sleep(50)) {
+    if (child.exitCode !== null) throw new Error(`runner server exited: ${child.output.stderr}`);
+    if (Date.now() - started > 30_000) throw new Error(`runner server not healthy in 30 s: ${child.output.stderr}`);
+    const healthy = await child.api('GET', '/health').then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (healthy) return child;
+  }
+}
+
+/** Running, not a zombie waiting to be reaped. */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 15_000): Promise<T> {
+  for (const started = Date.now(); ; await sleep(50)) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
+  }
+}
+
+describe('a master killed during a run', () => {
+  const masters: Master[] = [];
+  let orphan: number | undefined;
+
+  afterEach(async () => {
+    for (const m of masters.splice(0)) {
+      if (m.exitCode === null && m.signalCode === null) {
+        m.kill('SIGTERM');
+        await finished(m);
+      }
+    }
+    if (orphan !== undefined && running(orphan)) process.kill(-orphan, 'SIGKILL');
+  });
+
+  it('leaves the run interrupted, no run running, no orphan child, and no acknowledged run missing', async () => {
+    const dataDir = tempDataDir();
+    const work = mkdtempSync(join(tmpdir(), 'runner-interrupted-'));
+    const pidFile = join(work, 'sleep.pid');
+    const first = await startMaster(dataDir);
+    masters.push(first);
+
+    const long = await first.api('POST', '/workflows/run', {
+      workflow_name: 'long',
+      content: `version: "1.0"
+tasks:
+  - name: quick
+    exec:
+      script: return true, "done"
+  - name: wait
+    depends_on: [quick]
+    exec:
+      script: |
+        exec.run("echo $$ > ${pidFile}; exec sleep 300")
+        return true
+`,
+    });
+    expect(long.status).toBe(202);
+    // The shell writes its pid, then becomes `sleep` (same pid, leading its own process group).
+    orphan = await until('the sleep started', () =>
+      existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
+        ? Number(readFileSync(pidFile, 'utf8'))
+        : undefined,
+    );
+    await until('sleep exec-ed', () =>
+      readFileSync(`/proc/${orphan}/cmdline`, 'utf8').startsWith('sleep') ? true : undefined,
+    );
+
+    // Acknowledged before the kill: its end was durable when it was reported, and so is every
+    // write before it (the journal is written in order), the process group's record included.
+    const short = await first.api('POST', '/workflows/run', {
+      workflow_name: 'short',
+      content: 'version: "1.0"\ntasks:\n  - name: only\n    exec:\n      script: return true\n',
+    });
+    const shortDone = await until('the short run ended', async () => {
+      const r = await first.api('GET', `/executions/${short.body.id}`);
+      return r.body.status === 'running' ? undefined : r.body;
+    });
+    expect(shortDone.status).toBe('succeeded');
+
+    first.kill('SIGKILL');
+    await finished(first);
+    // The test means something only if the child outlived its master.
+    expect(running(orphan)).toBe(true);
+
+    const second = await startMaster(dataDir);
+    masters.push(second);
+    const record = (await second.api('GET', `/executions/${long.body.id}`)).body;
+    expect(record.status).toBe('interrupted');
+    expect(record.error).toMatch(/^interrupted: pid \d+ on .* stopped before the run ended; found at the start of pid/);
+    expect(record.counts).toEqual({ succeeded: 1 });
+    expect(record.completed_at).toBeDefined();
+    expect((await second.api('GET', '/executions?status=running')).body.total).toBe(0);
+    expect((await second.api('GET', '/executions?status=interrupted')).body.executions.map((e: any) => e.id)).toEqual([
+      long.body.id,
+    ]);
+    expect((await second.api('GET', `/executions/${short.body.id}`)).body.status).toBe('succeeded');
+    await until('the orphaned sleep was killed', () => (running(orphan as number) ? undefined : true), 5_000);
+  });
+});
