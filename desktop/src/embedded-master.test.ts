@@ -41,14 +41,15 @@ describe('the embedded master', () => {
     expect(info.pid).toBe(master.pid);
     expect(info.http).toBe(master.base.replace('http://', ''));
 
-    // The credential is the data directory's local token, when the auth plugin wrote one.
+    // The credential is the data directory's local token, fresh from this start: the API refuses
+    // a call without it and answers one with it.
+    const token = (await readFile(join(dataDir, 'auth', 'local.token'), 'utf8')).trim();
     const authorization = await master.authorization();
-    const token = await readFile(join(dataDir, 'auth', 'local.token'), 'utf8').catch(() => undefined);
-    expect(authorization).toBe(token ? `Bearer ${token.trim()}` : undefined);
-    const health = await fetch(`${master.base}/api/v1/health`, {
-      headers: authorization ? { authorization } : {},
-    });
-    expect(health.status).toBe(200);
+    expect(authorization).toBe(`Bearer ${token}`);
+    expect((await fetch(`${master.base}/api/v1/agents`)).status).toBe(401);
+    const agents = await fetch(`${master.base}/api/v1/agents`, { headers: { authorization: authorization! } });
+    expect(agents.status).toBe(200);
+    const health = await fetch(`${master.base}/api/v1/health`);
     expect(await health.json()).toMatchObject({ status: 'ok' });
 
     await master.stop();

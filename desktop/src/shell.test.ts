@@ -112,13 +112,18 @@ describe('DesktopShell', () => {
     expect(window.shown).toBe(1);
 
     // The credential goes on the master's requests (its WebSocket too), in the main process only.
-    const token = await readFile(join(userData, 'master', 'auth', 'local.token'), 'utf8').catch(() => undefined);
-    const expected = token ? { Authorization: `Bearer ${token.trim()}` } : {};
+    const token = (await readFile(join(userData, 'master', 'auth', 'local.token'), 'utf8')).trim();
+    const expected = { Authorization: `Bearer ${token}` };
+    expect(token).toMatch(/^rnr_local_/);
     expect(await electron.sendHeaders(`${master.base}/api/v1/agents`, { Accept: 'application/json' })).toEqual({
       Accept: 'application/json',
       ...expected,
     });
     expect(await electron.sendHeaders(`${master.base.replace('http', 'ws')}/api/v1/ws`)).toEqual(expected);
+    // What the window sends gets through the master's authentication.
+    const injected = await electron.sendHeaders(`${master.base}/api/v1/agents`, {});
+    expect((await fetch(`${master.base}/api/v1/agents`, { headers: injected })).status).toBe(200);
+    expect((await fetch(`${master.base}/api/v1/agents`)).status).toBe(401);
     expect(await electron.sendHeaders('https://example.org/', {})).toEqual({});
     expect(await electron.sendHeaders(`${master.base}/x`, { authorization: 'Bearer mine' })).toEqual({
       authorization: 'Bearer mine',
