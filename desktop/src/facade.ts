@@ -119,7 +119,8 @@ export interface OpenDialogResult {
 export interface ElectronFacade {
   app: {
     requestSingleInstanceLock(): boolean;
-    onSecondInstance(listener: () => void): void;
+    /** Another launch of the app: its command line (the lock holder gets it, the launch quits). */
+    onSecondInstance(listener: (argv: string[]) => void): void;
     onWindowAllClosed(listener: () => void): void;
     /** `before-quit`; the listener may cancel the quit to finish work first, then quit again. */
     onBeforeQuit(listener: (event: PreventableEvent) => void): void;

@@ -53,7 +53,7 @@ export interface FakeElectron extends ElectronFacade {
   storageBackend: string;
   /** The next dialog answers, in order: a button index for message boxes, file paths for open dialogs. */
   answers: (number | string[] | 'cancel')[];
-  secondInstance(): void;
+  secondInstance(argv?: string[]): void;
   allWindowsClosed(): void;
   /** Plays a quit: the before-quit listeners run; returns whether one of them cancelled it. */
   beforeQuit(): boolean;
@@ -66,7 +66,7 @@ export interface FakeElectron extends ElectronFacade {
 
 export function fakeElectron(userData: string): FakeElectron {
   const listeners = {
-    secondInstance: [] as (() => void)[],
+    secondInstance: [] as ((argv: string[]) => void)[],
     allClosed: [] as (() => void)[],
     beforeQuit: [] as ((e: PreventableEvent) => void)[],
   };
@@ -208,7 +208,7 @@ export function fakeElectron(userData: string): FakeElectron {
       onHeadersReceived: (rewrite) => void (rewriteResponse = rewrite),
       setPermissionRequestHandler: (decide) => void (permissions = decide),
     },
-    secondInstance: () => listeners.secondInstance.forEach((l) => l()),
+    secondInstance: (argv = ['runner']) => listeners.secondInstance.forEach((l) => l(argv)),
     allWindowsClosed: () => listeners.allClosed.forEach((l) => l()),
     beforeQuit() {
       let prevented = false;

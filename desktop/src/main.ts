@@ -52,7 +52,7 @@ function electronFacade(): ElectronFacade {
   return {
     app: {
       requestSingleInstanceLock: () => app.requestSingleInstanceLock(),
-      onSecondInstance: (listener) => void app.on('second-instance', listener),
+      onSecondInstance: (listener) => void app.on('second-instance', (_event, argv) => listener(argv)),
       onWindowAllClosed: (listener) => void app.on('window-all-closed', listener),
       onBeforeQuit: (listener) => void app.on('before-quit', listener),
       whenReady: () => app.whenReady(),
@@ -132,6 +132,7 @@ void DesktopShell.start({
   preloadPath: join(app.getAppPath(), 'dist', 'preload.cjs'),
   trayIconPath: join(app.getAppPath(), 'build', 'tray.png'),
   log: (message) => console.error(`runner-desktop: ${message}`),
+  argv: process.argv,
 }).catch((error: Error) => {
   dialog.showErrorBox('runner could not start', error.stack ?? error.message);
   app.exit(1);

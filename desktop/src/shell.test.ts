@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { isProcessAlive } from '@runner/plugin-sdk';
+import { isProcessAlive, writeLogin } from '@runner/plugin-sdk';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CHANNELS } from './bridge.js';
 import { ConnectionStore } from './connections.js';
 import type { MenuItem } from './facade.js';
 import { fakeElectron, type FakeElectron } from './fake-electron.js';
-import { DesktopShell, isMasterRequest, type ShellOptions } from './shell.js';
+import { DesktopShell, connectArgument, isMasterRequest, type ShellOptions } from './shell.js';
 
 const desktopDir = resolve(import.meta.dirname, '..');
 const runnerJs = resolve(desktopDir, '..', 'kernel', 'bin', 'runner.js');
@@ -30,8 +30,12 @@ afterEach(async () => {
   await rm(userData, { recursive: true, force: true });
 });
 
-function options(env: NodeJS.ProcessEnv = { PATH: process.env.PATH, RUNNER_BIN: runnerJs }): ShellOptions {
+function options(
+  env: NodeJS.ProcessEnv = { PATH: process.env.PATH, RUNNER_BIN: runnerJs },
+  argv = ['runner'],
+): ShellOptions {
   return {
+    argv,
     facade: electron,
     env,
     platform: 'linux',
@@ -44,8 +48,8 @@ function options(env: NodeJS.ProcessEnv = { PATH: process.env.PATH, RUNNER_BIN: 
   };
 }
 
-async function start(env?: NodeJS.ProcessEnv): Promise<DesktopShell | undefined> {
-  const shell = await DesktopShell.start(options(env));
+async function start(env?: NodeJS.ProcessEnv, argv?: string[]): Promise<DesktopShell | undefined> {
+  const shell = await DesktopShell.start(options(env, argv));
   if (shell) shells.push(shell);
   return shell;
 }
@@ -84,7 +88,43 @@ describe('isMasterRequest', () => {
   });
 });
 
+describe('connectArgument', () => {
+  it('reads --connect <url> and --connect=<url>', () => {
+    expect(connectArgument(['runner', '--connect', 'https://m:1'])).toBe('https://m:1');
+    expect(connectArgument(['runner', '--no-sandbox', '--connect=https://m:2'])).toBe('https://m:2');
+    expect(connectArgument(['runner', '.'])).toBeUndefined();
+  });
+});
+
 describe('DesktopShell', () => {
+  it('opens the master named by --connect, with the token runner login saved for it, and no embedded master', async () => {
+    const remote = await remoteMaster('rnr_login');
+    const cliDir = join(userData, 'cli');
+    await writeLogin(cliDir, remote, { token: 'rnr_login', user: 'ops' });
+    const shell = (await start({ RUNNER_DATA_DIR: cliDir, RUNNER_BIN: '/nonexistent' }, [
+      'runner',
+      '--connect',
+      `${remote}/api/v1`,
+    ]))!;
+    expect(shell.current).toEqual({ id: expect.any(String), name: remote.replace('http://', ''), url: remote });
+    expect(shell.embeddedMaster).toBeUndefined();
+    expect(electron.windows[0].loaded).toEqual([`${remote}/`]);
+    expect(await electron.sendHeaders(`${remote}/api/v1/agents`)).toEqual({ Authorization: 'Bearer rnr_login' });
+    await expect.poll(() => electron.trays[0].toolTip, { timeout: 5000 }).toMatch(/ is up \(runner remote-1\)$/);
+
+    // A second launch with --connect switches the running app; the same URL is not saved twice.
+    const other = await remoteMaster('unused');
+    electron.secondInstance(['runner', `--connect=${other}`]);
+    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 5000 }).toBe(`${other}/`);
+    expect(await electron.sendHeaders(`${other}/api/v1/agents`)).toEqual({});
+    electron.secondInstance(['runner', '--connect', remote]);
+    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 5000 }).toBe(`${remote}/`);
+    expect((await ConnectionStore.open(userData, electron.safeStorage)).list().map((c) => c.url)).toEqual([
+      remote,
+      other,
+    ]);
+  });
+
   it('quits at once when another instance holds the lock', async () => {
     electron.lockHeld = false;
     expect(await start()).toBeUndefined();

@@ -4,8 +4,9 @@
 // Electron does goes through the facade; main.ts supplies the real one.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { readLogins } from '@runner/plugin-sdk';
 import type { ConnectionInfo } from './bridge.js';
-import { ConnectionStore, EMBEDDED } from './connections.js';
+import { ConnectionStore, EMBEDDED, normalizeMasterUrl } from './connections.js';
 import { startEmbeddedMaster, type EmbeddedMaster } from './embedded-master.js';
 import type { ElectronFacade, RequestHeaders, WindowFacade } from './facade.js';
 import { registerIpcHandlers } from './ipc.js';
@@ -25,6 +26,8 @@ export interface ShellOptions {
   preloadPath: string;
   trayIconPath: string;
   log(message: string): void;
+  /** The app's command line: `--connect <url>` opens that master. */
+  argv: string[];
   /** Seconds between the tray's health checks. */
   trayIntervalMs?: number;
 }
@@ -50,6 +53,15 @@ export function isMasterRequest(url: string, origin: string | undefined): boolea
   } catch {
     return false;
   }
+}
+
+/** The URL of `--connect <url>` or `--connect=<url>` on a command line, if any. */
+export function connectArgument(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--connect') return argv[i + 1];
+    if (argv[i].startsWith('--connect=')) return argv[i].slice('--connect='.length);
+  }
+  return undefined;
 }
 
 export class DesktopShell {
@@ -82,7 +94,9 @@ export class DesktopShell {
     const shell = new DesktopShell(options, store);
     shell.wire();
     try {
-      await shell.switchTo(store.last ?? EMBEDDED);
+      const url = connectArgument(options.argv);
+      if (url) await shell.connectTo(url);
+      else await shell.switchTo(store.last ?? EMBEDDED);
     } catch (error) {
       await shell.reportConnectionError(error as Error);
     }
@@ -125,6 +139,26 @@ export class DesktopShell {
     return this.current!;
   }
 
+  /**
+   * Shows the master at `url` (`--connect <url>`), saving it as a connection first if it is new.
+   * A login that `runner login` saved for that URL is taken as its token; otherwise the UI's
+   * own login page asks.
+   */
+  async connectTo(url: string): Promise<ConnectionInfo> {
+    const normalized = normalizeMasterUrl(url);
+    const known = this.store.list().find((c) => c.url === normalized);
+    if (known) return this.switchTo(known.id);
+    const login = (await readLogins(this.runnerDataDir()))[normalized];
+    const usable = login?.token && !(login.expires_at && Date.parse(login.expires_at) <= Date.now());
+    const added = await this.store.add({
+      name: new URL(normalized).host,
+      url: normalized,
+      ...(usable ? { token: login.token } : {}),
+    });
+    this.renderMenus();
+    return this.switchTo(added.id);
+  }
+
   /** The native chooser behind the bridge's chooseConnection and the menu's Choose Connection. */
   async chooseConnection(): Promise<ConnectionInfo | null> {
     const choices = this.connections();
@@ -155,6 +189,11 @@ export class DesktopShell {
       this.stoppedAll = true;
     })();
     return this.stopping;
+  }
+
+  /** The CLI's data directory, where `runner login` keeps its logins. */
+  private runnerDataDir(): string {
+    return this.options.env.RUNNER_DATA_DIR || join(homedir(), '.runner');
   }
 
   private connections(): ConnectionInfo[] {
@@ -219,7 +258,11 @@ export class DesktopShell {
   private wire(): void {
     const { facade, platform, log } = this.options;
     const { app, session } = facade;
-    app.onSecondInstance(() => this.showWindow());
+    app.onSecondInstance((argv) => {
+      this.showWindow();
+      const url = connectArgument(argv);
+      if (url) this.connectTo(url).catch((error: Error) => void this.reportConnectionError(error));
+    });
     app.onWindowAllClosed(() => {
       // macOS apps stay in the dock with no window; the tray and dock bring it back.
       if (platform !== 'darwin') app.quit();
@@ -302,7 +345,7 @@ export class DesktopShell {
   }
 
   private menuActions(): MenuActions {
-    const { facade, env, log } = this.options;
+    const { facade, log } = this.options;
     const guarded = (action: () => Promise<unknown>) => () => {
       action().catch((error: Error) => void this.reportConnectionError(error));
     };
@@ -310,7 +353,7 @@ export class DesktopShell {
       chooseConnection: guarded(() => this.chooseConnection()),
       switchTo: (id) => guarded(() => this.switchTo(id))(),
       importLogins: guarded(async () => {
-        const dataDir = env.RUNNER_DATA_DIR || join(homedir(), '.runner');
+        const dataDir = this.runnerDataDir();
         const added = await this.store.importLogins(dataDir);
         this.renderMenus();
         log(`imported ${added.length} login(s) from ${dataDir}`);
