@@ -1,10 +1,9 @@
 // Runs the built dist/main.cjs, the file Electron would load, under Node with a stand-in for the
-// `electron` module (Electron's binary cannot be had here). The stand-in implements the calls
-// main.ts makes with Electron's names and shapes and reports them as JSON lines; what is real is
+// `electron` module (electron-double.cjs; Electron's binary cannot be had here). What is real is
 // the bundle (the SDK bundled into CommonJS, import.meta.url rewritten), main.ts's mapping onto
 // the facade, and the embedded master it starts and stops.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,95 +11,6 @@ import { isProcessAlive } from '@runner/plugin-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const desktopDir = resolve(import.meta.dirname, '..');
-
-// The stand-in for `electron`, loaded through a resolve hook so that the real package (whose
-// index.js would download the binary) is never touched.
-const ELECTRON_DOUBLE = String.raw`
-const { EventEmitter } = require('node:events');
-const report = (...event) => process.stdout.write(JSON.stringify(event) + '\n');
-const app = new EventEmitter();
-let beforeSendHeaders;
-Object.assign(app, {
-  isPackaged: false,
-  requestSingleInstanceLock: () => true,
-  whenReady: () => Promise.resolve(),
-  getPath: (name) => (name === 'userData' ? process.env.DOUBLE_USER_DATA : undefined),
-  getAppPath: () => process.env.DOUBLE_APP_PATH,
-  getName: () => 'runner',
-  getVersion: () => '0.1.0',
-  quit() {
-    let prevented = false;
-    app.emit('before-quit', { preventDefault: () => (prevented = true) });
-    report('quit', prevented ? 'deferred' : 'now');
-    if (!prevented) process.exit(0);
-  },
-  exit: (code) => process.exit(code),
-});
-class BrowserWindow extends EventEmitter {
-  constructor(options) {
-    super();
-    report('window', options);
-    this.webContents = Object.assign(new EventEmitter(), { setWindowOpenHandler: (h) => (this.openHandler = h), getURL: () => this.url });
-  }
-  loadURL(url) { this.url = url; report('loadURL', url); setImmediate(() => this.emit('ready-to-show')); return Promise.resolve(); }
-  show() { report('show'); }
-  focus() {}
-  restore() {}
-  isMinimized() { return false; }
-  isDestroyed() { return false; }
-}
-class Tray {
-  constructor(icon) { report('tray', icon); }
-  setToolTip(text) { report('tooltip', text); }
-  setContextMenu() {}
-  destroy() { report('tray-destroyed'); }
-}
-class Notification extends EventEmitter {
-  static isSupported() { return true; }
-  constructor(options) { super(); this.options = options; }
-  show() { report('notification', this.options); }
-}
-module.exports = {
-  app,
-  BrowserWindow,
-  Tray,
-  Notification,
-  Menu: {
-    buildFromTemplate: (template) => ({ template }),
-    setApplicationMenu: (menu) => report('menu', menu.template.map((item) => item.label ?? item.role)),
-  },
-  dialog: {
-    showErrorBox: (title, content) => report('errorBox', title, content),
-    showMessageBox: async (...args) => { report('messageBox', args.at(-1).message, args.at(-1).detail); return { response: 2 }; },
-    showOpenDialog: async () => ({ canceled: true, filePaths: [] }),
-  },
-  ipcMain: { handle: (channel) => report('ipc', channel) },
-  safeStorage: { isEncryptionAvailable: () => false, getSelectedStorageBackend: () => 'basic_text' },
-  shell: { openExternal: async (url) => report('openExternal', url) },
-  session: {
-    defaultSession: {
-      webRequest: {
-        onBeforeSendHeaders: (listener) => (beforeSendHeaders = listener),
-        onHeadersReceived: () => undefined,
-      },
-      setPermissionRequestHandler: () => undefined,
-    },
-  },
-};
-// The test plays the network layer and the user through stdin.
-require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
-  const [command, argument] = line.split(' ');
-  if (command === 'headers') beforeSendHeaders({ url: argument, requestHeaders: {} }, (r) => report('headers', r.requestHeaders));
-  if (command === 'quit') app.quit();
-});
-`;
-const RESOLVE_HOOK = (double: string) => `
-const Module = require('node:module');
-const resolveFilename = Module._resolveFilename;
-Module._resolveFilename = function (request, ...rest) {
-  return request === 'electron' ? ${JSON.stringify(double)} : resolveFilename.call(this, request, ...rest);
-};
-`;
 
 let work: string;
 let child: ChildProcessWithoutNullStreams;
@@ -130,9 +40,8 @@ function event(match: (e: unknown[]) => boolean, timeoutMs = 20_000): Promise<un
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'runner-desktop-bundle-'));
-  await writeFile(join(work, 'electron.cjs'), ELECTRON_DOUBLE);
-  await writeFile(join(work, 'hook.cjs'), RESOLVE_HOOK(join(work, 'electron.cjs')));
-  child = spawn(process.execPath, ['--require', join(work, 'hook.cjs'), join(desktopDir, 'dist', 'main.cjs')], {
+  const hook = join(desktopDir, 'src', 'electron-double-hook.cjs');
+  child = spawn(process.execPath, ['--require', hook, join(desktopDir, 'dist', 'main.cjs')], {
     env: {
       PATH: process.env.PATH,
       DOUBLE_USER_DATA: join(work, 'user-data'),
