@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finished, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { finished, localAuth, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -57,7 +57,7 @@ interface ApiRun {
 async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...localAuth(masterDir), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as T };
@@ -131,7 +131,8 @@ describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where
     expect(answer.body).toMatchObject({
       status: 'cancelled',
       trigger: 'api',
-      cancelled_by: 'unauthenticated client at 127.0.0.1',
+      // The caller as the authentication guard named it: the master's local credential.
+      cancelled_by: 'local',
     });
     const run = await expectCancelled(started.body.id, pid);
     if (where === 'agent') expect(run.tasks[0].agent).toBe('a1');
@@ -146,9 +147,7 @@ describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where
     const cancel = await runRunner(['executions', 'cancel', started.body.id], { env: { RUNNER_DATA_DIR: masterDir } });
     expect(cancel.stderr).toBe('');
     expect(cancel.code).toBe(0);
-    expect(cancel.stdout).toBe(
-      `run ${started.body.id} (cli-${where}) cancelled by unauthenticated client at 127.0.0.1\n`,
-    );
+    expect(cancel.stdout).toBe(`run ${started.body.id} (cli-${where}) cancelled by local\n`);
     await expectCancelled(started.body.id, pid);
   });
 

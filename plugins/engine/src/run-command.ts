@@ -13,7 +13,7 @@ import {
 } from '@runner/plugin-sdk';
 import { WorkflowParserRef } from '@runner/plugin-workflow';
 import { runOnMaster } from './run-on-master.js';
-import { createRunView } from './run-view.js';
+import { runViewFor } from './run-view.js';
 
 export interface RunOptions {
   file?: string;
@@ -79,14 +79,7 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
 
   const engine = (kernel as NonNullable<typeof kernel>).get(WorkflowEngineRef);
   if (!(await confirmed(() => engine.delegates(request)))) return notConfirmed();
-  const view = createRunView({
-    mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text',
-    out: ctx.stdout,
-    err: ctx.stderr,
-    verbose: options.verbose === true,
-    colour: !process.env.NO_COLOR,
-    redactor: ctx.redactor,
-  });
+  const view = runViewFor(ctx, options);
   // Ctrl-C (or a supervisor's TERM) cancels the run instead of killing the process under it: the
   // kernel's stop cancels every run, which stops the scripts and kills the commands they wait
   // for, and the run is recorded as cancelled rather than left "running" for ever. A second

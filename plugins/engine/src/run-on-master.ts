@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandContext, MasterClient, RunRecord, RunRequest } from '@runner/plugin-sdk';
 import { runFromApi, type ApiRun, type ApiTask } from './api-shape.js';
 import { exitCodeOf, signalExitCode, type RunOptions } from './run-command.js';
-import { createRunView } from './run-view.js';
+import { runViewFor } from './run-view.js';
 
 type ApiRecord = ApiRun & { tasks: (ApiTask & { log: RunRecord['tasks'][number]['log'] })[] };
 
@@ -51,14 +51,7 @@ export async function runOnMaster(
         trigger: 'cli',
       },
     });
-    const view = createRunView({
-      mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text',
-      out: ctx.stdout,
-      err: ctx.stderr,
-      verbose: options.verbose === true,
-      colour: !process.env.NO_COLOR,
-      redactor: ctx.redactor,
-    });
+    const view = runViewFor(ctx, options);
     const path = `/executions/${encodeURIComponent(answer.id)}`;
     const seen = new Map<string, string>();
     const show = (record: RunRecord) => {

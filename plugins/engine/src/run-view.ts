@@ -1,4 +1,4 @@
-import type { Redactor, RunProgress, RunRecord, TaskResult, TaskStatus } from '@runner/plugin-sdk';
+import type { CommandContext, Redactor, RunProgress, RunRecord, TaskResult, TaskStatus } from '@runner/plugin-sdk';
 import { runToApi, taskToApi } from './api-shape.js';
 
 export interface RunView {
@@ -34,6 +34,21 @@ const seconds = (s: number) => (s < 10 ? `${s.toFixed(2)}s` : `${s.toFixed(1)}s`
  * `text` prints a line as each task ends (a pipe or a CI log), `json` prints every progress
  * event as one JSON object a line, then the record.
  */
+/**
+ * The view `runner run` shows, embedded or through a master: JSON lines with `--output json`, the
+ * redrawn live block on a terminal, plain lines otherwise; colours unless NO_COLOR is set.
+ */
+export function runViewFor(ctx: CommandContext, options: { output?: string; verbose?: boolean }): RunView {
+  return createRunView({
+    mode: options.output === 'json' ? 'json' : ctx.isTTY ? 'live' : 'text',
+    out: ctx.stdout,
+    err: ctx.stderr,
+    verbose: options.verbose === true,
+    colour: !process.env.NO_COLOR,
+    redactor: ctx.redactor,
+  });
+}
+
 export function createRunView(options: {
   mode: 'live' | 'text' | 'json';
   out: NodeJS.WritableStream;
