@@ -2,19 +2,17 @@
 // dist/preload.cjs runs before the page as Electron would run it, with `require('electron')`
 // answering contextBridge and an ipcRenderer whose calls reach the shell's real IPC handlers
 // (registered on the fake facade). The page is served with the shell's Content-Security-Policy.
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { injectPreload, launchChromium } from './chromium-support.js';
 import { fakeElectron, type FakeElectron } from './fake-electron.js';
 import { registerIpcHandlers } from './ipc.js';
 import { withContentSecurityPolicy } from './window.js';
-
-const preload = readFileSync(resolve(import.meta.dirname, '..', 'dist', 'preload.cjs'), 'utf8');
 
 const PAGE = `<!doctype html><html lang="en"><head><title>runner</title></head>
 <body><main>runner</main><script src="/page.js"></script></body></html>`;
@@ -69,16 +67,7 @@ beforeAll(async () => {
     chooseConnection: async () => ({ id: 'embedded', name: 'Embedded master', url: base }),
     showWindow: () => undefined,
   });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
@@ -90,20 +79,7 @@ async function openPage(): Promise<{ page: Page; errors: string[] }> {
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
-  // The IPC pipe: what ipcRenderer.invoke sends reaches the handlers with the calling frame's URL.
-  await page.exposeBinding('__desktopIpc', async (source, channel: string, args: unknown[]) =>
-    electron.invoke(channel, source.frame.url(), ...args),
-  );
-  await page.addInitScript({
-    content: `(function (require) {\n${preload}\n})(function (name) {
-      if (name !== 'electron') throw new Error('a sandboxed preload cannot require ' + name);
-      const ipc = window.__desktopIpc;
-      return {
-        contextBridge: { exposeInMainWorld: (key, api) => Object.defineProperty(window, key, { value: api, enumerable: true }) },
-        ipcRenderer: { invoke: (channel, ...args) => ipc(channel, args) },
-      };
-    });`,
-  });
+  await injectPreload(page, electron);
   await page.goto(`${base}/`);
   return { page, errors };
 }
