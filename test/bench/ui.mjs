@@ -7,6 +7,8 @@
 //   npm run build && node test/bench/ui.mjs [--agents 1000] [--runs 10000] [--log-lines 300000]
 //
 // Prints readable lines, then one JSON line.
+// The functions given to page.evaluate run in the browser, with its globals.
+/* global document, performance, requestAnimationFrame, scrollTo, innerHeight */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -12,7 +12,6 @@ import {
   fetchAs,
   finished,
   localAuth,
-  localToken,
   runnerBin,
   runRunner,
   selfSignedCert,
@@ -120,6 +119,15 @@ async function startMaster(
     token: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
     fetch: fetchAs(dataDir),
   };
+}
+
+/** An API token for a CI runner, made by the CLI on the master's host (`runner auth token create`). */
+async function ciToken(master: Master, name: string): Promise<string> {
+  const created = await runRunner(['auth', 'token', 'create', '--name', name, '--role', 'operator'], {
+    env: { RUNNER_DATA_DIR: master.dataDir },
+  });
+  if (created.code !== 0) throw new Error(`runner auth token create: ${created.stderr}`);
+  return created.stdout.trim();
 }
 
 function spawnAgent(master: Master, name: string, args: string[] = [], env: Record<string, string> = {}): Child {
@@ -438,8 +446,8 @@ values:
       file,
       'version: "1.0"\ntasks:\n  - name: where\n    exec:\n      script: return true, "port " .. values.port\nvalues: { a2: { port: 9092 } }\n',
     );
-    // Another data directory, as on a CI runner: only the master's gRPC address is known.
-    const env = { RUNNER_DATA_DIR: dir, RUNNER_MASTER_ADDR: master.grpc, RUNNER_TOKEN: localToken(master.dataDir) };
+    // Another data directory, as on a CI runner: only the master's gRPC address and an API token are known.
+    const env = { RUNNER_DATA_DIR: dir, RUNNER_MASTER_ADDR: master.grpc, RUNNER_TOKEN: await ciToken(master, 'ci') };
     const ok = await runRunner(['run', 'ci', '--file', file, '--delegate-to', 'a2', '--yes', '--output', 'json'], {
       env,
     });
@@ -637,7 +645,7 @@ describe('security', () => {
     const env = {
       RUNNER_DATA_DIR: tempDataDir('runner-e2e-ci-'),
       RUNNER_MASTER_ADDR: tls.grpc,
-      RUNNER_TOKEN: localToken(tls.dataDir),
+      RUNNER_TOKEN: await ciToken(tls, 'ci-tls'),
     };
     const viaTls = await runRunner(['run', 'ci', '--file', wf, '--output', 'json'], {
       env: { ...env, RUNNER_MASTER_TLS_CERT: cert },
