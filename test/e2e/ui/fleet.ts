@@ -1,7 +1,7 @@
 // A real master and real agents for the UI tests: `runner server` and `runner agent start`
 // processes on loopback (the same way test/e2e/agents.test.ts starts them), with short heartbeats
 // so that an agent going offline shows within seconds.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnRunner, tempDataDir, waitForOutput } from '../helpers.js';
@@ -32,8 +32,10 @@ export interface Master {
 export class Fleet {
   readonly children: Child[] = [];
 
-  async master(env: Record<string, string> = {}): Promise<Master> {
+  /** A master with a fresh data directory; `config` is written to its config.yaml first. */
+  async master(env: Record<string, string> = {}, config?: string): Promise<Master> {
     const dataDir = tempDataDir('runner-ui-e2e-');
+    if (config !== undefined) writeFileSync(join(dataDir, 'config.yaml'), config);
     const child = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
       env: { RUNNER_DATA_DIR: dataDir, ...FAST, ...env },
     });
