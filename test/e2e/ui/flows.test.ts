@@ -143,6 +143,35 @@ describe('the web UI with a real master', () => {
     await page.context().close();
   });
 
+  it('lets an admin add a user and create an API token, shown once, that works', async () => {
+    const { page, problems } = await open(admin, '/settings');
+    const users = page.getByRole('form', { name: 'Add a user' });
+    await users.getByLabel('User name').fill('otto');
+    await users.getByLabel('Role').selectOption('operator');
+    await users.getByRole('button', { name: 'Add user' }).click();
+    const shown = page.getByText(/Password of otto, shown this once/);
+    await shown.waitFor();
+    const password = (await shown.locator('code').textContent())!;
+    const otto = await fetch(`${master.origin}/api/v1/auth/me`, {
+      headers: { authorization: `Basic ${Buffer.from(`otto:${password}`).toString('base64')}` },
+    });
+    expect(await otto.json()).toMatchObject({ name: 'otto', role: 'operator' });
+
+    const tokens = page.getByRole('form', { name: 'Create an API token' });
+    await tokens.getByLabel('Name').fill('ci-deploy');
+    await tokens.getByRole('button', { name: 'Create token' }).click();
+    const token = (await page.locator('code.token').textContent())!;
+    const ci = await fetch(`${master.origin}/api/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
+    expect(ci.status).toBe(200);
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Revoke ci-deploy' }).click();
+    await page.getByText('No API token yet.').waitFor();
+    const revoked = await fetch(`${master.origin}/api/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
+    expect(revoked.status).toBe(401);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('hides Execute, Restart and agent control from a Viewer', async () => {
     await apiCall(master, 'POST', '/users', { name: 'vera', role: 'viewer', password: 'viewer-password-1' });
     const viewer = await logIn(browser, master.origin, 'vera', 'viewer-password-1');
