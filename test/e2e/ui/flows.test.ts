@@ -172,6 +172,28 @@ describe('the web UI with a real master', () => {
     await page.context().close();
   });
 
+  it('asks no login of a master whose authentication is off, and shows everything', async () => {
+    const open = await fleet.master({ RUNNER_AUTH_ENABLED: 'false' });
+    const ctx = await context(browser, { origin: open.origin });
+    const page = await ctx.newPage();
+    const { problems } = watch(page);
+    await page.goto('/agent-control');
+    await page.getByRole('heading', { name: 'Agent control', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/agent-control');
+    expect(await page.getByRole('button', { name: 'Log out' }).count()).toBe(0);
+    const links = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+    expect(links.map((l) => l.trim())).toEqual([
+      'Dashboard',
+      'Agents',
+      'Agent control',
+      'Executions',
+      'Logs',
+      'Settings',
+    ]);
+    expect(problems).toEqual([]);
+    await ctx.close();
+  });
+
   it('hides Execute, Restart and agent control from a Viewer', async () => {
     await apiCall(master, 'POST', '/users', { name: 'vera', role: 'viewer', password: 'viewer-password-1' });
     const viewer = await logIn(browser, master.origin, 'vera', 'viewer-password-1');
