@@ -64,6 +64,9 @@ export const ACCOUNT_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/** The password hash of a user whose password the directory checks (never a valid scrypt hash). */
+export const EXTERNAL_PASSWORD = '!ldap';
+
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 
 function checkName(name: string, what: string): void {
@@ -191,6 +194,40 @@ export class Accounts {
     await this.store.run('DELETE FROM auth_users WHERE id = ?', [user.id]);
     this.usersById.delete(user.id);
     this.usersByName.delete(user.name);
+    return user;
+  }
+
+  /**
+   * The local record of a user the directory vouched for (LDAP): created on first login, its role
+   * refreshed at every login. Its password hash is a marker no password matches.
+   */
+  async upsertExternal(name: string, role: Role, now: Date): Promise<User> {
+    const existing = this.usersByName.get(name);
+    if (existing && existing.password_hash !== EXTERNAL_PASSWORD) {
+      throw new ConflictError(`user "${name}" is a local user; the directory cannot log them in`);
+    }
+    if (existing && existing.role === role) return existing;
+    const at = now.toISOString();
+    if (existing) {
+      const updated = { ...existing, role, updated_at: at };
+      await this.store.run('UPDATE auth_users SET role = ?, updated_at = ? WHERE id = ?', [role, at, existing.id]);
+      this.remember(updated);
+      return updated;
+    }
+    checkName(name, 'user');
+    const user: User = {
+      id: `usr_${randomUUID()}`,
+      name,
+      role,
+      password_hash: EXTERNAL_PASSWORD,
+      created_at: at,
+      updated_at: at,
+    };
+    await this.store.run(
+      'INSERT INTO auth_users (id, name, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [user.id, user.name, user.role, user.password_hash, user.created_at, user.updated_at],
+    );
+    this.remember(user);
     return user;
   }
 

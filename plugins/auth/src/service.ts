@@ -35,6 +35,8 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
     await writeLocalToken(dataDir),
     new LoginThrottle(config.failuresBeforeDelay),
     config.jwtExpiryMs,
+    Date.now,
+    config.ldap,
   );
   const audit = new AuditLog(store, logger, config.auditRetentionMs);
   await audit.open();
