@@ -198,13 +198,14 @@ export class Accounts {
   }
 
   /**
-   * The local record of a user the directory vouched for (LDAP): created on first login, its role
-   * refreshed at every login. Its password hash is a marker no password matches.
+   * The local record of a user an LDAP directory or an OpenID provider vouched for: created on first
+   * login, its role refreshed at every login. Its password hash is a marker (`!ldap`, `!oidc`) that
+   * no password matches and that says where the user comes from.
    */
-  async upsertExternal(name: string, role: Role, now: Date): Promise<User> {
+  async upsertExternal(name: string, role: Role, now: Date, marker: string = EXTERNAL_PASSWORD): Promise<User> {
     const existing = this.usersByName.get(name);
-    if (existing && existing.password_hash !== EXTERNAL_PASSWORD) {
-      throw new ConflictError(`user "${name}" is a local user; the directory cannot log them in`);
+    if (existing && existing.password_hash !== marker) {
+      throw new ConflictError(`user "${name}" exists already from another source; it cannot log in this way`);
     }
     if (existing && existing.role === role) return existing;
     const at = now.toISOString();
@@ -219,7 +220,7 @@ export class Accounts {
       id: `usr_${randomUUID()}`,
       name,
       role,
-      password_hash: EXTERNAL_PASSWORD,
+      password_hash: marker,
       created_at: at,
       updated_at: at,
     };

@@ -1,5 +1,6 @@
 import { InvalidInputError, parseDuration, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 import { LDAP_CONFIG, readLdapConfig, type LdapConfig } from './ldap.js';
+import { OIDC_CONFIG, readOidcProviders, type OidcProvider } from './oidc.js';
 
 /** The plugin's settings, read once at setup so a bad value fails the boot, not a request. */
 export interface AuthConfig {
@@ -17,6 +18,8 @@ export interface AuthConfig {
   auditRetentionMs: number;
   /** LDAP/AD login, when `auth.ldap.url` is set. */
   ldap?: LdapConfig;
+  /** OpenID Connect providers (`auth.oauth.providers`). */
+  oidc: OidcProvider[];
 }
 
 export const AUTH_CONFIG: ConfigDeclaration = {
@@ -65,6 +68,7 @@ export const AUTH_CONFIG: ConfigDeclaration = {
     help: 'how long audit records are kept (a duration: 30d, 365d)',
   },
   ...LDAP_CONFIG,
+  ...OIDC_CONFIG,
 };
 
 function duration(config: RunnerConfig, key: string): number {
@@ -91,5 +95,6 @@ export function readAuthConfig(config: RunnerConfig): AuthConfig {
     failuresBeforeDelay: config.get<number>('auth.login_failures_before_delay'),
     auditRetentionMs: duration(config, 'audit.retention'),
     ldap: readLdapConfig(config),
+    oidc: readOidcProviders(config),
   };
 }
