@@ -10,8 +10,6 @@
 //   node build.mjs && node test/bench/auth-overhead.mjs [--seconds 5]
 //
 // Prints readable lines, then one JSON line.
-// fetch is Node's own (Node 20).
-/* global fetch */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
