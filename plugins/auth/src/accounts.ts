@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import {
   ConflictError,
   InvalidInputError,
@@ -93,7 +93,7 @@ export function checkPassword(password: unknown, field = 'password'): string {
   return password;
 }
 
-export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+export const sha256 = (text: string): string => hash('sha256', text, 'hex');
 
 /** A new API token: `rnr_` and 256 random bits. */
 export const newTokenSecret = (): string => `rnr_${randomBytes(32).toString('base64url')}`;
