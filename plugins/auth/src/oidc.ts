@@ -32,6 +32,8 @@ export const OIDC_CONFIG = {
     schema: { type: 'array', items: { type: 'object' } },
     default: [],
     help: 'OpenID Connect providers: name, issuer, client_id, client_secret, scope, role_claim, role_mapping, default_role, redirect_uri',
+    // Each entry holds a client_secret.
+    secret: true,
   },
 } as const;
 
