@@ -132,6 +132,44 @@ if (testCode.length > 0) {
   process.exit(1);
 }
 
+// The desktop app (desktop/): Electron loads CommonJS, and its sandboxed preload may require
+// nothing but `electron`, so both entries are bundled whole (the SDK included) into CommonJS.
+// `electron` is left to Electron. import.meta.url, which the SDK's lazy requires use, becomes
+// the bundle's own file URL.
+const desktop = join(root, 'desktop');
+rmSync(join(desktop, 'dist'), { recursive: true, force: true });
+const desktopOptions = {
+  outdir: join(desktop, 'dist'),
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  metafile: true,
+  conditions: ['runner-source'],
+  external: ['electron'],
+  platform: 'node',
+  format: 'cjs',
+  // Electron 45 runs Node 22.
+  target: 'node22',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+};
+const desktopBuilds = [
+  await build({
+    ...desktopOptions,
+    entryPoints: [{ in: join(desktop, 'src/main.ts'), out: 'main' }],
+    define: { 'import.meta.url': '__runnerImportMetaUrl' },
+    banner: { js: "const __runnerImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  }),
+  // No banner: the sandboxed preload has no Node modules to require.
+  await build({ ...desktopOptions, entryPoints: [{ in: join(desktop, 'src/preload.ts'), out: 'preload' }] }),
+];
+const desktopTestCode = desktopBuilds
+  .flatMap((b) => Object.keys(b.metafile.inputs))
+  .filter((input) => input.endsWith('.test.ts'));
+if (desktopTestCode.length > 0) {
+  console.error(`build: desktop code imports tests:\n  ${desktopTestCode.join('\n  ')}`);
+  process.exit(1);
+}
+
 let externalFiles = 0;
 for (const pkg of externalPackages) {
   const files = sources(pkg);
@@ -148,7 +186,7 @@ for (const pkg of externalPackages) {
   });
 }
 console.log(
-  `built ${entryPoints.length} entries (shared code in kernel/dist/chunks) and ${externalFiles} external-plugin modules in ${packages.length + externalPackages.length} packages (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
+  `built ${entryPoints.length} entries (shared code in kernel/dist/chunks) and ${externalFiles} external-plugin modules in ${packages.length + externalPackages.length} packages, and the desktop app's main and preload (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
 );
 
 // The web UI (ui/, SvelteKit) builds with Vite into ui/build, served by plugins/ui. It is rebuilt
