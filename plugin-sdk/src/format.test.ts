@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, messageOf } from './format.js';
+import { formatBytes, messageOf, roundSeconds } from './format.js';
 import { sleep } from './sleep.js';
 
 describe('formatBytes', () => {
@@ -31,5 +31,14 @@ describe('sleep', () => {
     const sleeping = sleep(60_000, later.signal);
     later.abort();
     expect(await sleeping).toBe(false);
+  });
+});
+
+describe('roundSeconds', () => {
+  it('keeps microseconds and drops the float noise of a subtraction', () => {
+    expect(roundSeconds(0.036510582000000055)).toBe(0.036511);
+    expect(roundSeconds(1.5)).toBe(1.5);
+    expect(roundSeconds(0)).toBe(0);
+    expect(JSON.stringify({ duration: roundSeconds(2.0000004999) })).toBe('{"duration":2}');
   });
 });

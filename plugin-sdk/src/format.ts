@@ -17,3 +17,11 @@ export function formatBytes(bytes: number): string {
   }
   return `${value.toFixed(Math.abs(value) < 10 ? 1 : 0)} ${BYTE_UNITS[unit]}`;
 }
+
+/**
+ * Seconds as JSON shows them: to the microsecond, so a duration reads `0.036511`, not the float
+ * noise of a subtraction (`0.036510582000000055`).
+ */
+export function roundSeconds(seconds: number): number {
+  return Math.round(seconds * 1e6) / 1e6;
+}

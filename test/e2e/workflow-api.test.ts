@@ -118,6 +118,8 @@ describe('POST /api/v1/workflows/run', () => {
       completed_at: time,
       duration: expect.any(Number),
       trigger: 'api',
+      // Who started it, as the authentication guard named the caller (the master's local credential).
+      user: 'local',
       counts: { succeeded: 1 },
       tasks: [
         {

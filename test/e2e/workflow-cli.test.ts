@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
@@ -210,6 +210,8 @@ describe('runner run --output json', () => {
       started_at: time,
       duration: 0,
       trigger: 'cli',
+      // An embedded run is started by the operating-system user running the command.
+      user: userInfo().username,
       counts: {},
     });
     expect(objects[4]).toMatchObject({
@@ -301,14 +303,15 @@ tasks:
       expect(
         objects.filter((o) => o.type === 'task' && o.status !== 'running').map((o) => [o.name, o.status, o.message]),
       ).toEqual([
-        ['long', 'failed', 'cancelled: runner is stopping'],
+        ['long', 'failed', `cancelled: interrupted (${signal})`],
         ['next', 'skipped', 'not run: the run was cancelled'],
       ]);
       expect(objects.at(-1)).toMatchObject({
         type: 'summary',
         status: 'cancelled',
-        error: 'cancelled: runner is stopping',
+        error: `cancelled: interrupted (${signal})`,
       });
+      expect(objects.filter((o) => o.type === 'run').at(-1)).toMatchObject({ cancelled_by: userInfo().username });
       await vi.waitFor(() => expect(() => process.kill(pid, 0)).toThrow(), { timeout: 5000, interval: 50 });
     });
   }

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { Command, CommanderError, Option } from 'commander';
 import {
   createRedactor,
@@ -123,6 +125,10 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
   attachCommands(program, commands, kernelVersion, async (spec, command) => {
     const kernels: RunningKernel[] = [];
     let logger: KernelLogger | undefined;
+    // A data directory this command creates (the log file does, at once) and whose kernel then
+    // fails to boot (a busy port) is removed again: a typo'd --data-dir must not leave one behind.
+    let createdDataDir: string | undefined;
+    let bootFailed = false;
     try {
       if (configError && !spec.tolerateConfigError) throw configError;
       // Options with a configKey (an extension's `--port` on `runner server`) set their key for
@@ -130,6 +136,7 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
       const flagOverrides = configKeyOverrides(spec, command);
       const config = Object.keys(flagOverrides).length > 0 ? await readConfig(flagOverrides) : baseConfig;
       for (const warning of config.warnings) io.stderr.write(`runner: warning: ${warning}\n`);
+      if (!existsSync(config.dataDir)) createdDataDir = config.dataDir;
       logger = await createLogger({
         dataDir: config.dataDir,
         level: config.debug ? 'debug' : 'info',
@@ -165,6 +172,9 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
             logger: activeLogger,
             kernelVersion,
             redactor,
+          }).catch((error: unknown) => {
+            bootFailed = true;
+            throw error;
           });
           kernels.push(kernel);
           return kernel;
@@ -185,6 +195,10 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
         }
       }
       await logger?.flush();
+      if (bootFailed && createdDataDir !== undefined && kernels.length === 0) {
+        await rm(createdDataDir, { recursive: true, force: true });
+        io.stderr.write(`runner: removed ${createdDataDir}, created by this command that could not start\n`);
+      }
     }
   });
 

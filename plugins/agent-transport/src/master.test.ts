@@ -233,6 +233,22 @@ describe('heartbeats and liveness', () => {
     expect(Date.now() - before).toBeLessThan(300);
   });
 
+  it('says an agent stopped answering when its connection drops after a silence, not that it closed it', async () => {
+    const m = await master();
+    const frozen = rawStream(m.address, TOKEN);
+    frozen.stream.write(frozen.register('frozen'));
+    await m.status('frozen', 'online');
+    // Silent for two heartbeat intervals (100 ms in these tests), under the 600 ms timeout; then
+    // the connection goes, as gRPC's keepalive drops the one of a stopped process.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    frozen.stream.cancel();
+    await m.event('agent.disconnected', 'frozen');
+    const line = m.recorded.lines.find((l) => /agent frozen disconnected/.test(l.message))?.message;
+    expect(line).toMatch(
+      /^agent frozen disconnected: the agent stopped answering \(nothing from it for \d+ ms\), then its connection ended$/,
+    );
+  });
+
   it('an agent whose master stops answering gives it up after the heartbeat timeout and reconnects', async () => {
     // A master that registers agents and then never answers a heartbeat (frozen, or the path to
     // it silently gone).

@@ -240,10 +240,18 @@ export class AgentMaster {
       clearTimeout(registerTimer);
       session?.close(why);
     };
-    call.on('end', () => ended('the agent closed the connection'));
-    call.on('error', (error: Error) => ended(`the connection broke (${error.message})`));
-    call.on('cancelled', () => ended('the connection broke'));
-    call.on('close', () => ended('the connection closed'));
+    // A frozen agent (stopped, swapping, its host suspended) does not close anything: gRPC's
+    // keepalive drops the connection after it stopped answering. Say that, not that it closed it.
+    const why = (what: string) => {
+      const silent = session ? Date.now() - session.lastSeen : 0;
+      return silent > this.options.config.heartbeatIntervalMs * 1.5
+        ? `the agent stopped answering (nothing from it for ${formatMs(silent)}), then its connection ended`
+        : what;
+    };
+    call.on('end', () => ended(why('the agent closed the connection')));
+    call.on('error', (error: Error) => ended(why(`the connection broke (${error.message})`)));
+    call.on('cancelled', () => ended(why('the connection broke')));
+    call.on('close', () => ended(why('the connection closed')));
   }
 
   private register(
@@ -601,7 +609,10 @@ function toAgent(record: AgentRecord): Agent {
     last_heartbeat: record.last_heartbeat,
     cpu_usage: record.cpu_usage,
     memory_usage: record.memory_usage,
-    uptime: Math.floor(record.uptime),
+    // As of now, not of the last heartbeat (up to an interval ago) while the agent is connected.
+    uptime: Math.floor(
+      record.uptime + (record.session ? Math.max(0, (Date.now() - Date.parse(record.last_heartbeat)) / 1000) : 0),
+    ),
     version: record.version,
     hostname: record.hostname,
     os: record.os,

@@ -1,3 +1,4 @@
+import { cpus, loadavg } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { MetricsCollector } from './metrics.js';
 
@@ -13,6 +14,13 @@ describe('agent metrics', () => {
     }
     expect(usage.memory_percent).toBeGreaterThan(0);
     expect(usage.disk_percent).toBeGreaterThan(0);
+  });
+
+  it('reports the load average as CPU until a window of CPU time has passed, not 0', () => {
+    const collector = new MetricsCollector({ cacheMs: 5000, diskPath: '/', processLimit: 10 });
+    // The load of the last minute, as the collector saw it when made (the same reading, to 0.1).
+    const expected = Math.min(100, (loadavg()[0] / cpus().length) * 100);
+    expect(collector.usage().cpu_percent).toBeCloseTo(expected, 0);
   });
 
   it('collects the metrics object with systeminformation, and the detail on request', async () => {

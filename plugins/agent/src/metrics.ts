@@ -22,7 +22,11 @@ export class MetricsCollector {
   private si?: Promise<Si>;
   private cached?: { at: number; metrics: Metrics };
   private lastCpu = cpuTimes();
-  private cpuPercent = 0;
+  /**
+   * Until a window of CPU time has passed (the heartbeat sent right after registering comes
+   * sooner), the last minute's load average stands in: `agent list` showed 0 % until the next beat.
+   */
+  private cpuPercent = Math.min(100, (loadavg()[0] / Math.max(1, cpus().length)) * 100);
   private readonly startedAt = Date.now();
 
   constructor(private readonly options: { cacheMs: number; diskPath: string; processLimit: number }) {}

@@ -127,7 +127,7 @@ function checkDataDir(dir: string): Check {
   }
 }
 
-interface MasterFile {
+export interface MasterFile {
   pid: number;
   http: string;
 }
@@ -177,7 +177,7 @@ async function checkMaster(ctx: CommandContext, local: MasterFile | undefined): 
   }
 }
 
-async function checkPort(
+export async function checkPort(
   name: string,
   host: string,
   port: number,
@@ -189,13 +189,34 @@ async function checkPort(
     server.once('error', () => resolve(false));
     server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(true)));
   });
+  // This data directory's master is running: what matters is where it listens, not whether the
+  // configured port is free (it may have been started with another one).
+  if (master) {
+    const served = name === 'HTTP API port' ? master.http : undefined;
+    if (served !== undefined) {
+      const servedPort = Number(served.slice(served.lastIndexOf(':') + 1));
+      return {
+        name,
+        status: 'ok',
+        detail:
+          servedPort === port
+            ? `the master (pid ${master.pid}) serves at ${served}`
+            : `the master (pid ${master.pid}) serves at ${served}, not the configured port ${port} (started with ${flag})`,
+      };
+    }
+    return free
+      ? {
+          name,
+          status: 'info',
+          detail: `${host}:${port} is free: the running master (pid ${master.pid}) was started with another ${flag}`,
+        }
+      : {
+          name,
+          status: 'ok',
+          detail: `${host}:${port} is in use, by the running master (pid ${master.pid}) presumably`,
+        };
+  }
   if (free) return { name, status: 'ok', detail: `${host}:${port} is free` };
-  if (master)
-    return {
-      name,
-      status: 'ok',
-      detail: `${host}:${port} is in use, by the running master (pid ${master.pid}) presumably`,
-    };
   return {
     name,
     status: 'warn',

@@ -1,4 +1,4 @@
-import type { RunRecord, TaskResult } from '@runner/plugin-sdk';
+import { roundSeconds, type RunRecord, type TaskResult } from '@runner/plugin-sdk';
 
 /**
  * Runs and task results as the REST API and `runner run --output json` show them: snake_case keys,
@@ -19,7 +19,7 @@ export function taskToApi(task: Omit<TaskResult, 'log'> & { log?: TaskResult['lo
     attempts: task.attempts,
     started_at: task.startedAt,
     completed_at: task.completedAt,
-    duration: task.duration,
+    duration: roundSeconds(task.duration),
     message: task.message,
     outputs: task.outputs,
     ...(task.log !== undefined ? { log: task.log } : {}),
@@ -35,7 +35,7 @@ export function runToApi(run: Omit<RunRecord, 'tasks'> & { tasks?: RunRecord['ta
     dry_run: run.dryRun,
     started_at: run.startedAt,
     completed_at: run.completedAt,
-    duration: run.duration,
+    duration: roundSeconds(run.duration),
     error: run.error,
     trigger: run.trigger,
     ...(run.user !== undefined ? { user: run.user } : {}),

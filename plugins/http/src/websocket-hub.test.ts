@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import type { BusEvent } from '@runner/plugin-sdk';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Socket } from 'node:net';
+import { principalFor, type BusEvent } from '@runner/plugin-sdk';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { startHttp, type RunningHttp } from './test-support.js';
 
@@ -99,29 +100,63 @@ describe('WebSocket hub', () => {
     }
   });
 
-  it('removes its bus subscription when a client closes', async () => {
+  it('encodes each event once for all clients, and not at all while none is connected', async () => {
     const r = await start();
-    // Counts live subscriptions of the bus the plugin was given, and says when one ends.
-    const onAny = r.kernel.events.onAny.bind(r.kernel.events);
-    let live = 0;
-    let unsubscribed!: () => void;
-    const gone = new Promise<void>((resolve) => (unsubscribed = resolve));
-    r.kernel.events.onAny = (handler) => {
-      live++;
-      const off = onAny(handler);
-      return () => {
-        live--;
-        off();
-        unsubscribed();
-      };
-    };
+    let encoded = 0;
+    // JSON.stringify calls toJSON once per encoding of the event.
+    const emit = (n: number) =>
+      r.kernel.events.emit('agent.connected', {
+        agent_name: `a${n}`,
+        address: { toJSON: () => (encoded++, 'h:1') } as unknown as string,
+        status: 'online',
+      });
+    emit(0);
+    expect(encoded).toBe(0);
 
-    const { ws } = await connect(r);
-    expect(live).toBe(1);
-    ws.close(1000, 'done');
-    await gone;
-    expect(live).toBe(0);
-    expect(r.hub.clientCount()).toBe(0);
+    const clients = await Promise.all([connect(r), connect(r), connect(r)]);
+    const received = clients.map(({ ws }) => nextMessage(ws));
+    emit(1);
+    expect(encoded).toBe(1);
+    for (const message of await Promise.all(received))
+      expect(message.data).toEqual({ agent_name: 'a1', address: 'h:1', status: 'online' });
+
+    for (const { ws } of clients) ws.close(1000, 'done');
+    await Promise.all(clients.map(({ ws }) => closed(ws)));
+    await vi.waitFor(() => expect(r.hub.clientCount()).toBe(0));
+    emit(2);
+    expect(encoded).toBe(1);
+  });
+
+  it('sends a burst of events in one write per client, in order', async () => {
+    const r = await start();
+    const clients = await Promise.all([connect(r), connect(r)]);
+    const names: string[][] = [[], []];
+    const all = clients.map(
+      ({ ws }, i) =>
+        new Promise<void>((resolve) =>
+          ws.on('message', (data) => {
+            names[i].push(JSON.parse(String(data)).data.agent_name);
+            if (names[i].length === 50) resolve();
+          }),
+        ),
+    );
+    // Counts writes on the server's side of the connections.
+    const write = Socket.prototype.write;
+    let writes = 0;
+    Socket.prototype.write = function (this: Socket, ...args: unknown[]) {
+      if (this.localPort === r.port) writes++;
+      return (write as (...a: unknown[]) => boolean).apply(this, args);
+    } as typeof write;
+    try {
+      for (let i = 0; i < 50; i++)
+        r.kernel.events.emit('agent.connected', { agent_name: `a${i}`, address: 'h:1', status: 'online' });
+      await Promise.all(all);
+    } finally {
+      Socket.prototype.write = write;
+    }
+    const expected = Array.from({ length: 50 }, (_, i) => `a${i}`);
+    expect(names).toEqual([expected, expected]);
+    expect(writes).toBe(2);
   });
 
   it('closes clients with 1001 when the server stops', async () => {
@@ -205,5 +240,29 @@ describe('WebSocket hub', () => {
     expect(response.status).toBe(426);
     expect(response.headers.get('upgrade')).toBe('websocket');
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('upgrade_required');
+  });
+});
+
+describe('what a client may see', () => {
+  it('carries only the events and messages its principal holds the permission for', async () => {
+    const r = await startHttp({}, (router) =>
+      router.guard({
+        name: 'test.viewer',
+        order: 100,
+        check(context) {
+          context.principal = principalFor({ id: 'v', name: 'vic', role: 'viewer', method: 'basic' });
+        },
+      }),
+    );
+    running.push(r);
+    const { ws } = await connect(r);
+    const received: string[] = [];
+    ws.on('message', (data) => received.push((JSON.parse(String(data)) as { type: string }).type));
+    await r.kernel.events.emit('audit.recorded' as never, {} as never);
+    await r.kernel.events.emit('workflow.started' as never, {} as never);
+    r.hub.broadcast('system_alert', { text: 'for admins' }, { permission: 'system:admin' });
+    r.hub.broadcast('agent_update', { name: 'a', status: 'online', cpu_usage: 0, memory_usage: 0 });
+    await vi.waitFor(() => expect(received).toContain('agent_update'));
+    expect(received).toEqual(['workflow.started', 'agent_update']);
   });
 });
