@@ -129,7 +129,15 @@ export class ConnectionStore {
     const saved = this.data.connections.find((c) => c.id === id);
     if (!saved) throw new NotFoundError(`no saved connection ${id}`);
     if (!saved.token) return undefined;
-    return `Bearer ${this.safeStorage.decryptString(Buffer.from(saved.token, 'base64'))}`;
+    try {
+      return `Bearer ${this.safeStorage.decryptString(Buffer.from(saved.token, 'base64'))}`;
+    } catch (error) {
+      // Another user's or another machine's keychain, or a keychain that was reset.
+      throw new InvalidInputError(
+        `cannot decrypt the saved token of connection "${saved.name}" (${saved.url}): ${(error as Error).message}; add the connection again (runner-desktop --connect ${saved.url})`,
+        { field: 'token' },
+      );
+    }
   }
 
   async setLast(id: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isProcessAlive, writeLogin } from '@runner/plugin-sdk';
@@ -219,6 +219,13 @@ describe('DesktopShell', () => {
     expect(await second.exited).toMatchObject({ code: 0 });
     expect(tray.destroyed).toBe(true);
     expect(electron.beforeQuit()).toBe(false);
+  });
+
+  it('opens the embedded master when the last connection is no longer saved', async () => {
+    await writeFile(join(userData, 'connections.json'), JSON.stringify({ version: 1, connections: [], last: 'gone' }));
+    const shell = (await start())!;
+    expect(shell.current?.id).toBe('embedded');
+    expect(electron.messageBoxes).toEqual([]);
   });
 
   it('says why no master can be shown and offers the ways on', async () => {

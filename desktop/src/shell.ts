@@ -96,7 +96,8 @@ export class DesktopShell {
     try {
       const url = connectArgument(options.argv);
       if (url) await shell.connectTo(url);
-      else await shell.switchTo(store.last ?? EMBEDDED);
+      // A last connection removed from the file since falls back to the embedded master.
+      else await shell.switchTo(store.last && store.get(store.last) ? store.last : EMBEDDED);
     } catch (error) {
       await shell.reportConnectionError(error as Error);
     }
