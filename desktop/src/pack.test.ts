@@ -47,6 +47,10 @@ function requires(source: string): string[] {
 describe('the packed app', () => {
   it("has a configuration electron-builder's own schema accepts", async () => {
     await expect(validateConfiguration(config as never, new DebugLogger(false))).resolves.toBeUndefined();
+    // And the schema is not one that takes anything: a misspelt fuse is refused.
+    await expect(
+      validateConfiguration({ ...config, electronFuses: { runAsNodee: true } } as never, new DebugLogger(false)),
+    ).rejects.toThrow(/electronFuses/);
   });
 
   it('holds the bundles, the manifest and the icons, and no sources, maps or tests', async () => {
