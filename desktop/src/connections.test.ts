@@ -95,6 +95,17 @@ describe('ConnectionStore', () => {
     );
   });
 
+  it('saves one change after another when they come at once', async () => {
+    const store = await ConnectionStore.open(dir, fakeElectron(dir).safeStorage);
+    const added = await Promise.all(
+      ['a', 'b', 'c', 'd'].map((n) => store.add({ name: n, url: `https://${n}.example` })),
+    );
+    await Promise.all([store.setLast(added[0].id), store.setLast(added[3].id), store.setLast(EMBEDDED)]);
+    const reopened = await ConnectionStore.open(dir, fakeElectron(dir).safeStorage);
+    expect(reopened.list().map((c) => c.name)).toEqual(['a', 'b', 'c', 'd']);
+    expect(reopened.last).toBe(EMBEDDED);
+  });
+
   it('checks names', async () => {
     const store = await ConnectionStore.open(dir, fakeElectron(dir).safeStorage);
     await expect(store.add({ name: ' ', url: 'https://p' })).rejects.toThrow(/name must be 1 to 100 characters/);

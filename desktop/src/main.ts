@@ -9,6 +9,7 @@ import {
   app,
   dialog,
   ipcMain,
+  nativeImage,
   safeStorage,
   session,
   shell,
@@ -64,7 +65,9 @@ function electronFacade(): ElectronFacade {
     },
     createWindow: (options) => wrapWindow(new BrowserWindow(options)),
     createTray: (iconPath) => {
-      const tray = new Tray(iconPath);
+      // macOS draws tray images at their size in points: 32 px would be twice a menu bar icon.
+      const image = nativeImage.createFromPath(iconPath);
+      const tray = new Tray(process.platform === 'darwin' ? image.resize({ width: 16, height: 16 }) : image);
       return {
         setToolTip: (text) => tray.setToolTip(text),
         setContextMenu: (template) => tray.setContextMenu(menu(template)),

@@ -68,6 +68,7 @@ export class DesktopShell {
   private window: WindowFacade | undefined;
   private active: ActiveMaster | undefined;
   private embedded: EmbeddedMaster | undefined;
+  private embeddedStarting: Promise<EmbeddedMaster> | undefined;
   private tray: TrayStatus | undefined;
   private quitting = false;
   private stopped = false;
@@ -117,7 +118,10 @@ export class DesktopShell {
   async switchTo(id: string): Promise<ConnectionInfo> {
     let next: ActiveMaster;
     if (id === EMBEDDED) {
-      const master = this.embedded ?? (await this.startEmbedded());
+      // Two switches at once (a double click in the menu) start one master, not two on one data directory.
+      const master =
+        this.embedded ??
+        (await (this.embeddedStarting ??= this.startEmbedded().finally(() => (this.embeddedStarting = undefined))));
       next = {
         id: EMBEDDED,
         name: EMBEDDED_NAME,
