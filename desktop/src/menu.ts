@@ -4,10 +4,12 @@
 import type { MenuItem } from './facade.js';
 import type { ConnectionInfo } from './bridge.js';
 import type { MasterStatus } from './tray.js';
+import { EMBEDDED } from './connections.js';
 
 export interface MenuActions {
   chooseConnection(): void;
   switchTo(id: string): void;
+  removeCurrent(): void;
   importLogins(): void;
   showWindow(): void;
   about(): void;
@@ -56,7 +58,12 @@ export function applicationMenu(state: MenuState, actions: MenuActions): MenuIte
     { label: 'View', submenu: view },
     {
       label: 'Connection',
-      submenu: [...connectionItems(state, actions)],
+      submenu: [
+        ...connectionItems(state, actions),
+        { type: 'separator' },
+        // The embedded master is not a saved connection: nothing to remove.
+        { label: 'Remove This Connection…', enabled: state.current !== EMBEDDED, click: actions.removeCurrent },
+      ],
     },
     { role: 'windowMenu' },
     { label: 'Help', submenu: [{ label: `About ${state.appName}`, click: actions.about }] },

@@ -223,6 +223,26 @@ describe('DesktopShell', () => {
     expect(electron.beforeQuit()).toBe(false);
   });
 
+  it('removes the connection shown, after asking, and shows the embedded master instead', async () => {
+    const remote = await remoteMaster('rnr_x');
+    const shell = (await start(undefined, ['runner', '--connect', remote]))!;
+    const remove = () => findItem(electron.applicationMenu, /^Remove This Connection/)!;
+    expect(remove().enabled).toBe(true);
+    electron.answers.push(1);
+    remove().click!();
+    await expect.poll(() => electron.messageBoxes.length).toBe(1);
+    expect(shell.current?.url).toBe(remote);
+    electron.answers.push(0);
+    remove().click!();
+    await expect.poll(() => shell.current?.id, { timeout: 20_000 }).toBe('embedded');
+    expect(electron.messageBoxes.map((b) => b.message)).toEqual([
+      `Remove the connection ${remote.replace('http://', '')}?`,
+      `Remove the connection ${remote.replace('http://', '')}?`,
+    ]);
+    expect((await ConnectionStore.open(userData, electron.safeStorage)).list()).toEqual([]);
+    expect(remove().enabled).toBe(false);
+  });
+
   it('opens the embedded master when the last connection is no longer saved', async () => {
     await writeFile(join(userData, 'connections.json'), JSON.stringify({ version: 1, connections: [], last: 'gone' }));
     const shell = (await start())!;

@@ -357,6 +357,23 @@ export class DesktopShell {
     return {
       chooseConnection: guarded(() => this.chooseConnection()),
       switchTo: (id) => guarded(() => this.switchTo(id))(),
+      removeCurrent: guarded(async () => {
+        const current = this.active;
+        if (!current || current.id === EMBEDDED) return;
+        const pressed = await facade.dialog.showMessageBox(this.window, {
+          type: 'warning',
+          title: 'Remove connection',
+          message: `Remove the connection ${current.name}?`,
+          detail: `${current.url}\nIts saved token is deleted; the window switches to the embedded master.`,
+          buttons: ['Remove', 'Cancel'],
+          cancelId: 1,
+          defaultId: 1,
+        });
+        if (pressed !== 0) return;
+        await this.store.remove(current.id);
+        log(`removed the connection ${current.name} (${current.url})`);
+        await this.switchTo(EMBEDDED);
+      }),
       importLogins: guarded(async () => {
         const dataDir = this.runnerDataDir();
         const added = await this.store.importLogins(dataDir);
