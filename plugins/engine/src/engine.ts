@@ -105,13 +105,15 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
         ? undefined
         : await askBefore(hooks.beforeRun, { runId: run.id, workflowName: name, request });
     await deps.runs.insertRun(run);
+    let done: Promise<RunRecord>;
     if (refused !== undefined) {
-      const done = refuseRun(run, refused, observer);
-      return { runId: run.id, done };
+      done = refuseRun(run, refused, observer);
+    } else {
+      const control: RunControl = { controller: new AbortController() };
+      controls.set(run.id, control);
+      done = execute(run, workflow, tasks, request, observer ?? (() => {}), control);
     }
-    const control: RunControl = { controller: new AbortController() };
-    controls.set(run.id, control);
-    const done = execute(run, workflow, tasks, request, observer ?? (() => {}), control);
+    // Tracked either way: the kernel's stop waits for every run to be recorded as ended.
     running.set(run.id, done);
     done
       .finally(() => {
