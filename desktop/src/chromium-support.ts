@@ -29,8 +29,9 @@ export async function injectPreload(
   page: Page,
   electron: FakeElectron,
   senderUrl: (url: string) => string = (url) => url,
+  preloadFile = 'preload.cjs',
 ): Promise<void> {
-  const preload = readFileSync(resolve(import.meta.dirname, '..', 'dist', 'preload.cjs'), 'utf8');
+  const preload = readFileSync(resolve(import.meta.dirname, '..', 'dist', preloadFile), 'utf8');
   await page.exposeBinding('__desktopIpc', async (source, channel: string, args: unknown[]) =>
     electron.invoke(channel, senderUrl(source.frame.url()), ...args),
   );

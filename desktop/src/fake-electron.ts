@@ -146,6 +146,7 @@ export function fakeElectron(userData: string): FakeElectron {
         },
         ready: () => ready.splice(0).forEach((l) => l()),
         close() {
+          if (window.destroyed) return;
           window.destroyed = true;
           closed.forEach((l) => l());
         },

@@ -1,6 +1,7 @@
 // Electron's main process entry: maps the real Electron API onto the facade and starts the shell.
 // The only module of the main process that imports `electron`; it holds no logic to test.
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   BrowserWindow,
   Menu,
@@ -36,6 +37,7 @@ function wrapWindow(window: BrowserWindow): WindowFacade {
     show: () => window.show(),
     focus: () => window.focus(),
     restore: () => window.restore(),
+    close: () => window.close(),
     isMinimized: () => window.isMinimized(),
     isDestroyed: () => window.isDestroyed(),
     onceReadyToShow: (listener) => void window.once('ready-to-show', listener),
@@ -133,6 +135,8 @@ void DesktopShell.start({
   execPath: process.execPath,
   appPath: app.getAppPath(),
   preloadPath: join(app.getAppPath(), 'dist', 'preload.cjs'),
+  connectionsPreloadPath: join(app.getAppPath(), 'dist', 'preload-connections.cjs'),
+  connectionsPageUrl: pathToFileURL(join(app.getAppPath(), 'static', 'connections.html')).href,
   trayIconPath: join(app.getAppPath(), 'build', 'tray.png'),
   log: (message) => console.error(`runner-desktop: ${message}`),
   argv: process.argv,

@@ -10,6 +10,7 @@ export interface MenuActions {
   chooseConnection(): void;
   switchTo(id: string): void;
   removeCurrent(): void;
+  manageConnections(): void;
   importLogins(): void;
   showWindow(): void;
   about(): void;
@@ -49,6 +50,7 @@ export function applicationMenu(state: MenuState, actions: MenuActions): MenuIte
       label: 'File',
       submenu: [
         { label: 'Choose Connection…', accelerator: 'CmdOrCtrl+K', click: actions.chooseConnection },
+        { label: 'Manage Connections…', click: actions.manageConnections },
         { label: 'Import Logins from runner login', click: actions.importLogins },
         { type: 'separator' },
         state.platform === 'darwin' ? { role: 'close' } : { role: 'quit' },

@@ -42,6 +42,8 @@ function options(
     execPath: process.execPath,
     appPath: desktopDir,
     preloadPath: '/app/dist/preload.cjs',
+    connectionsPreloadPath: '/app/dist/preload-connections.cjs',
+    connectionsPageUrl: 'file:///app/static/connections.html',
     trayIconPath: '/app/build/tray.png',
     log: () => undefined,
     trayIntervalMs: 60_000,
@@ -241,6 +243,66 @@ describe('DesktopShell', () => {
     ]);
     expect((await ConnectionStore.open(userData, electron.safeStorage)).list()).toEqual([]);
     expect(remove().enabled).toBe(false);
+  });
+
+  it('manages saved connections in a window of their own, answering its page only', async () => {
+    const remote = await remoteMaster('rnr_lab');
+    const shell = (await start())!;
+    const page = 'file:///app/static/connections.html';
+    findItem(electron.applicationMenu, /^Manage Connections/)!.click!();
+    const connectionsWindow = electron.windows[1];
+    expect(connectionsWindow.options.webPreferences).toMatchObject({
+      preload: '/app/dist/preload-connections.cjs',
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+    });
+    expect(connectionsWindow.loaded).toEqual([page]);
+    connectionsWindow.ready();
+    expect(connectionsWindow.shown).toBe(1);
+    findItem(electron.applicationMenu, /^Manage Connections/)!.click!();
+    expect(electron.windows).toHaveLength(2);
+    expect(connectionsWindow.focused).toBe(1);
+    expect(connectionsWindow.navigate('file:///etc/passwd')).toBe(false);
+    expect(connectionsWindow.navigate('https://example.org/')).toBe(false);
+    expect(electron.openedExternally).toEqual(['https://example.org/']);
+
+    const embeddedBase = shell.current!.url;
+    expect(await electron.invoke('runner-desktop:connections:list', page)).toEqual({
+      current: 'embedded',
+      connections: [{ id: 'embedded', name: 'Embedded master', url: embeddedBase }],
+    });
+    // The master's pages cannot reach these calls.
+    await expect(electron.invoke('runner-desktop:connections:list', `${embeddedBase}/`)).rejects.toThrow(
+      /only the connections page may call/,
+    );
+    await expect(electron.invoke('runner-desktop:connections:add', page, { name: 5 })).rejects.toThrow(
+      /name must be a string/,
+    );
+    await expect(
+      electron.invoke('runner-desktop:connections:add', page, { name: 'x', url: 'ftp://x' }),
+    ).rejects.toThrow(/must be http:\/\/ or https:\/\//);
+    const lab = (await electron.invoke('runner-desktop:connections:add', page, {
+      name: 'lab',
+      url: remote,
+      token: 'rnr_lab',
+    })) as { id: string };
+    expect(findItem(electron.applicationMenu, /^lab /)).toMatchObject({ type: 'radio', checked: false });
+
+    await electron.invoke('runner-desktop:connections:open', page, lab.id);
+    expect(electron.windows[0].loaded.at(-1)).toBe(`${remote}/`);
+    expect(connectionsWindow.destroyed).toBe(true);
+    expect(await electron.sendHeaders(`${remote}/api/v1/agents`)).toEqual({ Authorization: 'Bearer rnr_lab' });
+
+    await expect(electron.invoke('runner-desktop:connections:remove', page, 'embedded')).rejects.toThrow(
+      /the embedded master is not a saved connection/,
+    );
+    await expect(electron.invoke('runner-desktop:connections:remove', page, 'nope')).rejects.toThrow(
+      /no connection nope/,
+    );
+    await electron.invoke('runner-desktop:connections:remove', page, lab.id);
+    expect(shell.current?.id).toBe('embedded');
+    expect((await ConnectionStore.open(userData, electron.safeStorage)).list()).toEqual([]);
   });
 
   it('opens the embedded master when the last connection is no longer saved', async () => {

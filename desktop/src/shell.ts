@@ -10,6 +10,7 @@ import { ConnectionStore, EMBEDDED, normalizeMasterUrl } from './connections.js'
 import { startEmbeddedMaster, type EmbeddedMaster } from './embedded-master.js';
 import type { ElectronFacade, RequestHeaders, WindowFacade } from './facade.js';
 import { registerIpcHandlers } from './ipc.js';
+import { registerConnectionsHandlers } from './connections-ipc.js';
 import { applicationMenu, trayMenu, type MenuActions, type MenuState } from './menu.js';
 import { findRunner } from './runner-binary.js';
 import { TrayStatus } from './tray.js';
@@ -24,6 +25,9 @@ export interface ShellOptions {
   /** The app's directory (desktop/ in a checkout, the asar when packaged). */
   appPath: string;
   preloadPath: string;
+  /** The connections window: its preload and its page (static/connections.html) as a file URL. */
+  connectionsPreloadPath: string;
+  connectionsPageUrl: string;
   trayIconPath: string;
   log(message: string): void;
   /** The app's command line: `--connect <url>` opens that master. */
@@ -66,6 +70,7 @@ export function connectArgument(argv: string[]): string | undefined {
 
 export class DesktopShell {
   private window: WindowFacade | undefined;
+  private connectionsWindow: WindowFacade | undefined;
   private active: ActiveMaster | undefined;
   private embedded: EmbeddedMaster | undefined;
   private embeddedStarting: Promise<EmbeddedMaster> | undefined;
@@ -290,6 +295,21 @@ export class DesktopShell {
       chooseConnection: () => this.chooseConnection(),
       showWindow: () => this.showWindow(),
     });
+    registerConnectionsHandlers({
+      ipcMain: facade.ipcMain,
+      pageUrl: this.options.connectionsPageUrl,
+      store: this.store,
+      connections: () => this.connections(),
+      current: () => this.active?.id,
+      open: async (id) => {
+        await this.switchTo(id);
+        this.connectionsWindow?.close();
+      },
+      removed: async (id) => {
+        if (this.active?.id === id) await this.switchTo(EMBEDDED);
+      },
+      changed: () => this.renderMenus(),
+    });
     this.createWindow();
     const tray = facade.createTray(this.options.trayIconPath);
     this.tray = new TrayStatus(
@@ -327,6 +347,37 @@ export class DesktopShell {
     return window;
   }
 
+  /** The app's own page for saved connections, in a window of its own (one at a time). */
+  openConnectionsWindow(): WindowFacade {
+    const { facade, connectionsPreloadPath, connectionsPageUrl, log } = this.options;
+    const existing = this.connectionsWindow;
+    if (existing && !existing.isDestroyed()) {
+      existing.show();
+      existing.focus();
+      return existing;
+    }
+    const window = facade.createWindow({
+      ...windowOptions(connectionsPreloadPath),
+      width: 560,
+      height: 600,
+      title: 'Connections',
+    });
+    // Its page never navigates: every navigation is refused, http(s) links go to the browser.
+    lockNavigation(
+      window.webContents,
+      () => undefined,
+      (url) => facade.shell.openExternal(url),
+      log,
+    );
+    window.onceReadyToShow(() => window.show());
+    window.onClosed(() => {
+      if (this.connectionsWindow === window) this.connectionsWindow = undefined;
+    });
+    this.connectionsWindow = window;
+    void window.loadURL(connectionsPageUrl);
+    return window;
+  }
+
   private showWindow(): void {
     if (!this.window || this.window.isDestroyed()) {
       const window = this.createWindow();
@@ -357,6 +408,7 @@ export class DesktopShell {
     return {
       chooseConnection: guarded(() => this.chooseConnection()),
       switchTo: (id) => guarded(() => this.switchTo(id))(),
+      manageConnections: () => void this.openConnectionsWindow(),
       removeCurrent: guarded(async () => {
         const current = this.active;
         if (!current || current.id === EMBEDDED) return;

@@ -11,6 +11,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { injectPreload, launchChromium } from './chromium-support.js';
@@ -74,6 +75,8 @@ beforeAll(async () => {
     execPath: process.execPath,
     appPath: join(root, 'desktop'),
     preloadPath: join(root, 'desktop', 'dist', 'preload.cjs'),
+    connectionsPreloadPath: join(root, 'desktop', 'dist', 'preload-connections.cjs'),
+    connectionsPageUrl: pathToFileURL(join(root, 'desktop', 'static', 'connections.html')).href,
     trayIconPath: join(root, 'desktop', 'build', 'tray.png'),
     log: () => undefined,
     trayIntervalMs: 60_000,
