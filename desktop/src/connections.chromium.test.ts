@@ -71,10 +71,10 @@ describe('the connections page', () => {
     expect(await readFile(join(dir, 'connections.json'), 'utf8')).not.toContain('rnr_lab_token');
 
     await page.getByRole('button', { name: 'Open lab' }).click();
-    await expect.poll(() => opened).toEqual([saved[0].id]);
+    await expect.poll(() => opened, { timeout: 10_000 }).toEqual([saved[0].id]);
 
     await page.getByRole('button', { name: 'Remove lab' }).click();
-    await expect.poll(() => items.count()).toBe(1);
+    await expect.poll(() => items.count(), { timeout: 10_000 }).toBe(1);
     expect(store.list()).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isProcessAlive, writeLogin } from '@runner/plugin-sdk';
@@ -31,7 +31,8 @@ afterEach(async () => {
 });
 
 function options(
-  env: NodeJS.ProcessEnv = { PATH: process.env.PATH, RUNNER_BIN: runnerJs },
+  // RUNNER_DATA_DIR: never the real ~/.runner of the machine the tests run on.
+  env: NodeJS.ProcessEnv = { PATH: process.env.PATH, RUNNER_BIN: runnerJs, RUNNER_DATA_DIR: join(userData, 'cli') },
   argv = ['runner'],
 ): ShellOptions {
   return {
@@ -112,15 +113,15 @@ describe('DesktopShell', () => {
     expect(shell.embeddedMaster).toBeUndefined();
     expect(electron.windows[0].loaded).toEqual([`${remote}/`]);
     expect(await electron.sendHeaders(`${remote}/api/v1/agents`)).toEqual({ Authorization: 'Bearer rnr_login' });
-    await expect.poll(() => electron.trays[0].toolTip, { timeout: 5000 }).toMatch(/ is up \(runner remote-1\)$/);
+    await expect.poll(() => electron.trays[0].toolTip, { timeout: 15_000 }).toMatch(/ is up \(runner remote-1\)$/);
 
     // A second launch with --connect switches the running app; the same URL is not saved twice.
     const other = await remoteMaster('unused');
     electron.secondInstance(['runner', `--connect=${other}`]);
-    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 5000 }).toBe(`${other}/`);
+    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 15_000 }).toBe(`${other}/`);
     expect(await electron.sendHeaders(`${other}/api/v1/agents`)).toEqual({});
     electron.secondInstance(['runner', '--connect', remote]);
-    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 5000 }).toBe(`${remote}/`);
+    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 15_000 }).toBe(`${remote}/`);
     expect((await ConnectionStore.open(userData, electron.safeStorage)).list().map((c) => c.url)).toEqual([
       remote,
       other,
@@ -175,7 +176,7 @@ describe('DesktopShell', () => {
 
     // The tray follows the master's health; the menu marks the embedded master as current.
     const tray = electron.trays[0];
-    await expect.poll(() => tray.toolTip, { timeout: 5000 }).toMatch(/^runner: Embedded master is up \(runner /);
+    await expect.poll(() => tray.toolTip, { timeout: 15_000 }).toMatch(/^runner: Embedded master is up \(runner /);
     expect(findItem(electron.applicationMenu, /^Embedded master/)).toMatchObject({ type: 'radio', checked: true });
     expect(findItem(electron.applicationMenu, /^lab /)).toMatchObject({ type: 'radio', checked: false });
     expect(findItem(electron.applicationMenu, /Toggle|DevTools/)).toBeUndefined();
@@ -192,7 +193,7 @@ describe('DesktopShell', () => {
     expect(shell.embeddedMaster).toBeUndefined();
     expect(await electron.sendHeaders(`${remote}/api/v1/agents`)).toEqual({ Authorization: 'Bearer rnr_remote' });
     expect(await electron.sendHeaders(`${master.base}/api/v1/agents`)).toEqual({});
-    await expect.poll(() => tray.toolTip, { timeout: 5000 }).toBe('runner: lab is up (runner remote-1)');
+    await expect.poll(() => tray.toolTip, { timeout: 15_000 }).toBe('runner: lab is up (runner remote-1)');
     // The old master's pages may no longer call the bridge.
     await expect(
       electron.invoke(CHANNELS.notifyRunFailed, `${master.base}/`, { runId: 'r', workflow: 'w' }),
@@ -212,7 +213,7 @@ describe('DesktopShell', () => {
     findItem(tray.menu, /^Embedded master/)!.click!();
     await expect.poll(() => shell.embeddedMaster?.pid, { timeout: 20_000 }).toBeGreaterThan(0);
     const second = shell.embeddedMaster!;
-    await expect.poll(() => window.loaded.filter((u) => u === `${second.base}/`).length, { timeout: 5000 }).toBe(2);
+    await expect.poll(() => window.loaded.filter((u) => u === `${second.base}/`).length, { timeout: 15_000 }).toBe(2);
     expect(electron.messageBoxes.filter((b) => b.message === 'runner cannot show a master')).toEqual([]);
 
     // Quitting waits for the master to stop, then quits.
@@ -225,6 +226,15 @@ describe('DesktopShell', () => {
     expect(electron.beforeQuit()).toBe(false);
   });
 
+  it("connects even when runner login's file cannot be read", async () => {
+    const remote = await remoteMaster('unused');
+    await mkdir(join(userData, 'cli', 'auth'), { recursive: true });
+    await writeFile(join(userData, 'cli', 'auth', 'logins.json'), '{ not json');
+    const shell = (await start(undefined, ['runner', '--connect', remote]))!;
+    expect(shell.current?.url).toBe(remote);
+    expect(electron.messageBoxes).toEqual([]);
+  });
+
   it('removes the connection shown, after asking, and shows the embedded master instead', async () => {
     const remote = await remoteMaster('rnr_x');
     const shell = (await start(undefined, ['runner', '--connect', remote]))!;
@@ -232,7 +242,7 @@ describe('DesktopShell', () => {
     expect(remove().enabled).toBe(true);
     electron.answers.push(1);
     remove().click!();
-    await expect.poll(() => electron.messageBoxes.length).toBe(1);
+    await expect.poll(() => electron.messageBoxes.length, { timeout: 10_000 }).toBe(1);
     expect(shell.current?.url).toBe(remote);
     electron.answers.push(0);
     remove().click!();

@@ -158,7 +158,13 @@ export class DesktopShell {
     const normalized = normalizeMasterUrl(url);
     const known = this.store.list().find((c) => c.url === normalized);
     if (known) return this.switchTo(known.id);
-    const login = (await readLogins(this.runnerDataDir()))[normalized];
+    // The CLI's logins are a convenience: a file that cannot be read does not stop the connection.
+    const login = (
+      await readLogins(this.runnerDataDir()).catch((error: Error) => {
+        this.options.log(`not using runner login's saved logins: ${error.message}`);
+        return {} as Awaited<ReturnType<typeof readLogins>>;
+      })
+    )[normalized];
     const usable = login?.token && !(login.expires_at && Date.parse(login.expires_at) <= Date.now());
     const added = await this.store.add({
       name: new URL(normalized).host,
