@@ -31,6 +31,8 @@ export interface RunRequest {
   values?: Record<string, Record<string, unknown>>;
   /** Delegate every task of the run to these agents (`runner run --delegate-to`). */
   delegateTo?: string[];
+  /** Delegated units that may run at once (`runner run --forks`); overrides the workflow's `forks`. */
+  forks?: number;
   dryRun?: boolean;
   /** Task log lines at debug level reach observers too. */
   verbose?: boolean;

@@ -57,6 +57,9 @@ interface TaskView {
   }[];
 }
 
+/** Delegated units at once when neither the run (`--forks`) nor the workflow (`forks:`) says. */
+export const DEFAULT_FORKS = 10;
+
 const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
 /** How a run is stopped from outside: `cancel` or the kernel stopping. */
@@ -255,8 +258,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
 
     const outcome = await schedule<TaskDefinition, Unit>(
       tasks,
-      workflow.parallel,
+      { parallel: workflow.parallel, forks: request.forks ?? workflow.forks ?? DEFAULT_FORKS },
       {
+        // The units of one task and loop item on several agents are one fan-out: they run together.
+        fanOut: (unit) => (unit.agents.length > 0 ? String(unit.loopIndex ?? 0) : undefined),
         expand: (task) =>
           expandTask(task, {
             template: deps.template,
