@@ -17,6 +17,7 @@ import {
   type WorkflowEventPayload,
   type WorkflowParser,
 } from '@runner/plugin-sdk';
+import { scriptEnv } from './agent-check.js';
 import { askBefore, createHooks, tellAfter } from './hooks.js';
 import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
@@ -192,10 +193,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     const views: Record<string, TaskView> = {};
     const results: TaskResult[] = [];
     let seq = 0;
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RUNNER_'))) as Record<
-      string,
-      string
-    >;
+    const env = scriptEnv();
     const base: Record<string, unknown> = {
       vars: workflow.vars,
       env,
