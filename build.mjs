@@ -89,6 +89,8 @@ const ENTRY_FILES = [
   'plugin-sdk/testing.ts',
   'plugin-sdk/schema.ts',
   'plugins/agent/src/client.ts',
+  'plugins/agent/src/metrics.ts',
+  'plugins/cli-tools/src/config-command.ts',
   'plugins/agent-transport/src/token.ts',
   'plugins/agent-transport/src/master.ts',
   'plugins/store/src/sql-store.ts',
@@ -130,6 +132,44 @@ if (testCode.length > 0) {
   process.exit(1);
 }
 
+// The desktop app (desktop/): Electron loads CommonJS, and its sandboxed preload may require
+// nothing but `electron`, so both entries are bundled whole (the SDK included) into CommonJS.
+// `electron` is left to Electron. import.meta.url, which the SDK's lazy requires use, becomes
+// the bundle's own file URL.
+const desktop = join(root, 'desktop');
+rmSync(join(desktop, 'dist'), { recursive: true, force: true });
+const desktopOptions = {
+  outdir: join(desktop, 'dist'),
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  metafile: true,
+  conditions: ['runner-source'],
+  external: ['electron'],
+  platform: 'node',
+  format: 'cjs',
+  // Electron 45 runs Node 22.
+  target: 'node22',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+};
+const desktopBuilds = [
+  await build({
+    ...desktopOptions,
+    entryPoints: [{ in: join(desktop, 'src/main.ts'), out: 'main' }],
+    define: { 'import.meta.url': '__runnerImportMetaUrl' },
+    banner: { js: "const __runnerImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  }),
+  // No banner: the sandboxed preload has no Node modules to require.
+  await build({ ...desktopOptions, entryPoints: [{ in: join(desktop, 'src/preload.ts'), out: 'preload' }] }),
+];
+const desktopTestCode = desktopBuilds
+  .flatMap((b) => Object.keys(b.metafile.inputs))
+  .filter((input) => input.endsWith('.test.ts'));
+if (desktopTestCode.length > 0) {
+  console.error(`build: desktop code imports tests:\n  ${desktopTestCode.join('\n  ')}`);
+  process.exit(1);
+}
+
 let externalFiles = 0;
 for (const pkg of externalPackages) {
   const files = sources(pkg);
@@ -146,5 +186,41 @@ for (const pkg of externalPackages) {
   });
 }
 console.log(
-  `built ${entryPoints.length} entries (shared code in kernel/dist/chunks) and ${externalFiles} external-plugin modules in ${packages.length + externalPackages.length} packages (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
+  `built ${entryPoints.length} entries (shared code in kernel/dist/chunks) and ${externalFiles} external-plugin modules in ${packages.length + externalPackages.length} packages, and the desktop app's main and preload (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
 );
+
+// The web UI (ui/, SvelteKit) builds with Vite into ui/build, served by plugins/ui. It is rebuilt
+// only when its sources changed: a hash of every source file is kept beside the output, so a build
+// of the TypeScript packages alone stays fast.
+await buildUi();
+
+async function buildUi() {
+  const uiDir = join(root, 'ui');
+  if (!existsSync(join(uiDir, 'package.json'))) return;
+  const { createHash } = await import('node:crypto');
+  const hash = createHash('sha256');
+  const inputs = ['package.json', 'svelte.config.js', 'vite.config.ts', 'tsconfig.json', 'src', 'static'];
+  const walk = (p) => {
+    if (!existsSync(p)) return;
+    if (statSync(p).isDirectory()) for (const name of readdirSync(p).sort()) walk(join(p, name));
+    else if (!p.endsWith('.test.ts')) hash.update(relative(uiDir, p)).update('\0').update(readFileSync(p));
+  };
+  for (const input of inputs) walk(join(uiDir, input));
+  const digest = hash.digest('hex');
+  const stamp = join(uiDir, 'build', '.source-hash');
+  if (existsSync(join(uiDir, 'build', 'index.html')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) {
+    console.log('ui: up to date (ui/build)');
+    return;
+  }
+  const uiStarted = Date.now();
+  const { spawnSync } = await import('node:child_process');
+  const vite = join(root, 'node_modules', 'vite', 'bin', 'vite.js');
+  const result = spawnSync(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: uiDir, stdio: 'inherit' });
+  if (result.status !== 0) {
+    console.error(`build: the web UI build failed (cd ui && npx vite build) with status ${result.status}`);
+    process.exit(1);
+  }
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(stamp, digest);
+  console.log(`ui: built ui/build (${Date.now() - uiStarted} ms)`);
+}

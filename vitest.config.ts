@@ -4,7 +4,13 @@ export default defineConfig({
   resolve: { conditions: ['runner-source'] },
   ssr: { resolve: { conditions: ['runner-source'] } },
   test: {
-    include: ['kernel/**/*.test.ts', 'plugin-sdk/**/*.test.ts', 'plugins/*/**/*.test.ts', 'test/**/*.test.ts'],
+    include: [
+      'kernel/**/*.test.ts',
+      'plugin-sdk/**/*.test.ts',
+      'plugins/*/**/*.test.ts',
+      'desktop/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,

@@ -11,6 +11,7 @@ export * from './src/plugin.js';
 export * from './src/store.js';
 export * from './src/http.js';
 export * from './src/template.js';
+export * from './src/workflow.js';
 export * from './src/engine.js';
 export * from './src/lua-runtime.js';
 export * from './src/agents.js';

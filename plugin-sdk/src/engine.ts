@@ -151,9 +151,13 @@ export interface EngineHook<A extends unknown[], R = void> {
  * Hooks with no taps cost nothing on the run path.
  */
 export interface EngineHooks {
+  /** Before any task, the run not yet recorded; a refused run is recorded `failed`, no task runs. */
   beforeRun: EngineHook<[RunHookContext], Refusal>;
+  /** Before each attempt of a unit (`attempt`); a refusal fails the unit without further attempts. */
   beforeTask: EngineHook<[TaskHookContext], Refusal>;
+  /** Every unit recorded (skipped ones too), with its final result. */
   afterTask: EngineHook<[TaskHookContext, Omit<TaskResult, 'log'>]>;
+  /** The final record, after every afterTask; awaited before the run's `done` resolves. */
   afterRun: EngineHook<[Omit<RunRecord, 'tasks'>]>;
 }
 

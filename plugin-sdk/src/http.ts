@@ -204,14 +204,18 @@ export interface WebSocketMessages {
     cpu: { usage_percent: number; cores: number };
     memory: { used: number; total: number; used_percent: number };
     disk: { used: number; total: number; used_percent: number };
-    network: { bytes_sent: number; bytes_recv: number };
+    /** Totals since boot over every interface but loopback, and their rates over the last period. */
+    network: { bytes_sent: number; bytes_recv: number; bytes_sent_per_sec?: number; bytes_recv_per_sec?: number };
   };
   agent_update: { name: string; status: string; cpu_usage: number; memory_usage: number };
   event_update: { id: number | string; event_type: string; status: string; data: unknown };
   hook_execution: { hook_id: number; hook_name: string; success: boolean; duration_ms: number };
   /** Fields not fixed by service.md. */
   workflow_update: Record<string, unknown>;
-  /** Fields not fixed by service.md. */
+  /**
+   * Fields not fixed by service.md. The dashboard plugin sends `{resource, state, value, threshold,
+   * message}` (its GET /api/v1/dashboard `alerts` schema) when the master crosses a health threshold.
+   */
   system_alert: Record<string, unknown>;
 }
 

@@ -96,6 +96,33 @@ export function roleAllows(role: string, permission: Permission): boolean {
   return set === '*' || (set !== undefined && set.has(permission));
 }
 
+/**
+ * What a WebSocket client must hold to receive a message or bus event of a type: by the whole type
+ * (`agent_update`), else by its first word (`workflow.started` -> `workflow`). Types not listed
+ * need `workflow:view`, what opening the WebSocket takes.
+ */
+const STREAM_PERMISSIONS: Readonly<Record<string, Permission>> = Object.freeze({
+  workflow: P.workflowView,
+  task: P.workflowView,
+  workflow_update: P.workflowView,
+  agent: P.agentView,
+  agent_update: P.agentView,
+  hook: P.hookView,
+  hook_execution: P.hookView,
+  event_update: P.hookView,
+  system_metrics: P.metricsView,
+  system_alert: P.metricsView,
+  log: P.logsView,
+  audit: P.auditView,
+  user: P.userManage,
+  token: P.tokenManage,
+  config: P.configView,
+});
+
+export function streamPermission(type: string): Permission {
+  return STREAM_PERMISSIONS[type] ?? STREAM_PERMISSIONS[type.split('.')[0]] ?? P.workflowView;
+}
+
 /** Who is calling: set by the authentication guard, read by authorization, audit and handlers. */
 export interface Principal {
   /** Stable id of the user, token or agent. */

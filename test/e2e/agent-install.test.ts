@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasTool, isRoot } from '../support/tools.js';
-import { runRunner, selfSignedCert, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { localToken, runRunner, selfSignedCert, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 const SSHD = '/usr/sbin/sshd';
 const user = `runner-test-${randomBytes(4).toString('hex')}`;
@@ -362,18 +362,22 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
     const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
     const masterUrl = `http://${http}`;
 
-    const result = await install('db-1', [
-      '--master',
-      `127.0.0.1:${grpcPort}`,
-      '--token',
-      token,
-      '--master-tls-cert',
-      cert,
-      '--master-url',
-      masterUrl,
-      // Known already when the tests before ran; this one may run alone.
-      '--accept-new-host-key',
-    ]);
+    const result = await install(
+      'db-1',
+      [
+        '--master',
+        `127.0.0.1:${grpcPort}`,
+        '--token',
+        token,
+        '--master-tls-cert',
+        cert,
+        '--master-url',
+        masterUrl,
+        // Known already when the tests before ran; this one may run alone.
+        '--accept-new-host-key',
+      ],
+      { RUNNER_TOKEN: localToken(masterData) },
+    );
     expect(result.stderr).not.toMatch(/^runner:/m);
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     expect(result.stdout).toContain(`waiting up to 20 s for db-1 to register with the master at ${masterUrl} ...`);

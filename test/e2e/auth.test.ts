@@ -204,6 +204,21 @@ describe('the CLI', () => {
   });
 });
 
+describe('runner audit list --follow', () => {
+  it('prints records as they are written', async () => {
+    const follow = spawnRunner(['audit', 'list', '--follow', '--output', 'json', '--limit', '1'], {
+      env: { RUNNER_DATA_DIR: dataDir },
+    });
+    children.push(follow);
+    await waitForOutput(follow, /"event"/);
+    const file = join(dataDir, 'follow-pw');
+    writeFileSync(file, 'follow-password\n');
+    expect((await cli(['user', 'add', 'fiona', '--role', 'viewer', '--password-file', file])).code).toBe(0);
+    await waitForOutput(follow, /"event":"user\.add".*fiona/, 10_000);
+    follow.kill('SIGINT');
+  });
+});
+
 describe('roles', () => {
   // What each role may do (service.md section 5 and the table in plugin-sdk/src/permissions.ts).
   // "yes" means the guards let the call through (the handler may still answer 400 or 404).

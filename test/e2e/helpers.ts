@@ -109,7 +109,12 @@ export function waitForOutput(
  * start): what the CLI on the master's host sends. Authentication is on by default.
  */
 export function localAuth(dataDir: string): { authorization: string } {
-  return { authorization: `Bearer ${readFileSync(join(dataDir, 'auth', 'local.token'), 'utf8').trim()}` };
+  return { authorization: `Bearer ${localToken(dataDir)}` };
+}
+
+/** The master's local credential itself, for a CLI elsewhere (`RUNNER_TOKEN`). */
+export function localToken(dataDir: string): string {
+  return readFileSync(join(dataDir, 'auth', 'local.token'), 'utf8').trim();
 }
 
 /** fetch with the master's local credential added (a test's stand-in for the local CLI). */

@@ -36,7 +36,7 @@ async function startMaster(dataDir: string, grpcPort?: number): Promise<Master> 
   ) as Master;
   const tokenFile = join(dataDir, 'auth', 'local.token');
   child.api = async (method, path, body) => {
-    // The master's local credential, once an authentication plugin wrote one.
+    // The master's local credential (authentication is on by default).
     const token = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : undefined;
     const response = await fetch(`http://127.0.0.1:${httpPort}/api/v1${path}`, {
       method,

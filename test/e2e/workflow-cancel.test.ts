@@ -132,6 +132,7 @@ describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where
       status: 'cancelled',
       trigger: 'api',
       // The caller as the authentication guard named it: the master's local credential.
+      user: 'local',
       cancelled_by: 'local',
     });
     const run = await expectCancelled(started.body.id, pid);
@@ -169,9 +170,40 @@ describe.each(['master', 'agent'] as const)('cancelling a run on the %s', (where
     const id = (lines.find((l) => typeof l.id === 'string') as { id: string } | undefined)?.id;
     const { body: runs } = await api<{ executions: ApiRun[] }>('GET', `/executions?workflow=sigint-${where}`);
     expect(runs.executions).toHaveLength(1);
-    expect(runs.executions[0]).toMatchObject({ status: 'cancelled', trigger: 'cli' });
+    expect(runs.executions[0]).toMatchObject({
+      status: 'cancelled',
+      trigger: 'cli',
+      user: 'local',
+      cancelled_by: 'local',
+    });
     if (id !== undefined) expect(id).toBe(runs.executions[0].id);
     await expectCancelled(runs.executions[0].id, pid);
+  });
+});
+
+describe('who may cancel', () => {
+  async function token(name: string, role: string): Promise<string> {
+    const created = await api<{ token: string }>('POST', '/auth/tokens', { name, role });
+    expect(created.status).toBe(201);
+    return created.body.token;
+  }
+  const cancelAs = (bearer: string, id: string) =>
+    fetch(`${base}/executions/${id}/cancel`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` } });
+
+  it('a viewer is refused (403, the run goes on); an operator cancels and is recorded', async () => {
+    const [viewer, operator] = [await token('cancel-viewer', 'viewer'), await token('cancel-operator', 'operator')];
+    const { file, pidFile } = sleeper('roles', 'master');
+    const started = await api<{ id: string }>('POST', '/workflows/run', { file, workflow_name: 'roles' });
+    const pid = await sleepPid(pidFile);
+    const refused = await cancelAs(viewer, started.body.id);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain('workflow:cancel');
+    expect(alive(pid)).toBe(true);
+    expect((await api<ApiRun>('GET', `/executions/${started.body.id}`)).body.status).toBe('running');
+    const allowed = await cancelAs(operator, started.body.id);
+    expect(allowed.status).toBe(200);
+    expect(await allowed.json()).toMatchObject({ status: 'cancelled', user: 'local', cancelled_by: 'cancel-operator' });
+    await expectCancelled(started.body.id, pid);
   });
 });
 

@@ -311,6 +311,7 @@ tasks:
         status: 'cancelled',
         error: `cancelled: interrupted (${signal})`,
       });
+      expect(objects.filter((o) => o.type === 'run').at(-1)).toMatchObject({ cancelled_by: userInfo().username });
       await vi.waitFor(() => expect(() => process.kill(pid, 0)).toThrow(), { timeout: 5000, interval: 50 });
     });
   }

@@ -2,7 +2,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { principalFor, UnauthorizedError, type Principal } from '@runner/plugin-sdk';
 import { sha256, type Accounts, type User } from './accounts.js';
-import { signJwt, verifyJwt } from './jwt.js';
+import { signJwt, verifyJwt, type SessionClaims } from './jwt.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { decoyHash, verifyPassword } from './passwords.js';
 
@@ -30,6 +30,8 @@ interface BasicEntry {
   until: number;
 }
 
+const SESSION_REFUSED = 'the session token is invalid, expired or logged out; log in again';
+const VERIFIED_CACHE_MAX = 10_000;
 const BASIC_CACHE_MS = 5 * 60_000;
 const BASIC_CACHE_MAX = 1000;
 
@@ -41,6 +43,9 @@ const BASIC_CACHE_MAX = 1000;
  */
 export class Authenticator {
   private readonly basic = new Map<string, BasicEntry>();
+  private readonly basicChecks = new Map<string, Promise<User>>();
+  /** Session tokens whose signature was checked: expiry, revocation and the user are still read each time. */
+  private readonly verified = new Map<string, SessionClaims>();
 
   constructor(
     private readonly accounts: Accounts,
@@ -80,13 +85,11 @@ export class Authenticator {
   /** Checks a user name and password (POST /auth/login, Basic): the user, or 401 / 429. */
   async login(name: string, password: string, address: string): Promise<User> {
     this.throttle.check(name, address);
+    this.throttle.attempt(name, address);
     const user = this.accounts.userByName(name);
     // An unknown user costs one scrypt too, so timing does not tell whether the name exists.
     const ok = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
-    if (!user || !ok) {
-      this.throttle.failed(name, address);
-      throw new UnauthorizedError(BAD_LOGIN);
-    }
+    if (!user || !ok) throw new UnauthorizedError(BAD_LOGIN);
     this.throttle.succeeded(name, address);
     return user;
   }
@@ -101,14 +104,19 @@ export class Authenticator {
 
   /** The session a JWT stands for (logout revokes it). */
   session(token: string): { principal: Principal; jti: string; expires: number } {
-    const verified = verifyJwt(token, this.secret, Math.floor(this.now() / 1000));
-    if ('refused' in verified || this.accounts.isRevoked(verified.claims.jti)) {
-      throw new UnauthorizedError('the session token is invalid, expired or logged out; log in again');
+    const nowSeconds = Math.floor(this.now() / 1000);
+    let claims = this.verified.get(token);
+    if (!claims) {
+      const verified = verifyJwt(token, this.secret, nowSeconds);
+      if ('refused' in verified) throw new UnauthorizedError(SESSION_REFUSED);
+      claims = verified.claims;
+      if (this.verified.size >= VERIFIED_CACHE_MAX) this.verified.clear();
+      this.verified.set(token, claims);
     }
-    const { claims } = verified;
+    if (claims.exp <= nowSeconds || this.accounts.isRevoked(claims.jti)) throw new UnauthorizedError(SESSION_REFUSED);
     // The role is the user's now, not when the token was issued; a removed user's tokens die with it.
     const user = this.accounts.userById(claims.sub);
-    if (!user) throw new UnauthorizedError('the session token is invalid, expired or logged out; log in again');
+    if (!user) throw new UnauthorizedError(SESSION_REFUSED);
     return {
       principal: principalFor({ id: user.id, name: user.name, role: user.role, method: 'jwt' }),
       jti: claims.jti,
@@ -142,13 +150,22 @@ export class Authenticator {
       if (user && user.password_hash === cached.passwordHash) return basicPrincipal(user);
       this.basic.delete(key);
     }
+    // Concurrent requests with the same new header (a client opening many connections) share one check.
+    const pending = this.basicChecks.get(key);
+    if (pending) return basicPrincipal(await pending);
     const decoded = Buffer.from(value, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) throw new UnauthorizedError('malformed Basic credentials (expected base64 of user:password)');
-    const user = await this.login(decoded.slice(0, colon), decoded.slice(colon + 1), address);
-    if (this.basic.size >= BASIC_CACHE_MAX) this.basic.clear();
-    this.basic.set(key, { userId: user.id, passwordHash: user.password_hash, until: now + BASIC_CACHE_MS });
-    return basicPrincipal(user);
+    const check = this.login(decoded.slice(0, colon), decoded.slice(colon + 1), address);
+    this.basicChecks.set(key, check);
+    try {
+      const user = await check;
+      if (this.basic.size >= BASIC_CACHE_MAX) this.basic.clear();
+      this.basic.set(key, { userId: user.id, passwordHash: user.password_hash, until: now + BASIC_CACHE_MS });
+      return basicPrincipal(user);
+    } finally {
+      this.basicChecks.delete(key);
+    }
   }
 
   /** Logout: the session stops working before it expires. */

@@ -145,6 +145,22 @@ describe('login throttle', () => {
   });
 });
 
+describe('login throttle under parallel guesses', () => {
+  it('checks at most the threshold of passwords when guesses arrive all at once', async () => {
+    const { pass } = await withUsers();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        pass({ ...list, headers: basic('alice', `parallel-${i}`) }).then(
+          () => 200,
+          (error: { status: number }) => error.status,
+        ),
+      ),
+    );
+    expect(answers.filter((s) => s === 401)).toHaveLength(3);
+    expect(answers.filter((s) => s === 429)).toHaveLength(9);
+  });
+});
+
 describe('audit guard', () => {
   it('records every call that changes state, and refusals, with user, ip, resource, action and result', async () => {
     const { pass, audit } = await withUsers();

@@ -41,7 +41,12 @@ export class LoginThrottle {
     });
   }
 
-  failed(user: string, address: string): void {
+  /**
+   * Counts an attempt as failed before its password is checked, so that attempts sent in parallel
+   * are held back too (they would all pass `check` before the first one failed); `succeeded`
+   * takes the count back.
+   */
+  attempt(user: string, address: string): void {
     const now = this.now();
     this.bump(userKey(user, address), this.threshold, now);
     this.bump(addressKey(address), this.threshold * ADDRESS_FACTOR, now);
@@ -50,6 +55,10 @@ export class LoginThrottle {
 
   succeeded(user: string, address: string): void {
     this.attempts.delete(userKey(user, address));
+    const entry = this.attempts.get(addressKey(address));
+    if (!entry) return;
+    entry.failures -= 1;
+    if (entry.failures < this.threshold * ADDRESS_FACTOR) entry.blockedUntil = 0;
   }
 
   private bump(key: string, threshold: number, now: number): void {
@@ -58,7 +67,7 @@ export class LoginThrottle {
       previous && now - previous.lastAt < FORGET_AFTER_MS ? previous : { failures: 0, blockedUntil: 0, lastAt: now };
     entry.failures += 1;
     entry.lastAt = now;
-    if (entry.failures >= threshold) {
+    if (entry.failures >= threshold && entry.blockedUntil <= now) {
       entry.blockedUntil = now + Math.min(1000 * 2 ** (entry.failures - threshold), MAX_DELAY_MS);
     }
     this.attempts.set(key, entry);

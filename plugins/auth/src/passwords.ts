@@ -1,18 +1,34 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-// scrypt with N=2^15, r=8, p=1 (OWASP's recommendation): about 32 MiB and a few tens of ms per
-// hash, on libuv's thread pool, so a login does not block the event loop.
+// scrypt with N=2^15, r=8, p=1: 32 MiB and a few tens of ms per hash on libuv's thread pool (a
+// login does not block the event loop). OWASP suggests N=2^17; 2^15 keeps a login fast on small
+// hosts, and the parameters are stored with each hash so they can be raised without a migration.
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 const MAX_MEMORY = 64 * 1024 * 1024;
 
-function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
-  const options: ScryptOptions = { N: params.N, r: params.r, p: params.p, maxmem: MAX_MEMORY };
-  return new Promise((resolve, reject) =>
-    scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (error, key) =>
-      error ? reject(error) : resolve(key),
-    ),
-  );
+// One hash at a time: libuv's pool has four threads that the store's fsyncs share, and a small host
+// has few cores; a burst of logins queues here instead of starving the event loop.
+const MAX_CONCURRENT = 1;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
+  // A finishing hash hands its slot to the next waiter, so the cap holds.
+  if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running += 1;
+  try {
+    const options: ScryptOptions = { N: params.N, r: params.r, p: params.p, maxmem: MAX_MEMORY };
+    return await new Promise<Buffer>((resolve, reject) =>
+      scrypt(password.normalize('NFC'), salt, KEY_LENGTH, options, (error, key) =>
+        error ? reject(error) : resolve(key),
+      ),
+    );
+  } finally {
+    const next = waiting.shift();
+    if (next) next();
+    else running -= 1;
+  }
 }
 
 /** `scrypt$N$r$p$<salt b64>$<hash b64>`: the parameters travel with the hash so they can be raised later. */

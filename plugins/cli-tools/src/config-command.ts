@@ -16,8 +16,9 @@ const MASK = '[redacted]';
  * Every declared key with its effective value. A `secret: true` key, or one whose name holds a
  * word the redactor treats as secret (`password`, `token`, ...), shows `[redacted]` when set; every value
  * also passes through the redactor, so a registered secret never prints inside another value.
+ * Also the answer of `GET /api/v1/config` (plugins/ui), for the web UI's settings page.
  */
-export function configRows(ctx: CommandContext): ConfigRow[] {
+export function configRows(ctx: Pick<CommandContext, 'config' | 'redactor'>): ConfigRow[] {
   return ctx.config.declared().map((entry: DeclaredConfigKey) => {
     // `api_token`, `tls_key_password`: a secret word anywhere in the key's last part.
     const lastPart = entry.key.slice(entry.key.lastIndexOf('.') + 1);

@@ -1,5 +1,4 @@
 import {
-  InvalidInputError,
   RunnerError,
   sleep,
   type AgentDelegator,
@@ -16,14 +15,16 @@ import {
   type TemplateEngine,
   type WorkflowEngine,
   type WorkflowEventPayload,
+  type WorkflowParser,
 } from '@runner/plugin-sdk';
-import { WorkflowValidationError, type WorkflowParser } from '@runner/plugin-workflow';
 import { askBefore, createHooks, tellAfter } from './hooks.js';
+import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
 import type { RunStore } from './run-store.js';
 import { schedule } from './scheduler.js';
 import { WorkflowSources } from './sources.js';
 import { createTaskLog, lazyChild } from './task-log.js';
+import { agentLabel, notRunResult } from './unit-records.js';
 import { runUnit, type UnitOutcome } from './unit-runner.js';
 import { expandTask, type Unit } from './units.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
@@ -78,39 +79,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   // here, so readers still see every started unit, its attempts and its log so far.
   const unitsRunning = new Map<string, Map<number, TaskResult>>();
 
-  async function prepare(
-    request: RunRequest,
-  ): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string }> {
-    const { text, file, name: sourceName } = await sources.resolve(request.source);
-    const { workflow: parsed, warnings } = deps.parser.parse(text, {
-      file,
-      checkScript: (source, chunkName) => {
-        try {
-          deps.runtime.compile(source, chunkName);
-          return undefined;
-        } catch (error) {
-          const { line, column } = (error as { details?: { line?: number; column?: number } }).details ?? {};
-          if (typeof line !== 'number') throw error;
-          // The runtime knows the column when the token it names occurs once on the line.
-          return {
-            line,
-            column: typeof column === 'number' ? column : undefined,
-            message: (error as Error).message.replace(/^[^:]*:\d+:\s*/, ''),
-          };
-        }
-      },
-      templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
-    });
-    for (const warning of warnings)
-      deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
-    const workflow = deps.parser.applyOverrides(parsed, { vars: request.vars, values: request.values });
-    const selected = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;
-    // Without an agent transport (`runner run` with no master) a delegated task could never run:
-    // refuse the run before any task starts, rather than after the tasks before it had effects.
-    if (!deps.delegator) refuseDelegation(workflow, selected, request);
-    const name = request.workflowName ?? sourceName;
-    return { workflow, tasks: deps.parser.topologicalOrder(selected), name };
-  }
+  const prepare = (request: RunRequest) => prepareRun(deps, sources, request);
 
   async function start(
     request: RunRequest,
@@ -136,13 +105,15 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
         ? undefined
         : await askBefore(hooks.beforeRun, { runId: run.id, workflowName: name, request });
     await deps.runs.insertRun(run);
+    let done: Promise<RunRecord>;
     if (refused !== undefined) {
-      const done = refuseRun(run, refused, observer);
-      return { runId: run.id, done };
+      done = refuseRun(run, refused, observer);
+    } else {
+      const control: RunControl = { controller: new AbortController() };
+      controls.set(run.id, control);
+      done = execute(run, workflow, tasks, request, observer ?? (() => {}), control);
     }
-    const control: RunControl = { controller: new AbortController() };
-    controls.set(run.id, control);
-    const done = execute(run, workflow, tasks, request, observer ?? (() => {}), control);
+    // Tracked either way: the kernel's stop waits for every run to be recorded as ended.
     running.set(run.id, done);
     done
       .finally(() => {
@@ -299,8 +270,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             rotation,
           }),
         run: async (unit) => {
-          const agent =
-            unit.agents.length === 1 ? unit.agents[0] : unit.agents.length > 1 ? unit.agents.join('|') : 'localhost';
+          const agent = agentLabel(unit);
           const result: TaskResult = {
             name: unit.name,
             task: unit.task.name,
@@ -396,17 +366,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           return { status: outcome.status, message: outcome.message };
         },
         skipped: (task, reason) => {
-          const result: TaskResult = {
-            name: task.name,
-            task: task.name,
-            agent: 'localhost',
-            status: 'skipped',
-            attempts: 0,
-            duration: 0,
-            message: reason,
-            log: [],
-            logTruncated: false,
-          };
+          const result = notRunResult({ name: task.name, task: task.name, status: 'skipped', message: reason });
           results.push(result);
           record(result, seq++);
           views[task.name] = { status: 'skipped', message: reason, outputs: {}, results: [] };
@@ -418,19 +378,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           const now = new Date().toISOString();
           const log = createTaskLog(deps.taskLogBytes, () => {}, lazyChild(runLogger, { task: task.name }));
           log.add('error', `failed: ${message}`);
-          const result: TaskResult = {
-            name: task.name,
-            task: task.name,
-            agent: 'localhost',
-            status,
-            attempts: 0,
-            startedAt: now,
-            completedAt: now,
-            duration: 0,
-            message,
-            log: log.lines,
-            logTruncated: false,
-          };
+          const result = notRunResult({ name: task.name, task: task.name, status, message, log: log.lines, at: now });
           results.push(result);
           record(result, seq++);
           views[task.name] = { status, message, outputs: {}, results: [] };
@@ -447,20 +395,14 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
         },
         // Loop items that never started because another task's failure stopped the run.
         dropped: (unit, _task, reason) => {
-          const agent =
-            unit.agents.length === 1 ? unit.agents[0] : unit.agents.length > 1 ? unit.agents.join('|') : 'localhost';
-          const result: TaskResult = {
+          const result = notRunResult({
             name: unit.name,
             task: unit.task.name,
             item: unit.item as LuaValue,
-            agent,
+            agent: agentLabel(unit),
             status: 'skipped',
-            attempts: 0,
-            duration: 0,
             message: reason,
-            log: [],
-            logTruncated: false,
-          };
+          });
           results.push(result);
           record(result, unit.seq);
         },
@@ -515,33 +457,6 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     },
     active: () => [...running.values()],
   };
-}
-
-const NO_TRANSPORT = 'no agent transport in this process (delegation needs a master with connected agents)';
-
-/** Every task of the run that names agents, as problems at the task (file:line:column). */
-function refuseDelegation(workflow: WorkflowDefinition, tasks: readonly TaskDefinition[], request: RunRequest): void {
-  const agents = (names: readonly string[]) =>
-    `${names.length === 1 ? 'agent' : 'agents'} ${names.map((n) => `"${n}"`).join(', ')}`;
-  if (request.delegateTo?.length) {
-    throw new InvalidInputError(`delegate_to: cannot delegate to ${agents(request.delegateTo)}: ${NO_TRANSPORT}`, {
-      field: 'delegate_to',
-    });
-  }
-  const problems = tasks
-    .filter((task) => task.delegateTo !== undefined)
-    .map((task) => {
-      const path = `tasks[${workflow.tasks.findIndex((t) => t.name === task.name)}].delegate_to`;
-      const { file, line, column } = task.source;
-      return {
-        file,
-        line,
-        column,
-        path,
-        message: `${path}: task "${task.name}" cannot delegate to ${agents(task.delegateTo ?? [])}: ${NO_TRANSPORT}`,
-      };
-    });
-  if (problems.length > 0) throw new WorkflowValidationError(problems);
 }
 
 /** A master shutting down is unavailable, not asked something wrong: 503, so a client may retry elsewhere. */

@@ -4,12 +4,12 @@ import {
   StoreRef,
   TemplateEngineRef,
   WorkflowEngineRef,
+  WorkflowParserRef,
   AgentDelegatorRef,
   definePlugin,
   optional,
   ProcessGroupsRef,
 } from '@runner/plugin-sdk';
-import { WorkflowParserRef } from '@runner/plugin-workflow';
 import { executionsCommand } from './executions-command-spec.js';
 import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
 import { runCommand } from './run-command-spec.js';

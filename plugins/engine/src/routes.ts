@@ -95,7 +95,8 @@ export function registerRoutes(router: HttpRouter, engine: WorkflowEngine): void
       description:
         'Running tasks are stopped (their processes killed by process group, delegated tasks cancelled on their agents), the rest are skipped, and the run ends `cancelled` with `cancelled_by`. Answers once the run has ended, with its record; a run that had already ended is returned as it is.',
       tags: ['executions'],
-      permission: Permissions.workflowExecute,
+      // The role table's own permission for this (granted to every role that may execute).
+      permission: Permissions.workflowCancel,
       params: ExecutionParams,
       responses: { 200: RunSchema },
       handler: async (request) => {

@@ -6,12 +6,12 @@ import {
   findMaster,
   InvalidInputError,
   WorkflowEngineRef,
+  WorkflowParserRef,
   type CommandContext,
   type CommandInput,
   type RunRecord,
   type RunRequest,
 } from '@runner/plugin-sdk';
-import { WorkflowParserRef } from '@runner/plugin-workflow';
 import { confirmationQuestion, delegationSummary } from './delegation-summary.js';
 import { runOnMaster } from './run-on-master.js';
 import { runViewFor } from './run-view.js';

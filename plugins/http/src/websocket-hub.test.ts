@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import type { BusEvent } from '@runner/plugin-sdk';
+import { principalFor, type BusEvent } from '@runner/plugin-sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { startHttp, type RunningHttp } from './test-support.js';
@@ -240,5 +240,29 @@ describe('WebSocket hub', () => {
     expect(response.status).toBe(426);
     expect(response.headers.get('upgrade')).toBe('websocket');
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('upgrade_required');
+  });
+});
+
+describe('what a client may see', () => {
+  it('carries only the events and messages its principal holds the permission for', async () => {
+    const r = await startHttp({}, (router) =>
+      router.guard({
+        name: 'test.viewer',
+        order: 100,
+        check(context) {
+          context.principal = principalFor({ id: 'v', name: 'vic', role: 'viewer', method: 'basic' });
+        },
+      }),
+    );
+    running.push(r);
+    const { ws } = await connect(r);
+    const received: string[] = [];
+    ws.on('message', (data) => received.push((JSON.parse(String(data)) as { type: string }).type));
+    await r.kernel.events.emit('audit.recorded' as never, {} as never);
+    await r.kernel.events.emit('workflow.started' as never, {} as never);
+    r.hub.broadcast('system_alert', { text: 'for admins' }, { permission: 'system:admin' });
+    r.hub.broadcast('agent_update', { name: 'a', status: 'online', cpu_usage: 0, memory_usage: 0 });
+    await vi.waitFor(() => expect(received).toContain('agent_update'));
+    expect(received).toEqual(['workflow.started', 'agent_update']);
   });
 });

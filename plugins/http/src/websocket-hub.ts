@@ -4,10 +4,12 @@ import {
   ForbiddenError,
   NotFoundError,
   RunnerError,
+  streamPermission,
   webSocketMessage,
   type BusEvent,
   type EventBus,
   type Logger,
+  type Permission,
   type Principal,
   type Redactor,
   type WebSocketHub,
@@ -67,8 +69,9 @@ export interface WebSocketHubOptions {
 export class WebSocketHubService implements WebSocketHub {
   private readonly wss = new WebSocketServer({ noServer: true, clientTracking: false, maxPayload: MAX_INCOMING_BYTES });
   private readonly clients = new Set<Client>();
-  /** Frames gathered for the next write, each encoded and framed once for every client. */
+  /** Frames gathered for the next write, each encoded and framed once for every client, with what a client must hold to get it. */
   private batch: Buffer[] = [];
+  private batchPermissions: Permission[] = [];
   /** The write coming, at the end of this turn of the event loop. */
   private flushing: NodeJS.Immediate | undefined;
   private readonly unsubscribe: () => void;
@@ -86,13 +89,20 @@ export class WebSocketHubService implements WebSocketHub {
     this.unsubscribe = options.events.onAny((event) => {
       if (this.clients.size === 0) return;
       const text = this.encode(event);
-      if (text !== null) this.enqueue(text);
+      if (text !== null) this.enqueue(text, streamPermission(event.type));
     });
   }
 
-  broadcast<K extends keyof WebSocketMessages & string>(type: K, data: WebSocketMessages[K]): void {
+  broadcast<K extends keyof WebSocketMessages & string>(
+    type: K,
+    data: WebSocketMessages[K],
+    options: { permission?: Permission } = {},
+  ): void {
     if (this.clients.size === 0) return;
-    this.enqueue(this.redactText(JSON.stringify(webSocketMessage(type, data))));
+    this.enqueue(
+      this.redactText(JSON.stringify(webSocketMessage(type, data))),
+      options.permission ?? streamPermission(type),
+    );
   }
 
   clientCount(): number {
@@ -202,25 +212,35 @@ export class WebSocketHubService implements WebSocketHub {
    * an event or two per task: one write per event per client made 100 clients cost a master 5x
    * the CPU of none (test/bench/ws-fanout.mjs).
    */
-  private enqueue(text: string): void {
+  private enqueue(text: string, permission: Permission): void {
     this.batch.push(textFrame(Buffer.from(text)));
+    this.batchPermissions.push(permission);
     this.flushing ??= setImmediate(() => this.flush());
   }
 
-  /** Writes the batch to every client: one write each, of frames built once for all. */
+  /**
+   * Writes the batch to every client: one write each, of frames built once for all. A client that
+   * may not see some of them (a Viewer and agent exec output) gets its own selection.
+   */
   private flush(): void {
     clearImmediate(this.flushing);
     this.flushing = undefined;
     const frames = this.batch;
+    const permissions = this.batchPermissions;
     if (frames.length === 0) return;
     this.batch = [];
+    this.batchPermissions = [];
     let all: Buffer | undefined;
     for (const client of this.clients) {
       const from = client.from;
       client.from = 0;
       if (from >= frames.length) continue;
-      if (from === 0) all ??= Buffer.concat(frames);
-      this.send(client, from === 0 ? (all as Buffer) : Buffer.concat(frames.slice(from)));
+      const mine: Buffer[] = [];
+      for (let i = from; i < frames.length; i++)
+        if (mayReceive(client, permissions[i] as Permission)) mine.push(frames[i] as Buffer);
+      if (mine.length === 0) continue;
+      if (mine.length === frames.length) all ??= Buffer.concat(frames);
+      this.send(client, mine.length === frames.length ? (all as Buffer) : Buffer.concat(mine));
     }
   }
 
@@ -269,6 +289,11 @@ export class WebSocketHubService implements WebSocketHub {
       client.ws.ping();
     }
   }
+}
+
+/** Streams carry only what the client may see; without an auth plugin there is no principal and no filter. */
+function mayReceive(client: Client, permission: Permission): boolean {
+  return client.principal === undefined || client.principal.can(permission);
 }
 
 /** An unmasked, final text frame (RFC 6455 5.2), as a server sends it; the same bytes for every client. */

@@ -1,0 +1,39 @@
+// Chromium for the desktop tests: Debian's browser driven by playwright-core, and the built
+// preload run in a page the way Electron runs it: before the page, with `require('electron')`
+// answering a contextBridge and an ipcRenderer whose calls reach the shell's IPC handlers
+// (registered on the fake facade) with the calling frame's URL.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { FakeElectron } from './fake-electron.js';
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+    ],
+  });
+}
+
+/** Runs dist/preload.cjs before every document of `page`, wired to `electron`'s IPC handlers. */
+export async function injectPreload(page: Page, electron: FakeElectron): Promise<void> {
+  const preload = readFileSync(resolve(import.meta.dirname, '..', 'dist', 'preload.cjs'), 'utf8');
+  await page.exposeBinding('__desktopIpc', async (source, channel: string, args: unknown[]) =>
+    electron.invoke(channel, source.frame.url(), ...args),
+  );
+  await page.addInitScript({
+    content: `(function (require) {\n${preload}\n})(function (name) {
+      if (name !== 'electron') throw new Error('a sandboxed preload cannot require ' + name);
+      const ipc = window.__desktopIpc;
+      return {
+        contextBridge: { exposeInMainWorld: (key, api) => Object.defineProperty(window, key, { value: api, enumerable: true }) },
+        ipcRenderer: { invoke: (channel, ...args) => ipc(channel, args) },
+      };
+    });`,
+  });
+}

@@ -1,0 +1,82 @@
+import { defineRoute, Permissions, type AgentRegistry, type HttpRouter, type WorkflowEngine } from '@runner/plugin-sdk';
+import type { Static } from '@runner/plugin-sdk/schema';
+import { DashboardSchema, SystemMetricsSchema } from './schemas.js';
+import type { HealthThresholds, SystemAlert, SystemMetrics } from './health.js';
+
+type Dashboard = Static<typeof DashboardSchema>;
+
+export interface DashboardSources {
+  registry?: AgentRegistry;
+  engine?: WorkflowEngine;
+  /** The latest sample (the one broadcast), taking one when there is none yet. */
+  metrics(): Promise<SystemMetrics>;
+  latest(): SystemMetrics | null;
+  alerts(): SystemAlert[];
+  thresholds: HealthThresholds;
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+
+export function registerDashboardRoutes(router: HttpRouter, sources: DashboardSources): void {
+  router.add(
+    defineRoute({
+      method: 'GET',
+      path: '/dashboard',
+      summary: "The dashboard's counts, the 10 latest executions and the master's latest metrics",
+      permission: Permissions.metricsView,
+      responses: { 200: DashboardSchema },
+      handler: (): Dashboard => dashboard(sources),
+    }),
+  );
+  router.add(
+    defineRoute({
+      method: 'GET',
+      path: '/metrics',
+      summary: "The master's system metrics (CPU, memory, disk, network), as system_metrics broadcasts them",
+      permission: Permissions.metricsView,
+      responses: { 200: SystemMetricsSchema },
+      handler: () => sources.metrics(),
+    }),
+  );
+}
+
+export function dashboard(sources: DashboardSources, now = Date.now()): Dashboard {
+  const result: Dashboard = {
+    system: sources.latest(),
+    alerts: sources.alerts(),
+    thresholds: sources.thresholds,
+  };
+  if (sources.registry) {
+    const agents = sources.registry.list();
+    const by = (status: string) => agents.filter((a) => a.status === status).length;
+    result.agents = {
+      total: agents.length,
+      // Warning agents are up and heartbeating, only busy: they count as online.
+      online: by('online') + by('warning'),
+      offline: by('offline'),
+      warning: by('warning'),
+      error: by('error'),
+    };
+  }
+  if (sources.engine) {
+    const engine = sources.engine;
+    const since = new Date(now - DAY_MS).toISOString();
+    const latest = engine.list({ limit: 10 });
+    result.executions = {
+      total: latest.total,
+      running: engine.list({ status: 'running', limit: 1 }).total,
+      last_24h: engine.list({ since, limit: 1 }).total,
+      succeeded_24h: engine.list({ since, status: 'succeeded', limit: 1 }).total,
+      failed_24h: engine.list({ since, status: 'failed', limit: 1 }).total,
+      recent: latest.runs.map((run) => ({
+        id: run.id,
+        workflow_name: run.workflowName,
+        status: run.status,
+        trigger: run.trigger,
+        started_at: run.startedAt,
+        duration: run.duration,
+      })),
+    };
+  }
+  return result;
+}

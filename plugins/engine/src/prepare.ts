@@ -1,0 +1,73 @@
+import { InvalidInputError, type RunRequest } from '@runner/plugin-sdk';
+import { WorkflowValidationError } from '@runner/plugin-workflow';
+import type { EngineDeps } from './engine.js';
+import type { WorkflowSources } from './sources.js';
+import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
+
+/**
+ * Everything checked before a run is recorded: the source resolved, the workflow parsed and
+ * validated (every problem with file:line:column, scripts compiled, template variables known),
+ * overrides applied, the group selected, and delegation refused where no transport could do it.
+ */
+export async function prepareRun(
+  deps: Pick<EngineDeps, 'parser' | 'runtime' | 'template' | 'logger' | 'delegator'>,
+  sources: WorkflowSources,
+  request: RunRequest,
+): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string }> {
+  const { text, file, name: sourceName } = await sources.resolve(request.source);
+  const { workflow: parsed, warnings } = deps.parser.parse(text, {
+    file,
+    checkScript: (source, chunkName) => {
+      try {
+        deps.runtime.compile(source, chunkName);
+        return undefined;
+      } catch (error) {
+        const { line, column } = (error as { details?: { line?: number; column?: number } }).details ?? {};
+        if (typeof line !== 'number') throw error;
+        // The runtime knows the column when the token it names occurs once on the line.
+        return {
+          line,
+          column: typeof column === 'number' ? column : undefined,
+          message: (error as Error).message.replace(/^[^:]*:\d+:\s*/, ''),
+        };
+      }
+    },
+    templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
+  });
+  for (const warning of warnings)
+    deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
+  const workflow = deps.parser.applyOverrides(parsed, { vars: request.vars, values: request.values });
+  const selected = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;
+  // Without an agent transport (`runner run` with no master) a delegated task could never run:
+  // refuse the run before any task starts, rather than after the tasks before it had effects.
+  if (!deps.delegator) refuseDelegation(workflow, selected, request);
+  const name = request.workflowName ?? sourceName;
+  return { workflow, tasks: deps.parser.topologicalOrder(selected), name };
+}
+
+const NO_TRANSPORT = 'no agent transport in this process (delegation needs a master with connected agents)';
+
+/** Every task of the run that names agents, as problems at the task (file:line:column). */
+function refuseDelegation(workflow: WorkflowDefinition, tasks: readonly TaskDefinition[], request: RunRequest): void {
+  const agents = (names: readonly string[]) =>
+    `${names.length === 1 ? 'agent' : 'agents'} ${names.map((n) => `"${n}"`).join(', ')}`;
+  if (request.delegateTo?.length) {
+    throw new InvalidInputError(`delegate_to: cannot delegate to ${agents(request.delegateTo)}: ${NO_TRANSPORT}`, {
+      field: 'delegate_to',
+    });
+  }
+  const problems = tasks
+    .filter((task) => task.delegateTo !== undefined)
+    .map((task) => {
+      const path = `tasks[${workflow.tasks.findIndex((t) => t.name === task.name)}].delegate_to`;
+      const { file, line, column } = task.source;
+      return {
+        file,
+        line,
+        column,
+        path,
+        message: `${path}: task "${task.name}" cannot delegate to ${agents(task.delegateTo ?? [])}: ${NO_TRANSPORT}`,
+      };
+    });
+  if (problems.length > 0) throw new WorkflowValidationError(problems);
+}

@@ -1,0 +1,37 @@
+import { definePlugin, HttpRouterRef, Permissions } from '@runner/plugin-sdk';
+import { registerConfigRoute } from './config-route.js';
+import { findUiDir } from './ui-dir.js';
+
+export const plugin = definePlugin({
+  id: 'ui',
+  version: '0.1.0',
+  description:
+    'The web UI at / on the HTTP port (runner ui, runner server), and GET /api/v1/config for its settings page',
+  profiles: ['master'],
+  dependsOn: { router: HttpRouterRef },
+  config: {
+    'ui.dir': {
+      schema: { type: 'string' },
+      default: '',
+      help: 'directory of a built web UI to serve at / (default: the one built with this runner)',
+    },
+  },
+  setup(ctx, { router }) {
+    registerConfigRoute(router, ctx);
+    const found = findUiDir(ctx.config.get<string>('ui.dir') || undefined, import.meta.url);
+    if ('missing' in found) {
+      ctx.logger.warn(`the web UI is not served: ${found.missing}`);
+      return;
+    }
+    // The page shell and its hashed assets are public: they hold no data, and the login page is
+    // among them. Every call the UI makes goes to /api/v1, where the routes' permissions apply.
+    router.mountStatic({
+      prefix: '/',
+      dir: found.dir,
+      spaFallback: 'index.html',
+      immutablePrefix: '/_app/immutable/',
+      permission: Permissions.public,
+    });
+    ctx.logger.debug(`web UI served at / from ${found.dir}`);
+  },
+});
