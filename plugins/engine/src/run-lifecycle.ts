@@ -37,8 +37,12 @@ export class RunLeases {
     return [this.owner, new Date(now + this.ttlMs).toISOString()];
   }
 
-  /** One write renews every run of this owner. */
+  /** One write renews every run of this owner; none when it runs nothing (an idle master writes nothing). */
   renew(now = Date.now()): Promise<unknown> {
+    const running = this.store.get("SELECT 1 AS x FROM runs WHERE status = 'running' AND lease_owner = ? LIMIT 1", [
+      this.owner,
+    ]);
+    if (running === undefined) return Promise.resolve();
     return this.store.run("UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running'", [
       new Date(now + this.ttlMs).toISOString(),
       this.owner,
