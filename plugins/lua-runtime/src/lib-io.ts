@@ -2,359 +2,37 @@
 // following Lua 5.3's liolib.c. Files use blocking fs calls on purpose: they are local and short,
 // and a file handle must work where a coroutine cannot wait (a sort comparator, a __tostring).
 // Commands (io.popen) are the exception: they may run long, so they wait without blocking.
-import { closeSync, fstatSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { constants, tmpdir } from 'node:os';
+import { openSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import fengari, { type LuaJsFunction, type LuaState } from 'fengari';
-import { runShell, signalNumber, type CommandOutcome } from './commands.js';
+import { runShell } from './commands.js';
 import { hostOf, type Host } from './host.js';
-import { concatBytes, formatG14, jsString, luaString } from './lua-strings.js';
+import { formatG14, jsString, luaString } from './lua-strings.js';
 
 const { lua, lauxlib } = fengari;
 
 const FILE_HANDLE = luaString('FILE*');
 const IO_INPUT = luaString('_IO_input');
 const IO_OUTPUT = luaString('_IO_output');
-const CHUNK = 64 * 1024;
 /** C's L_MAXLENNUM: the longest numeral `read("n")` accepts. */
 const MAX_NUMERAL = 200;
 
-/** Where a file's bytes live. Methods throw Node-style errors (with `code`), reported as Lua does. */
-interface Backend {
-  readonly seekable: boolean;
-  read(buffer: Uint8Array, length: number, position: number): number;
-  /** Writes at `position` (ignored when appending); returns the position after the write. */
-  write(data: Uint8Array, position: number): number;
-  size(): number;
-  /** Pushes what `file:close()` returns. */
-  close(L: LuaState): number;
-  closeQuietly(): void;
-}
+import {
+  CommandInputBackend,
+  FdBackend,
+  MemoryBackend,
+  StreamBackend,
+  describeSystemError,
+  pushExecResult,
+  pushFileError,
+  pushTrue,
+} from './io-backends.js';
+import { LuaFile, type ReadFormat } from './lua-file.js';
 
-function systemError(code: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(STRERROR[code] ?? code), { code });
-}
-
-const STRERROR: Record<string, string> = {
-  ENOENT: 'No such file or directory',
-  EACCES: 'Permission denied',
-  EPERM: 'Operation not permitted',
-  EEXIST: 'File exists',
-  EISDIR: 'Is a directory',
-  ENOTDIR: 'Not a directory',
-  ENOTEMPTY: 'Directory not empty',
-  EBADF: 'Bad file descriptor',
-  EINVAL: 'Invalid argument',
-  ESPIPE: 'Illegal seek',
-  EROFS: 'Read-only file system',
-  EMFILE: 'Too many open files',
-  ENOSPC: 'No space left on device',
-  EXDEV: 'Invalid cross-device link',
-  EBUSY: 'Device or resource busy',
-  ENAMETOOLONG: 'File name too long',
-  ELOOP: 'Too many levels of symbolic links',
-};
-
-/** The C library's text for an error (`strerror`), which Lua shows. */
-export function describeSystemError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code !== undefined && STRERROR[code] !== undefined) return STRERROR[code];
-  return error instanceof Error ? error.message : String(error);
-}
-
-export function errnoOf(error: unknown): number {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === undefined ? 0 : ((constants.errno as Record<string, number>)[code] ?? 0);
-}
-
-/** luaL_fileresult for a failure: nil, "<name>: <strerror>", errno. */
-export function pushFileError(L: LuaState, error: unknown, name?: string): number {
-  lua.lua_pushnil(L);
-  lua.lua_pushstring(
-    L,
-    luaString(name === undefined ? describeSystemError(error) : `${name}: ${describeSystemError(error)}`),
-  );
-  lua.lua_pushinteger(L, errnoOf(error));
-  return 3;
-}
-
-/** luaL_execresult: true|nil, "exit"|"signal", code. */
-export function pushExecResult(L: LuaState, outcome: CommandOutcome): number {
-  if (outcome.signal !== null) {
-    lua.lua_pushnil(L);
-    lua.lua_pushstring(L, luaString('signal'));
-    lua.lua_pushinteger(L, signalNumber(outcome.signal));
-  } else {
-    if (outcome.code === 0) lua.lua_pushboolean(L, true);
-    else lua.lua_pushnil(L);
-    lua.lua_pushstring(L, luaString('exit'));
-    lua.lua_pushinteger(L, outcome.code ?? 0);
-  }
-  return 3;
-}
-
-function pushTrue(L: LuaState): number {
-  lua.lua_pushboolean(L, true);
-  return 1;
-}
-
-class FdBackend implements Backend {
-  readonly seekable = true;
-  readonly #fd: number;
-  readonly #append: boolean;
-  #open = true;
-
-  constructor(fd: number, append: boolean) {
-    this.#fd = fd;
-    this.#append = append;
-  }
-
-  read(buffer: Uint8Array, length: number, position: number): number {
-    return readSync(this.#fd, buffer, 0, length, position);
-  }
-
-  write(data: Uint8Array, position: number): number {
-    if (this.#append) {
-      writeSync(this.#fd, data, 0, data.length, null);
-      return fstatSync(this.#fd).size;
-    }
-    let written = 0;
-    while (written < data.length)
-      written += writeSync(this.#fd, data, written, data.length - written, position + written);
-    return position + written;
-  }
-
-  size(): number {
-    return fstatSync(this.#fd).size;
-  }
-
-  close(L: LuaState): number {
-    this.#open = false;
-    try {
-      closeSync(this.#fd);
-    } catch (error) {
-      return pushFileError(L, error);
-    }
-    return pushTrue(L);
-  }
-
-  closeQuietly(): void {
-    if (!this.#open) return;
-    this.#open = false;
-    try {
-      closeSync(this.#fd);
-    } catch {}
-  }
-}
-
-/** Bytes held in memory: stdin, or what a command run by io.popen("...", "r") printed. */
-class MemoryBackend implements Backend {
-  readonly seekable = true;
-  readonly #bytes: () => Uint8Array;
-  readonly #onClose: (L: LuaState) => number;
-
-  constructor(bytes: () => Uint8Array, onClose: (L: LuaState) => number = pushTrue) {
-    this.#bytes = bytes;
-    this.#onClose = onClose;
-  }
-
-  read(buffer: Uint8Array, length: number, position: number): number {
-    const bytes = this.#bytes();
-    const n = Math.max(0, Math.min(length, bytes.length - position));
-    buffer.set(bytes.subarray(position, position + n), 0);
-    return n;
-  }
-
-  write(): number {
-    throw systemError('EBADF');
-  }
-
-  size(): number {
-    return this.#bytes().length;
-  }
-
-  close(L: LuaState): number {
-    return this.#onClose(L);
-  }
-
-  closeQuietly(): void {}
-}
-
-/** stdout and stderr: writes go to the script's stream (the log, or a sink). */
-class StreamBackend implements Backend {
-  readonly seekable = false;
-  readonly #write: (data: Uint8Array) => void;
-
-  constructor(write: (data: Uint8Array) => void) {
-    this.#write = write;
-  }
-
-  read(): number {
-    throw systemError('EBADF');
-  }
-
-  write(data: Uint8Array, position: number): number {
-    this.#write(data);
-    return position;
-  }
-
-  size(): number {
-    throw systemError('ESPIPE');
-  }
-
-  close(L: LuaState): number {
-    return pushTrue(L);
-  }
-
-  closeQuietly(): void {}
-}
-
-/** io.popen(cmd, "w"): collects what is written; the command runs, with it as stdin, on close. */
-class CommandInputBackend implements Backend {
-  readonly seekable = false;
-  readonly #parts: Uint8Array[] = [];
-  readonly #run: (L: LuaState, stdin: Uint8Array) => number;
-
-  constructor(run: (L: LuaState, stdin: Uint8Array) => number) {
-    this.#run = run;
-  }
-
-  read(): number {
-    throw systemError('EBADF');
-  }
-
-  write(data: Uint8Array, position: number): number {
-    this.#parts.push(data.slice());
-    return position;
-  }
-
-  size(): number {
-    throw systemError('ESPIPE');
-  }
-
-  close(L: LuaState): number {
-    return this.#run(L, concatBytes(this.#parts));
-  }
-
-  closeQuietly(): void {}
-}
-
-type ReadFormat = number | 'n' | 'l' | 'L' | 'a';
-
-/** An open (or closed) file as Lua sees it: a position, a read buffer, a backend. */
-export class LuaFile {
-  static #nextId = 1;
-  readonly id = LuaFile.#nextId++;
-  readonly backend: Backend;
-  /** stdin/stdout/stderr: `close` refuses. */
-  readonly standard: boolean;
-  closed = false;
-  #cursor = 0;
-  #chunk = new Uint8Array(0);
-  #chunkStart = 0;
-  #chunkLength = 0;
-
-  constructor(backend: Backend, standard = false) {
-    this.backend = backend;
-    this.standard = standard;
-  }
-
-  closeQuietly(): void {
-    if (this.closed || this.standard) return;
-    this.closed = true;
-    this.backend.closeQuietly();
-  }
-
-  /** Makes the byte at the cursor available; false at end of file. */
-  #fill(): boolean {
-    if (this.#cursor >= this.#chunkStart && this.#cursor < this.#chunkStart + this.#chunkLength) return true;
-    if (this.#chunk.length === 0) this.#chunk = new Uint8Array(CHUNK);
-    this.#chunkStart = this.#cursor;
-    this.#chunkLength = 0;
-    this.#chunkLength = this.backend.read(this.#chunk, CHUNK, this.#cursor);
-    return this.#chunkLength > 0;
-  }
-
-  getc(): number {
-    if (!this.#fill()) return -1;
-    return this.#chunk[this.#cursor++ - this.#chunkStart];
-  }
-
-  /** Steps back over the byte `getc` just returned (still in the buffer). */
-  ungetc(): void {
-    this.#cursor--;
-  }
-
-  atEof(): boolean {
-    return !this.#fill();
-  }
-
-  readLine(keepNewline: boolean): Uint8Array | null {
-    const parts: Uint8Array[] = [];
-    let total = 0;
-    let sawNewline = false;
-    while (this.#fill()) {
-      const offset = this.#cursor - this.#chunkStart;
-      const view = this.#chunk.subarray(offset, this.#chunkLength);
-      const nl = view.indexOf(10);
-      if (nl >= 0) {
-        const piece = view.slice(0, keepNewline ? nl + 1 : nl);
-        parts.push(piece);
-        total += piece.length;
-        this.#cursor += nl + 1;
-        sawNewline = true;
-        break;
-      }
-      parts.push(view.slice());
-      total += view.length;
-      this.#cursor += view.length;
-    }
-    if (!sawNewline && total === 0) return null;
-    return concatBytes(parts, total);
-  }
-
-  readChars(n: number): Uint8Array | null {
-    const parts: Uint8Array[] = [];
-    let total = 0;
-    while (total < n && this.#fill()) {
-      const offset = this.#cursor - this.#chunkStart;
-      const take = Math.min(n - total, this.#chunkLength - offset);
-      parts.push(this.#chunk.slice(offset, offset + take));
-      total += take;
-      this.#cursor += take;
-    }
-    return total === 0 ? null : concatBytes(parts, total);
-  }
-
-  readAll(): Uint8Array {
-    const parts: Uint8Array[] = [];
-    let total = 0;
-    while (this.#fill()) {
-      const offset = this.#cursor - this.#chunkStart;
-      parts.push(this.#chunk.slice(offset, this.#chunkLength));
-      total += this.#chunkLength - offset;
-      this.#cursor = this.#chunkStart + this.#chunkLength;
-    }
-    return parts.length === 0 ? new Uint8Array(0) : concatBytes(parts, total);
-  }
-
-  write(data: Uint8Array): void {
-    // Whatever was read ahead may be overwritten now.
-    this.#chunkLength = 0;
-    this.#cursor = this.backend.write(data, this.#cursor);
-  }
-
-  seek(whence: 'set' | 'cur' | 'end', offset: number): number {
-    if (!this.backend.seekable) throw systemError('ESPIPE');
-    const base = whence === 'set' ? 0 : whence === 'cur' ? this.#cursor : this.backend.size();
-    const position = base + offset;
-    if (position < 0) throw systemError('EINVAL');
-    this.#cursor = position;
-    return position;
-  }
-}
-
+export { pushExecResult, pushFileError } from './io-backends.js';
+export type { LuaFile } from './lua-file.js';
 /** A state's io.stdin, io.stdout and io.stderr. */
 export interface StdFiles {
   stdin: LuaFile;
