@@ -33,17 +33,38 @@ export function launch(): Promise<Browser> {
 /** A browser context with the theme chosen as a user would (the saved choice in localStorage). */
 export async function context(
   browser: Browser,
-  options: { theme?: Theme; viewport?: keyof typeof VIEWPORTS; origin: string },
+  options: { theme?: Theme; viewport?: keyof typeof VIEWPORTS; origin: string; session?: Session },
 ): Promise<BrowserContext> {
   const ctx = await browser.newContext({
     viewport: VIEWPORTS[options.viewport ?? 'desktop'],
     baseURL: options.origin,
+    storageState: options.session,
     // axe-core is injected as an inline script, which the UI's CSP would refuse.
     bypassCSP: true,
   });
   const theme = options.theme ?? 'light';
   await ctx.addInitScript(`localStorage.setItem('runner.theme', ${JSON.stringify(theme)})`);
   return ctx;
+}
+
+/** A logged-in browser's cookies (the HttpOnly session cookie among them), reused by new contexts. */
+export type Session = Awaited<ReturnType<BrowserContext['storageState']>>;
+
+/** Logs in through the login page, as a person would, and keeps the session. */
+export async function logIn(browser: Browser, origin: string, username: string, password: string): Promise<Session> {
+  const ctx = await context(browser, { origin });
+  try {
+    const page = await ctx.newPage();
+    await page.goto('/login');
+    await page.getByLabel('User name').fill(username);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL((url) => url.pathname === '/');
+    await page.getByRole('button', { name: 'Log out' }).waitFor();
+    return await ctx.storageState();
+  } finally {
+    await ctx.close();
+  }
 }
 
 /** Collects what must not happen on any page: console errors, failed requests, uncaught errors. */

@@ -1,7 +1,7 @@
 // A real master and real agents for the UI tests: `runner server` and `runner agent start`
 // processes on loopback (the same way test/e2e/agents.test.ts starts them), with short heartbeats
 // so that an agent going offline shows within seconds.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnRunner, tempDataDir, waitForOutput } from '../helpers.js';
@@ -25,13 +25,17 @@ export interface Master {
   joinToken: string;
   /** Headers that authenticate a test's own API calls (the master's local credential), if any. */
   headers: Record<string, string>;
+  /** The first admin's password, written once by the auth plugin. */
+  adminPassword: string;
 }
 
 export class Fleet {
   readonly children: Child[] = [];
 
-  async master(env: Record<string, string> = {}): Promise<Master> {
+  /** A master with a fresh data directory; `config` is written to its config.yaml first. */
+  async master(env: Record<string, string> = {}, config?: string): Promise<Master> {
     const dataDir = tempDataDir('runner-ui-e2e-');
+    if (config !== undefined) writeFileSync(join(dataDir, 'config.yaml'), config);
     const child = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
       env: { RUNNER_DATA_DIR: dataDir, ...FAST, ...env },
     });
@@ -49,6 +53,7 @@ export class Fleet {
       origin: `http://${http}`,
       joinToken: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
       headers,
+      adminPassword: readFileSync(join(dataDir, 'auth', 'admin.password'), 'utf8').trim(),
     };
   }
 

@@ -3,13 +3,24 @@
 // and screenshots at 1280x800 and 390x844 in light and dark go to ui/screenshots/.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { context, launch, screenshot, seriousViolations, watch, type Theme, VIEWPORTS } from './browser.js';
+import {
+  context,
+  launch,
+  logIn,
+  screenshot,
+  seriousViolations,
+  watch,
+  type Session,
+  type Theme,
+  VIEWPORTS,
+} from './browser.js';
 import { Fleet, runWorkflow, type Master } from './fleet.js';
 
 const fleet = new Fleet();
 let master: Master;
 let browser: Browser;
 let runId = '';
+let admin: Session;
 
 beforeAll(async () => {
   master = await fleet.master();
@@ -33,6 +44,7 @@ beforeAll(async () => {
   );
   runId = run.id;
   browser = await launch();
+  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
 }, 90_000);
 
 afterAll(async () => {
@@ -45,9 +57,17 @@ interface PageCase {
   path: () => string;
   /** What shows once the page has its data. */
   ready: (page: Page) => Promise<unknown>;
+  /** Visited without a session (the login page). */
+  anonymous?: boolean;
 }
 
 const PAGES: PageCase[] = [
+  {
+    name: 'login',
+    path: () => '/login',
+    ready: (page) => page.getByRole('button', { name: 'Log in' }).waitFor(),
+    anonymous: true,
+  },
   {
     name: 'dashboard',
     path: () => '/',
@@ -105,7 +125,12 @@ const PAGES: PageCase[] = [
 ];
 
 async function visit(theme: Theme, viewport: keyof typeof VIEWPORTS, item: PageCase) {
-  const ctx = await context(browser, { theme, viewport, origin: master.origin });
+  const ctx = await context(browser, {
+    theme,
+    viewport,
+    origin: master.origin,
+    session: item.anonymous ? undefined : admin,
+  });
   const page = await ctx.newPage();
   const { problems } = watch(page);
   try {
@@ -120,6 +145,36 @@ async function visit(theme: Theme, viewport: keyof typeof VIEWPORTS, item: PageC
     await ctx.close();
   }
 }
+
+describe('the frame', () => {
+  it('opens the menu on a phone and closes it once a link is followed', async () => {
+    const ctx = await context(browser, { viewport: 'phone', origin: master.origin, session: admin });
+    const page = await ctx.newPage();
+    const { problems } = watch(page);
+    await page.goto('/');
+    await page.getByRole('button', { name: 'Menu' }).click();
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Logs' }).waitFor();
+    await screenshot(page, 'menu-open-light-phone');
+    await nav.getByRole('link', { name: 'Logs' }).click();
+    await page.getByRole('heading', { name: 'Logs', level: 1 }).waitFor();
+    expect(await nav.isVisible()).toBe(false);
+    expect(problems).toEqual([]);
+    await ctx.close();
+  });
+
+  it('offers a skip link first for keyboard users, and moves focus to the page', async () => {
+    const ctx = await context(browser, { origin: master.origin, session: admin });
+    const page = await ctx.newPage();
+    await page.goto('/agents');
+    await page.getByRole('heading', { name: 'web-1' }).waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
+    await ctx.close();
+  });
+});
 
 describe('every page', () => {
   for (const item of PAGES) {

@@ -1,6 +1,5 @@
 import { goto } from '$app/navigation';
 import { api, data, handleUnauthorized, setCsrfToken } from './api/client';
-import { authApi } from './api/auth';
 import { live } from './live/socket.svelte';
 
 export interface User {
@@ -11,7 +10,8 @@ export interface User {
 
 /**
  * Who is using the UI. The master's auth plugin answers `GET /api/v1/auth/me`; a master without
- * it (not in the plugins `GET /api/v1/health` lists) has an open API, and then every page and action is shown. Pages and actions the role
+ * it (not in the plugins `GET /api/v1/health` lists) or with it off has an open API, and then every
+ * page and action is shown. Pages and actions the role
  * lacks are hidden with `can()`; the API refuses them anyway (403).
  */
 class Session {
@@ -21,15 +21,20 @@ class Session {
   loaded = $state(false);
 
   async load(): Promise<'ok' | 'login'> {
-    // The public health answer lists the master's plugins: without `auth` nobody logs in.
-    const health = await data(api.GET('/api/v1/health'));
-    if (!health.plugins.includes('auth')) {
+    // The public health answer lists the master's plugins: without `auth` nobody logs in. Both
+    // questions go out at once (the first page waits for them).
+    const [health, { data: me, response }] = await Promise.all([
+      data(api.GET('/api/v1/health')),
+      api.GET('/api/v1/auth/me'),
+    ]);
+    // Without the auth plugin, or with it turned off (`--auth off`: everyone is an anonymous
+    // admin), nobody logs in and every page and action is shown.
+    if (!health.plugins.includes('auth') || me?.method === 'none') {
       this.authEnabled = false;
       this.user = null;
       this.loaded = true;
       return 'ok';
     }
-    const { data: me, response } = await authApi.me();
     if (response.status === 401 || !me) {
       this.user = null;
       this.loaded = true;
@@ -49,14 +54,14 @@ class Session {
   }
 
   async login(username: string, password: string): Promise<void> {
-    const answer = await authApi.login(username, password);
+    const answer = await data(api.POST('/api/v1/auth/login', { body: { username, password } }));
     setCsrfToken(answer.csrf_token);
     await this.load();
   }
 
   async logout(): Promise<void> {
     live.stop();
-    await authApi.logout().catch(() => undefined);
+    await api.POST('/api/v1/auth/logout').catch(() => undefined);
     this.user = null;
     setCsrfToken(undefined);
     await goto('/login');
