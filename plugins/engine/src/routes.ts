@@ -1,5 +1,6 @@
 import {
   defineRoute,
+  encodedJson,
   InvalidInputError,
   NotFoundError,
   Permissions,
@@ -40,6 +41,7 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string, wor
 
 /** `workflowDirs`: the only directories the `file` field may read from (engine.workflow_dirs). */
 export function registerRoutes(router: HttpRouter, engine: WorkflowEngine, workflowDirs: string[]): void {
+  const encodedPages = new WeakMap<object, string>();
   router.add(
     defineRoute({
       method: 'POST',
@@ -68,8 +70,16 @@ export function registerRoutes(router: HttpRouter, engine: WorkflowEngine, workf
       query: ExecutionsQuery,
       responses: { 200: ExecutionList },
       handler: ({ query }) => {
-        const { runs, total } = engine.list(query);
-        return { executions: runs.map(runToApi), total, limit: query.limit, offset: query.offset };
+        const page = engine.list(query);
+        // The engine hands back the same page object until a run is written (first pages are
+        // cached): its encoding is kept with it, so a busy list costs no serialisation per request.
+        let text = encodedPages.get(page);
+        if (text === undefined) {
+          const { runs, total } = page;
+          text = JSON.stringify({ executions: runs.map(runToApi), total, limit: query.limit, offset: query.offset });
+          encodedPages.set(page, text);
+        }
+        return encodedJson(text);
       },
     }),
   );
