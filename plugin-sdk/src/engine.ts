@@ -40,6 +40,8 @@ export interface RunRequest {
   values?: Record<string, Record<string, unknown>>;
   /** Delegate every task of the run to these agents (`runner run --delegate-to`). */
   delegateTo?: string[];
+  /** Delegated units that may run at once (`runner run --forks`); overrides the workflow's `forks`. */
+  forks?: number;
   dryRun?: boolean;
   /** Task log lines at debug level reach observers too. */
   verbose?: boolean;
@@ -243,6 +245,8 @@ export interface AgentFacts {
 export interface AgentDelegator {
   /** Facts of a known agent; undefined when no agent has that name. */
   agent(name: string): AgentFacts | undefined;
+  /** Names of every known agent, connected or not: what a misspelt name is compared with. */
+  names?(): string[];
   /** Whether the agent is connected and can take a task now. */
   isAvailable(name: string): boolean;
   /** Runs the task on the agent, streaming its log lines; rejects when the agent is lost. */

@@ -80,6 +80,8 @@ export interface WorkflowDefinition {
   description?: string;
   template: TemplateSyntax;
   parallel: number;
+  /** Delegated units that may run at once across the run (`forks:`); absent: the engine's default, 10. */
+  forks?: number;
   vars: Record<string, string>;
   groups: Record<string, string[]>;
   tasks: TaskDefinition[];

@@ -197,7 +197,7 @@ tasks:
         code: 'invalid_workflow',
         message: [
           'broken:8:18: circular dependency: a -> b -> a',
-          "broken:10:15: tasks[1].exec.script: does not compile: unexpected symbol near '='",
+          'broken:10:15: tasks[1].exec.script: the script of task "b" does not compile: unexpected symbol near \'=\'',
         ].join('\n'),
         details: {
           problems: [
@@ -213,7 +213,7 @@ tasks:
               line: 10,
               column: 15,
               path: 'tasks[1].exec.script',
-              message: "tasks[1].exec.script: does not compile: unexpected symbol near '='",
+              message: 'tasks[1].exec.script: the script of task "b" does not compile: unexpected symbol near \'=\'',
             },
           ],
         },

@@ -437,7 +437,7 @@ describe('runner run: input it refuses (exit 2, nothing runs)', () => {
     [
       'syntax.yaml',
       'version: "1.0"\ntasks:\n  - name: a\n    exec:\n      script: |\n        local ok = true\n        if ok then\n          ok = @\n        end\n',
-      (f) => `${f}:8:16: tasks[0].exec.script: does not compile: unexpected symbol near '@'`,
+      (f) => `${f}:8:16: tasks[0].exec.script: the script of task "a" does not compile: unexpected symbol near '@'`,
     ],
     ['yaml.yaml', 'version: "1.0\ntasks: []\n', (f) => `${f}:3:1: invalid YAML: Missing closing "quote`],
     [
@@ -475,7 +475,7 @@ describe('runner run: input it refuses (exit 2, nothing runs)', () => {
       [
         'runner: many.yaml:4:14: tasks[0].timeout: expected a duration such as "30s", found a list',
         'many.yaml:7:11: tasks[1].name: duplicate task name "a" (first defined at line 3)',
-        "many.yaml:9:15: tasks[1].exec.script: does not compile: <eof> expected near 'x'",
+        'many.yaml:9:15: tasks[1].exec.script: the script of task "a" does not compile: <eof> expected near \'x\'',
         '',
       ].join('\n'),
     );

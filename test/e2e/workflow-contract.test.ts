@@ -1152,7 +1152,7 @@ tasks:
         end
 `),
       messages: (f, t) => [
-        `${f}:${lineOf(t, 'x = @')}:15: tasks[1].exec.script: does not compile: unexpected symbol near '@'`,
+        `${f}:${lineOf(t, 'x = @')}:15: tasks[1].exec.script: the script of task "broken" does not compile: unexpected symbol near '@'`,
       ],
     },
     {

@@ -539,6 +539,7 @@ export class AgentMaster {
         const record = this.records.get(name);
         return record && toFacts(record);
       },
+      names: () => [...this.records.keys()],
       isAvailable: (name) => this.records.get(name)?.session !== undefined,
       execute: async (name, task, { signal, onLog }): Promise<DelegatedResult> => {
         const session = this.session(name);

@@ -26,6 +26,12 @@ export const RunBody = Type.Object(
     delegate_to: Type.Optional(
       Type.Array(Type.String({ minLength: 1 }), { description: 'agents to run every task on' }),
     ),
+    forks: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "delegated units that may run at once across the run (overrides the workflow's forks; default 10)",
+      }),
+    ),
     values: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
     vars: Type.Optional(Type.Record(Type.String(), Type.String())),
     dry_run: Type.Optional(Type.Boolean()),

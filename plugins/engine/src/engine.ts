@@ -17,6 +17,7 @@ import {
   type WorkflowEventPayload,
   type WorkflowParser,
 } from '@runner/plugin-sdk';
+import { scriptEnv } from './agent-check.js';
 import { askBefore, createHooks, tellAfter } from './hooks.js';
 import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
@@ -56,6 +57,9 @@ interface TaskView {
     outputs?: Record<string, LuaValue>;
   }[];
 }
+
+/** Delegated units at once when neither the run (`--forks`) nor the workflow (`forks:`) says. */
+export const DEFAULT_FORKS = 10;
 
 const unixSeconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
@@ -189,10 +193,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     const views: Record<string, TaskView> = {};
     const results: TaskResult[] = [];
     let seq = 0;
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RUNNER_'))) as Record<
-      string,
-      string
-    >;
+    const env = scriptEnv();
     const base: Record<string, unknown> = {
       vars: workflow.vars,
       env,
@@ -255,8 +256,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
 
     const outcome = await schedule<TaskDefinition, Unit>(
       tasks,
-      workflow.parallel,
+      { parallel: workflow.parallel, forks: request.forks ?? workflow.forks ?? DEFAULT_FORKS },
       {
+        // The units of one task and loop item on several agents are one fan-out: they run together.
+        fanOut: (unit) => (unit.agents.length > 0 ? String(unit.loopIndex ?? 0) : undefined),
         expand: (task) =>
           expandTask(task, {
             template: deps.template,

@@ -1,5 +1,6 @@
 import { InvalidInputError, type RunRequest } from '@runner/plugin-sdk';
 import { WorkflowValidationError } from '@runner/plugin-workflow';
+import { refuseUnknownAgents } from './agent-check.js';
 import type { EngineDeps } from './engine.js';
 import type { WorkflowSources } from './sources.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
@@ -7,7 +8,8 @@ import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 /**
  * Everything checked before a run is recorded: the source resolved, the workflow parsed and
  * validated (every problem with file:line:column, scripts compiled, template variables known),
- * overrides applied, the group selected, and delegation refused where no transport could do it.
+ * overrides applied, the group selected, and delegation refused where no transport could do it or
+ * to an agent the transport does not know.
  */
 export async function prepareRun(
   deps: Pick<EngineDeps, 'parser' | 'runtime' | 'template' | 'logger' | 'delegator'>,
@@ -41,6 +43,14 @@ export async function prepareRun(
   // Without an agent transport (`runner run` with no master) a delegated task could never run:
   // refuse the run before any task starts, rather than after the tasks before it had effects.
   if (!deps.delegator) refuseDelegation(workflow, selected, request);
+  // With one, every agent the run names must be known to it (issue 10: refuse early).
+  else
+    refuseUnknownAgents(
+      { delegator: deps.delegator, template: deps.template, parser: deps.parser },
+      workflow,
+      selected,
+      request,
+    );
   const name = request.workflowName ?? sourceName;
   return { workflow, tasks: deps.parser.topologicalOrder(selected), name };
 }

@@ -30,6 +30,7 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string, wor
     workflowName: b.workflow_name,
     group: b.group,
     delegateTo: b.delegate_to,
+    ...(b.forks === undefined ? {} : { forks: b.forks }),
     vars: b.vars,
     values: b.values as Record<string, Record<string, unknown>> | undefined,
     dryRun: b.dry_run === true,

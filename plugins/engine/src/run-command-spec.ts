@@ -1,6 +1,14 @@
 import type { CommandSpec } from '@runner/plugin-sdk';
 
 const collect = (value: string, previous: unknown) => [...((previous as string[] | undefined) ?? []), value];
+/** `--delegate-to a,b` and `--delegate-to a --delegate-to b` alike. */
+const collectList = (value: string, previous: unknown) => [
+  ...((previous as string[] | undefined) ?? []),
+  ...value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== ''),
+];
 
 /** `runner run`: declared here, implemented in run-command.ts (loaded only when it runs). */
 export const runCommand: CommandSpec = {
@@ -14,7 +22,15 @@ export const runCommand: CommandSpec = {
     { flags: '-g, --group <name>', description: "run only this group's tasks and what they depend on" },
     { flags: '--values <file>', description: 'YAML file of per-agent values, merged over the workflow values' },
     { flags: '--var <key=value>', description: 'set a workflow var (repeatable)', parse: collect },
-    { flags: '--delegate-to <agent>', description: 'run every task on this agent (repeatable)', parse: collect },
+    {
+      flags: '--delegate-to <agents>',
+      description: 'run every task on these agents (comma-separated, repeatable)',
+      parse: collectList,
+    },
+    {
+      flags: '--forks <n>',
+      description: "delegated units that may run at once (default: the workflow's forks, else 10)",
+    },
     { flags: '-n, --dry-run', description: 'report what would change; no module with side effects acts' },
     { flags: '-v, --verbose', description: 'show every log line of every task' },
     { flags: '-y, --yes', description: 'do not ask for confirmation before delegating to agents' },

@@ -21,6 +21,7 @@ export interface RunOptions {
   values?: string;
   var?: string[];
   delegateTo?: string[];
+  forks?: string;
   dryRun?: boolean;
   verbose?: boolean;
   yes?: boolean;
@@ -54,6 +55,7 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
     vars: parser ? parser.parseVarArguments(options.var ?? []) : parseVarsLoosely(options.var ?? []),
     values: options.values ? await readValues(options.values, parser) : undefined,
     delegateTo: options.delegateTo,
+    ...(options.forks === undefined ? {} : { forks: parseForks(options.forks) }),
     dryRun: options.dryRun === true,
     verbose: options.verbose === true,
     trigger: 'cli',
@@ -200,4 +202,12 @@ async function confirm(ctx: CommandContext, question: string): Promise<boolean> 
   } finally {
     rl.close();
   }
+}
+
+/** `--forks`: a whole number of at least 1, else a usage error (exit 2). */
+function parseForks(text: string): number {
+  const forks = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(forks) || forks < 1)
+    throw new InvalidInputError(`--forks: expected a whole number of at least 1, got "${text}"`, { field: 'forks' });
+  return forks;
 }

@@ -53,6 +53,7 @@ export async function runOnMaster(
         vars: request.vars,
         values: request.values,
         delegate_to: request.delegateTo,
+        forks: request.forks,
         dry_run: request.dryRun,
         verbose: request.verbose,
         trigger: 'cli',

@@ -5,7 +5,10 @@
  *
  * - a task starts once every task it depends on finished successfully (or failed with
  *   ignore_errors); with `parallel: 1` units run one at a time in file order;
- * - at most `parallel` units run at once, loop iterations and agents included;
+ * - at most `parallel` slots are taken at once: a slot is a unit, or a fan-out (the units of one
+ *   task and loop item on several agents, which run together on their agents, as Ansible runs a
+ *   task on its hosts);
+ * - at most `forks` delegated units run at once across the run, whatever `parallel` allows;
  * - a unit that fails (without ignore_errors) stops the run: running units finish, nothing new
  *   starts, and every task not run is reported skipped with the reason.
  */
@@ -24,9 +27,22 @@ export interface UnitResult {
   message?: string;
 }
 
+/** How much runs at once: `parallel` slots (units or fan-outs), of which `forks` delegated units. */
+export interface ScheduleLimits {
+  parallel: number;
+  /** Default: unbounded (only `parallel` limits). */
+  forks?: number;
+}
+
 export interface SchedulerHooks<T extends SchedulableTask, U> {
   /** Units of a task whose dependencies are done; a throw fails the task with that message. */
   expand(task: T): Promise<U[]> | U[];
+  /**
+   * The fan-out a delegated unit belongs to; undefined for a local unit. Adjacent units of a task
+   * with the same key take one `parallel` slot together; each unit with a key takes one of `forks`.
+   * Without this hook every unit is local (one slot, no fork).
+   */
+  fanOut?(unit: U): string | undefined;
   run(unit: U, task: T): Promise<UnitResult>;
   /** A task that will not run, with why (dependency failed, run stopped, no units). */
   skipped(task: T, reason: string): void;
@@ -50,17 +66,42 @@ export interface ScheduleResult {
 
 interface TaskState<U> {
   phase: 'waiting' | 'expanding' | 'running' | 'done';
-  queue: U[];
+  /** Slots not started yet: each a unit or a fan-out of units. */
+  queue: U[][];
+  /** Slots started and not ended. */
   running: number;
   results: UnitResult[];
 }
 
+/** A started slot: its units not started yet (waiting for a fork) and those running. */
+interface Slot<T, U> {
+  task: T;
+  pending: U[];
+  running: number;
+  forked: boolean;
+}
+
+/** Adjacent units with the same fan-out key form one slot; local units are a slot each. */
+function slotsOf<U>(units: readonly U[], fanOut?: (unit: U) => string | undefined): U[][] {
+  if (!fanOut) return units.map((u) => [u]);
+  const slots: U[][] = [];
+  let lastKey: string | undefined;
+  for (const unit of units) {
+    const key = fanOut(unit);
+    if (key !== undefined && key === lastKey) slots[slots.length - 1].push(unit);
+    else slots.push([unit]);
+    lastKey = key;
+  }
+  return slots;
+}
+
 export async function schedule<T extends SchedulableTask, U>(
   tasks: readonly T[],
-  parallel: number,
+  limits: number | ScheduleLimits,
   hooks: SchedulerHooks<T, U>,
   signal?: AbortSignal,
 ): Promise<ScheduleResult> {
+  const { parallel, forks = Infinity } = typeof limits === 'number' ? { parallel: limits } : limits;
   const state = new Map<string, TaskState<U>>(
     tasks.map((t) => [t.name, { phase: 'waiting', queue: [], running: 0, results: [] }]),
   );
@@ -76,6 +117,9 @@ export async function schedule<T extends SchedulableTask, U>(
   let firstOpen = 0;
   let stoppedBy: string | undefined;
   let inFlight = 0;
+  let forksInFlight = 0;
+  // Slots with units waiting for a fork, in the order they started.
+  const waitingForFork: Slot<T, U>[] = [];
   let wake: (() => void) | undefined;
   const notify = () => wake?.();
   signal?.addEventListener('abort', notify, { once: true });
@@ -100,10 +144,18 @@ export async function schedule<T extends SchedulableTask, U>(
     finishTask(task, failed ? 'failed' : ignored ? 'ignored' : allSkipped ? 'skipped' : 'succeeded');
   };
 
-  const startUnit = (task: T, unit: U) => {
+  const endSlotIfDone = (slot: Slot<T, U>) => {
+    if (slot.running > 0 || slot.pending.length > 0) return;
+    (state.get(slot.task.name) as TaskState<U>).running--;
+    inFlight--;
+    settleIfComplete(slot.task);
+  };
+
+  const startUnit = (slot: Slot<T, U>, unit: U) => {
+    const { task } = slot;
     const s = state.get(task.name) as TaskState<U>;
-    s.running++;
-    inFlight++;
+    slot.running++;
+    if (slot.forked) forksInFlight++;
     hooks
       .run(unit, task)
       .catch((error: unknown): UnitResult => ({
@@ -113,11 +165,44 @@ export async function schedule<T extends SchedulableTask, U>(
       .then((result) => {
         const status = result.status === 'failed' && task.ignoreErrors ? 'ignored' : result.status;
         s.results.push({ ...result, status });
-        s.running--;
-        inFlight--;
-        settleIfComplete(task);
+        slot.running--;
+        if (slot.forked) forksInFlight--;
+        endSlotIfDone(slot);
         notify();
       });
+  };
+
+  /** Starts what the slot may start now: a local unit, or its delegated units up to the forks left. */
+  const pump = (slot: Slot<T, U>) => {
+    while (slot.pending.length > 0 && (!slot.forked || forksInFlight < forks) && !stopped())
+      startUnit(slot, slot.pending.shift() as U);
+    if (slot.pending.length > 0 && !waitingForFork.includes(slot)) waitingForFork.push(slot);
+  };
+
+  const startSlot = (task: T, units: U[]) => {
+    (state.get(task.name) as TaskState<U>).running++;
+    inFlight++;
+    const forked = hooks.fanOut !== undefined && hooks.fanOut(units[0]) !== undefined;
+    pump({ task, pending: units, running: 0, forked });
+  };
+
+  /**
+   * Slots waiting for a fork go first when forks free up. Once the run stops, their units that did
+   * not start go back to their task's queue, to be reported as dropped with the task's other units.
+   */
+  const serveWaiting = () => {
+    while (waitingForFork.length > 0) {
+      const slot = waitingForFork[0];
+      if (stopped()) {
+        (state.get(slot.task.name) as TaskState<U>).queue.unshift(slot.pending);
+        slot.pending = [];
+      } else {
+        pump(slot);
+        if (slot.pending.length > 0) return;
+      }
+      waitingForFork.shift();
+      endSlotIfDone(slot);
+    }
   };
 
   const stopped = () => stoppedBy !== undefined || signal?.aborted === true;
@@ -150,6 +235,7 @@ export async function schedule<T extends SchedulableTask, U>(
 
   for (;;) {
     skipBlocked();
+    serveWaiting();
 
     if (!stopped()) {
       while (firstOpen < tasks.length && (state.get(tasks[firstOpen].name) as TaskState<U>).phase === 'done')
@@ -161,7 +247,7 @@ export async function schedule<T extends SchedulableTask, U>(
         if (s.phase === 'waiting' && task.dependsOn.every((d) => state.get(d)?.phase === 'done')) {
           s.phase = 'expanding';
           try {
-            s.queue = [...(await hooks.expand(task))];
+            s.queue = slotsOf(await hooks.expand(task), hooks.fanOut?.bind(hooks));
           } catch (error) {
             const message = error instanceof Error ? error.message : String(error);
             s.results.push({ status: 'failed', message });
@@ -182,7 +268,7 @@ export async function schedule<T extends SchedulableTask, U>(
           }
         }
         while (s.phase === 'running' && s.queue.length > 0 && inFlight < parallel && !stopped()) {
-          startUnit(task, s.queue.shift() as U);
+          startSlot(task, s.queue.shift() as U[]);
         }
         // With parallel 1 a later task must not start before an earlier one finished: file order.
         if (parallel === 1 && s.phase !== 'done' && s.phase !== 'waiting') break;
@@ -203,7 +289,7 @@ export async function schedule<T extends SchedulableTask, U>(
           if (s.phase === 'done') continue;
           if (s.phase === 'running' && s.results.length > 0) {
             // Some units ran before the stop; the rest are dropped, each reported (per-item records).
-            for (const unit of s.queue) hooks.dropped?.(unit, task, reason);
+            for (const unit of s.queue.flat()) hooks.dropped?.(unit, task, reason);
             s.queue = [];
             settleIfComplete(task);
             continue;

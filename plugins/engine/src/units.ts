@@ -1,4 +1,5 @@
 import {
+  didYouMean,
   InvalidInputError,
   type AgentDelegator,
   type LuaValue,
@@ -109,7 +110,11 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
           `task ${task.name}: cannot delegate to agent "${agent}": no agent transport in this process (delegation runs on a master: start \`runner server\` and set RUNNER_MASTER_ADDR)`,
         );
       }
-      if (!ctx.delegator.agent(agent)) throw new InvalidInputError(`task ${task.name}: unknown agent "${agent}"`);
+      // Names known before the run were checked then (agent-check.ts); this catches rendered ones.
+      if (!ctx.delegator.agent(agent))
+        throw new InvalidInputError(
+          `task ${task.name}: unknown agent "${agent}"${didYouMean(agent, ctx.delegator.names?.() ?? [])}`,
+        );
     }
     const withAgent = (agent: string) => (agents.length > 1 ? `${label}@${agent}` : label);
     switch (task.delegation.strategy) {

@@ -306,7 +306,7 @@ describe('script check', () => {
     [['    exec:', '      script: a()', '        @@'], '5:15'],
   ])('maps the script line to the file for %j', (lines, position) => {
     expect(check(wf(...lines), scripts).problems).toEqual([
-      `${position} tasks[0].exec.script | tasks[0].exec.script: does not compile: unexpected symbol near '@'`,
+      `${position} tasks[0].exec.script | tasks[0].exec.script: the script of task "build" does not compile: unexpected symbol near '@'`,
     ]);
   });
 
@@ -332,7 +332,7 @@ describe('script check', () => {
       '        {% endfor %}',
     );
     expect(check(text, scripts).problems).toEqual([
-      "8:9 tasks[0].exec.script | tasks[0].exec.script: does not compile: unexpected symbol near '@'",
+      '8:9 tasks[0].exec.script | tasks[0].exec.script: the script of task "build" does not compile: unexpected symbol near \'@\'',
     ]);
   });
 
@@ -345,10 +345,10 @@ describe('script check', () => {
       '  - { name: c, exec: { script: "ok\\n@@" } }',
     );
     expect(check(text, scripts).problems).toEqual([
-      "3:33 tasks[0].exec.script | tasks[0].exec.script: does not compile: unexpected symbol near '@'",
+      '3:33 tasks[0].exec.script | tasks[0].exec.script: the script of task "a" does not compile: unexpected symbol near \'@\'',
       '3:49 tasks[0].timeout | tasks[0].timeout: invalid duration "x": expected a number and a unit (ms, s, m, h, d), e.g. "90s" or "1.5h"',
       '4:45 tasks[1].retry | tasks[1].retry: expected an integer of at least 1, found the number 0',
-      "5:37 tasks[2].exec.script | tasks[2].exec.script: does not compile: unexpected symbol near '@'",
+      '5:37 tasks[2].exec.script | tasks[2].exec.script: the script of task "c" does not compile: unexpected symbol near \'@\'',
     ]);
   });
 

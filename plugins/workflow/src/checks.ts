@@ -141,7 +141,8 @@ export function checkScripts(r: Reader, draft: WorkflowDraft, hook: ScriptCheckH
     r.error(
       new ScalarLocator(r.source, node, value).locate(result.line, result.column),
       path,
-      `${path}: does not compile: ${result.message}`,
+      // The name says which task at a glance; the index alone made the reader count tasks.
+      `${path}: ${task.name ? `the script of task "${task.name}" does not compile` : 'does not compile'}: ${result.message}`,
     );
   }
 }

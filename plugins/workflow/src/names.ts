@@ -1,7 +1,17 @@
 import { SCRIPT_GLOBALS } from '@runner/plugin-sdk';
 
 /** Keys of a workflow file, in the order the reference documents them. */
-export const WORKFLOW_KEYS = ['version', 'description', 'template', 'parallel', 'vars', 'groups', 'tasks', 'values'];
+export const WORKFLOW_KEYS = [
+  'version',
+  'description',
+  'template',
+  'parallel',
+  'forks',
+  'vars',
+  'groups',
+  'tasks',
+  'values',
+];
 
 export const TASK_KEYS = [
   'name',

@@ -86,7 +86,7 @@ describe('the file as a whole', () => {
   it('reports an unknown top-level key, suggesting a near one or listing the known ones', () => {
     expect(check(task() + 'taks: []\nflavour: x\nname: deploy\n').problems).toEqual([
       '5:1 taks | unknown top-level key "taks" (did you mean "tasks"?)',
-      '6:1 flavour | unknown top-level key "flavour" (known keys: version, description, template, parallel, vars, groups, tasks, values)',
+      '6:1 flavour | unknown top-level key "flavour" (known keys: version, description, template, parallel, forks, vars, groups, tasks, values)',
       '7:1 name | unknown top-level key "name" (a workflow is named by the command line or the saved flow, not in the file)',
     ]);
   });
@@ -204,7 +204,7 @@ describe('version', () => {
   });
 });
 
-describe('description, template and parallel', () => {
+describe('description, template, parallel and forks', () => {
   it('reads them', () => {
     const text = yaml(
       'version: "1"',
@@ -212,11 +212,12 @@ describe('description, template and parallel', () => {
       '  Deploys.',
       'template: go',
       'parallel: 4',
+      'forks: 3',
       'tasks:',
       '  - { name: a, exec: { script: x } }',
     );
     const { workflow } = parseWorkflow(text, { file: FILE });
-    expect(workflow).toMatchObject({ description: 'Deploys.\n', template: 'go', parallel: 4 });
+    expect(workflow).toMatchObject({ description: 'Deploys.\n', template: 'go', parallel: 4, forks: 3 });
   });
 
   it.each([
@@ -229,6 +230,7 @@ describe('description, template and parallel', () => {
     ['parallel: 0', '1:11 parallel | parallel: expected an integer of at least 1, found the number 0'],
     ['parallel: 1.5', '1:11 parallel | parallel: expected an integer of at least 1, found the number 1.5'],
     ['parallel: "2"', '1:11 parallel | parallel: expected an integer of at least 1, found the string "2"'],
+    ['forks: 0', '1:8 forks | forks: expected an integer of at least 1, found the number 0'],
   ])('refuses %s', (line, problem) => {
     expect(check(line + '\n' + task()).problems).toEqual([problem]);
   });

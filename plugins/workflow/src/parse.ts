@@ -87,6 +87,7 @@ function build(reader: Reader, draft: WorkflowDraft): WorkflowDefinition {
     values: draft.values,
   };
   if (draft.description !== undefined) workflow.description = draft.description;
+  if (draft.forks !== undefined) workflow.forks = draft.forks;
   return workflow;
 }
 

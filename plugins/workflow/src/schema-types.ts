@@ -46,6 +46,7 @@ export interface WorkflowDraft {
   description?: string;
   template: TemplateEngine;
   parallel: number;
+  forks?: number;
   vars: Record<string, string>;
   groups: { name: string; members: NameRef[] }[];
   tasks: TaskDraft[];

@@ -53,6 +53,8 @@ export class WorkflowSchema extends TaskPartsReader {
     if (template) this.template = draft.template = this.choice(template.value, 'template', TEMPLATE_ENGINES) ?? 'jinja';
     const parallel = e.get('parallel');
     if (parallel) draft.parallel = this.number(parallel.value, 'parallel', 1, true) ?? 1;
+    const forks = e.get('forks');
+    if (forks) draft.forks = this.number(forks.value, 'forks', 1, true);
     const vars = e.get('vars');
     if (vars) draft.vars = this.vars(vars.value);
     const groups = e.get('groups');

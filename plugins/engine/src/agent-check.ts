@@ -1,0 +1,94 @@
+import {
+  didYouMean,
+  InvalidInputError,
+  type AgentDelegator,
+  type RunRequest,
+  type TemplateEngine,
+  type WorkflowParser,
+} from '@runner/plugin-sdk';
+import { WorkflowValidationError } from '@runner/plugin-workflow';
+import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
+
+/** The process environment a script sees: without the runner's own `RUNNER_*` settings (credentials). */
+export function scriptEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RUNNER_'))) as Record<
+    string,
+    string
+  >;
+}
+
+/**
+ * Template roots known before a run starts. A `delegate_to` entry that reads only these renders
+ * now; one that reads `item`, `tasks`, `values` or the run id renders when its task is ready.
+ */
+const KNOWN_BEFORE_RUN = new Set(['vars', 'env']);
+
+export interface AgentCheckDeps {
+  delegator: AgentDelegator;
+  template: TemplateEngine;
+  parser: Pick<WorkflowParser, 'loopItemsFromText'>;
+}
+
+/**
+ * Refuses a run that names an agent the master does not know, before anything is recorded or runs
+ * (found mid-run, the tasks before had already had their effects). Checks `--delegate-to` (an
+ * InvalidInputError on `delegate_to`) and every selected task's `delegate_to`: literal names, and
+ * templates that read only vars and env (a WorkflowValidationError at the task, one problem per
+ * task). Offline agents are not refused: one may connect before its task is ready.
+ */
+export function refuseUnknownAgents(
+  deps: AgentCheckDeps,
+  workflow: WorkflowDefinition,
+  tasks: readonly TaskDefinition[],
+  request: RunRequest,
+): void {
+  const { delegator } = deps;
+  const known = () => delegator.names?.() ?? [];
+  const unknownOf = (names: readonly string[]) => [...new Set(names.filter((n) => !delegator.agent(n)))];
+  const describe = (names: readonly string[]) => {
+    const list = names.map((n) => `"${n}"${didYouMean(n, known())}`).join(', ');
+    const all = known();
+    const hint = all.length === 0 ? 'no agent has registered with this master' : `known agents: ${all.join(', ')}`;
+    return `unknown ${names.length === 1 ? 'agent' : 'agents'} ${list} (${hint})`;
+  };
+
+  const runUnknown = unknownOf(request.delegateTo ?? []);
+  if (runUnknown.length > 0)
+    throw new InvalidInputError(`delegate_to: ${describe(runUnknown)}`, { field: 'delegate_to' });
+
+  const context = { vars: workflow.vars, env: scriptEnv() };
+  const problems = [];
+  for (const task of tasks) {
+    if (task.delegateTo === undefined) continue;
+    const names = task.delegateTo.flatMap((entry) => resolvable(deps, workflow, task, entry, context));
+    const unknown = unknownOf(names);
+    if (unknown.length === 0) continue;
+    const path = `tasks[${workflow.tasks.findIndex((t) => t.name === task.name)}].delegate_to`;
+    const { file, line, column } = task.source;
+    problems.push({ file, line, column, path, message: `${path}: task "${task.name}": ${describe(unknown)}` });
+  }
+  if (problems.length > 0) throw new WorkflowValidationError(problems);
+}
+
+/** The agent names an entry stands for when they are known now; none when it must wait for the run. */
+function resolvable(
+  deps: AgentCheckDeps,
+  workflow: WorkflowDefinition,
+  task: TaskDefinition,
+  entry: string,
+  context: Record<string, unknown>,
+): string[] {
+  if (!entry.includes('{{') && !entry.includes('{%')) return [entry];
+  const roots = deps.template.variables(entry, workflow.template).map((v) => String(v.segments[0]));
+  if (!roots.every((root) => KNOWN_BEFORE_RUN.has(root))) return [];
+  try {
+    const text = deps.template.render(entry, context, {
+      syntax: workflow.template,
+      name: `task ${task.name} delegate_to`,
+    });
+    return deps.parser.loopItemsFromText(text).map(String);
+  } catch {
+    // A template that does not render now fails its task at run time, with the template's message.
+    return [];
+  }
+}

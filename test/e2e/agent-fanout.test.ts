@@ -1,0 +1,202 @@
+// Fan-out and early refusal with real processes: a `runner server` master and two `runner agent
+// start` agents (web-1, web-2). One task delegated to both runs on both at once (a 2 s sleep takes
+// about 2 s, not 4), `forks` bounds it, and a run naming an agent the master does not know is
+// refused before any task runs, over REST (400) and by `runner run` through the master (exit 2).
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localAuth, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+
+type Child = ReturnType<typeof spawnRunner>;
+
+const FAST = {
+  RUNNER_AGENT_HEARTBEAT_INTERVAL: '0.2',
+  RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1',
+  RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
+};
+
+const children: Child[] = [];
+let masterDir: string;
+let base: string;
+let work: string;
+
+beforeAll(async () => {
+  masterDir = tempDataDir('runner-e2e-fanout-master-');
+  work = tempDataDir('runner-e2e-fanout-work-');
+  const master = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
+    env: { RUNNER_DATA_DIR: masterDir, ...FAST },
+  });
+  children.push(master);
+  const [, grpcPort] = await waitForOutput(master, /gRPC listening on 127\.0\.0\.1:(\d+)/);
+  const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
+  base = `http://${http}/api/v1`;
+  const token = readFileSync(join(masterDir, 'agent-token'), 'utf8').trim();
+  for (const name of ['web-1', 'web-2']) {
+    const agent = spawnRunner(['agent', 'start', name, '--master', `127.0.0.1:${grpcPort}`], {
+      env: { RUNNER_DATA_DIR: tempDataDir(`runner-e2e-fanout-${name}-`), RUNNER_JOIN_TOKEN: token, ...FAST },
+    });
+    children.push(agent);
+    await waitForOutput(agent, /registered with master/);
+    await waitForOutput(master, new RegExp(`agent ${name} connected from`));
+  }
+}, 60_000);
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+interface ApiRun {
+  id: string;
+  status: string;
+  duration: number;
+  tasks: { name: string; status: string; agent: string; started_at: string; completed_at: string }[];
+}
+
+async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...localAuth(masterDir), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+async function runToEnd(body: Record<string, unknown>): Promise<ApiRun> {
+  const started = await api<{ id: string }>('POST', '/workflows/run', body);
+  expect(started.status).toBe(202);
+  for (;;) {
+    const { body: run } = await api<ApiRun>('GET', `/executions/${started.body.id}`);
+    if (run.status !== 'running') return run;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const SLEEP_ON_BOTH = (forks = '') => `version: "1.0"
+${forks}tasks:
+  - name: nap
+    delegate_to: [web-1, web-2]
+    exec:
+      script: |
+        exec.run("sleep 2")
+        return true
+`;
+
+/** Whether the two units' [start, end] intervals overlap. */
+function overlap(run: ApiRun): boolean {
+  const [a, b] = run.tasks.map((t) => [Date.parse(t.started_at), Date.parse(t.completed_at)]);
+  return a[0] < b[1] && b[0] < a[1];
+}
+
+describe('one task delegated to several agents', () => {
+  it('runs on both at once: a 2 s task on two agents takes about 2 s, not 4', async () => {
+    const run = await runToEnd({ content: SLEEP_ON_BOTH(), workflow_name: 'fanout' });
+    expect(run.status).toBe('succeeded');
+    expect(run.tasks.map((t) => [t.name, t.agent, t.status])).toEqual([
+      ['nap@web-1', 'web-1', 'succeeded'],
+      ['nap@web-2', 'web-2', 'succeeded'],
+    ]);
+    expect(overlap(run)).toBe(true);
+    expect(run.duration).toBeGreaterThanOrEqual(2);
+    expect(run.duration).toBeLessThan(3.5);
+  });
+
+  it('forks: 1 in the workflow runs them one after the other', async () => {
+    const run = await runToEnd({ content: SLEEP_ON_BOTH('forks: 1\n'), workflow_name: 'fanout-forks-1' });
+    expect(run.status).toBe('succeeded');
+    expect(overlap(run)).toBe(false);
+    expect(run.duration).toBeGreaterThanOrEqual(4);
+  });
+
+  it('runner run --forks 1 --delegate-to web-1,web-2 through the master overrides the workflow', async () => {
+    const file = join(work, 'forks-cli.yaml');
+    writeFileSync(
+      file,
+      'version: "1.0"\nforks: 5\ntasks:\n  - name: nap\n    exec:\n      script: |\n        exec.run("sleep 1")\n        return true\n',
+    );
+    const result = await runRunner(
+      ['run', 'forks-cli', '--file', file, '--yes', '--forks', '1', '--delegate-to', 'web-1,web-2', '-o', 'json'],
+      { env: { RUNNER_DATA_DIR: masterDir } },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const { body: list } = await api<{ executions: { id: string }[] }>('GET', '/executions?workflow=forks-cli');
+    const { body: run } = await api<ApiRun>('GET', `/executions/${list.executions[0].id}`);
+    expect(run.tasks.map((t) => t.agent)).toEqual(['web-1', 'web-2']);
+    expect(overlap(run)).toBe(false);
+  });
+});
+
+describe('a run naming an unknown agent is refused before any task runs', () => {
+  /** A first local task that leaves a file, then a task for `agents`. */
+  function workflow(name: string, agents: string): { content: string; marker: string } {
+    const marker = join(work, `${name}.ran`);
+    const content = `version: "1.0"
+vars:
+  target: web-1
+tasks:
+  - name: touch
+    exec:
+      script: |
+        file.write("${marker}", "ran")
+        return true
+  - name: ship
+    depends_on: [touch]
+    delegate_to: ${agents}
+    exec:
+      script: return true
+`;
+    return { content, marker };
+  }
+
+  it('over REST: 400 naming the task and the agent with a did-you-mean; no run recorded', async () => {
+    const { content, marker } = workflow('rest-unknown', '[web-1, wbe-2]');
+    const answer = await api<{ error: { code: string; message: string } }>('POST', '/workflows/run', {
+      content,
+      workflow_name: 'rest-unknown',
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('invalid_workflow');
+    expect(answer.body.error.message).toBe(
+      'rest-unknown:10:5: tasks[1].delegate_to: task "ship": unknown agent "wbe-2" (did you mean "web-2"?) (known agents: web-1, web-2)',
+    );
+    expect(existsSync(marker)).toBe(false);
+    const { body: list } = await api<{ executions: unknown[] }>('GET', '/executions?workflow=rest-unknown');
+    expect(list.executions).toEqual([]);
+  });
+
+  it('over REST: a template that reads only vars is resolved before the run', async () => {
+    const { content, marker } = workflow('rest-template', '["{{ vars.target }}"]');
+    const answer = await api<{ error: { message: string } }>('POST', '/workflows/run', {
+      content,
+      workflow_name: 'rest-template',
+      vars: { target: 'web-9' },
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.message).toContain('task "ship": unknown agent "web-9"');
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('over REST: delegate_to of the run names the field', async () => {
+    const { content } = workflow('rest-run-agents', '[web-1]');
+    const answer = await api<{ error: { code: string; message: string } }>('POST', '/workflows/run', {
+      content,
+      workflow_name: 'rest-run-agents',
+      delegate_to: ['web-3'],
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('invalid_input');
+    expect(answer.body.error.message).toMatch(/^delegate_to: unknown agent "web-3" \(did you mean "web-[12]"\?\)/);
+  });
+
+  it('runner run through the master exits 2 naming the agent; the first task did not run', async () => {
+    const { content, marker } = workflow('cli-unknown', 'web-7');
+    const file = join(work, 'cli-unknown.yaml');
+    writeFileSync(file, content);
+    const result = await runRunner(['run', 'cli-unknown', '--file', file, '--yes'], {
+      env: { RUNNER_DATA_DIR: masterDir },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('tasks[1].delegate_to: task "ship": unknown agent "web-7"');
+    expect(existsSync(marker)).toBe(false);
+  });
+});
