@@ -6,7 +6,16 @@ import { createServiceRef } from './service-ref.js';
  * plugin registered with `WorkflowEngine.registerSource` (a saved flow by name and version).
  */
 export type WorkflowSource =
-  { file: string } | { content: string; name?: string } | { kind: string; ref: string; version?: number };
+  | {
+      file: string;
+      /**
+       * Only read the file if it lies (after resolving symlinks) under one of these directories:
+       * the API sets `engine.workflow_dirs`; the CLI's own files have none.
+       */
+      within?: string[];
+    }
+  | { content: string; name?: string }
+  | { kind: string; ref: string; version?: number };
 
 /** What a registered source resolves to. `path` is shown in file:line:column errors. */
 export interface ResolvedSource {

@@ -324,8 +324,8 @@ tasks:
     ],
     [
       'a missing file',
-      { file: '/nonexistent/wf.yaml' },
-      { message: 'workflow file /nonexistent/wf.yaml does not exist', field: 'file' },
+      { file: 'missing.yaml' },
+      { message: 'workflow file missing.yaml does not exist', field: 'file' },
     ],
     [
       'an unknown group',

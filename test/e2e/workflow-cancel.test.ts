@@ -2,9 +2,9 @@
 // `runner run` / `runner executions cancel` as a person types them. Every workflow starts a
 // `sleep 300` through exec.run and writes its pid to a file; after the cancel that process must be
 // gone and the run recorded `cancelled`, on the master and on the agent.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finished, localAuth, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
@@ -66,7 +66,9 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<{ s
 /** A workflow whose first task starts `sleep 300` (here or on a1), records its pid and waits for it. */
 function sleeper(name: string, where: 'master' | 'agent'): { file: string; pidFile: string } {
   const pidFile = join(work, `${name}.pid`);
-  const file = join(work, `${name}.yaml`);
+  // In the master's workflow directory (engine.workflow_dirs): the API's `file` field reads only there.
+  const file = join(masterDir, 'workflows', `${name}.yaml`);
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(
     file,
     `version: "1.0"

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   fetchAs,
@@ -642,13 +642,22 @@ describe('runner run with a master holding the data directory', () => {
     }
   });
 
+  /** A copy in the master's workflow directory (engine.workflow_dirs): the master reads it itself. */
+  const inWorkflows = (file: string) => {
+    const there = join(masterDir, 'workflows', basename(file));
+    mkdirSync(dirname(there), { recursive: true });
+    copyFileSync(file, there);
+    return there;
+  };
+
   it('runs the workflow on the master, shows it the same way and exits with its outcome', async () => {
-    const { code, stdout } = await run(['demo', '--file', failing], { RUNNER_DATA_DIR: masterDir });
+    const failingThere = inWorkflows(failing);
+    const { code, stdout } = await run(['demo', '--file', failingThere], { RUNNER_DATA_DIR: masterDir });
     expect(code).toBe(1);
     const lines = stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(new RegExp(`^✔ pre  ${seconds}$`));
     expect(lines[1]).toMatch(
-      new RegExp(`^✖ broken  ${seconds}  broken:1: it broke \\(${failing.replace(/[.]/g, '\\.')}:8\\)$`),
+      new RegExp(`^✖ broken  ${seconds}  broken:1: it broke \\(${failingThere.replace(/[.]/g, '\\.')}:8\\)$`),
     );
     expect(lines[2]).toBe('↷ after  not run: it depends on broken, which failed');
     const id = new RegExp(`\\[run (${runId})\\]`).exec(lines[3])?.[1];
@@ -689,9 +698,11 @@ describe('runner run with a master holding the data directory', () => {
   });
 
   it('exits 2 with the problems when the master refuses the workflow', async () => {
-    const file = write(
-      'refused.yaml',
-      'version: "1.0"\ntasks:\n  - name: a\n    dependson: [b]\n    exec:\n      script: return true\n',
+    const file = inWorkflows(
+      write(
+        'refused.yaml',
+        'version: "1.0"\ntasks:\n  - name: a\n    dependson: [b]\n    exec:\n      script: return true\n',
+      ),
     );
     const { code, stdout, stderr } = await run(['demo', '--file', file], { RUNNER_DATA_DIR: masterDir });
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -62,7 +62,9 @@ export async function bootEngine(
   options: { profile?: Profile; env?: Record<string, string> } = {},
 ): Promise<EngineHarness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'runner-wf-data-'));
-  const dir = mkdtempSync(join(tmpdir(), 'runner-wf-'));
+  // The default workflow directory (engine.workflow_dirs): files the API's `file` field may read.
+  const dir = join(dataDir, 'workflows');
+  mkdirSync(dir);
   // RUNNER_BUILTIN_PLUGINS_DIR is honoured as the CLI honours it (a snapshot of the plugins).
   const plugins = await discoverPlugins({
     builtinDir: process.env.RUNNER_BUILTIN_PLUGINS_DIR ?? join(repoRoot, 'plugins'),

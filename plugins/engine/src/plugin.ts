@@ -13,6 +13,7 @@ import {
 import { executionsCommand } from './executions-command-spec.js';
 import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
 import { runCommand } from './run-command-spec.js';
+import { WORKFLOW_FILES_CONFIG, workflowDirs } from './workflow-files.js';
 
 /**
  * The workflow engine. Everything heavy loads in setup; the `run` command's handler loads its
@@ -48,6 +49,7 @@ export const plugin = definePlugin({
       help: "bytes of a task's message and outputs kept in its run record",
     },
     ...RETENTION_CONFIG,
+    ...WORKFLOW_FILES_CONFIG,
   },
   async setup(ctx, { parser, runtime, template, store, http, delegator, processGroups }) {
     const [{ createEngine }, { RunStore }, { registerRoutes }, { startRunLifecycle }] = await Promise.all([
@@ -74,7 +76,7 @@ export const plugin = definePlugin({
       taskLogBytes: ctx.config.get<number>('engine.task_log_bytes'),
     });
     ctx.provide(WorkflowEngineRef, engine);
-    if (http) registerRoutes(http, engine);
+    if (http) registerRoutes(http, engine, workflowDirs(ctx.config));
     // Runs still going when the kernel stops were cancelled through ctx.signal; wait for them to
     // record that before the store closes.
     ctx.onStop(async () => {

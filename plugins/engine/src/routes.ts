@@ -17,13 +17,16 @@ import { runToApi } from './api-shape.js';
  * A `POST /workflows/run` body, already checked against RunBody by the router, as a run request.
  * Only the rule a schema cannot say well is checked here.
  */
-export function runRequestFromBody(b: Static<typeof RunBody>, user?: string): RunRequest {
+export function runRequestFromBody(b: Static<typeof RunBody>, user?: string, workflowDirs: string[] = []): RunRequest {
   if ((b.file === undefined) === (b.content === undefined))
     throw new InvalidInputError('give exactly one of file (a path on the master) or content (the workflow text)', {
       field: b.file ? 'content' : 'file',
     });
   return {
-    source: b.file !== undefined ? { file: b.file } : { content: b.content as string, name: b.workflow_name },
+    source:
+      b.file !== undefined
+        ? { file: b.file, within: workflowDirs }
+        : { content: b.content as string, name: b.workflow_name },
     workflowName: b.workflow_name,
     group: b.group,
     delegateTo: b.delegate_to,
@@ -37,7 +40,8 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string): Ru
   };
 }
 
-export function registerRoutes(router: HttpRouter, engine: WorkflowEngine): void {
+/** `workflowDirs`: the only directories the `file` field may read from (engine.workflow_dirs). */
+export function registerRoutes(router: HttpRouter, engine: WorkflowEngine, workflowDirs: string[]): void {
   const encodedPages = new WeakMap<object, string>();
   router.add(
     defineRoute({
@@ -50,7 +54,7 @@ export function registerRoutes(router: HttpRouter, engine: WorkflowEngine): void
       responses: { 202: RunAccepted },
       handler: async (request) => {
         // Who started it is who the authentication guard says is calling, never what the body says.
-        const { runId } = await engine.start(runRequestFromBody(request.body, request.principal?.name));
+        const { runId } = await engine.start(runRequestFromBody(request.body, request.principal?.name, workflowDirs));
         const run = engine.get(runId);
         return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
       },

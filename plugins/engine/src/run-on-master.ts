@@ -1,10 +1,10 @@
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, extname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CommandContext, MasterClient, RunRecord, RunRequest } from '@runner/plugin-sdk';
 import { runFromApi, type ApiRun, type ApiTask } from './api-shape.js';
 import { exitCodeOf, signalExitCode, type RunOptions } from './run-command.js';
 import { runViewFor } from './run-view.js';
+import { inWorkflowDirs, readWorkflowFile, workflowDirs } from './workflow-files.js';
 
 type ApiRecord = ApiRun & { tasks: (ApiTask & { log: RunRecord['tasks'][number]['log'] })[] };
 
@@ -33,15 +33,22 @@ export async function runOnMaster(
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
   try {
     const file = resolve((request.source as { file: string }).file);
-    // A master holding this data directory is on this machine: it reads the file itself, and
-    // problems are reported at the file's path. A remote master gets the text.
-    const source = master.endpoint.local ? { file } : { content: await readFile(file, 'utf8') };
+    // A master holding this data directory is on this machine: it reads a file under its workflow
+    // directories itself, and problems are reported at the file's path. Any other file is the
+    // user's own, which the master may not read: it gets the text, as a remote master does.
+    const source =
+      master.endpoint.local && (await inWorkflowDirs(file, workflowDirs(ctx.config)))
+        ? { file }
+        : {
+            content: await readWorkflowFile(file),
+            workflow_name: request.workflowName ?? basename(file, extname(file)),
+          };
     // The master's error answer comes back as a RunnerError of its kind and code: a workflow the
     // master refused exits 2 as it does when run embedded.
     const answer = await master.call<{ id: string }>('POST', '/workflows/run', {
       body: {
-        ...source,
         workflow_name: request.workflowName,
+        ...source,
         group: request.group,
         vars: request.vars,
         values: request.values,

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { didYouMean, InvalidInputError, messageOf, type ResolvedSource, type WorkflowSource } from '@runner/plugin-sdk';
+import { readWorkflowFile } from './workflow-files.js';
+import { didYouMean, InvalidInputError, type ResolvedSource, type WorkflowSource } from '@runner/plugin-sdk';
 
 type KindSource = { kind: string; ref: string; version?: number };
 export type SourceResolver = (source: KindSource) => Promise<ResolvedSource>;
@@ -36,7 +36,7 @@ export class WorkflowSources {
   async resolve(source: WorkflowSource): Promise<{ text: string; file: string; name: string }> {
     if ('file' in source) {
       return {
-        text: await readWorkflowFile(source.file),
+        text: await readWorkflowFile(source.file, source.within),
         file: source.file,
         name: basename(source.file, extname(source.file)),
       };
@@ -55,18 +55,5 @@ export class WorkflowSources {
     const resolved = await resolver(source);
     const label = `${source.kind}:${source.ref}${source.version === undefined ? '' : `@${source.version}`}`;
     return { text: resolved.content, file: resolved.path ?? label, name: resolved.name };
-  }
-}
-
-async function readWorkflowFile(file: string): Promise<string> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    // Bad input of the request (HTTP 400, exit code 2), not a missing resource: a 404 from
-    // POST /workflows/run would read as "no such endpoint".
-    if (code === 'ENOENT') throw new InvalidInputError(`workflow file ${file} does not exist`, { field: 'file' });
-    if (code === 'EISDIR') throw new InvalidInputError(`workflow file ${file} is a directory`, { field: 'file' });
-    throw new InvalidInputError(`cannot read workflow file ${file}: ${messageOf(error)}`, { field: 'file' });
   }
 }
