@@ -45,7 +45,7 @@ async function sequential(base, headers, count = 2000) {
 async function load(base, headers) {
   const run = (duration) =>
     autocannon({ url: `${base}/api/v1/agents`, connections: 100, duration, headers, pipelining: 1 });
-  await run(1); // warm-up: JIT, caches, the Basic check's one scrypt
+  await run(2); // warm-up: JIT, caches, the Basic check's one scrypt, a master just started
   const result = await run(seconds);
   if (result.non2xx > 0) throw new Error(`${result.non2xx} answers were not 2xx (headers ${Object.keys(headers)})`);
   return {
@@ -58,13 +58,9 @@ async function load(base, headers) {
 
 const result = { seconds, connections: 100 };
 let failure;
+// Both masters run at once and each method is measured right after the open master, so that a
+// host whose load drifts (other work on it) skews both sides of a comparison alike.
 const open = await startMaster({ args: ['--auth', 'off'] });
-try {
-  result.off = await load(open.base, {});
-} finally {
-  await open.stop();
-}
-
 const master = await startMaster();
 try {
   const { body: created } = await master.request('POST', '/api/v1/auth/tokens', { name: 'bench', role: 'viewer' });
@@ -84,13 +80,16 @@ try {
   };
   result.on = {};
   for (const [name, headers] of Object.entries(methods)) {
-    const measured = await load(master.base, headers);
+    const off = await load(open.base, {});
+    const on = await load(master.base, headers);
     result.on[name] = {
-      ...measured,
-      added_p50_ms: round(measured.p50_ms - result.off.p50_ms, 3),
-      added_one_connection_p50_ms: round(measured.one_connection_p50_ms - result.off.one_connection_p50_ms, 3),
+      ...on,
+      off,
+      added_p50_ms: round(on.p50_ms - off.p50_ms, 3),
+      added_one_connection_p50_ms: round(on.one_connection_p50_ms - off.one_connection_p50_ms, 3),
     };
   }
+  await open.stop();
 
   // Password guessing from one address while someone else checks health, one request at a time.
   const healthMs = [];
@@ -130,17 +129,14 @@ try {
 } catch (error) {
   failure = error;
 } finally {
+  await open.stop();
   await master.stop();
 }
 if (failure) throw failure;
 
-const o = result.off;
-console.log(
-  `auth off: 100 connections p50 ${o.p50_ms} ms, p99 ${o.p99_ms} ms, ${o.requests_per_s} req/s; one connection p50 ${o.one_connection_p50_ms} ms`,
-);
 for (const [name, m] of Object.entries(result.on)) {
   console.log(
-    `auth on (${name}): 100 connections p50 ${m.p50_ms} ms (+${m.added_p50_ms}), p99 ${m.p99_ms} ms, ${m.requests_per_s} req/s; one connection p50 ${m.one_connection_p50_ms} ms (+${m.added_one_connection_p50_ms})`,
+    `${name}: 100 connections p50 ${m.p50_ms} ms against ${m.off.p50_ms} ms with auth off (+${m.added_p50_ms}), p99 ${m.p99_ms} ms, ${m.requests_per_s} req/s (off ${m.off.requests_per_s}); one connection p50 ${m.one_connection_p50_ms} ms against ${m.off.one_connection_p50_ms} ms (+${m.added_one_connection_p50_ms})`,
   );
 }
 const f = result.failed_logins;

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { hasTool } from '../support/tools.js';
 import { localAuth, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
 const children: ReturnType<typeof spawnRunner>[] = [];
@@ -14,9 +15,8 @@ let adminPassword: string;
 
 beforeAll(async () => {
   dataDir = tempDataDir('runner-auth-');
-  const child = spawnRunner(['server', '--http-port', '0', '--port', '0', '--bind-address', '127.0.0.1'], {
-    env: { RUNNER_DATA_DIR: dataDir },
-  });
+  // No --bind-address: the defaults are what is tested.
+  const child = spawnRunner(['server', '--http-port', '0', '--port', '0'], { env: { RUNNER_DATA_DIR: dataDir } });
   children.push(child);
   const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/);
   base = `http://${address}`;
@@ -57,6 +57,16 @@ describe('a master with default settings', () => {
     const files = ['master.json', 'runner.lock', 'logs/runner.log'];
     for (const name of readdirSync(join(dataDir, 'store'))) files.push(join('store', name));
     for (const file of files) expect(mode(join(dataDir, file)), file).toBe(0o600);
+  });
+
+  it.skipIf(!hasTool('ss', 'iproute2'))('listens on loopback only (HTTP and gRPC)', () => {
+    const pid = children[0].pid;
+    const listeners = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.includes(`pid=${pid},`))
+      .map((line) => line.trim().split(/\s+/)[3]);
+    expect(listeners.length).toBe(2);
+    for (const address of listeners) expect(address).toMatch(/^(127\.0\.0\.1|\[::1\]):\d+$/);
   });
 
   it('answers 401 without credentials on every route of its OpenAPI document except health, login and the document', async () => {

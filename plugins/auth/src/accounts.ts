@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
 import {
   ConflictError,
   InvalidInputError,
@@ -64,6 +64,9 @@ export const ACCOUNT_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/** The password hash of a user whose password the directory checks (never a valid scrypt hash). */
+export const EXTERNAL_PASSWORD = '!ldap';
+
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 
 function checkName(name: string, what: string): void {
@@ -90,7 +93,7 @@ export function checkPassword(password: unknown, field = 'password'): string {
   return password;
 }
 
-export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+export const sha256 = (text: string): string => hash('sha256', text, 'hex');
 
 /** A new API token: `rnr_` and 256 random bits. */
 export const newTokenSecret = (): string => `rnr_${randomBytes(32).toString('base64url')}`;
@@ -191,6 +194,41 @@ export class Accounts {
     await this.store.run('DELETE FROM auth_users WHERE id = ?', [user.id]);
     this.usersById.delete(user.id);
     this.usersByName.delete(user.name);
+    return user;
+  }
+
+  /**
+   * The local record of a user an LDAP directory or an OpenID provider vouched for: created on first
+   * login, its role refreshed at every login. Its password hash is a marker (`!ldap`, `!oidc`) that
+   * no password matches and that says where the user comes from.
+   */
+  async upsertExternal(name: string, role: Role, now: Date, marker: string = EXTERNAL_PASSWORD): Promise<User> {
+    const existing = this.usersByName.get(name);
+    if (existing && existing.password_hash !== marker) {
+      throw new ConflictError(`user "${name}" exists already from another source; it cannot log in this way`);
+    }
+    if (existing && existing.role === role) return existing;
+    const at = now.toISOString();
+    if (existing) {
+      const updated = { ...existing, role, updated_at: at };
+      await this.store.run('UPDATE auth_users SET role = ?, updated_at = ? WHERE id = ?', [role, at, existing.id]);
+      this.remember(updated);
+      return updated;
+    }
+    checkName(name, 'user');
+    const user: User = {
+      id: `usr_${randomUUID()}`,
+      name,
+      role,
+      password_hash: marker,
+      created_at: at,
+      updated_at: at,
+    };
+    await this.store.run(
+      'INSERT INTO auth_users (id, name, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      [user.id, user.name, user.role, user.password_hash, user.created_at, user.updated_at],
+    );
+    this.remember(user);
     return user;
   }
 

@@ -1,7 +1,8 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { principalFor, UnauthorizedError, type Principal } from '@runner/plugin-sdk';
-import { sha256, type Accounts, type User } from './accounts.js';
+import { EXTERNAL_PASSWORD, sha256, type Accounts, type User } from './accounts.js';
+import { ldapLogin, type LdapConfig } from './ldap.js';
 import { signJwt, verifyJwt, type SessionClaims } from './jwt.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { decoyHash, verifyPassword } from './passwords.js';
@@ -54,6 +55,7 @@ export class Authenticator {
     private readonly throttle: LoginThrottle,
     private readonly sessionMs: number,
     private readonly now: () => number = Date.now,
+    private readonly ldap?: LdapConfig,
   ) {}
 
   /**
@@ -87,6 +89,14 @@ export class Authenticator {
     this.throttle.check(name, address);
     this.throttle.attempt(name, address);
     const user = this.accounts.userByName(name);
+    // Local users first; names unknown here (or known from the directory) are the directory's.
+    if (this.ldap && (!user || user.password_hash === EXTERNAL_PASSWORD)) {
+      const found = await ldapLogin(this.ldap, name, password);
+      if (!found) throw new UnauthorizedError(BAD_LOGIN);
+      const known = await this.accounts.upsertExternal(name, found.role, new Date(this.now()));
+      this.throttle.succeeded(name, address);
+      return known;
+    }
     // An unknown user costs one scrypt too, so timing does not tell whether the name exists.
     const ok = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
     if (!user || !ok) throw new UnauthorizedError(BAD_LOGIN);

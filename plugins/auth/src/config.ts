@@ -1,4 +1,6 @@
 import { InvalidInputError, parseDuration, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
+import { LDAP_CONFIG, readLdapConfig, type LdapConfig } from './ldap.js';
+import { OIDC_CONFIG, readOidcProviders, type OidcProvider } from './oidc.js';
 
 /** The plugin's settings, read once at setup so a bad value fails the boot, not a request. */
 export interface AuthConfig {
@@ -14,6 +16,10 @@ export interface AuthConfig {
   /** Failed logins per user and address before each further one waits. */
   failuresBeforeDelay: number;
   auditRetentionMs: number;
+  /** LDAP/AD login, when `auth.ldap.url` is set. */
+  ldap?: LdapConfig;
+  /** OpenID Connect providers (`auth.oauth.providers`). */
+  oidc: OidcProvider[];
 }
 
 export const AUTH_CONFIG: ConfigDeclaration = {
@@ -61,6 +67,8 @@ export const AUTH_CONFIG: ConfigDeclaration = {
     default: '90d',
     help: 'how long audit records are kept (a duration: 30d, 365d)',
   },
+  ...LDAP_CONFIG,
+  ...OIDC_CONFIG,
 };
 
 function duration(config: RunnerConfig, key: string): number {
@@ -86,5 +94,7 @@ export function readAuthConfig(config: RunnerConfig): AuthConfig {
     adminPassword: config.get<string | undefined>('auth.admin_password') || undefined,
     failuresBeforeDelay: config.get<number>('auth.login_failures_before_delay'),
     auditRetentionMs: duration(config, 'audit.retention'),
+    ldap: readLdapConfig(config),
+    oidc: readOidcProviders(config),
   };
 }

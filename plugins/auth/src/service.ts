@@ -7,6 +7,8 @@ import { ensureAdmin, jwtSecret, writeLocalToken } from './bootstrap.js';
 import type { AuthConfig } from './config.js';
 import { authGuards } from './guards.js';
 import { LoginThrottle } from './login-throttle.js';
+import { OidcLogins } from './oidc.js';
+import { registerOidcRoutes } from './oidc-routes.js';
 import { registerSessionRoutes } from './session-routes.js';
 
 export interface AuthServiceOptions {
@@ -35,6 +37,8 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
     await writeLocalToken(dataDir),
     new LoginThrottle(config.failuresBeforeDelay),
     config.jwtExpiryMs,
+    Date.now,
+    config.ldap,
   );
   const audit = new AuditLog(store, logger, config.auditRetentionMs);
   await audit.open();
@@ -42,6 +46,7 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
   const deps = { accounts, authenticator, audit };
   registerSessionRoutes(router, deps);
   registerAdminRoutes(router, deps);
+  if (config.oidc.length > 0) registerOidcRoutes(router, new OidcLogins(config.oidc, accounts), deps);
   if (!config.enabled) {
     logger.warn('authentication is OFF (--auth off): every caller of the REST API and WebSocket acts as admin');
   }

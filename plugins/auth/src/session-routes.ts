@@ -37,7 +37,7 @@ function sessionTokenOf(request: HttpRequest): string | undefined {
   return cookieValue(request.headers.cookie, SESSION_COOKIE);
 }
 
-function sessionCookie(value: string, maxAgeSeconds: number): string {
+export function sessionCookie(value: string, maxAgeSeconds: number): string {
   // HttpOnly: page scripts cannot read it; SameSite=Strict: other sites' pages do not send it.
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}`;
 }

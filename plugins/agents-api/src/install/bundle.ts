@@ -51,7 +51,7 @@ function readJson(path: string): PackageJson {
 
 interface Workspace {
   dir: string;
-  manifest: PackageJson & { runner?: { plugin?: boolean } };
+  manifest: PackageJson & { runner?: { plugin?: boolean; agentBundle?: boolean } };
 }
 
 /** The root manifest's `workspaces` (`dir` or `dir/*` entries), else the layout's folders. */
@@ -79,7 +79,8 @@ function workspacePackages(root: string): Workspace[] {
 /**
  * What the agent runs: the kernel, the SDK, every plugin package (`runner.plugin: true`: the
  * kernel discovers and imports them all), and the workspaces those depend on. A package that is
- * not a plugin yet (being written) stays out, as the kernel would leave it out.
+ * not a plugin yet (being written) stays out, as the kernel would leave it out, and so does a
+ * plugin marked `runner.agentBundle: false` (the web UI).
  */
 function bundledWorkspaces(root: string): Workspace[] {
   const all = workspacePackages(root);
@@ -93,7 +94,9 @@ function bundledWorkspaces(root: string): Workspace[] {
   };
   choose(byName.get('@runner/kernel'));
   choose(byName.get('@runner/plugin-sdk'));
-  for (const w of all) if (w.manifest.runner?.plugin === true) choose(w);
+  // A plugin that only a master uses and that carries much with it (the web UI and its build) says
+  // `runner.agentBundle: false`; an agent host never serves it.
+  for (const w of all) if (w.manifest.runner?.plugin === true && w.manifest.runner.agentBundle !== false) choose(w);
   return all.filter((w) => chosen.has(w));
 }
 
