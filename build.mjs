@@ -160,7 +160,13 @@ const desktopBuilds = [
     banner: { js: "const __runnerImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   }),
   // No banner: the sandboxed preload has no Node modules to require.
-  await build({ ...desktopOptions, entryPoints: [{ in: join(desktop, 'src/preload.ts'), out: 'preload' }] }),
+  await build({
+    ...desktopOptions,
+    entryPoints: [
+      { in: join(desktop, 'src/preload.ts'), out: 'preload' },
+      { in: join(desktop, 'src/preload-connections.ts'), out: 'preload-connections' },
+    ],
+  }),
 ];
 const desktopTestCode = desktopBuilds
   .flatMap((b) => Object.keys(b.metafile.inputs))

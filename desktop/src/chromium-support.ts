@@ -20,11 +20,20 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Runs dist/preload.cjs before every document of `page`, wired to `electron`'s IPC handlers. */
-export async function injectPreload(page: Page, electron: FakeElectron): Promise<void> {
-  const preload = readFileSync(resolve(import.meta.dirname, '..', 'dist', 'preload.cjs'), 'utf8');
+/**
+ * Runs dist/preload.cjs before every document of `page`, wired to `electron`'s IPC handlers.
+ * `senderUrl` maps the calling frame's URL to the one Electron would report (a test that serves
+ * the master through a proxy maps the proxy's URLs back to the master's).
+ */
+export async function injectPreload(
+  page: Page,
+  electron: FakeElectron,
+  senderUrl: (url: string) => string = (url) => url,
+  preloadFile = 'preload.cjs',
+): Promise<void> {
+  const preload = readFileSync(resolve(import.meta.dirname, '..', 'dist', preloadFile), 'utf8');
   await page.exposeBinding('__desktopIpc', async (source, channel: string, args: unknown[]) =>
-    electron.invoke(channel, source.frame.url(), ...args),
+    electron.invoke(channel, senderUrl(source.frame.url()), ...args),
   );
   await page.addInitScript({
     content: `(function (require) {\n${preload}\n})(function (name) {

@@ -81,6 +81,31 @@ describe('ConnectionStore', () => {
     expect(store.last).toBe(EMBEDDED);
   });
 
+  it('says which connection to add again when its token cannot be decrypted', async () => {
+    const electron = fakeElectron(dir);
+    const store = await ConnectionStore.open(dir, electron.safeStorage);
+    const prod = await store.add({ name: 'prod', url: 'https://prod.example', token: 't' });
+    const file = join(dir, 'connections.json');
+    const data = JSON.parse(await readFile(file, 'utf8'));
+    data.connections[0].token = Buffer.from('from another keychain').toString('base64');
+    await writeFile(file, JSON.stringify(data));
+    const reopened = await ConnectionStore.open(dir, electron.safeStorage);
+    expect(() => reopened.authorization(prod.id)).toThrow(
+      /cannot decrypt the saved token of connection "prod" \(https:\/\/prod.example\): .*add the connection again \(runner-desktop --connect https:\/\/prod.example\)/,
+    );
+  });
+
+  it('saves one change after another when they come at once', async () => {
+    const store = await ConnectionStore.open(dir, fakeElectron(dir).safeStorage);
+    const added = await Promise.all(
+      ['a', 'b', 'c', 'd'].map((n) => store.add({ name: n, url: `https://${n}.example` })),
+    );
+    await Promise.all([store.setLast(added[0].id), store.setLast(added[3].id), store.setLast(EMBEDDED)]);
+    const reopened = await ConnectionStore.open(dir, fakeElectron(dir).safeStorage);
+    expect(reopened.list().map((c) => c.name)).toEqual(['a', 'b', 'c', 'd']);
+    expect(reopened.last).toBe(EMBEDDED);
+  });
+
   it('checks names', async () => {
     const store = await ConnectionStore.open(dir, fakeElectron(dir).safeStorage);
     await expect(store.add({ name: ' ', url: 'https://p' })).rejects.toThrow(/name must be 1 to 100 characters/);

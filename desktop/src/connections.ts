@@ -58,6 +58,8 @@ export function normalizeMasterUrl(raw: string): string {
 }
 
 export class ConnectionStore {
+  private saving: Promise<void> = Promise.resolve();
+
   private constructor(
     private readonly path: string,
     private data: ConnectionsFile,
@@ -129,7 +131,15 @@ export class ConnectionStore {
     const saved = this.data.connections.find((c) => c.id === id);
     if (!saved) throw new NotFoundError(`no saved connection ${id}`);
     if (!saved.token) return undefined;
-    return `Bearer ${this.safeStorage.decryptString(Buffer.from(saved.token, 'base64'))}`;
+    try {
+      return `Bearer ${this.safeStorage.decryptString(Buffer.from(saved.token, 'base64'))}`;
+    } catch (error) {
+      // Another user's or another machine's keychain, or a keychain that was reset.
+      throw new InvalidInputError(
+        `cannot decrypt the saved token of connection "${saved.name}" (${saved.url}): ${(error as Error).message}; add the connection again (runner-desktop --connect ${saved.url})`,
+        { field: 'token' },
+      );
+    }
   }
 
   async setLast(id: string): Promise<void> {
@@ -172,11 +182,17 @@ export class ConnectionStore {
     return this.safeStorage.encryptString(token).toString('base64');
   }
 
-  private async save(): Promise<void> {
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    const temporary = `${this.path}.${process.pid}.tmp`;
-    await writeFile(temporary, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
-    await chmod(temporary, 0o600);
-    await rename(temporary, this.path);
+  /** Writes the file; saves are queued, so two at once never share the temporary file. */
+  private save(): Promise<void> {
+    const write = async (): Promise<void> => {
+      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+      const temporary = `${this.path}.${process.pid}.tmp`;
+      await writeFile(temporary, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
+      await chmod(temporary, 0o600);
+      await rename(temporary, this.path);
+    };
+    const saved = this.saving.then(write, write);
+    this.saving = saved.catch(() => undefined);
+    return saved;
   }
 }

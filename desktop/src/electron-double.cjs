@@ -53,8 +53,8 @@ class BrowserWindow extends EventEmitter {
   }
 }
 class Tray {
-  constructor(icon) {
-    report('tray', icon);
+  constructor(image) {
+    report('tray', image.path);
   }
   setToolTip(text) {
     report('tooltip', text);
@@ -78,6 +78,9 @@ class Notification extends EventEmitter {
 }
 module.exports = {
   app,
+  nativeImage: {
+    createFromPath: (path) => ({ path, resize: () => ({ path, resized: true }) }),
+  },
   BrowserWindow,
   Tray,
   Notification,

@@ -48,6 +48,7 @@ export interface WindowFacade {
   show(): void;
   focus(): void;
   restore(): void;
+  close(): void;
   isMinimized(): boolean;
   isDestroyed(): boolean;
   /** Once the first paint is ready: the window is shown then, never blank. */

@@ -146,6 +146,7 @@ export function fakeElectron(userData: string): FakeElectron {
         },
         ready: () => ready.splice(0).forEach((l) => l()),
         close() {
+          if (window.destroyed) return;
           window.destroyed = true;
           closed.forEach((l) => l());
         },
@@ -201,7 +202,11 @@ export function fakeElectron(userData: string): FakeElectron {
       isEncryptionAvailable: () => fake.encryptionAvailable,
       backend: () => fake.storageBackend,
       encryptString: (plain) => Buffer.from(`enc:${[...plain].reverse().join('')}`),
-      decryptString: (encrypted) => [...encrypted.toString().replace(/^enc:/, '')].reverse().join(''),
+      decryptString: (encrypted) => {
+        if (!encrypted.toString().startsWith('enc:'))
+          throw new Error('Error while decrypting the ciphertext provided to safeStorage.decryptString.');
+        return [...encrypted.toString().slice(4)].reverse().join('');
+      },
     },
     session: {
       onBeforeSendHeaders: (rewrite) => void (rewriteRequest = rewrite),

@@ -80,6 +80,10 @@ describe('dist/main.cjs', () => {
       'runner-desktop:choose-connection',
       'runner-desktop:open-workflow-file',
       'runner-desktop:notify-run-failed',
+      'runner-desktop:connections:list',
+      'runner-desktop:connections:add',
+      'runner-desktop:connections:remove',
+      'runner-desktop:connections:open',
     ]);
     expect(events.find((e) => e[0] === 'menu')?.[1]).toEqual([
       'File',

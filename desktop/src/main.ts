@@ -1,6 +1,7 @@
 // Electron's main process entry: maps the real Electron API onto the facade and starts the shell.
 // The only module of the main process that imports `electron`; it holds no logic to test.
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
   BrowserWindow,
   Menu,
@@ -9,6 +10,7 @@ import {
   app,
   dialog,
   ipcMain,
+  nativeImage,
   safeStorage,
   session,
   shell,
@@ -35,6 +37,7 @@ function wrapWindow(window: BrowserWindow): WindowFacade {
     show: () => window.show(),
     focus: () => window.focus(),
     restore: () => window.restore(),
+    close: () => window.close(),
     isMinimized: () => window.isMinimized(),
     isDestroyed: () => window.isDestroyed(),
     onceReadyToShow: (listener) => void window.once('ready-to-show', listener),
@@ -64,7 +67,9 @@ function electronFacade(): ElectronFacade {
     },
     createWindow: (options) => wrapWindow(new BrowserWindow(options)),
     createTray: (iconPath) => {
-      const tray = new Tray(iconPath);
+      // macOS draws tray images at their size in points: 32 px would be twice a menu bar icon.
+      const image = nativeImage.createFromPath(iconPath);
+      const tray = new Tray(process.platform === 'darwin' ? image.resize({ width: 16, height: 16 }) : image);
       return {
         setToolTip: (text) => tray.setToolTip(text),
         setContextMenu: (template) => tray.setContextMenu(menu(template)),
@@ -130,6 +135,8 @@ void DesktopShell.start({
   execPath: process.execPath,
   appPath: app.getAppPath(),
   preloadPath: join(app.getAppPath(), 'dist', 'preload.cjs'),
+  connectionsPreloadPath: join(app.getAppPath(), 'dist', 'preload-connections.cjs'),
+  connectionsPageUrl: pathToFileURL(join(app.getAppPath(), 'static', 'connections.html')).href,
   trayIconPath: join(app.getAppPath(), 'build', 'tray.png'),
   log: (message) => console.error(`runner-desktop: ${message}`),
   argv: process.argv,

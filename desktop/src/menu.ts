@@ -4,10 +4,13 @@
 import type { MenuItem } from './facade.js';
 import type { ConnectionInfo } from './bridge.js';
 import type { MasterStatus } from './tray.js';
+import { EMBEDDED } from './connections.js';
 
 export interface MenuActions {
   chooseConnection(): void;
   switchTo(id: string): void;
+  removeCurrent(): void;
+  manageConnections(): void;
   importLogins(): void;
   showWindow(): void;
   about(): void;
@@ -47,6 +50,7 @@ export function applicationMenu(state: MenuState, actions: MenuActions): MenuIte
       label: 'File',
       submenu: [
         { label: 'Choose Connection…', accelerator: 'CmdOrCtrl+K', click: actions.chooseConnection },
+        { label: 'Manage Connections…', click: actions.manageConnections },
         { label: 'Import Logins from runner login', click: actions.importLogins },
         { type: 'separator' },
         state.platform === 'darwin' ? { role: 'close' } : { role: 'quit' },
@@ -56,7 +60,12 @@ export function applicationMenu(state: MenuState, actions: MenuActions): MenuIte
     { label: 'View', submenu: view },
     {
       label: 'Connection',
-      submenu: [...connectionItems(state, actions)],
+      submenu: [
+        ...connectionItems(state, actions),
+        { type: 'separator' },
+        // The embedded master is not a saved connection: nothing to remove.
+        { label: 'Remove This Connection…', enabled: state.current !== EMBEDDED, click: actions.removeCurrent },
+      ],
     },
     { role: 'windowMenu' },
     { label: 'Help', submenu: [{ label: `About ${state.appName}`, click: actions.about }] },

@@ -47,6 +47,10 @@ function requires(source: string): string[] {
 describe('the packed app', () => {
   it("has a configuration electron-builder's own schema accepts", async () => {
     await expect(validateConfiguration(config as never, new DebugLogger(false))).resolves.toBeUndefined();
+    // And the schema is not one that takes anything: a misspelt fuse is refused.
+    await expect(
+      validateConfiguration({ ...config, electronFuses: { runAsNodee: true } } as never, new DebugLogger(false)),
+    ).rejects.toThrow(/electronFuses/);
   });
 
   it('holds the bundles, the manifest and the icons, and no sources, maps or tests', async () => {
@@ -57,8 +61,13 @@ describe('the packed app', () => {
       '/build/tray.png',
       '/dist',
       '/dist/main.cjs',
+      '/dist/preload-connections.cjs',
       '/dist/preload.cjs',
       '/package.json',
+      '/static',
+      '/static/connections.css',
+      '/static/connections.html',
+      '/static/connections.js',
     ]);
     const manifest = JSON.parse(extractFile(asar, 'package.json').toString());
     expect(manifest).toMatchObject({ main: 'dist/main.cjs', productName: 'runner' });
@@ -72,5 +81,6 @@ describe('the packed app', () => {
     expect(main.filter((m) => m !== 'electron' && !builtins.has(m))).toEqual([]);
     // A sandboxed preload can require only a few modules; this one asks for electron alone.
     expect(requires(extractFile(asar, 'dist/preload.cjs').toString())).toEqual(['electron']);
+    expect(requires(extractFile(asar, 'dist/preload-connections.cjs').toString())).toEqual(['electron']);
   });
 });

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isProcessAlive, writeLogin } from '@runner/plugin-sdk';
@@ -31,7 +31,8 @@ afterEach(async () => {
 });
 
 function options(
-  env: NodeJS.ProcessEnv = { PATH: process.env.PATH, RUNNER_BIN: runnerJs },
+  // RUNNER_DATA_DIR: never the real ~/.runner of the machine the tests run on.
+  env: NodeJS.ProcessEnv = { PATH: process.env.PATH, RUNNER_BIN: runnerJs, RUNNER_DATA_DIR: join(userData, 'cli') },
   argv = ['runner'],
 ): ShellOptions {
   return {
@@ -42,6 +43,8 @@ function options(
     execPath: process.execPath,
     appPath: desktopDir,
     preloadPath: '/app/dist/preload.cjs',
+    connectionsPreloadPath: '/app/dist/preload-connections.cjs',
+    connectionsPageUrl: 'file:///app/static/connections.html',
     trayIconPath: '/app/build/tray.png',
     log: () => undefined,
     trayIntervalMs: 60_000,
@@ -110,15 +113,15 @@ describe('DesktopShell', () => {
     expect(shell.embeddedMaster).toBeUndefined();
     expect(electron.windows[0].loaded).toEqual([`${remote}/`]);
     expect(await electron.sendHeaders(`${remote}/api/v1/agents`)).toEqual({ Authorization: 'Bearer rnr_login' });
-    await expect.poll(() => electron.trays[0].toolTip, { timeout: 5000 }).toMatch(/ is up \(runner remote-1\)$/);
+    await expect.poll(() => electron.trays[0].toolTip, { timeout: 15_000 }).toMatch(/ is up \(runner remote-1\)$/);
 
     // A second launch with --connect switches the running app; the same URL is not saved twice.
     const other = await remoteMaster('unused');
     electron.secondInstance(['runner', `--connect=${other}`]);
-    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 5000 }).toBe(`${other}/`);
+    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 15_000 }).toBe(`${other}/`);
     expect(await electron.sendHeaders(`${other}/api/v1/agents`)).toEqual({});
     electron.secondInstance(['runner', '--connect', remote]);
-    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 5000 }).toBe(`${remote}/`);
+    await expect.poll(() => electron.windows[0].loaded.at(-1), { timeout: 15_000 }).toBe(`${remote}/`);
     expect((await ConnectionStore.open(userData, electron.safeStorage)).list().map((c) => c.url)).toEqual([
       remote,
       other,
@@ -173,7 +176,7 @@ describe('DesktopShell', () => {
 
     // The tray follows the master's health; the menu marks the embedded master as current.
     const tray = electron.trays[0];
-    await expect.poll(() => tray.toolTip, { timeout: 5000 }).toMatch(/^runner: Embedded master is up \(runner /);
+    await expect.poll(() => tray.toolTip, { timeout: 15_000 }).toMatch(/^runner: Embedded master is up \(runner /);
     expect(findItem(electron.applicationMenu, /^Embedded master/)).toMatchObject({ type: 'radio', checked: true });
     expect(findItem(electron.applicationMenu, /^lab /)).toMatchObject({ type: 'radio', checked: false });
     expect(findItem(electron.applicationMenu, /Toggle|DevTools/)).toBeUndefined();
@@ -190,7 +193,7 @@ describe('DesktopShell', () => {
     expect(shell.embeddedMaster).toBeUndefined();
     expect(await electron.sendHeaders(`${remote}/api/v1/agents`)).toEqual({ Authorization: 'Bearer rnr_remote' });
     expect(await electron.sendHeaders(`${master.base}/api/v1/agents`)).toEqual({});
-    await expect.poll(() => tray.toolTip, { timeout: 5000 }).toBe('runner: lab is up (runner remote-1)');
+    await expect.poll(() => tray.toolTip, { timeout: 15_000 }).toBe('runner: lab is up (runner remote-1)');
     // The old master's pages may no longer call the bridge.
     await expect(
       electron.invoke(CHANNELS.notifyRunFailed, `${master.base}/`, { runId: 'r', workflow: 'w' }),
@@ -205,11 +208,13 @@ describe('DesktopShell', () => {
     expect(window.restored).toBe(1);
     expect(window.focused).toBe(1);
 
-    // Back to the embedded master from the tray menu: a new one starts.
+    // Back to the embedded master from the tray menu, clicked twice in a hurry: one new master starts.
+    findItem(tray.menu, /^Embedded master/)!.click!();
     findItem(tray.menu, /^Embedded master/)!.click!();
     await expect.poll(() => shell.embeddedMaster?.pid, { timeout: 20_000 }).toBeGreaterThan(0);
     const second = shell.embeddedMaster!;
-    await expect.poll(() => window.loaded.at(-1), { timeout: 5000 }).toBe(`${second.base}/`);
+    await expect.poll(() => window.loaded.filter((u) => u === `${second.base}/`).length, { timeout: 15_000 }).toBe(2);
+    expect(electron.messageBoxes.filter((b) => b.message === 'runner cannot show a master')).toEqual([]);
 
     // Quitting waits for the master to stop, then quits.
     expect(electron.beforeQuit()).toBe(true);
@@ -219,6 +224,102 @@ describe('DesktopShell', () => {
     expect(await second.exited).toMatchObject({ code: 0 });
     expect(tray.destroyed).toBe(true);
     expect(electron.beforeQuit()).toBe(false);
+  });
+
+  it("connects even when runner login's file cannot be read", async () => {
+    const remote = await remoteMaster('unused');
+    await mkdir(join(userData, 'cli', 'auth'), { recursive: true });
+    await writeFile(join(userData, 'cli', 'auth', 'logins.json'), '{ not json');
+    const shell = (await start(undefined, ['runner', '--connect', remote]))!;
+    expect(shell.current?.url).toBe(remote);
+    expect(electron.messageBoxes).toEqual([]);
+  });
+
+  it('removes the connection shown, after asking, and shows the embedded master instead', async () => {
+    const remote = await remoteMaster('rnr_x');
+    const shell = (await start(undefined, ['runner', '--connect', remote]))!;
+    const remove = () => findItem(electron.applicationMenu, /^Remove This Connection/)!;
+    expect(remove().enabled).toBe(true);
+    electron.answers.push(1);
+    remove().click!();
+    await expect.poll(() => electron.messageBoxes.length, { timeout: 10_000 }).toBe(1);
+    expect(shell.current?.url).toBe(remote);
+    electron.answers.push(0);
+    remove().click!();
+    await expect.poll(() => shell.current?.id, { timeout: 20_000 }).toBe('embedded');
+    expect(electron.messageBoxes.map((b) => b.message)).toEqual([
+      `Remove the connection ${remote.replace('http://', '')}?`,
+      `Remove the connection ${remote.replace('http://', '')}?`,
+    ]);
+    expect((await ConnectionStore.open(userData, electron.safeStorage)).list()).toEqual([]);
+    expect(remove().enabled).toBe(false);
+  });
+
+  it('manages saved connections in a window of their own, answering its page only', async () => {
+    const remote = await remoteMaster('rnr_lab');
+    const shell = (await start())!;
+    const page = 'file:///app/static/connections.html';
+    findItem(electron.applicationMenu, /^Manage Connections/)!.click!();
+    const connectionsWindow = electron.windows[1];
+    expect(connectionsWindow.options.webPreferences).toMatchObject({
+      preload: '/app/dist/preload-connections.cjs',
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+    });
+    expect(connectionsWindow.loaded).toEqual([page]);
+    connectionsWindow.ready();
+    expect(connectionsWindow.shown).toBe(1);
+    findItem(electron.applicationMenu, /^Manage Connections/)!.click!();
+    expect(electron.windows).toHaveLength(2);
+    expect(connectionsWindow.focused).toBe(1);
+    expect(connectionsWindow.navigate('file:///etc/passwd')).toBe(false);
+    expect(connectionsWindow.navigate('https://example.org/')).toBe(false);
+    expect(electron.openedExternally).toEqual(['https://example.org/']);
+
+    const embeddedBase = shell.current!.url;
+    expect(await electron.invoke('runner-desktop:connections:list', page)).toEqual({
+      current: 'embedded',
+      connections: [{ id: 'embedded', name: 'Embedded master', url: embeddedBase }],
+    });
+    // The master's pages cannot reach these calls.
+    await expect(electron.invoke('runner-desktop:connections:list', `${embeddedBase}/`)).rejects.toThrow(
+      /only the connections page may call/,
+    );
+    await expect(electron.invoke('runner-desktop:connections:add', page, { name: 5 })).rejects.toThrow(
+      /name must be a string/,
+    );
+    await expect(
+      electron.invoke('runner-desktop:connections:add', page, { name: 'x', url: 'ftp://x' }),
+    ).rejects.toThrow(/must be http:\/\/ or https:\/\//);
+    const lab = (await electron.invoke('runner-desktop:connections:add', page, {
+      name: 'lab',
+      url: remote,
+      token: 'rnr_lab',
+    })) as { id: string };
+    expect(findItem(electron.applicationMenu, /^lab /)).toMatchObject({ type: 'radio', checked: false });
+
+    await electron.invoke('runner-desktop:connections:open', page, lab.id);
+    expect(electron.windows[0].loaded.at(-1)).toBe(`${remote}/`);
+    expect(connectionsWindow.destroyed).toBe(true);
+    expect(await electron.sendHeaders(`${remote}/api/v1/agents`)).toEqual({ Authorization: 'Bearer rnr_lab' });
+
+    await expect(electron.invoke('runner-desktop:connections:remove', page, 'embedded')).rejects.toThrow(
+      /the embedded master is not a saved connection/,
+    );
+    await expect(electron.invoke('runner-desktop:connections:remove', page, 'nope')).rejects.toThrow(
+      /no connection nope/,
+    );
+    await electron.invoke('runner-desktop:connections:remove', page, lab.id);
+    expect(shell.current?.id).toBe('embedded');
+    expect((await ConnectionStore.open(userData, electron.safeStorage)).list()).toEqual([]);
+  });
+
+  it('opens the embedded master when the last connection is no longer saved', async () => {
+    await writeFile(join(userData, 'connections.json'), JSON.stringify({ version: 1, connections: [], last: 'gone' }));
+    const shell = (await start())!;
+    expect(shell.current?.id).toBe('embedded');
+    expect(electron.messageBoxes).toEqual([]);
   });
 
   it('says why no master can be shown and offers the ways on', async () => {

@@ -10,6 +10,7 @@ import { ConnectionStore, EMBEDDED, normalizeMasterUrl } from './connections.js'
 import { startEmbeddedMaster, type EmbeddedMaster } from './embedded-master.js';
 import type { ElectronFacade, RequestHeaders, WindowFacade } from './facade.js';
 import { registerIpcHandlers } from './ipc.js';
+import { registerConnectionsHandlers } from './connections-ipc.js';
 import { applicationMenu, trayMenu, type MenuActions, type MenuState } from './menu.js';
 import { findRunner } from './runner-binary.js';
 import { TrayStatus } from './tray.js';
@@ -24,6 +25,9 @@ export interface ShellOptions {
   /** The app's directory (desktop/ in a checkout, the asar when packaged). */
   appPath: string;
   preloadPath: string;
+  /** The connections window: its preload and its page (static/connections.html) as a file URL. */
+  connectionsPreloadPath: string;
+  connectionsPageUrl: string;
   trayIconPath: string;
   log(message: string): void;
   /** The app's command line: `--connect <url>` opens that master. */
@@ -66,8 +70,10 @@ export function connectArgument(argv: string[]): string | undefined {
 
 export class DesktopShell {
   private window: WindowFacade | undefined;
+  private connectionsWindow: WindowFacade | undefined;
   private active: ActiveMaster | undefined;
   private embedded: EmbeddedMaster | undefined;
+  private embeddedStarting: Promise<EmbeddedMaster> | undefined;
   private tray: TrayStatus | undefined;
   private quitting = false;
   private stopped = false;
@@ -96,7 +102,8 @@ export class DesktopShell {
     try {
       const url = connectArgument(options.argv);
       if (url) await shell.connectTo(url);
-      else await shell.switchTo(store.last ?? EMBEDDED);
+      // A last connection removed from the file since falls back to the embedded master.
+      else await shell.switchTo(store.last && store.get(store.last) ? store.last : EMBEDDED);
     } catch (error) {
       await shell.reportConnectionError(error as Error);
     }
@@ -116,7 +123,10 @@ export class DesktopShell {
   async switchTo(id: string): Promise<ConnectionInfo> {
     let next: ActiveMaster;
     if (id === EMBEDDED) {
-      const master = this.embedded ?? (await this.startEmbedded());
+      // Two switches at once (a double click in the menu) start one master, not two on one data directory.
+      const master =
+        this.embedded ??
+        (await (this.embeddedStarting ??= this.startEmbedded().finally(() => (this.embeddedStarting = undefined))));
       next = {
         id: EMBEDDED,
         name: EMBEDDED_NAME,
@@ -148,7 +158,13 @@ export class DesktopShell {
     const normalized = normalizeMasterUrl(url);
     const known = this.store.list().find((c) => c.url === normalized);
     if (known) return this.switchTo(known.id);
-    const login = (await readLogins(this.runnerDataDir()))[normalized];
+    // The CLI's logins are a convenience: a file that cannot be read does not stop the connection.
+    const login = (
+      await readLogins(this.runnerDataDir()).catch((error: Error) => {
+        this.options.log(`not using runner login's saved logins: ${error.message}`);
+        return {} as Awaited<ReturnType<typeof readLogins>>;
+      })
+    )[normalized];
     const usable = login?.token && !(login.expires_at && Date.parse(login.expires_at) <= Date.now());
     const added = await this.store.add({
       name: new URL(normalized).host,
@@ -285,6 +301,21 @@ export class DesktopShell {
       chooseConnection: () => this.chooseConnection(),
       showWindow: () => this.showWindow(),
     });
+    registerConnectionsHandlers({
+      ipcMain: facade.ipcMain,
+      pageUrl: this.options.connectionsPageUrl,
+      store: this.store,
+      connections: () => this.connections(),
+      current: () => this.active?.id,
+      open: async (id) => {
+        await this.switchTo(id);
+        this.connectionsWindow?.close();
+      },
+      removed: async (id) => {
+        if (this.active?.id === id) await this.switchTo(EMBEDDED);
+      },
+      changed: () => this.renderMenus(),
+    });
     this.createWindow();
     const tray = facade.createTray(this.options.trayIconPath);
     this.tray = new TrayStatus(
@@ -322,6 +353,37 @@ export class DesktopShell {
     return window;
   }
 
+  /** The app's own page for saved connections, in a window of its own (one at a time). */
+  openConnectionsWindow(): WindowFacade {
+    const { facade, connectionsPreloadPath, connectionsPageUrl, log } = this.options;
+    const existing = this.connectionsWindow;
+    if (existing && !existing.isDestroyed()) {
+      existing.show();
+      existing.focus();
+      return existing;
+    }
+    const window = facade.createWindow({
+      ...windowOptions(connectionsPreloadPath),
+      width: 560,
+      height: 600,
+      title: 'Connections',
+    });
+    // Its page never navigates: every navigation is refused, http(s) links go to the browser.
+    lockNavigation(
+      window.webContents,
+      () => undefined,
+      (url) => facade.shell.openExternal(url),
+      log,
+    );
+    window.onceReadyToShow(() => window.show());
+    window.onClosed(() => {
+      if (this.connectionsWindow === window) this.connectionsWindow = undefined;
+    });
+    this.connectionsWindow = window;
+    void window.loadURL(connectionsPageUrl);
+    return window;
+  }
+
   private showWindow(): void {
     if (!this.window || this.window.isDestroyed()) {
       const window = this.createWindow();
@@ -352,6 +414,24 @@ export class DesktopShell {
     return {
       chooseConnection: guarded(() => this.chooseConnection()),
       switchTo: (id) => guarded(() => this.switchTo(id))(),
+      manageConnections: () => void this.openConnectionsWindow(),
+      removeCurrent: guarded(async () => {
+        const current = this.active;
+        if (!current || current.id === EMBEDDED) return;
+        const pressed = await facade.dialog.showMessageBox(this.window, {
+          type: 'warning',
+          title: 'Remove connection',
+          message: `Remove the connection ${current.name}?`,
+          detail: `${current.url}\nIts saved token is deleted; the window switches to the embedded master.`,
+          buttons: ['Remove', 'Cancel'],
+          cancelId: 1,
+          defaultId: 1,
+        });
+        if (pressed !== 0) return;
+        await this.store.remove(current.id);
+        log(`removed the connection ${current.name} (${current.url})`);
+        await this.switchTo(EMBEDDED);
+      }),
       importLogins: guarded(async () => {
         const dataDir = this.runnerDataDir();
         const added = await this.store.importLogins(dataDir);

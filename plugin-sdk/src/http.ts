@@ -36,6 +36,19 @@ export function reply(status: number, body?: unknown, headers?: Record<string, s
   return { kind: 'http-reply', status, body, headers };
 }
 
+/**
+ * A JSON body already encoded (a cached page of a list): the router sends the text as it is,
+ * through the redactor like every answer, instead of serialising a body again per request.
+ */
+export interface EncodedJson {
+  readonly kind: 'encoded-json';
+  readonly text: string;
+}
+
+export function encodedJson(text: string): EncodedJson {
+  return { kind: 'encoded-json', text };
+}
+
 /** Returned by a handler that wrote the response itself. */
 export const STREAMED: unique symbol = Symbol.for('runner.http.streamed') as never;
 

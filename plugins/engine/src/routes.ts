@@ -1,5 +1,6 @@
 import {
   defineRoute,
+  encodedJson,
   InvalidInputError,
   NotFoundError,
   Permissions,
@@ -36,6 +37,7 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string): Ru
 }
 
 export function registerRoutes(router: HttpRouter, engine: WorkflowEngine): void {
+  const encodedPages = new WeakMap<object, string>();
   router.add(
     defineRoute({
       method: 'POST',
@@ -64,8 +66,16 @@ export function registerRoutes(router: HttpRouter, engine: WorkflowEngine): void
       query: ExecutionsQuery,
       responses: { 200: ExecutionList },
       handler: ({ query }) => {
-        const { runs, total } = engine.list(query);
-        return { executions: runs.map(runToApi), total, limit: query.limit, offset: query.offset };
+        const page = engine.list(query);
+        // The engine hands back the same page object until a run is written (first pages are
+        // cached): its encoding is kept with it, so a busy list costs no serialisation per request.
+        let text = encodedPages.get(page);
+        if (text === undefined) {
+          const { runs, total } = page;
+          text = JSON.stringify({ executions: runs.map(runToApi), total, limit: query.limit, offset: query.offset });
+          encodedPages.set(page, text);
+        }
+        return encodedJson(text);
       },
     }),
   );

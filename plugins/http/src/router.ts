@@ -8,6 +8,7 @@ import {
   Permissions,
   RunnerError,
   STREAMED,
+  type EncodedJson,
   type Guard,
   type HttpMethod,
   type HttpReply,
@@ -300,7 +301,12 @@ export class ApiRouter implements HttpRouter {
   ): void {
     if (res.headersSent || res.destroyed) return;
     // Serialised before any header is written, so a body that cannot be encoded still gets a 500.
-    const json = body === undefined || status === 204 || status === 304 ? undefined : JSON.stringify(body);
+    const json =
+      body === undefined || status === 204 || status === 304
+        ? undefined
+        : isEncodedJson(body)
+          ? body.text
+          : JSON.stringify(body);
     // The one serialisation point of every answer: registered secrets are masked here.
     const payload = json === undefined || !this.options.redactor ? json : this.options.redactor.redactText(json);
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
@@ -378,6 +384,10 @@ function firstValues(query: Record<string, string | string[] | undefined>): Reco
     if (first !== undefined) out[key] = first;
   }
   return out;
+}
+
+function isEncodedJson(value: unknown): value is EncodedJson {
+  return typeof value === 'object' && value !== null && (value as Partial<EncodedJson>).kind === 'encoded-json';
 }
 
 function isReply(value: unknown): value is HttpReply {
