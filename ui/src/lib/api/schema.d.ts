@@ -736,6 +736,23 @@ export interface operations {
                         pageCount: number;
                         pageSize: number;
                         lastSnapshotAt: string | null;
+                        /** @description what each retention policy keeps (pruned in the background: store.retention_interval) */
+                        retention: {
+                            /** @description what is kept: executions, task logs, ... */
+                            name: string;
+                            /** @description the rule in words, with its config keys */
+                            rule: string;
+                            /** @description how many are kept now */
+                            kept: number;
+                            /** @description the oldest kept (ISO 8601) */
+                            oldest?: string;
+                            /** @description when the last pass ended */
+                            lastPrunedAt: string | null;
+                            /** @description removed by the last pass */
+                            lastRemoved: number;
+                            /** @description why the last pass failed */
+                            lastError?: string;
+                        }[];
                     };
                 };
             };
@@ -1591,6 +1608,8 @@ export interface operations {
                     workflow_name?: string;
                     /** @description agents to run every task on */
                     delegate_to?: string[];
+                    /** @description delegated units that may run at once across the run (overrides the workflow's forks; default 10) */
+                    forks?: number;
                     values?: {
                         [key: string]: {
                             [key: string]: unknown;
