@@ -424,7 +424,10 @@ values:
       return { code, out };
     };
     const no = await onTerminal('ask-no', 'n\n');
-    expect(no.out).toContain('Run ask-no on agents? Tasks will execute on remote hosts. [y/N] ');
+    // The question names the tasks and their agents (a terminal writes \r\n).
+    expect(no.out).toMatch(
+      /Run ask-no on agents\? This task executes on remote hosts:\r?\n {2}asked {2}on a1\r?\n\[y\/N\] /,
+    );
     expect(no.out).toContain('runner: not confirmed; nothing ran');
     expect(no.code).toBe(1);
     expect(output(agents.a1)).not.toMatch(/running task asked of ask-no/);

@@ -27,11 +27,12 @@ type Master = ReturnType<typeof spawnRunner> & {
   api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
 };
 
-async function startMaster(dataDir: string): Promise<Master> {
-  const [httpPort, grpcPort] = [await freePort(), await freePort()];
+async function startMaster(dataDir: string, grpcPort?: number): Promise<Master> {
+  const httpPort = await freePort();
+  grpcPort ??= await freePort();
   const child = spawnRunner(
     ['server', '--http-port', String(httpPort), '--bind-address', '127.0.0.1', '--port', String(grpcPort)],
-    { env: { RUNNER_DATA_DIR: dataDir } },
+    { env: { RUNNER_DATA_DIR: dataDir, RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1' } },
   ) as Master;
   const tokenFile = join(dataDir, 'auth', 'local.token');
   child.api = async (method, path, body) => {
@@ -78,7 +79,7 @@ async function until<T>(what: string, check: () => Promise<T | undefined> | T | 
 }
 
 describe('a master killed during a run', () => {
-  const masters: Master[] = [];
+  const masters: ReturnType<typeof spawnRunner>[] = [];
   let orphan: number | undefined;
 
   afterEach(async () => {
@@ -154,5 +155,55 @@ tasks:
     ]);
     expect((await second.api('GET', `/executions/${short.body.id}`)).body.status).toBe('succeeded');
     await until('the orphaned sleep was killed', () => (running(orphan as number) ? undefined : true), 5_000);
+  });
+
+  it('leaves a delegated run interrupted, and its agent drops the task with the connection', async () => {
+    const dataDir = tempDataDir();
+    const work = mkdtempSync(join(tmpdir(), 'runner-interrupted-agent-'));
+    const pidFile = join(work, 'sleep.pid');
+    const grpcPort = await freePort();
+    const first = await startMaster(dataDir, grpcPort);
+    masters.push(first);
+    const agent = spawnRunner(['agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
+      env: {
+        RUNNER_DATA_DIR: tempDataDir('runner-interrupted-agent-data-'),
+        RUNNER_JOIN_TOKEN: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
+        RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
+        RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3',
+      },
+    });
+    masters.push(agent);
+    await until('the agent registered', () => (/registered with master/.test(agent.output.stderr) ? true : undefined));
+
+    const run = await first.api('POST', '/workflows/run', {
+      workflow_name: 'remote',
+      content: `version: "1.0"
+tasks:
+  - name: wait
+    delegate_to: a1
+    exec:
+      script: |
+        exec.run("echo $$ > ${pidFile}; exec sleep 300")
+        return true
+`,
+    });
+    expect(run.status).toBe(202);
+    orphan = await until('the sleep started on the agent', () =>
+      existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
+        ? Number(readFileSync(pidFile, 'utf8'))
+        : undefined,
+    );
+
+    first.kill('SIGKILL');
+    await finished(first);
+    // The agent's connection ended with the master: it stops the task and kills its command.
+    await until('the agent dropped the task', () => (running(orphan as number) ? undefined : true), 10_000);
+
+    const second = await startMaster(dataDir, grpcPort);
+    masters.push(second);
+    const record = (await second.api('GET', `/executions/${run.body.id}`)).body;
+    expect(record.status).toBe('interrupted');
+    expect(record.error).toMatch(/^interrupted: pid \d+ on .* stopped before the run ended/);
+    expect((await second.api('GET', '/executions?status=running')).body.total).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import {
   RunnerError,
+  roundSeconds,
   sleep,
   type AgentDelegator,
   type EventBus,
@@ -205,7 +206,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       workflow_name: run.workflowName,
       run_id: run.id,
       status,
-      duration: (performance.now() - started) / 1000,
+      duration: roundSeconds((performance.now() - started) / 1000),
       started_at: unixSeconds(run.startedAt),
       completed_at: completedAt,
     });
@@ -307,7 +308,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             agent,
             status,
             attempt: Math.max(result.attempts, 1),
-            duration: (performance.now() - t0) / 1000,
+            duration: roundSeconds((performance.now() - t0) / 1000),
             ...(error ? { error } : {}),
           });
           deps.events.emit('task.started', taskPayload('running'));
@@ -346,7 +347,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             outputs: outcome.outputs,
             attempts: outcome.attempts,
             completedAt: new Date().toISOString(),
-            duration: (performance.now() - t0) / 1000,
+            duration: roundSeconds((performance.now() - t0) / 1000),
             logTruncated: log.truncated,
           });
           if (failed) log.add('error', `failed: ${outcome.message ?? 'no message'}`);
@@ -426,7 +427,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       ...run,
       status: cancelled ? 'cancelled' : failed ? 'failed' : 'succeeded',
       completedAt: new Date().toISOString(),
-      duration: (performance.now() - started) / 1000,
+      duration: roundSeconds((performance.now() - started) / 1000),
       ...(cancelled && control.cancelledBy !== undefined ? { cancelledBy: control.cancelledBy } : {}),
       // The cancellation explains a cancelled run better than the task it interrupted.
       error: cancelled ? control.reason : outcome.stoppedBy ? `task ${outcome.stoppedBy} failed` : undefined,

@@ -12,6 +12,7 @@ import {
   type RunRecord,
   type RunRequest,
 } from '@runner/plugin-sdk';
+import { confirmationQuestion, delegationSummary } from './delegation-summary.js';
 import { runOnMaster } from './run-on-master.js';
 import { runViewFor } from './run-view.js';
 
@@ -68,14 +69,16 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
   const confirmed = async (delegates: () => Promise<boolean>) =>
     !mayAsk ||
     !(await delegates()) ||
-    (await confirm(ctx, `Run ${name} on agents? Tasks will execute on remote hosts. [y/N] `));
+    (await confirm(ctx, confirmationQuestion(name, await delegationSummary(request))));
   const notConfirmed = () => {
     ctx.stderr.write('runner: not confirmed; nothing ran\n');
     return 1;
   };
 
   if (master) {
-    if (!(await confirmed(() => delegatesLoosely(request)))) return notConfirmed();
+    // A file that cannot be read here counts as delegating: the question is asked, not skipped.
+    const delegatesLoosely = async () => ((await delegationSummary(request)) ?? [{}]).length > 0;
+    if (!(await confirmed(delegatesLoosely))) return notConfirmed();
     return runOnMaster(createMasterClient(master, { dataDir: ctx.config.dataDir }), request, ctx, options);
   }
 
@@ -152,37 +155,6 @@ async function readValues(
     return parse(text) as Record<string, Record<string, unknown>>;
   }
   return parser.parseValues(text, { file: path });
-}
-
-/**
- * Whether a run sent to a master would reach agents, read from the file without a kernel here (the
- * master validates it). With --group, only the group's tasks and what they depend on count; a
- * file that does not parse counts as delegating, so that the question is asked rather than skipped.
- */
-async function delegatesLoosely(request: RunRequest): Promise<boolean> {
-  if (request.delegateTo?.length) return true;
-  const { parse } = await import('yaml');
-  type LooseTask = { name?: unknown; depends_on?: unknown; delegate_to?: unknown };
-  let doc: { tasks?: LooseTask[]; groups?: Record<string, unknown> };
-  try {
-    doc = (parse(await readFile((request.source as { file: string }).file, 'utf8')) ?? {}) as typeof doc;
-  } catch {
-    return true;
-  }
-  const tasks = Array.isArray(doc.tasks) ? doc.tasks.filter((t) => t !== null && typeof t === 'object') : [];
-  const byName = new Map(tasks.map((t) => [String(t.name), t]));
-  const group = request.group ? doc.groups?.[request.group] : undefined;
-  if (!Array.isArray(group)) return tasks.some((t) => t.delegate_to !== undefined);
-  const seen = new Set<string>();
-  const visit = (taskName: string): boolean => {
-    if (seen.has(taskName)) return false;
-    seen.add(taskName);
-    const task = byName.get(taskName);
-    if (!task) return false;
-    const deps = Array.isArray(task.depends_on) ? task.depends_on.map(String) : [];
-    return task.delegate_to !== undefined || deps.some(visit);
-  };
-  return group.map(String).some(visit);
 }
 
 function parseVarsLoosely(args: string[]): Record<string, string> {

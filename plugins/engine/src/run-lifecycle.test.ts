@@ -156,12 +156,20 @@ describe('reconciling runs a dead process left running', () => {
     await runs.insertRun(run('y'));
     await runs.finishRun({ ...run('y'), status: 'succeeded', completedAt: new Date(T0).toISOString() });
     await mine.renew(T0 + 5_000);
-    const rows = store.all<{ id: string; lease_owner: string; lease_expires_at: string | null }>(
-      'SELECT id, lease_owner, lease_expires_at FROM runs ORDER BY id',
-    );
-    expect(rows).toEqual([
+    const leases = () =>
+      store.all<{ id: string; lease_owner: string; lease_expires_at: string | null }>(
+        'SELECT id, lease_owner, lease_expires_at FROM runs ORDER BY id',
+      );
+    expect(leases()).toEqual([
       { id: 'x', lease_owner: ME, lease_expires_at: new Date(T0 + 5_000 + LEASE_TTL_MS).toISOString() },
       { id: 'y', lease_owner: ME, lease_expires_at: null },
     ]);
+
+    // With nothing running, renewing writes nothing: an idle master does not grow the journal.
+    await runs.finishRun({ ...run('x'), status: 'succeeded', completedAt: new Date(T0).toISOString() });
+    expect(leases()[0].lease_expires_at).toBeNull();
+    const records = store.stats().journalRecords;
+    await mine.renew(T0 + 6_000);
+    expect(store.stats().journalRecords).toBe(records);
   });
 });

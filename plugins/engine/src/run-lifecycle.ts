@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import type { Logger, RunStatus, StartedProcessGroup, Store, TaskStatus } from '@runner/plugin-sdk';
+import {
+  roundSeconds,
+  type Logger,
+  type RunStatus,
+  type StartedProcessGroup,
+  type Store,
+  type TaskStatus,
+} from '@runner/plugin-sdk';
 
 /** How long a run's lease lasts without renewal; the holder renews it every third of that. */
 export const LEASE_TTL_MS = 60_000;
@@ -37,8 +44,12 @@ export class RunLeases {
     return [this.owner, new Date(now + this.ttlMs).toISOString()];
   }
 
-  /** One write renews every run of this owner. */
+  /** One write renews every run of this owner; none when it runs nothing (an idle master writes nothing). */
   renew(now = Date.now()): Promise<unknown> {
+    const running = this.store.get("SELECT 1 AS x FROM runs WHERE status = 'running' AND lease_owner = ? LIMIT 1", [
+      this.owner,
+    ]);
+    if (running === undefined) return Promise.resolve();
     return this.store.run("UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running'", [
       new Date(now + this.ttlMs).toISOString(),
       this.owner,
@@ -176,7 +187,7 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
       workflowName: row.workflow_name,
       startedAt: row.started_at,
       completedAt: new Date(end).toISOString(),
-      duration: Math.max(0, (end - Date.parse(row.started_at)) / 1000),
+      duration: roundSeconds(Math.max(0, (end - Date.parse(row.started_at)) / 1000)),
       reason: `interrupted: ${holder} stopped before the run ended; found at the start of ${owner}`,
       killed: [],
     };

@@ -82,7 +82,11 @@ export async function vacuumCommand(_input: CommandInput, ctx: CommandContext): 
   return 0;
 }
 
-export function formatStats(stats: StoreStats): string {
+/**
+ * `runner db stats` as text. `configured` are the retention settings of the loaded plugins (keys
+ * with a `retention` part), shown when no process runs the policies to report on them.
+ */
+export function formatStats(stats: StoreStats, configured: readonly { key: string; value: unknown }[] = []): string {
   const width = Math.max(5, ...stats.tables.map((t) => t.name.length));
   const lines = [
     `store     ${stats.path}`,
@@ -93,15 +97,20 @@ export function formatStats(stats: StoreStats): string {
     `${'table'.padEnd(width)}  rows`,
     ...stats.tables.map((t) => `${t.name.padEnd(width)}  ${t.rows}`),
     '',
-    ...retentionLines(stats),
+    ...retentionLines(stats, configured),
   ];
   return `${lines.join('\n')}\n`;
 }
 
 /** What each retention policy keeps; read from the master, which registers and runs them. */
-function retentionLines(stats: StoreStats): string[] {
+function retentionLines(stats: StoreStats, configured: readonly { key: string; value: unknown }[]): string[] {
   const policies = stats.retention ?? [];
-  if (policies.length === 0) return ['retention  applies while a master (or a run) has this data directory open'];
+  if (policies.length === 0) {
+    return [
+      'retention  applies while a master (or a run) has this data directory open; configured:',
+      ...configured.map(({ key, value }) => `  ${key} = ${String(value)}`),
+    ];
+  }
   return [
     'retention',
     ...policies.flatMap((p) => [
@@ -123,6 +132,7 @@ export async function statsCommand(input: CommandInput, ctx: CommandContext): Pr
     (master) => master.call<StoreStats>('GET', '/db/stats', { timeoutMs: STORE_CALL_TIMEOUT_MS }),
     async (store) => store.stats(),
   );
-  ctx.stdout.write(format === 'json' ? `${JSON.stringify(stats, null, 2)}\n` : formatStats(stats));
+  const configured = ctx.config.declared().filter((k) => /(^|\.)retention(\.|_|$)/.test(k.key));
+  ctx.stdout.write(format === 'json' ? `${JSON.stringify(stats, null, 2)}\n` : formatStats(stats, configured));
   return 0;
 }

@@ -99,9 +99,16 @@ describe('retention passes', () => {
     expect(store.get('SELECT COUNT(*) AS n FROM items')).toEqual({ n: 50 - policy.batches });
   });
 
-  it('says when no policy is registered', () => {
-    expect(formatStats(store.stats())).toMatch(
-      /retention {2}applies while a master \(or a run\) has this data directory open\n$/,
-    );
+  it('says when no policy is registered, with the configured retention settings', () => {
+    const text = formatStats(store.stats(), [
+      { key: 'engine.retention.max_age', value: '30d' },
+      { key: 'store.retention_interval', value: 600 },
+    ]);
+    expect(text.split('\n').slice(-4)).toEqual([
+      'retention  applies while a master (or a run) has this data directory open; configured:',
+      '  engine.retention.max_age = 30d',
+      '  store.retention_interval = 600',
+      '',
+    ]);
   });
 });

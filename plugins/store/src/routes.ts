@@ -10,6 +10,18 @@ const StatsSchema = Type.Object({
   pageCount: Type.Integer(),
   pageSize: Type.Integer(),
   lastSnapshotAt: Type.Union([Type.String(), Type.Null()]),
+  retention: Type.Array(
+    Type.Object({
+      name: Type.String({ description: 'what is kept: executions, task logs, ...' }),
+      rule: Type.String({ description: 'the rule in words, with its config keys' }),
+      kept: Type.Integer({ description: 'how many are kept now' }),
+      oldest: Type.Optional(Type.String({ description: 'the oldest kept (ISO 8601)' })),
+      lastPrunedAt: Type.Union([Type.String(), Type.Null()], { description: 'when the last pass ended' }),
+      lastRemoved: Type.Integer({ description: 'removed by the last pass' }),
+      lastError: Type.Optional(Type.String({ description: 'why the last pass failed' })),
+    }),
+    { description: 'what each retention policy keeps (pruned in the background: store.retention_interval)' },
+  ),
 });
 
 const BackupQuery = Type.Object(

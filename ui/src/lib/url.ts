@@ -28,3 +28,22 @@ export function agentStartCommand(grpcPort: number | null | undefined): string {
   const host = location.hostname.includes(':') ? `[${location.hostname}]` : location.hostname;
   return `runner agent start <name> --master ${host}:${grpcPort || 50053} --token <join token>`;
 }
+
+/**
+ * Calls `fn` at most once per `ms`, at the end of the window: a burst of events (a thousand agents
+ * connecting) becomes one reload. `cancel` drops a pending call (a page going away).
+ */
+export function coalesce(fn: () => void, ms = 1000): { (): void; cancel(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const call = () => {
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      fn();
+    }, ms);
+  };
+  call.cancel = () => {
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  return call;
+}

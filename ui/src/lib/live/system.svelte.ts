@@ -1,4 +1,5 @@
 import type { paths } from '$lib/api/schema';
+import { desktop } from '$lib/desktop';
 import { live, type Message, type Messages } from './socket.svelte';
 
 export type SystemMetrics = Messages['system_metrics'];
@@ -39,6 +40,12 @@ class SystemState {
       this.samples = [...this.samples.slice(-(MAX_SAMPLES - 1)), { at: at(m), metrics: m.data }];
     });
     live.on('system_alert', (m) => this.setAlert(m.data as SystemAlert));
+    // Inside the desktop app a failed run raises a native notification.
+    live.on('workflow.failed', (m) => {
+      void desktop
+        ?.notifyRunFailed({ runId: m.data.run_id, workflow: m.data.workflow_name, message: `status ${m.data.status}` })
+        .catch(() => undefined);
+    });
     live.onAny((m) => {
       const item = activityOf(m);
       if (item) this.activity = [item, ...this.activity.slice(0, MAX_ACTIVITY - 1)];
