@@ -318,7 +318,7 @@ tasks:
       { content: hello, dryrun: true },
       {
         message:
-          'dryrun: is not a known field (known: file, content, workflow_name, delegate_to, values, vars, dry_run, group, verbose, trigger)',
+          'dryrun: is not a known field (known: file, content, workflow_name, delegate_to, forks, values, vars, dry_run, group, verbose, trigger)',
         field: 'dryrun',
       },
     ],
