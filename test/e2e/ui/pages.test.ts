@@ -110,10 +110,12 @@ const PAGES: PageCase[] = [
   },
   {
     name: 'logs',
-    path: () => '/logs?since=all',
+    // Warnings only: a start-up line of this master that stays among the few rows the virtualized
+    // viewer renders, however many info lines the other tests made it log.
+    path: () => '/logs?since=all&level=warn',
     ready: (page) =>
       page
-        .getByText(/gRPC listening on/)
+        .getByText(/created the agent join token/)
         .first()
         .waitFor(),
   },
