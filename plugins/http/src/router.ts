@@ -5,7 +5,6 @@ import {
   ForbiddenError,
   messageOf,
   NotFoundError,
-  Permissions,
   RunnerError,
   STREAMED,
   type EncodedJson,
@@ -28,11 +27,12 @@ import { finalStatus, GuardChain } from './guard-chain.js';
 import { readJsonBody } from './json-body.js';
 import { buildOpenApi } from './openapi.js';
 import { originAllowed } from './network-checks.js';
-import { compilePart, type PartValidator } from './route-schema.js';
+import { API_PREFIX, checkDeclaration, METHODS, WEBSOCKET_ROUTE, type CompiledRoute } from './route-declaration.js';
+import { compilePart } from './route-schema.js';
+
+export { API_PREFIX } from './route-declaration.js';
 import { StaticFiles } from './static-files.js';
 
-export const API_PREFIX = '/api/v1';
-const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const DEFAULT_ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
 /** A client's own id is kept (it ties the CLI's logs to ours) when it cannot smuggle anything into a log line. */
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -392,42 +392,4 @@ function isEncodedJson(value: unknown): value is EncodedJson {
 
 function isReply(value: unknown): value is HttpReply {
   return typeof value === 'object' && value !== null && (value as Partial<HttpReply>).kind === 'http-reply';
-}
-
-/** A declared route with its checks compiled. */
-interface CompiledRoute {
-  spec: RouteSpec;
-  meta: RouteMeta;
-  bodyLimit: number;
-  params?: PartValidator;
-  query?: PartValidator;
-  body?: PartValidator;
-}
-
-/** The WebSocket channel as the guard chain sees it: any signed-in user may connect; messages are filtered by permission. */
-const WEBSOCKET_ROUTE: RouteMeta = {
-  method: 'WS',
-  path: `${API_PREFIX}/ws`,
-  permission: Permissions.workflowView,
-  summary: 'the WebSocket channel of live events',
-  kind: 'websocket',
-  mutating: false,
-};
-
-/** A mistake in a plugin's declaration fails its setup, naming the route. */
-function checkDeclaration(route: RouteSpec): void {
-  const { method, path } = route;
-  if (!METHODS.includes(method))
-    throw new TypeError(`route ${method} ${path}: method must be one of ${METHODS.join(', ')}`);
-  if (!path.startsWith('/') || path.includes('?'))
-    throw new TypeError(`route ${method} ${path}: path must start with "/" and hold no query, e.g. "/agents/:name"`);
-  if (typeof route.permission !== 'string' || (route.permission as string) === '')
-    throw new TypeError(`route ${method} ${path} declares no permission (use "public" for open routes)`);
-  if (!route.summary)
-    throw new TypeError(`route ${method} ${path} has no summary (it is shown in the OpenAPI document)`);
-  if (typeof route.handler !== 'function') throw new TypeError(`route ${method} ${path} has no handler`);
-  const named = [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1] as string);
-  const declared = Object.keys((route.params?.properties ?? {}) as object);
-  const missing = named.filter((n) => route.params && !declared.includes(n));
-  if (missing.length > 0) throw new TypeError(`route ${method} ${path}: params schema lacks ${missing.join(', ')}`);
 }
