@@ -2,18 +2,12 @@
 // start` agents (web-1, web-2). One task delegated to both runs on both at once (a 2 s sleep takes
 // about 2 s, not 4), `forks` bounds it, and a run naming an agent the master does not know is
 // refused before any task runs, over REST (400) and by `runner run` through the master (exit 2).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localAuth, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { localAuth, runRunner, spawnRunner, startFleet, tempDataDir } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
-
-const FAST = {
-  RUNNER_AGENT_HEARTBEAT_INTERVAL: '0.2',
-  RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1',
-  RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
-};
 
 const children: Child[] = [];
 let masterDir: string;
@@ -21,24 +15,8 @@ let base: string;
 let work: string;
 
 beforeAll(async () => {
-  masterDir = tempDataDir('runner-e2e-fanout-master-');
   work = tempDataDir('runner-e2e-fanout-work-');
-  const master = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
-    env: { RUNNER_DATA_DIR: masterDir, ...FAST },
-  });
-  children.push(master);
-  const [, grpcPort] = await waitForOutput(master, /gRPC listening on 127\.0\.0\.1:(\d+)/);
-  const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
-  base = `http://${http}/api/v1`;
-  const token = readFileSync(join(masterDir, 'agent-token'), 'utf8').trim();
-  for (const name of ['web-1', 'web-2']) {
-    const agent = spawnRunner(['agent', 'start', name, '--master', `127.0.0.1:${grpcPort}`], {
-      env: { RUNNER_DATA_DIR: tempDataDir(`runner-e2e-fanout-${name}-`), RUNNER_JOIN_TOKEN: token, ...FAST },
-    });
-    children.push(agent);
-    await waitForOutput(agent, /registered with master/);
-    await waitForOutput(master, new RegExp(`agent ${name} connected from`));
-  }
+  ({ masterDir, base } = await startFleet('runner-e2e-fanout', ['web-1', 'web-2'], children));
 }, 60_000);
 
 afterAll(() => {

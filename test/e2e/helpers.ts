@@ -125,3 +125,39 @@ export function fetchAs(dataDir: string): (url: string, init?: RequestInit) => P
       headers: { ...localAuth(dataDir), ...(init.headers as Record<string, string> | undefined) },
     });
 }
+
+/** Heartbeats and reconnects fast enough for tests; gRPC on loopback. */
+export const FAST_AGENTS = {
+  RUNNER_AGENT_HEARTBEAT_INTERVAL: '0.2',
+  RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1',
+  RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
+};
+
+/**
+ * A real `runner server` on free loopback ports and `runner agent start` agents joined to it with
+ * its join token, each waited for on both sides. The processes are pushed to `children` as they
+ * start, so the caller's cleanup kills them even when a later step fails.
+ */
+export async function startFleet(
+  prefix: string,
+  agents: string[],
+  children: ReturnType<typeof spawnRunner>[],
+): Promise<{ masterDir: string; base: string }> {
+  const masterDir = tempDataDir(`${prefix}-master-`);
+  const master = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
+    env: { RUNNER_DATA_DIR: masterDir, ...FAST_AGENTS },
+  });
+  children.push(master);
+  const [, grpcPort] = await waitForOutput(master, /gRPC listening on 127\.0\.0\.1:(\d+)/);
+  const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
+  const token = readFileSync(join(masterDir, 'agent-token'), 'utf8').trim();
+  for (const name of agents) {
+    const agent = spawnRunner(['agent', 'start', name, '--master', `127.0.0.1:${grpcPort}`], {
+      env: { RUNNER_DATA_DIR: tempDataDir(`${prefix}-${name}-`), RUNNER_JOIN_TOKEN: token, ...FAST_AGENTS },
+    });
+    children.push(agent);
+    await waitForOutput(agent, /registered with master/);
+    await waitForOutput(master, new RegExp(`agent ${name} connected from`));
+  }
+  return { masterDir, base: `http://${http}/api/v1` };
+}

@@ -6,15 +6,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finished, localAuth, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { finished, localAuth, runRunner, spawnRunner, startFleet, tempDataDir } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
-
-const FAST = {
-  RUNNER_AGENT_HEARTBEAT_INTERVAL: '0.2',
-  RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1',
-  RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
-};
 
 const children: Child[] = [];
 let masterDir: string;
@@ -22,22 +16,8 @@ let base: string;
 let work: string;
 
 beforeAll(async () => {
-  masterDir = tempDataDir('runner-e2e-cancel-master-');
   work = tempDataDir('runner-e2e-cancel-work-');
-  const master = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
-    env: { RUNNER_DATA_DIR: masterDir, ...FAST },
-  });
-  children.push(master);
-  const [, grpcPort] = await waitForOutput(master, /gRPC listening on 127\.0\.0\.1:(\d+)/);
-  const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
-  base = `http://${http}/api/v1`;
-  const token = readFileSync(join(masterDir, 'agent-token'), 'utf8').trim();
-  const agent = spawnRunner(['agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
-    env: { RUNNER_DATA_DIR: tempDataDir('runner-e2e-cancel-agent-'), RUNNER_JOIN_TOKEN: token, ...FAST },
-  });
-  children.push(agent);
-  await waitForOutput(agent, /registered with master/);
-  await waitForOutput(master, /agent a1 connected from/);
+  ({ masterDir, base } = await startFleet('runner-e2e-cancel', ['a1'], children));
 }, 60_000);
 
 afterAll(() => {
