@@ -196,8 +196,11 @@ export interface WorkflowEngine {
     request: RunRequest,
     observer?: (progress: RunProgress) => void,
   ): Promise<{ runId: string; done: Promise<RunRecord> }>;
-  /** A run with its task results and logs. */
-  get(runId: string): RunRecord | undefined;
+  /**
+   * A run with its task results and logs; with `{ log: false }` every task's `log` is empty (not
+   * read: most of a long run's record is its log, which `GET /executions/:id/log` pages).
+   */
+  get(runId: string, options?: { log?: boolean }): RunRecord | undefined;
   /** Runs, newest first, without task logs. */
   list(filter?: ExecutionFilter): { runs: Omit<RunRecord, 'tasks'>[]; total: number };
   /** Whether a run delegates to agents (the CLI asks for confirmation on a terminal). */

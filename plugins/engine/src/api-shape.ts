@@ -27,7 +27,9 @@ export function taskToApi(task: Omit<TaskResult, 'log'> & { log?: TaskResult['lo
   };
 }
 
-export function runToApi(run: Omit<RunRecord, 'tasks'> & { tasks?: RunRecord['tasks'] }) {
+export function runToApi(
+  run: Omit<RunRecord, 'tasks'> & { tasks?: (Omit<TaskResult, 'log'> & { log?: TaskResult['log'] })[] },
+) {
   return {
     id: run.id,
     workflow_name: run.workflowName,

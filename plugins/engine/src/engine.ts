@@ -452,7 +452,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     cancel,
     registerSource: (kind, resolve) => sources.register(kind, resolve),
     start,
-    get: (runId) => deps.runs.get(runId, unitsRunning.get(runId)),
+    get: (runId, options) => deps.runs.get(runId, unitsRunning.get(runId), options),
     list: (filter) => deps.runs.list(filter),
     async delegates(request) {
       if (request.delegateTo?.length) return true;

@@ -5,6 +5,7 @@ import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
 import { plugin as moduleExec } from '@runner/plugin-module-exec';
+import { plugin as moduleLog } from '@runner/plugin-module-log';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';
@@ -15,7 +16,7 @@ let kernel: TestKernel;
 let base: string;
 beforeAll(async () => {
   kernel = await createTestKernel({
-    plugins: [http, store, template, luaRuntime, moduleExec, workflow, engine],
+    plugins: [http, store, template, luaRuntime, moduleExec, moduleLog, workflow, engine],
     profile: 'master',
     config: { 'http.port': 0, 'http.bind_address': '127.0.0.1' },
   });
@@ -108,5 +109,98 @@ describe('run and cancel over REST', () => {
     const { status, body } = await api('POST', '/executions/r-nope/cancel');
     expect(status).toBe(404);
     expect(body.error).toMatchObject({ code: 'not_found', message: 'no execution with id "r-nope"' });
+  });
+});
+
+describe('the run log in pages', () => {
+  // Two tasks: 1,200 numbered lines, then 10 lines with a secret-looking field.
+  const chatty = `version: "1.0"
+tasks:
+  - name: count
+    exec:
+      script: |
+        for i = 1, 1200 do log.info("line " .. i) end
+        return true
+  - name: keys
+    depends_on: [count]
+    exec:
+      script: |
+        for i = 1, 10 do log.warn("key " .. i, { password = "hunter2-" .. i }) end
+        return true
+`;
+  let id = '';
+  type Page = { lines: { n: number; task: string; message: string; fields?: unknown }[]; total: number } & Record<
+    string,
+    unknown
+  >;
+  const page = async (query: string) => {
+    const r = await api('GET', `/executions/${id}/log?${query}`);
+    expect(r.status).toBe(200);
+    return r.body as Page;
+  };
+  beforeAll(async () => {
+    id = (await api('POST', '/workflows/run', { content: chatty, workflow_name: 'chatty' })).body.id as string;
+    await until(async () => (await api('GET', `/executions/${id}`)).body.status !== 'running');
+  });
+
+  it('answers the tail first, then older pages by cursor, down to the first line', async () => {
+    const last = await page('tail=100');
+    expect(last.lines).toHaveLength(100);
+    expect(last.lines.at(-1)).toMatchObject({ task: 'keys', message: 'key 10', n: last.total - 1 });
+    expect(last.older).toBe(last.total - 100);
+    expect(last).toMatchObject({ tasks: ['count', 'keys'], matched: last.total });
+    const before = await page(`tail=100&before=${last.older as number}`);
+    expect(before.lines.at(-1)?.n).toBe((last.older as number) - 1);
+    expect(before.lines.map((l) => l.n)).toEqual([...Array(100).keys()].map((i) => (last.older as number) - 100 + i));
+    const first = await page(`tail=5000&before=${before.older as number}`);
+    expect(first.lines[0].n).toBe(0);
+    expect(first.lines[0].message).toBe('line 1');
+    expect(first).not.toHaveProperty('older');
+  });
+
+  it('filters by task and by text, counting the matches', async () => {
+    const count = await page('tail=3&task=count');
+    expect(count.lines.map((l) => l.message)).toEqual(['line 1198', 'line 1199', 'line 1200']);
+    expect(count.matched).toBe(1200);
+    const found = await page('tail=50&q=LINE%20119');
+    // line 119 and line 1190..1199
+    expect(found.matched).toBe(11);
+    expect(found.lines.map((l) => l.message)).toContain('line 119');
+    expect(await page('tail=5&agent=nowhere')).toMatchObject({ lines: [], matched: 0 });
+  });
+
+  it('masks fields under secret-looking keys', async () => {
+    const keys = await page('tail=1&task=keys');
+    expect(keys.lines[0]).toMatchObject({ message: 'key 10', fields: { password: '[redacted]' } });
+    expect(JSON.stringify(keys)).not.toContain('hunter2');
+  });
+
+  it('downloads the whole log as text, with a file name', async () => {
+    const response = await fetch(`${base}/executions/${id}/log?format=text`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="chatty-${id}.log"`);
+    const text = await response.text();
+    const lines = text.trimEnd().split('\n');
+    expect(lines).toHaveLength((await page('tail=1')).total);
+    expect(lines[0]).toMatch(/^\S+ INFO \[count@[^\]]+\] line 1$/);
+    expect(text).not.toContain('hunter2');
+    expect(lines.at(-1)).toMatch(/WARN \[keys@[^\]]+\] key 10 \{"password":"\[redacted\]"\}$/);
+  });
+
+  it('serves the run without its logs when asked, and 404 for an unknown run', async () => {
+    const { body } = await api('GET', `/executions/${id}?log=false`);
+    expect(body.tasks).toHaveLength(2);
+    expect((body.tasks as object[])[0]).not.toHaveProperty('log');
+    expect((await api('GET', `/executions/${id}`)).body.tasks).toMatchObject([{ log: expect.any(Array) }, {}]);
+    const missing = await api('GET', '/executions/r-nope/log');
+    expect(missing.status).toBe(404);
+    expect((missing.body.error as { message: string }).message).toBe('no execution with id "r-nope"');
+  });
+
+  it('names a bad page size', async () => {
+    const { status, body } = await api('GET', `/executions/${id}/log?tail=0`);
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ field: 'tail' });
   });
 });

@@ -5,13 +5,27 @@ import {
   NotFoundError,
   Permissions,
   reply,
+  STREAMED,
   type HttpRouter,
+  type Redactor,
   type RunRequest,
   type WorkflowEngine,
 } from '@runner/plugin-sdk';
+import { once } from 'node:events';
 import type { Static } from '@runner/plugin-sdk/schema';
-import { ExecutionList, ExecutionParams, ExecutionsQuery, RunAccepted, RunBody, RunSchema } from './api-schemas.js';
+import {
+  ExecutionList,
+  ExecutionParams,
+  ExecutionQuery,
+  ExecutionsQuery,
+  RunAccepted,
+  RunBody,
+  RunLogPage,
+  RunLogQuery,
+  RunSchema,
+} from './api-schemas.js';
 import { runToApi } from './api-shape.js';
+import { RunLogReader } from './run-log.js';
 
 /**
  * A `POST /workflows/run` body, already checked against RunBody by the router, as a run request.
@@ -40,9 +54,20 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string, wor
   };
 }
 
+/** A name safe inside a Content-Disposition header. */
+function fileName(name: string): string {
+  return name.replace(/[^\w.-]+/g, '_');
+}
+
 /** `workflowDirs`: the only directories the `file` field may read from (engine.workflow_dirs). */
-export function registerRoutes(router: HttpRouter, engine: WorkflowEngine, workflowDirs: string[]): void {
+export function registerRoutes(
+  router: HttpRouter,
+  engine: WorkflowEngine,
+  workflowDirs: string[],
+  redactor?: Redactor,
+): void {
   const encodedPages = new WeakMap<object, string>();
+  const logs = new RunLogReader((id) => engine.get(id), redactor);
   router.add(
     defineRoute({
       method: 'POST',
@@ -93,11 +118,58 @@ export function registerRoutes(router: HttpRouter, engine: WorkflowEngine, workf
       tags: ['executions'],
       permission: Permissions.workflowView,
       params: ExecutionParams,
+      query: ExecutionQuery,
       responses: { 200: RunSchema },
       handler: (request) => {
-        const run = engine.get(request.params.id);
+        const withLog = request.query.log !== false;
+        const run = engine.get(request.params.id, { log: withLog });
         if (!run) throw new NotFoundError(`no execution with id "${request.params.id}"`);
-        return runToApi(run);
+        return runToApi(withLog ? run : { ...run, tasks: run.tasks.map(({ log: _, ...task }) => task) });
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      method: 'GET',
+      path: '/executions/:id/log',
+      summary: "a run's log in pages from the tail, or the whole log as a text download",
+      description:
+        "The run's lines (units in the run's order, each unit's lines in order) are numbered from 0: a page holds the last `tail` lines before `before` that match `task`, `agent` and `q`, and `older` is the `before` of the page above it. Positions of an ended run never change; a client following a running run reads the tail again. `format=text` answers every matching line as `text/plain` with a file name to save it under. Secrets are masked.",
+      tags: ['executions'],
+      permission: Permissions.workflowView,
+      params: ExecutionParams,
+      query: RunLogQuery,
+      responses: {
+        200: {
+          description: 'a page of lines (JSON), or with format=text the whole log',
+          schema: RunLogPage,
+        },
+      },
+      handler: async (request) => {
+        const { id } = request.params;
+        const { format, tail, before, task, agent, q } = request.query;
+        if (format !== 'text') {
+          const page = logs.page(id, { tail, before, task, agent, q });
+          if (!page) throw new NotFoundError(`no execution with id "${id}"`);
+          return page;
+        }
+        const chunks = logs.text(id, { task, agent, q });
+        if (!chunks) throw new NotFoundError(`no execution with id "${id}"`);
+        const name = `${fileName(engine.get(id, { log: false })?.workflowName ?? 'run')}-${fileName(id)}.log`;
+        const { res } = request.raw;
+        res.writeHead(200, {
+          'content-type': 'text/plain; charset=utf-8',
+          'content-disposition': `attachment; filename="${name}"`,
+          'cache-control': 'no-store',
+        });
+        // Written as the client takes it: a long log is not held twice in memory.
+        for (const chunk of chunks) {
+          if (res.destroyed) return STREAMED;
+          if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+        }
+        res.end();
+        return STREAMED;
       },
     }),
   );

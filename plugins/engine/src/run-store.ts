@@ -103,6 +103,9 @@ interface TaskRow {
   log_truncated: number;
 }
 
+const TASK_COLUMNS_BUT_LOG =
+  'seq, name, task, item, agent, status, attempts, started_at, completed_at, duration, message, outputs, log_truncated';
+
 /** Task results written in one transaction at most (bounds a journal record). */
 const MAX_BATCH = 100;
 
@@ -232,17 +235,28 @@ export class RunStore {
    * engine has not handed over yet (units still running, by position): shown in their place, as
    * they are now.
    */
-  get(runId: string, unwritten?: ReadonlyMap<number, TaskResult>): RunRecord | undefined {
+  get(
+    runId: string,
+    unwritten?: ReadonlyMap<number, TaskResult>,
+    options: { log?: boolean } = {},
+  ): RunRecord | undefined {
     const row = this.store.get<RunRow>('SELECT * FROM runs WHERE id = ?', [runId]);
     if (!row) return undefined;
-    const rows = this.store.all<TaskRow>('SELECT * FROM run_tasks WHERE run_id = ? ORDER BY seq', [runId]);
+    // Without logs the log column is not even read: it is most of a long run's record.
+    const rows = this.store.all<TaskRow>(
+      options.log === false
+        ? `SELECT ${TASK_COLUMNS_BUT_LOG}, '[]' AS log FROM run_tasks WHERE run_id = ? ORDER BY seq`
+        : 'SELECT * FROM run_tasks WHERE run_id = ? ORDER BY seq',
+      [runId],
+    );
     const queued = this.queued.get(runId);
     if ((queued === undefined || queued.size === 0) && (unwritten === undefined || unwritten.size === 0))
       return { ...fromRunRow(row), tasks: rows.map(fromTaskRow) };
     const bySeq = new Map<number, TaskResult>(rows.map((r) => [r.seq, fromTaskRow(r)]));
     // As the store will give them back (JSON round trip): copies, while a running unit changes.
     for (const source of [queued, unwritten]) {
-      for (const [seq, result] of source ?? []) bySeq.set(seq, asStored(result, this.resultBytes));
+      for (const [seq, result] of source ?? [])
+        bySeq.set(seq, asStored(options.log === false ? { ...result, log: [] } : result, this.resultBytes));
     }
     const tasks = [...bySeq].sort((a, b) => a[0] - b[0]).map(([, result]) => result);
     return { ...fromRunRow(row), tasks };

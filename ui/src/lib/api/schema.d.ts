@@ -500,6 +500,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{id}/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * a run's log in pages from the tail, or the whole log as a text download
+         * @description The run's lines (units in the run's order, each unit's lines in order) are numbered from 0: a page holds the last `tail` lines before `before` that match `task`, `agent` and `q`, and `older` is the `before` of the page above it. Positions of an ended run never change; a client following a running run reads the tail again. `format=text` answers every matching line as `text/plain` with a file name to save it under. Secrets are masked.
+         */
+        get: operations["getExecutionsIdLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{id}/cancel": {
         parameters: {
             query?: never;
@@ -1725,7 +1745,10 @@ export interface operations {
     };
     getExecutionsId: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description include each task's log (default true); the run view reads them in pages from /executions/:id/log */
+                log?: boolean;
+            };
             header?: never;
             path: {
                 /** @description the run id */
@@ -1785,6 +1808,66 @@ export interface operations {
                             }[];
                             log_truncated: boolean;
                         }[];
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getExecutionsIdLog: {
+        parameters: {
+            query: {
+                /** @description lines to answer: the last ones */
+                tail: number;
+                /** @description only lines before this position (a page's `older` cursor) */
+                before?: number;
+                /** @description only lines of this task */
+                task?: string;
+                /** @description only lines of units on this agent */
+                agent?: string;
+                /** @description only lines containing this text (any case) */
+                q?: string;
+                /** @description `text`: the whole (filtered) log as a text download instead of a page */
+                format?: "json" | "text";
+            };
+            header?: never;
+            path: {
+                /** @description the run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of lines (JSON), or with format=text the whole log */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        lines: {
+                            /** @description the line's position in the run's log */
+                            n: number;
+                            task: string;
+                            agent: string;
+                            timestamp: string;
+                            level: "debug" | "info" | "warn" | "error";
+                            message: string;
+                            fields?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description lines in the run's log */
+                        total: number;
+                        /** @description lines matching the filters */
+                        matched: number;
+                        /** @description `before` for the previous page; absent on the first page */
+                        older?: number;
+                        /** @description task names of the run */
+                        tasks: string[];
+                        /** @description agents of the run */
+                        agents: string[];
                     };
                 };
             };
