@@ -51,6 +51,21 @@ export const RunAccepted = Type.Object({
   workflow_name: Type.Optional(Type.String()),
 });
 
+const Problem = Type.Object({
+  message: Type.String(),
+  line: Type.Optional(Type.Integer({ description: '1-based line of the workflow text' })),
+  column: Type.Optional(Type.Integer({ description: '1-based column' })),
+  path: Type.Optional(Type.String({ description: 'where in the document (`tasks[1].retry`), or the request field' })),
+});
+
+export const ValidateResult = Type.Object({
+  valid: Type.Boolean(),
+  workflow_name: Type.Optional(Type.String({ description: 'the name the run would be recorded under' })),
+  tasks: Type.Optional(Type.Array(Type.String(), { description: 'the tasks that would run, in order' })),
+  problems: Type.Array(Problem, { description: 'what stops the workflow from running; empty when valid' }),
+  warnings: Type.Array(Problem),
+});
+
 export const ExecutionsQuery = Type.Object(
   {
     workflow: Type.Optional(Type.String({ description: 'workflow name' })),
@@ -97,6 +112,7 @@ export const RunSchema = Type.Object({
   trigger: Type.Optional(Trigger),
   user: Type.Optional(Type.String({ description: 'who started the run' })),
   cancelled_by: Type.Optional(Type.String({ description: 'who cancelled the run' })),
+  rerun_of: Type.Optional(Type.String({ description: 'the run this one ran again (Run again)' })),
   counts: Type.Record(Type.String(), Type.Integer()),
   tasks: Type.Optional(Type.Array(Task)),
 });

@@ -42,6 +42,7 @@ export function runToApi(
     trigger: run.trigger,
     ...(run.user !== undefined ? { user: run.user } : {}),
     ...(run.cancelledBy !== undefined ? { cancelled_by: run.cancelledBy } : {}),
+    ...(run.rerunOf !== undefined ? { rerun_of: run.rerunOf } : {}),
     counts: run.counts,
     ...(run.tasks !== undefined ? { tasks: run.tasks.map(taskToApi) } : {}),
   };
@@ -61,6 +62,7 @@ export function runFromApi(run: ApiRun & { tasks: (ApiTask & { log: TaskResult['
     trigger: run.trigger,
     user: run.user,
     cancelledBy: run.cancelled_by,
+    rerunOf: run.rerun_of,
     counts: run.counts,
     tasks: run.tasks.map((t) => ({
       name: t.name,

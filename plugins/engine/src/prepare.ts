@@ -1,4 +1,4 @@
-import { InvalidInputError, type RunRequest } from '@runner/plugin-sdk';
+import { InvalidInputError, type RunRequest, type WorkflowProblem } from '@runner/plugin-sdk';
 import { WorkflowValidationError } from '@runner/plugin-workflow';
 import { refuseUnknownAgents } from './agent-check.js';
 import type { EngineDeps } from './engine.js';
@@ -15,7 +15,7 @@ export async function prepareRun(
   deps: Pick<EngineDeps, 'parser' | 'runtime' | 'template' | 'logger' | 'delegator'>,
   sources: WorkflowSources,
   request: RunRequest,
-): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string }> {
+): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string; warnings: WorkflowProblem[] }> {
   const { text, file, name: sourceName } = await sources.resolve(request.source);
   const { workflow: parsed, warnings } = deps.parser.parse(text, {
     file,
@@ -36,8 +36,6 @@ export async function prepareRun(
     },
     templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
   });
-  for (const warning of warnings)
-    deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
   const workflow = deps.parser.applyOverrides(parsed, { vars: request.vars, values: request.values });
   const selected = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;
   // Without an agent transport (`runner run` with no master) a delegated task could never run:
@@ -52,7 +50,7 @@ export async function prepareRun(
       request,
     );
   const name = request.workflowName ?? sourceName;
-  return { workflow, tasks: deps.parser.topologicalOrder(selected), name };
+  return { workflow, tasks: deps.parser.topologicalOrder(selected), name, warnings: [...warnings] };
 }
 
 const NO_TRANSPORT = 'no agent transport in this process (delegation needs a master with connected agents)';

@@ -9,13 +9,18 @@ import { plugin as moduleLog } from '@runner/plugin-module-log';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plugin as engine } from './plugin.js';
 
 let kernel: TestKernel;
 let base: string;
+const dataDir = mkdtempSync(join(tmpdir(), 'runner-engine-routes-'));
 beforeAll(async () => {
   kernel = await createTestKernel({
+    dataDir,
     plugins: [http, store, template, luaRuntime, moduleExec, moduleLog, workflow, engine],
     profile: 'master',
     config: { 'http.port': 0, 'http.bind_address': '127.0.0.1' },
@@ -202,5 +207,133 @@ tasks:
     const { status, body } = await api('GET', `/executions/${id}/log?tail=0`);
     expect(status).toBe(400);
     expect(body.error).toMatchObject({ field: 'tail' });
+  });
+});
+
+describe('run again', () => {
+  const waitEnd = (id: string) =>
+    until(async () => (await api('GET', `/executions/${id}?log=false`)).body.status !== 'running');
+  const greet = `version: "1.0"
+vars: { who: nobody }
+groups:
+  extra: [other]
+tasks:
+  - name: hello
+    exec: { script: 'return true, "hello " .. vars.who' }
+  - name: other
+    exec: { script: 'return true, "other " .. vars.who' }
+`;
+
+  for (const dryRun of [false, true]) {
+    it(`starts pasted YAML again with the same vars, group and dry run (${dryRun}), recording who asked`, async () => {
+      const first = await api(
+        'POST',
+        '/workflows/run',
+        { content: greet, workflow_name: 'greet', vars: { who: 'world' }, dry_run: dryRun, group: 'extra' },
+        'alice',
+      );
+      expect(first.status).toBe(202);
+      await waitEnd(first.body.id as string);
+      const again = await api('POST', `/executions/${first.body.id as string}/rerun`, undefined, 'bob');
+      expect(again.status).toBe(202);
+      const id = again.body.id as string;
+      expect(id).not.toBe(first.body.id);
+      await waitEnd(id);
+      const [was, is] = [
+        (await api('GET', `/executions/${first.body.id as string}?log=false`)).body,
+        (await api('GET', `/executions/${id}?log=false`)).body,
+      ];
+      expect(is).toMatchObject({
+        workflow_name: 'greet',
+        dry_run: dryRun,
+        trigger: 'api',
+        user: 'bob',
+        rerun_of: first.body.id,
+        status: 'succeeded',
+      });
+      expect(was).not.toHaveProperty('rerun_of');
+      // The group's task only, with the same var, both times.
+      const task = (run: Record<string, unknown>) =>
+        (
+          run.tasks as {
+            name: string;
+            message?: string;
+            started_at?: string;
+            completed_at?: string;
+            duration?: number;
+          }[]
+        )[0];
+      expect(is.tasks).toHaveLength(1);
+      expect(task(is)).toEqual({
+        ...task(was),
+        started_at: task(is).started_at,
+        completed_at: task(is).completed_at,
+        duration: task(is).duration,
+      });
+      if (!dryRun) expect(task(is)).toMatchObject({ name: 'other', message: 'other world' });
+    });
+  }
+
+  it('reads a workflow file on the master again, as it is now', async () => {
+    const dir = join(dataDir, 'workflows');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'again.yaml'),
+      'version: "1.0"\ntasks:\n  - name: one\n    exec: { script: "return true" }\n',
+    );
+    const first = await api('POST', '/workflows/run', { file: 'again.yaml' }, 'alice');
+    expect(first.status).toBe(202);
+    await waitEnd(first.body.id as string);
+    writeFileSync(
+      join(dir, 'again.yaml'),
+      'version: "1.0"\ntasks:\n  - name: two\n    exec: { script: "return true" }\n',
+    );
+    const again = await api('POST', `/executions/${first.body.id as string}/rerun`, undefined, 'alice');
+    await waitEnd(again.body.id as string);
+    const { body } = await api('GET', `/executions/${again.body.id as string}?log=false`);
+    expect(body).toMatchObject({ workflow_name: 'again', status: 'succeeded', tasks: [{ name: 'two' }] });
+  });
+
+  it('answers 404 for a run that does not exist', async () => {
+    const { status, body } = await api('POST', '/executions/r-nope/rerun');
+    expect(status).toBe(404);
+    expect(body.error).toMatchObject({ code: 'not_found', message: 'no execution with id "r-nope"' });
+  });
+});
+
+describe('validate before running', () => {
+  const count = async () => ((await api('GET', '/executions?limit=1')).body.total as number) ?? 0;
+
+  it('answers each problem at its line and column, and records nothing', async () => {
+    const before = await count();
+    const bad =
+      'version: "1.0"\ntasks:\n  - name: a\n    exec: { script: "return true" }\n  - nme: typo\n    exec: { script: "return (" }\n';
+    const { status, body } = await api('POST', '/workflows/validate', { content: bad, vars: { x: '1' } });
+    expect(status).toBe(200);
+    expect(body.valid).toBe(false);
+    const problems = body.problems as { line?: number; column?: number; message: string }[];
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems[0]).toMatchObject({ line: 5, column: expect.any(Number), message: expect.stringContaining('nme') });
+    expect(await count()).toBe(before);
+  });
+
+  it('reports a script that does not compile at its line', async () => {
+    const bad =
+      'version: "1.0"\ntasks:\n  - name: a\n    exec:\n      script: |\n        local x = 1\n        return (\n';
+    const { body } = await api('POST', '/workflows/validate', { content: bad });
+    expect(body.valid).toBe(false);
+    expect((body.problems as { line?: number }[])[0].line).toBeGreaterThanOrEqual(6);
+  });
+
+  it('answers the name and tasks of a valid workflow, with the group applied', async () => {
+    const good =
+      'version: "1.0"\ngroups:\n  g: [b]\ntasks:\n  - name: a\n    exec: { script: "return true" }\n  - name: b\n    depends_on: [a]\n    exec: { script: "return true" }\n  - name: c\n    exec: { script: "return true" }\n';
+    const { body } = await api('POST', '/workflows/validate', { content: good, workflow_name: 'w', group: 'g' });
+    expect(body).toEqual({ valid: true, workflow_name: 'w', tasks: ['a', 'b'], problems: [], warnings: [] });
+  });
+
+  it('refuses what the run route refuses: a file outside the workflow directories', async () => {
+    const { status } = await api('POST', '/workflows/validate', { file: '/etc/passwd' });
+    expect(status).toBe(403);
   });
 });

@@ -1,4 +1,5 @@
 import {
+  ConflictError,
   defineRoute,
   encodedJson,
   InvalidInputError,
@@ -10,9 +11,11 @@ import {
   type Redactor,
   type RunRequest,
   type WorkflowEngine,
+  type WorkflowProblem,
 } from '@runner/plugin-sdk';
 import { once } from 'node:events';
 import type { Static } from '@runner/plugin-sdk/schema';
+import { WorkflowValidationError } from '@runner/plugin-workflow';
 import {
   ExecutionList,
   ExecutionParams,
@@ -23,6 +26,7 @@ import {
   RunLogPage,
   RunLogQuery,
   RunSchema,
+  ValidateResult,
 } from './api-schemas.js';
 import { runToApi } from './api-shape.js';
 import { RunLogReader } from './run-log.js';
@@ -54,6 +58,15 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string, wor
   };
 }
 
+/** A problem as the API shows it: the file name is the request's own, so it is left out. */
+function problemToApi(p: WorkflowProblem) {
+  return {
+    message: p.message,
+    ...(p.line > 0 ? { line: p.line, column: p.column } : {}),
+    ...(p.path ? { path: p.path } : {}),
+  };
+}
+
 /** A name safe inside a Content-Disposition header. */
 function fileName(name: string): string {
   return name.replace(/[^\w.-]+/g, '_');
@@ -80,7 +93,82 @@ export function registerRoutes(
       handler: async (request) => {
         // Who started it is who the authentication guard says is calling, never what the body says.
         const { runId } = await engine.start(runRequestFromBody(request.body, request.principal?.name, workflowDirs));
-        const run = engine.get(runId);
+        const run = engine.get(runId, { log: false });
+        return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      method: 'POST',
+      path: '/workflows/validate',
+      summary: 'check a workflow as /workflows/run would, without running or recording anything',
+      description:
+        'Takes the body of `POST /workflows/run` and runs every check made before a run starts (parse, schema, scripts compiled, template variables, the group, the agents named). Answers `valid: false` with each problem at its line and column; a request the run route would refuse for other reasons (a file outside `engine.workflow_dirs`, a bad field) gets the same error.',
+      tags: ['workflows'],
+      // Checking changes nothing: whoever may see workflows may check one.
+      permission: Permissions.workflowView,
+      body: RunBody,
+      responses: { 200: ValidateResult },
+      handler: async (request) => {
+        try {
+          const { workflowName, tasks, warnings } = await engine.validate(
+            runRequestFromBody(request.body, request.principal?.name, workflowDirs),
+          );
+          return {
+            valid: true,
+            workflow_name: workflowName,
+            tasks,
+            problems: [],
+            warnings: warnings.map(problemToApi),
+          };
+        } catch (error) {
+          if (error instanceof WorkflowValidationError)
+            return {
+              valid: false,
+              problems: error.problems.map(problemToApi),
+              warnings: error.warnings.map(problemToApi),
+            };
+          // A problem of the run's options rather than of the text (delegate_to naming an unknown agent).
+          const field = error instanceof InvalidInputError ? error.details?.field : undefined;
+          if (typeof field === 'string' && field !== 'file' && field !== 'content')
+            return { valid: false, problems: [{ message: (error as Error).message, path: field }], warnings: [] };
+          throw error;
+        }
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      method: 'POST',
+      path: '/executions/:id/rerun',
+      summary: 'start a run again: the same workflow with the same inputs',
+      description:
+        'Starts a new run with what the run was started with: a workflow file on the master is read again (as it is now, and only under `engine.workflow_dirs`), workflow text is sent again as it was; vars, values, group, delegate_to, forks, dry_run and verbose are the same. The new run records the caller, trigger `api` and `rerun_of`.',
+      tags: ['executions'],
+      permission: Permissions.workflowExecute,
+      params: ExecutionParams,
+      responses: { 202: RunAccepted },
+      handler: async (request) => {
+        const { id } = request.params;
+        const stored = engine.request(id);
+        if (!stored) {
+          if (!engine.get(id, { log: false })) throw new NotFoundError(`no execution with id "${id}"`);
+          throw new ConflictError(
+            `execution "${id}" was recorded before runs kept their inputs; start it from its workflow instead`,
+          );
+        }
+        const source = 'file' in stored.source ? { file: stored.source.file, within: workflowDirs } : stored.source;
+        const { runId } = await engine.start({
+          ...stored,
+          source,
+          trigger: 'api',
+          rerunOf: id,
+          ...(request.principal?.name === undefined ? {} : { user: request.principal.name }),
+        });
+        const run = engine.get(runId, { log: false });
         return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
       },
     }),

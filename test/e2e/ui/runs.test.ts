@@ -4,7 +4,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { context, launch, logIn, screenshot, seriousViolations, watch, type Session } from './browser.js';
-import { Fleet, runWorkflow, type Master } from './fleet.js';
+import { apiCall, Fleet, runWorkflow, type Master } from './fleet.js';
 
 const fleet = new Fleet();
 let master: Master;
@@ -91,3 +91,105 @@ describe('the run log, tail first', () => {
     }
   }
 });
+
+describe('run again', () => {
+  it('starts the same workflow with the same inputs from a finished run, as the user who clicked', async () => {
+    const content =
+      'version: "1.0"\nvars: { who: nobody }\ntasks:\n  - name: greet\n    exec: { script: \'return true, "hi " .. vars.who\' }\n';
+    const { id } = await apiCall<{ id: string }>(master, 'POST', '/workflows/run', {
+      content,
+      workflow_name: 'greeter',
+      vars: { who: 'there' },
+    });
+    await runWorkflowEnd(id);
+    const { page, problems } = await open(`/executions/${id}`);
+    await page.getByRole('button', { name: 'Run again' }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/executions/') && !url.pathname.endsWith(id));
+    await page.getByText('Run again of', { exact: true }).waitFor();
+    const again = decodeURIComponent(new URL(page.url()).pathname.split('/').pop() as string);
+    const run = await runWorkflowEnd(again);
+    expect(run).toMatchObject({ workflow_name: 'greeter', rerun_of: id, user: 'admin', trigger: 'api' });
+    expect(run.tasks).toMatchObject([{ name: 'greet', message: 'hi there' }]);
+    await page.getByRole('link', { name: id }).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('validate before running', () => {
+  const bad = [
+    'version: "1.0"',
+    'tasks:',
+    '  - name: ok',
+    '    exec: { script: "return true" }',
+    '  - nme: typo',
+    '    exec: { script: "return true" }',
+  ].join('\n');
+
+  it('shows each problem at its line and starts nothing', async () => {
+    const before = (await apiCall<{ total: number }>(master, 'GET', '/executions?limit=1')).total;
+    const { page, problems } = await open('/executions?new=1');
+    const form = page.getByRole('form', { name: 'New run' });
+    await form.getByLabel('Workflow', { exact: true }).fill(bad);
+    await form.getByRole('button', { name: 'Start' }).click();
+    const listing = form.getByRole('list', { name: 'Workflow with its problems' });
+    await listing.waitFor();
+    const marked = listing.locator('li.bad');
+    expect(await marked.count()).toBe(1);
+    expect(await marked.textContent()).toContain('5');
+    expect(await marked.textContent()).toContain('- nme: typo');
+    expect(await listing.locator('li.note').first().textContent()).toMatch(/Error at line 5, column \d+:.*nme/);
+    // Clicking the problem selects its line in the editor.
+    await listing
+      .getByRole('button', { name: /Error at line 5/ })
+      .first()
+      .click();
+    const selected = await form
+      .getByLabel('Workflow', { exact: true })
+      .evaluate((t) =>
+        (t as unknown as { value: string; selectionStart: number; selectionEnd: number }).value.slice(
+          (t as unknown as { selectionStart: number }).selectionStart,
+          (t as unknown as { selectionEnd: number }).selectionEnd,
+        ),
+      );
+    expect(selected).toBe('  - nme: typo');
+    expect((await apiCall<{ total: number }>(master, 'GET', '/executions?limit=1')).total).toBe(before);
+    // A valid workflow checks clean and says what would run.
+    await form.getByLabel('Workflow', { exact: true }).fill(bad.replace('nme', 'name'));
+    await form.getByRole('button', { name: 'Check' }).click();
+    await form.getByText('Valid: 2 tasks would run (ok, typo).').waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  for (const theme of ['light', 'dark'] as const) {
+    for (const viewport of ['desktop', 'phone'] as const) {
+      it(`shows problems legibly in ${theme} at ${viewport} size`, async () => {
+        const { page, problems } = await open('/executions?new=1', { theme, viewport });
+        const form = page.getByRole('form', { name: 'New run' });
+        await form.getByLabel('Workflow', { exact: true }).fill(bad);
+        await form.getByRole('button', { name: 'Start' }).click();
+        await form.getByRole('list', { name: 'Workflow with its problems' }).waitFor();
+        await form.getByRole('list', { name: 'Workflow with its problems' }).scrollIntoViewIfNeeded();
+        await screenshot(page, `new-run-problems-${theme}-${viewport}`);
+        expect(await seriousViolations(page)).toEqual([]);
+        expect(problems).toEqual([]);
+        await page.context().close();
+      });
+    }
+  }
+});
+
+/** Waits for a run to end and answers it without its logs. */
+async function runWorkflowEnd(id: string): Promise<Record<string, unknown> & { tasks: unknown[] }> {
+  for (let i = 0; i < 300; i++) {
+    const run = await apiCall<Record<string, unknown> & { tasks: unknown[] }>(
+      master,
+      'GET',
+      `/executions/${id}?log=false`,
+    );
+    if (run.status !== 'running') return run;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`run ${id} still running`);
+}
