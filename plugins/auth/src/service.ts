@@ -9,6 +9,7 @@ import { authGuards } from './guards.js';
 import { LoginThrottle } from './login-throttle.js';
 import { OidcLogins } from './oidc.js';
 import { registerOidcRoutes } from './oidc-routes.js';
+import { registerPasswordRoute } from './password-route.js';
 import { registerSessionRoutes } from './session-routes.js';
 
 export interface AuthServiceOptions {
@@ -45,6 +46,7 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
   for (const guard of authGuards({ enabled: config.enabled, authenticator, audit })) router.guard(guard);
   const deps = { accounts, authenticator, audit };
   registerSessionRoutes(router, deps);
+  registerPasswordRoute(router, deps);
   registerAdminRoutes(router, deps);
   if (config.oidc.length > 0) registerOidcRoutes(router, new OidcLogins(config.oidc, accounts), deps);
   if (!config.enabled) {

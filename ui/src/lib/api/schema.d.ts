@@ -328,6 +328,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your own password (the current one is asked); your other sessions end
+         * @description For users with a password here (not those of a directory or an OIDC provider). A wrong current password counts as a failed login (the same throttle). Session tokens of the user issued before the change stop working; the answer carries a new one for the caller, and sets the session cookie again when the request came with it. API tokens are not sessions and keep working. Recorded in the audit log as `auth.password_changed`.
+         */
+        post: operations["postAuthMePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users": {
         parameters: {
             query?: never;
@@ -1347,6 +1367,42 @@ export interface operations {
                         method: string;
                         permissions: string[];
                         csrf_token?: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    postAuthMePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    current_password: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description a new session token (the others of this user ended) */
+                        token: string;
+                        /** @constant */
+                        token_type: "Bearer";
+                        /** Format: date-time */
+                        expires_at: string;
+                        csrf_token: string;
                     };
                 };
             };
