@@ -469,6 +469,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The OpenID Connect providers a user may sign in with (names only), for the login page */
+        get: operations["getAuthProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workflows/run": {
         parameters: {
             query?: never;
@@ -1701,6 +1718,34 @@ export interface operations {
                         total: number;
                         limit: number;
                         offset: number;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getAuthProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        providers: {
+                            name: string;
+                            display_name: string;
+                            /** @description where a browser starts the login (a redirect to the provider) */
+                            login_url: string;
+                        }[];
                     };
                 };
             };
