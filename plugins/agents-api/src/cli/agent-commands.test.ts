@@ -85,7 +85,7 @@ describe('agent list', () => {
     const { code, stdout } = await run(commands.listCommand, dataDir, []);
     expect(code).toBe(0);
     const lines = stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+STATUS\s+ADDRESS\s+CPU\s+MEMORY\s+UPTIME\s+LAST HEARTBEAT$/);
+    expect(lines[0]).toMatch(/^NAME\s+STATUS\s+ADDRESS\s+CPU\s+MEMORY\s+UPTIME\s+LAST HEARTBEAT\s+ENROLLED$/);
     expect(lines[1]).toMatch(/^db-1\s+offline\s+10\.0\.0\.5:41234\s+0\.0%\s+40\.3%\s+1h 2m\s+\d+s ago$/);
     expect(lines[2]).toMatch(/^web-1\s+online\s+/);
   });
