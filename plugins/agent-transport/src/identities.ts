@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Logger, Migration, SqlParams, Store } from '@runner/plugin-sdk';
+import type { Logger, Migration, Store } from '@runner/plugin-sdk';
 import type { TokenCheck } from './token.js';
 
 /**
@@ -63,6 +63,9 @@ function digest(credential: string): Buffer {
  */
 export class AgentIdentities {
   private readonly byName = new Map<string, Identity>();
+  /** Rows to write (null: delete), coalesced: a thousand agents enrolling at once make one transaction. */
+  private readonly pending = new Map<string, Identity | null>();
+  private batch?: Promise<void>;
   private writes: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -80,6 +83,7 @@ export class AgentIdentities {
 
   /** Waits for pending writes (an enrolment is written without holding up its registration). */
   async close(): Promise<void> {
+    await this.batch?.catch(() => undefined);
     await this.writes;
   }
 
@@ -145,11 +149,9 @@ export class AgentIdentities {
       revoked_at: null,
     };
     this.byName.set(name, enrolled);
-    this.write(
-      'INSERT INTO agent_credentials (name, hash, issued_at, revoked_at) VALUES (?, ?, ?, NULL) ON CONFLICT(name) DO UPDATE SET hash = excluded.hash, issued_at = excluded.issued_at, revoked_at = NULL',
-      [name, enrolled.hash, enrolled.issued_at],
-      `the credential of agent ${name}`,
-    ).catch(() => undefined); // logged by write; the agent is admitted meanwhile and enrols again if it is lost
+    // Not awaited: the agent is admitted meanwhile. A failed write is logged; the agent then enrols
+    // again after a master restart, as if the master had never known it.
+    this.persist(name, enrolled).catch(() => undefined);
     return { credential };
   }
 
@@ -162,33 +164,46 @@ export class AgentIdentities {
       ? { ...existing, revoked_at: revokedAt }
       : { name, hash: '', issued_at: revokedAt, revoked_at: revokedAt };
     this.byName.set(name, identity);
-    await this.write(
-      'INSERT INTO agent_credentials (name, hash, issued_at, revoked_at) VALUES (?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET revoked_at = excluded.revoked_at',
-      [name, identity.hash, identity.issued_at, revokedAt],
-      `the revocation of agent ${name}`,
-    );
+    await this.persist(name, identity);
     return identity;
   }
 
   /** Forgets the name's credential, revoked or not: the join token may enrol the name again. */
   async forget(name: string): Promise<void> {
     if (!this.byName.delete(name)) return;
-    await this.write(
-      'DELETE FROM agent_credentials WHERE name = ?',
-      [name],
-      `the removal of agent ${name}'s credential`,
-    );
+    await this.persist(name, null);
   }
 
-  private write(sql: string, params: SqlParams, what: string): Promise<void> {
-    const store = this.store;
-    if (!store) return Promise.resolve();
+  /** Resolves once the row is written with the next batch (one transaction per tick). */
+  private persist(name: string, identity: Identity | null): Promise<void> {
+    if (!this.store) return Promise.resolve();
+    this.pending.set(name, identity);
+    this.batch ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.batch = undefined;
+      return this.flush();
+    });
+    return this.batch;
+  }
+
+  private flush(): Promise<void> {
+    const store = this.store as Store;
+    const rows = [...this.pending];
+    this.pending.clear();
+    const statements = rows.map(([name, row]) =>
+      row === null
+        ? { sql: 'DELETE FROM agent_credentials WHERE name = ?', params: [name] }
+        : {
+            sql: 'INSERT INTO agent_credentials (name, hash, issued_at, revoked_at) VALUES (?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET hash = excluded.hash, issued_at = excluded.issued_at, revoked_at = excluded.revoked_at',
+            params: [name, row.hash, row.issued_at, row.revoked_at],
+          },
+    );
+    // Batches are written one after the other, in order.
     const done = this.writes
-      .then(() => store.run(sql, params))
+      .then(() => store.transaction(statements))
       .then(
         () => undefined,
         (error: Error) => {
-          this.logger.error(`could not save ${what}: ${error.message}`);
+          this.logger.error(`could not save ${rows.length} agent credential record(s): ${error.message}`);
           throw error;
         },
       );
