@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { selfSignedCertificate } from '../testing.js';
 import { createMasterClient } from './master-client.js';
 
 const servers: Server[] = [];
@@ -14,35 +14,7 @@ afterEach(async () => {
   );
 });
 
-/** A real self-signed certificate for `name` only (not 127.0.0.1), made by openssl. */
-function certificate(dir: string, name: string): { cert: string; key: string } {
-  const cert = join(dir, `${name}.pem`);
-  const key = join(dir, `${name}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${name}`,
-      '-addext',
-      `subjectAltName=DNS:${name}`,
-    ],
-    { stdio: 'pipe' },
-  );
-  return { cert, key };
-}
+const certificate = (dir: string, name: string) => selfSignedCertificate(dir, name, [name]);
 
 async function serveTls(pair: { cert: string; key: string }): Promise<string> {
   const server = createServer({ cert: readFileSync(pair.cert), key: readFileSync(pair.key) }, (_req, res) => {

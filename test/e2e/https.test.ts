@@ -65,6 +65,29 @@ describe('HTTPS on the REST API', () => {
       `${base}/api/v1/agents`,
     ]);
     expect(agents.status).toBe(200);
+    // The session cookie of a login over HTTPS is never sent back in clear.
+    const password = readFileSync(join(dataDir, 'auth', 'admin.password'), 'utf8').trim();
+    const headers = spawnSync(
+      'curl',
+      [
+        '-sS',
+        '-D',
+        '-',
+        '-o',
+        '/dev/null',
+        '--cacert',
+        cert,
+        '-H',
+        'content-type: application/json',
+        '--data',
+        JSON.stringify({ username: 'admin', password }),
+        `${base}/api/v1/auth/login`,
+      ],
+      { encoding: 'utf8' },
+    ).stdout;
+    expect(headers).toMatch(
+      /^set-cookie: runner_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure\r?$/im,
+    );
     const untrusted = curl([`${base}/api/v1/health`]);
     expect(untrusted.exit).toBe(60); // curl: peer certificate cannot be authenticated
   });

@@ -1,40 +1,13 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { staticConfig } from '@runner/plugin-sdk/testing';
+import { selfSignedCertificate, staticConfig } from '@runner/plugin-sdk/testing';
 import { describe, expect, it } from 'vitest';
 import { HTTP_CONFIG, readHttpConfig } from './config.js';
 
 const tempDir = () => mkdtempSync(join(tmpdir(), 'runner-http-tls-'));
 
-/** A real self-signed pair, as an operator makes one with openssl. */
-function selfSignedCert(dir: string): { cert: string; key: string } {
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-    ],
-    { stdio: 'pipe' },
-  );
-  return { cert, key };
-}
+const selfSignedCert = (dir: string) => selfSignedCertificate(dir, 'cert');
 
 const read = (values: Record<string, unknown>) =>
   readHttpConfig(staticConfig(values, '/tmp', [{ id: 'http', config: HTTP_CONFIG }]));
