@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import {
   InvalidInputError,
@@ -13,6 +12,7 @@ import {
   type EventBus,
   type LuaValue,
   type Logger,
+  type StateService,
   type Store,
 } from '@runner/plugin-sdk';
 import {
@@ -27,9 +27,10 @@ import {
   type Register__Output,
 } from '@runner/proto';
 import { AgentStore } from './agent-store.js';
-import type { MasterTransportConfig } from './config.js';
+import { readPem, type MasterTransportConfig } from './config.js';
 import { AgentUnreachableError, formatMs, unknownAgent } from './errors.js';
 import { AgentSession, type CallOptions, type MasterRequest } from './session.js';
+import { serveState } from './state-proxy.js';
 import type { JoinTokens } from './token.js';
 import {
   round,
@@ -53,6 +54,8 @@ export interface AgentMasterOptions {
   events?: Pick<EventBus, 'emit'>;
   /** Agents persist here when given (the master profile has a store). */
   store?: Store;
+  /** Serves `state.*` of delegated tasks (state-proxy.ts). */
+  state?: StateService;
   /** Where this master's REST API listens (for Describe); null while it does not, or when it has none. */
   httpAddress?: () => { host: string; port: number } | null;
 }
@@ -208,6 +211,7 @@ export class AgentMaster {
         session.lastSeen = Date.now();
         if (message.body === 'heartbeat')
           this.onHeartbeat(session, message.call_id, message.heartbeat as HeartbeatRequest__Output);
+        else if (message.body === 'state') serveState(session, message, this.options.state, this.options.logger);
         else session.deliver(message);
         return;
       }
@@ -557,6 +561,7 @@ export class AgentMaster {
           {
             what: 'the task',
             task: true,
+            delegated: { runId: task.runId, workflow: task.workflowName, task: task.task, dryRun: task.dryRun },
             signal,
             // The agent enforces the task's timeout; past it plus the heartbeat timeout the answer is lost.
             timeoutMs: task.timeoutMs ? task.timeoutMs + this.options.config.heartbeatTimeoutMs : undefined,
@@ -581,16 +586,3 @@ export class AgentMaster {
 }
 
 class StreamEnded extends Error {}
-
-function readPem(path: string, key: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw new InvalidInputError(
-      `config ${key}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
-      {
-        field: key,
-      },
-    );
-  }
-}

@@ -6,6 +6,7 @@ import type { AgentConfig } from './config.js';
 import { runCommand } from './exec.js';
 import { MetricsCollector } from './metrics.js';
 import type { AgentEnd, AgentProcess } from './process.js';
+import { StateCalls } from './state-calls.js';
 import { runTask } from './task-runner.js';
 
 export interface AgentServiceOptions {
@@ -23,6 +24,8 @@ export class AgentService implements AgentProcess {
   readonly name: string;
   readonly master: string;
   readonly ended: Promise<AgentEnd>;
+  /** `state.*` of delegated tasks, forwarded to the master. */
+  readonly stateCalls: StateCalls;
   private readonly client: AgentClient;
   private readonly log: AgentLog;
   private readonly metrics: MetricsCollector;
@@ -37,6 +40,11 @@ export class AgentService implements AgentProcess {
     const logger = this.log.wrap(options.logger);
     this.metrics = new MetricsCollector({ cacheMs: config.metricsCacheMs, diskPath: '/', processLimit: 200 });
     const controlled = new Promise<AgentEnd>((resolve) => (this.control = resolve));
+    this.stateCalls = new StateCalls({
+      master: config.master,
+      timeoutMs: config.stateTimeoutMs,
+      send: (message) => this.client.send(message),
+    });
     this.client = new AgentClient({
       name: config.name,
       master: config.master,
@@ -57,6 +65,7 @@ export class AgentService implements AgentProcess {
       reconnect: config.reconnect,
       logger,
       maxMessageBytes: config.maxMessageBytes,
+      masterCalls: this.stateCalls,
       handlers: {
         // What a task streams and returns leaves the process: its log lines, message and outputs.
         runTask: async (request, context) =>
