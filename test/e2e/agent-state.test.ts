@@ -4,7 +4,7 @@
 // task on the master reads, a second run sees state.changed false for the same value, and a
 // dry-run compares without writing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localAuth, spawnRunner, startFleet } from './helpers.js';
+import { runToEnd as runUntilEnd, spawnRunner, startFleet } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -27,24 +27,7 @@ interface ApiRun {
   tasks: { name: string; status: string; agent: string; message?: string; outputs?: Record<string, unknown> }[];
 }
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...localAuth(masterDir), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
-
-async function runToEnd(body: Record<string, unknown>): Promise<ApiRun> {
-  const started = await api<{ id: string }>('POST', '/workflows/run', body);
-  expect(started.status, JSON.stringify(started.body)).toBe(202);
-  for (;;) {
-    const { body: run } = await api<ApiRun>('GET', `/executions/${started.body.id}`);
-    if (run.status !== 'running' && run.status !== 'pending') return run;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const runToEnd = (body: Record<string, unknown>) => runUntilEnd<ApiRun>({ masterDir, base }, body);
 
 // The render-then-restart pattern: render on the agent, restart on the master only when it changed.
 const RENDER_THEN_RESTART = `version: "1.0"
