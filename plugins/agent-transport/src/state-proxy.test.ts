@@ -171,6 +171,27 @@ describe('state of delegated tasks', () => {
     ).toEqual({ keys: [] });
   });
 
+  it('pairs each answer with its call when many are in flight and answered out of order', async () => {
+    const real = await storeState();
+    // Answers leave in another order than the calls came: each waits a different time.
+    let n = 0;
+    const shuffled: StateService = {
+      perform: async (...args) => {
+        await new Promise((resolve) => setTimeout(resolve, (n++ * 7) % 23));
+        return real.perform(...args);
+      },
+    };
+    const m = await master(shuffled);
+    agent(m, 'web-1', async (calls, run) => {
+      const keys = Array.from({ length: 30 }, (_, i) => `k${i}`);
+      await Promise.all(keys.map((k, i) => calls.forward(set(k, i), run)));
+      return Promise.all(keys.map((k) => calls.forward({ operation: 'get', scope: 'workflow', key: k }, run)));
+    });
+    await m.status('web-1', 'online');
+    const answers = (await delegate(m, 'web-1')).value as StateAnswer[];
+    expect(answers.map((a) => a.value)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+  });
+
   it("passes on the master's checks of what came over the wire", async () => {
     const m = await master(await storeState());
     agent(m, 'web-1', async (calls, run) =>
