@@ -94,7 +94,7 @@ export function registerPasswordRoute(router: HttpRouter, { accounts, authentica
         const hadCookie = cookieValue(request.headers.cookie, SESSION_COOKIE) !== undefined;
         return hadCookie
           ? reply(200, body, {
-              'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000)),
+              'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000), request),
             })
           : body;
       },

@@ -20,6 +20,7 @@ import {
 } from '@runner/plugin-sdk';
 import { scriptEnv } from './agent-check.js';
 import { askBefore, createHooks, tellAfter } from './hooks.js';
+import { expandTargets, type GroupLookup } from './group-targets.js';
 import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
 import type { RunStore } from './run-store.js';
@@ -39,6 +40,8 @@ export interface EngineDeps {
   events: EventBus;
   logger: Logger;
   delegator?: AgentDelegator;
+  /** Agent groups (`delegate_to: group:web`); absent without the agent-groups plugin. */
+  groups?: GroupLookup;
   /** Aborted when the kernel stops: every run is cancelled. */
   signal: AbortSignal;
   /** Bytes of log kept per task (engine.task_log_bytes). */
@@ -91,7 +94,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     observer?: (progress: RunProgress) => void,
   ): ReturnType<WorkflowEngine['start']> {
     if (deps.signal.aborted) throw stoppingError();
-    const { workflow, tasks, name, warnings } = await prepare(request);
+    const { workflow, tasks, name, runAgents, warnings } = await prepare(request);
     for (const warning of warnings)
       deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
     // The kernel may have begun to stop while the workflow was validated.
@@ -121,7 +124,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     } else {
       const control: RunControl = { controller: new AbortController() };
       controls.set(run.id, control);
-      done = execute(run, workflow, tasks, request, observer ?? (() => {}), control);
+      // The run's --delegate-to with its groups expanded (prepare did the tasks' own).
+      const expanded = { ...request, delegateTo: runAgents };
+      done = execute(run, workflow, tasks, expanded, observer ?? (() => {}), control);
     }
     // Tracked either way: the kernel's stop waits for every run to be recorded as ended.
     running.set(run.id, done);
@@ -273,6 +278,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             base,
             runAgents: request.delegateTo,
             delegator: deps.delegator,
+            expandAgents: (names) => expandTargets(deps.groups, names),
             loopItemsFromText: (text) => deps.parser.loopItemsFromText(text),
             nextSeq: () => seq++,
             workflowName: run.workflowName,
