@@ -3,17 +3,19 @@
 // this one; screenshots of the section light and dark at both sizes.
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { context, launch, logIn, screenshot, seriousViolations, watch } from './browser.js';
+import { context, launch, logIn, screenshot, seriousViolations, watch, type Session } from './browser.js';
 import { apiCall, Fleet, type Master } from './fleet.js';
 
 const fleet = new Fleet();
 let master: Master;
 let browser: Browser;
+let admin: Session;
 
 beforeAll(async () => {
   master = await fleet.master();
   browser = await launch();
   await apiCall(master, 'POST', '/users', { name: 'pat', role: 'viewer', password: 'pats-first-password' });
+  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
 }, 90_000);
 
 afterAll(async () => {
@@ -51,11 +53,11 @@ describe('the password change in Settings', () => {
     // And the new password is the one that logs in.
     await logIn(browser, master.origin, 'pat', 'pats-second-password');
     await ctx.close();
-  });
+    // Four logins (scrypt each) and three pages on a shared machine.
+  }, 90_000);
 
   it('shows the API message for a wrong current password', async () => {
-    const session = await logIn(browser, master.origin, 'admin', master.adminPassword);
-    const page = await (await context(browser, { origin: master.origin, session })).newPage();
+    const page = await (await context(browser, { origin: master.origin, session: admin })).newPage();
     await page.goto('/settings');
     const form = page.getByRole('form', { name: 'Change your password' });
     await form.getByLabel('Current password').fill('not-the-password');
@@ -70,8 +72,9 @@ describe('the password change in Settings', () => {
   for (const theme of ['light', 'dark'] as const) {
     for (const viewport of ['desktop', 'phone'] as const) {
       it(`looks right in ${theme} at ${viewport} size`, async () => {
-        const session = await logIn(browser, master.origin, 'admin', master.adminPassword);
-        const page = await (await context(browser, { origin: master.origin, session, theme, viewport })).newPage();
+        const page = await (
+          await context(browser, { origin: master.origin, session: admin, theme, viewport })
+        ).newPage();
         const { problems } = watch(page);
         await page.goto('/settings');
         const form = page.getByRole('form', { name: 'Change your password' });
