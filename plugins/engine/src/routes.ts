@@ -29,7 +29,7 @@ import {
   ValidateResult,
 } from './api-schemas.js';
 import { runToApi } from './api-shape.js';
-import { RunLogReader } from './run-log.js';
+import { RunLogReader, type StoredLogs } from './run-log.js';
 
 /**
  * A `POST /workflows/run` body, already checked against RunBody by the router, as a run request.
@@ -78,9 +78,10 @@ export function registerRoutes(
   engine: WorkflowEngine,
   workflowDirs: string[],
   redactor?: Redactor,
+  storedLogs?: StoredLogs,
 ): void {
   const encodedPages = new WeakMap<object, string>();
-  const logs = new RunLogReader((id) => engine.get(id), redactor);
+  const logs = new RunLogReader((id, options) => engine.get(id, options), redactor, storedLogs);
   router.add(
     defineRoute({
       method: 'POST',

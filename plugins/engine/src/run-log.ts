@@ -1,4 +1,5 @@
 import type { Redactor, RunRecord, TaskLogLine } from '@runner/plugin-sdk';
+import { arrayUnit, textUnit, type LogUnit } from './log-units.js';
 
 /**
  * A run's log as one sequence of lines over its units (in the order the run lists them, each
@@ -50,17 +51,19 @@ export interface LogPage {
 
 /** The units of a run with where each one's lines start in the whole log. */
 interface Indexed {
-  units: { task: string; agent: string; log: TaskLogLine[] }[];
+  units: LogUnit[];
   /** starts[i]: position of unit i's first line; the last entry is the total. */
   starts: number[];
 }
 
-function indexRun(run: RunRecord): Indexed {
+function indexUnits(units: LogUnit[]): Indexed {
   const starts = [0];
-  const units = run.tasks.map((t) => ({ task: t.name, agent: t.agent, log: t.log }));
-  for (const unit of units) starts.push(starts[starts.length - 1] + unit.log.length);
+  for (const unit of units) starts.push(starts[starts.length - 1] + unit.count);
   return { units, starts };
 }
+
+/** Each unit's stored log, unparsed, in the run's order (ended runs: every unit is written). */
+export type StoredLogs = (runId: string) => { name: string; agent: string; log: string }[];
 
 /** A line's text for search and the text download: message, then fields as JSON. */
 function lineText(line: TaskLogLine): string {
@@ -74,34 +77,57 @@ const CACHED_RUNS = 4;
 
 export class RunLogReader {
   private readonly ended = new Map<string, Indexed>();
+  private readonly searches = new WeakMap<LogUnit, { needle: string; hits: Uint8Array }>();
 
   constructor(
-    /** The whole record with its logs (the engine's `get`). */
-    private readonly getRun: (runId: string) => RunRecord | undefined,
+    /** The run (the engine's `get`): without logs to know whether it ended, with them while it runs. */
+    private readonly getRun: (runId: string, options?: { log?: boolean }) => RunRecord | undefined,
     private readonly redactor?: Redactor,
+    /** An ended run's logs as stored, parsed only where a page reads them. */
+    private readonly storedLogs?: StoredLogs,
   ) {}
 
-  private index(runId: string): { run: RunRecord | undefined; indexed?: Indexed } {
+  private index(runId: string): Indexed | undefined {
     const cached = this.ended.get(runId);
     if (cached) {
       // Most recently used last.
       this.ended.delete(runId);
       this.ended.set(runId, cached);
-      return { run: undefined, indexed: cached };
+      return cached;
     }
-    const run = this.getRun(runId);
-    if (!run) return { run: undefined };
-    const indexed = indexRun(run);
-    if (run.status !== 'running') {
-      this.ended.set(runId, indexed);
-      if (this.ended.size > CACHED_RUNS) this.ended.delete(this.ended.keys().next().value as string);
+    const summary = this.getRun(runId, { log: false });
+    if (!summary) return undefined;
+    if (summary.status === 'running' || !this.storedLogs) {
+      const run = this.getRun(runId);
+      if (!run) return undefined;
+      const indexed = indexUnits(run.tasks.map((t) => arrayUnit(t.name, t.agent, t.log)));
+      if (run.status !== 'running') this.keep(runId, indexed);
+      return indexed;
     }
-    return { run, indexed };
+    const indexed = indexUnits(this.storedLogs(runId).map((t) => textUnit(t.name, t.agent, t.log)));
+    this.keep(runId, indexed);
+    return indexed;
+  }
+
+  /** Which of a unit's lines contain `needle` (lower case): kept for the unit's last search, which its older pages repeat. */
+  private hits(unit: LogUnit, needle: string): Uint8Array {
+    const last = this.searches.get(unit);
+    if (last?.needle === needle) return last.hits;
+    const lines = unit.lines();
+    const hits = new Uint8Array(lines.length);
+    for (let i = 0; i < lines.length; i++) hits[i] = lineText(lines[i]).toLowerCase().includes(needle) ? 1 : 0;
+    this.searches.set(unit, { needle, hits });
+    return hits;
+  }
+
+  private keep(runId: string, indexed: Indexed): void {
+    this.ended.set(runId, indexed);
+    if (this.ended.size > CACHED_RUNS) this.ended.delete(this.ended.keys().next().value as string);
   }
 
   /** A page of the log, or undefined when no run has that id. */
   page(runId: string, query: LogQuery): LogPage | undefined {
-    const { indexed } = this.index(runId);
+    const indexed = this.index(runId);
     if (!indexed) return undefined;
     const { units, starts } = indexed;
     const total = starts[starts.length - 1];
@@ -109,7 +135,6 @@ export class RunLogReader {
     const needle = query.q?.toLowerCase();
     const unitMatches = (u: Indexed['units'][number]) =>
       (query.task === undefined || u.task === query.task) && (query.agent === undefined || u.agent === query.agent);
-    const lineMatches = (line: TaskLogLine) => needle === undefined || lineText(line).toLowerCase().includes(needle);
     const filtered = needle !== undefined || query.task !== undefined || query.agent !== undefined;
 
     // Walk back from `before` collecting up to `tail` matches, then on to find whether more exist.
@@ -118,15 +143,17 @@ export class RunLogReader {
     for (let u = units.length - 1; u >= 0 && older === undefined; u--) {
       const unit = units[u];
       if (starts[u] >= before || !unitMatches(unit)) continue;
-      for (let i = Math.min(unit.log.length, before - starts[u]) - 1; i >= 0; i--) {
-        const line = unit.log[i];
-        if (!lineMatches(line)) continue;
+      // A search reads every line; a page without one parses only the lines it answers.
+      const all = needle === undefined ? undefined : unit.lines();
+      const hits = needle === undefined ? undefined : this.hits(unit, needle);
+      for (let i = Math.min(unit.count, before - starts[u]) - 1; i >= 0; i--) {
+        if (hits && hits[i] === 0) continue;
         const n = starts[u] + i;
         if (picked.length === query.tail) {
           older = picked[picked.length - 1].n;
           break;
         }
-        picked.push({ n, task: unit.task, agent: unit.agent, ...line });
+        picked.push({ n, task: unit.task, agent: unit.agent, ...(all ? all[i] : unit.line(i)) });
       }
     }
     let matched = total;
@@ -134,8 +161,8 @@ export class RunLogReader {
       matched = 0;
       for (const unit of units) {
         if (!unitMatches(unit)) continue;
-        if (needle === undefined) matched += unit.log.length;
-        else for (const line of unit.log) if (lineMatches(line)) matched++;
+        if (needle === undefined) matched += unit.count;
+        else for (const hit of this.hits(unit, needle)) matched += hit;
       }
     }
     const { redactor } = this;
@@ -156,7 +183,7 @@ export class RunLogReader {
    * {fields}`, secrets masked, in chunks for a streamed download; undefined when no run has that id.
    */
   text(runId: string, filter: Omit<LogQuery, 'tail' | 'before'>): Iterable<string> | undefined {
-    const { indexed } = this.index(runId);
+    const indexed = this.index(runId);
     if (!indexed) return undefined;
     const { redactor } = this;
     const needle = filter.q?.toLowerCase();
@@ -165,7 +192,7 @@ export class RunLogReader {
       for (const unit of indexed.units) {
         if (filter.task !== undefined && unit.task !== filter.task) continue;
         if (filter.agent !== undefined && unit.agent !== filter.agent) continue;
-        for (const line of unit.log) {
+        for (const line of unit.lines()) {
           const shown = redactor && line.fields ? { ...line, fields: redactor.redact(line.fields) } : line;
           const text = lineText(shown);
           if (needle !== undefined && !text.toLowerCase().includes(needle)) continue;

@@ -288,6 +288,14 @@ export class RunStore {
     return { ...fromRunRow(row), tasks };
   }
 
+  /**
+   * Each written unit's log as stored (JSON text, not parsed), in position order, with its task
+   * name and agent: the run log reader parses only the lines a page shows.
+   */
+  logTexts(runId: string): { name: string; agent: string; log: string }[] {
+    return this.store.all('SELECT name, agent, log FROM run_tasks WHERE run_id = ? ORDER BY seq', [runId]);
+  }
+
   /** What a run was started with; undefined for an unknown run or one recorded before runs kept it. */
   request(runId: string): RunRequest | undefined {
     const row = this.store.get<{ request: string }>('SELECT request FROM run_inputs WHERE run_id = ?', [runId]);
