@@ -81,6 +81,11 @@ export function registerRoutes(
   storedLogs?: StoredLogs,
 ): void {
   const encodedPages = new WeakMap<object, string>();
+  /** The answer to a started run: 202 while it goes on. */
+  const accepted = (runId: string) => {
+    const run = engine.get(runId, { log: false });
+    return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
+  };
   const logs = new RunLogReader((id, options) => engine.get(id, options), redactor, storedLogs);
   router.add(
     defineRoute({
@@ -94,8 +99,7 @@ export function registerRoutes(
       handler: async (request) => {
         // Who started it is who the authentication guard says is calling, never what the body says.
         const { runId } = await engine.start(runRequestFromBody(request.body, request.principal?.name, workflowDirs));
-        const run = engine.get(runId, { log: false });
-        return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
+        return accepted(runId);
       },
     }),
   );
@@ -169,8 +173,7 @@ export function registerRoutes(
           rerunOf: id,
           ...(request.principal?.name === undefined ? {} : { user: request.principal.name }),
         });
-        const run = engine.get(runId, { log: false });
-        return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
+        return accepted(runId);
       },
     }),
   );
