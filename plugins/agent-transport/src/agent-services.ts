@@ -208,6 +208,7 @@ export function createDelegator(state: MasterState): AgentDelegator {
         {
           what: 'the task',
           task: true,
+          delegated: { runId: task.runId, workflow: task.workflowName, task: task.task, dryRun: task.dryRun },
           signal,
           // The agent enforces the task's timeout; past it plus the heartbeat timeout the answer is lost.
           timeoutMs: task.timeoutMs ? task.timeoutMs + state.config.heartbeatTimeoutMs : undefined,

@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import {
-  InvalidInputError,
   RunnerError,
   type Agent,
   type AgentDelegator,
@@ -9,6 +7,7 @@ import {
   type AgentStatus,
   type EventBus,
   type Logger,
+  type StateService,
   type Store,
 } from '@runner/plugin-sdk';
 import {
@@ -23,10 +22,11 @@ import {
 } from '@runner/proto';
 import { createDelegator, createRegistry, type MasterState } from './agent-services.js';
 import { AgentStore } from './agent-store.js';
-import type { MasterTransportConfig } from './config.js';
+import { readPem, type MasterTransportConfig } from './config.js';
 import { formatMs } from './errors.js';
 import { AgentIdentities, CREDENTIAL_HEADER, isRefusal, type Proof, type Refusal } from './identities.js';
 import { AgentSession } from './session.js';
+import { serveState } from './state-proxy.js';
 import type { JoinTokens } from './token.js';
 import { round, toAgent, type AgentRecord } from './wire-shapes.js';
 
@@ -39,6 +39,8 @@ export interface AgentMasterOptions {
   events?: Pick<EventBus, 'emit'>;
   /** Agents persist here when given (the master profile has a store). */
   store?: Store;
+  /** Serves `state.*` of delegated tasks (state-proxy.ts). */
+  state?: StateService;
   /** Where this master's REST API listens (for Describe); null while it does not, or when it has none. */
   httpAddress?: () => { host: string; port: number; tls?: boolean } | null;
 }
@@ -210,6 +212,7 @@ export class AgentMaster {
         session.lastSeen = Date.now();
         if (message.body === 'heartbeat')
           this.onHeartbeat(session, message.call_id, message.heartbeat as HeartbeatRequest__Output);
+        else if (message.body === 'state') serveState(session, message, this.options.state, this.options.logger);
         else session.deliver(message);
         return;
       }
@@ -429,18 +432,5 @@ export class AgentMaster {
         this.options.logger.error(`an agent change listener failed: ${(error as Error).message}`);
       }
     }
-  }
-}
-
-function readPem(path: string, key: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw new InvalidInputError(
-      `config ${key}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
-      {
-        field: key,
-      },
-    );
   }
 }

@@ -19,6 +19,8 @@ import {
 } from '@runner/proto';
 import { Reconnector, type ReconnectPolicy } from './reconnect.js';
 
+export { StateCalls } from './state-calls.js';
+
 /** What the agent does for the master's calls. Kernel-free, so tools and benchmarks can reuse the client. */
 export interface AgentHandlers {
   /** Runs a delegated task; `log` streams its lines to the master as they are written. */
@@ -78,6 +80,8 @@ export interface AgentClientOptions {
   onHeartbeat?(roundTripMs: number): void;
   /** Extra channel options (benchmarks open many connections from one process). */
   channelOptions?: grpc.ChannelOptions;
+  /** The agent's own calls to the master (state-calls.ts): their answers, and the end of each session. */
+  masterCalls?: { deliver(message: MasterMessage__Output): void; connectionEnded(reason: string): void };
 }
 
 /** Why the client stopped for good. */
@@ -156,6 +160,13 @@ export class AgentClient {
   onRegistered(listener: () => void): () => void {
     this.registeredListeners.add(listener);
     return () => void this.registeredListeners.delete(listener);
+  }
+
+  /** Writes on the registered session; false when there is none. */
+  send(message: AgentMessage): boolean {
+    if (this.state !== 'registered' || !this.current) return false;
+    this.current.stream.write(message);
+    return true;
   }
 
   /** Tasks and calls being served now. */
@@ -273,6 +284,7 @@ export class AgentClient {
           controller.abort(new Error(`the connection to the master ended: ${reason}`));
         this.running.clear();
         this.accepted.clear();
+        options.masterCalls?.connectionEnded(reason);
         stream.removeAllListeners('data');
         stream.cancel();
         client.close();
@@ -330,6 +342,7 @@ export class AgentClient {
           if (message.call_id === heartbeatSent.id) options.onHeartbeat?.(performance.now() - heartbeatSent.at);
           return;
         }
+        if (message.body === 'state_result') return options.masterCalls?.deliver(message);
         this.dispatch(message, send, (reason) => (dismissed = reason));
       });
       stream.on('error', (error: grpc.ServiceError) => end(error.details || error.message, error.code));

@@ -15,6 +15,7 @@ import type { AgentConfig } from './config.js';
 import { runCommand } from './exec.js';
 import { MetricsCollector } from './metrics.js';
 import type { AgentEnd, AgentProcess } from './process.js';
+import { StateCalls } from './state-calls.js';
 import { runTask } from './task-runner.js';
 
 export interface AgentServiceOptions {
@@ -32,6 +33,8 @@ export class AgentService implements AgentProcess {
   readonly name: string;
   readonly master: string;
   readonly ended: Promise<AgentEnd>;
+  /** `state.*` of delegated tasks, forwarded to the master. */
+  readonly stateCalls: StateCalls;
   private readonly client: AgentClient;
   private readonly log: AgentLog;
   private readonly metrics: MetricsCollector;
@@ -49,6 +52,11 @@ export class AgentService implements AgentProcess {
     const credential = readCredential(config.credentialFile);
     // Whatever a task prints or returns, the credential never reaches the master's records.
     if (credential) redactor.addSecret(credential);
+    this.stateCalls = new StateCalls({
+      master: config.master,
+      timeoutMs: config.stateTimeoutMs,
+      send: (message) => this.client.send(message),
+    });
     this.client = new AgentClient({
       name: config.name,
       master: config.master,
@@ -83,6 +91,7 @@ export class AgentService implements AgentProcess {
       reconnect: config.reconnect,
       logger,
       maxMessageBytes: config.maxMessageBytes,
+      masterCalls: this.stateCalls,
       handlers: {
         // What a task streams and returns leaves the process: its log lines, message and outputs.
         runTask: async (request, context) =>
