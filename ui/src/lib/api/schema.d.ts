@@ -106,6 +106,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** list agent groups with their members */
+        get: operations["getAgentGroups"];
+        put?: never;
+        /** create an agent group (optionally with its first members) */
+        post: operations["postAgentGroups"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent-groups/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** one agent group */
+        get: operations["getAgentGroupsName"];
+        put?: never;
+        post?: never;
+        /** delete an agent group (its agents are not touched) */
+        delete: operations["deleteAgentGroupsName"];
+        options?: never;
+        head?: never;
+        /** change a group's description, or replace its members */
+        patch: operations["patchAgentGroupsName"];
+        trace?: never;
+    };
+    "/api/v1/agent-groups/{name}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** add agents to a group (those already in it are left as they are) */
+        post: operations["postAgentGroupsNameMembers"];
+        /** take agents out of a group (?agents=a,b; names not in it are ignored) */
+        delete: operations["deleteAgentGroupsNameMembers"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents": {
         parameters: {
             query?: never;
@@ -807,6 +862,260 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getAgentGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        groups: {
+                            name: string;
+                            description: string;
+                            /** @description agent names, sorted; an agent need not be connected */
+                            members: string[];
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                            /** @description ISO 8601 UTC of the last change */
+                            updated_at: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    postAgentGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description group name: letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit) */
+                    name: string;
+                    /** @description free text for people */
+                    description?: string;
+                    /** @description agents to put in the group at once */
+                    members?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description a group of that name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getAgentGroupsName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteAgentGroupsName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    patchAgentGroupsName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description free text for people */
+                    description?: string;
+                    /** @description replaces every member */
+                    members?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    postAgentGroupsNameMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description agent names (several at once: the UI adds a whole selection) */
+                    agents: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteAgentGroupsNameMembers: {
+        parameters: {
+            query: {
+                /** @description comma-separated agent names to take out of the group */
+                agents: string;
+            };
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     getAgents: {
         parameters: {
             query?: {
@@ -820,6 +1129,8 @@ export interface operations {
                 name?: string;
                 /** @description comma-separated key=value or key; all must match */
                 label?: string;
+                /** @description an agent group's name: only its members */
+                group?: string;
             };
             header?: never;
             path?: never;
