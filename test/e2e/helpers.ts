@@ -1,7 +1,8 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { selfSignedCertificate } from '@runner/plugin-sdk/testing';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 export const runnerBin = join(repoRoot, 'kernel/bin/runner.js');
@@ -12,12 +13,7 @@ export function tempDataDir(prefix = 'runner-e2e-'): string {
 
 /** A self-signed certificate for localhost and 127.0.0.1 (Debian's openssl), as `<dir>/<name>.pem|.key`. */
 export function selfSignedCert(dir: string, name: string): { cert: string; key: string } {
-  const cert = join(dir, `${name}.pem`);
-  const key = join(dir, `${name}.key`);
-  const subject = ['-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'];
-  const args = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1'];
-  execFileSync('openssl', [...args, ...subject], { stdio: 'pipe' });
-  return { cert, key };
+  return selfSignedCertificate(dir, name);
 }
 
 export interface Finished {

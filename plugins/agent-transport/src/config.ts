@@ -38,7 +38,10 @@ export const TRANSPORT_CONFIG: ConfigDeclaration = {
     schema: { type: 'string', minLength: 1 },
     help: 'address the gRPC server binds (default: http.bind_address, which defaults to 127.0.0.1)',
   },
-  'grpc.tls_cert': { schema: { type: 'string' }, help: 'PEM certificate for the agents gRPC port (with grpc.tls_key)' },
+  'grpc.tls_cert': {
+    schema: { type: 'string' },
+    help: 'PEM certificate for the agents gRPC port, with grpc.tls_key (default: http.tls_cert, --tls-cert)',
+  },
   'grpc.tls_key': {
     schema: { type: 'string' },
     help: 'PEM private key file of grpc.tls_cert',
@@ -65,12 +68,17 @@ export const TRANSPORT_CONFIG: ConfigDeclaration = {
 };
 
 export function readMasterConfig(config: RunnerConfig): MasterTransportConfig {
-  const tlsCert = config.get<string | undefined>('grpc.tls_cert') || undefined;
-  const tlsKey = config.get<string | undefined>('grpc.tls_key') || undefined;
+  // --tls-cert/--tls-key set http.tls_* and serve both ports; grpc.tls_* give gRPC a pair of its own.
+  const own = Boolean(
+    config.get<string | undefined>('grpc.tls_cert') || config.get<string | undefined>('grpc.tls_key'),
+  );
+  const section = own ? 'grpc' : 'http';
+  const tlsCert = config.get<string | undefined>(`${section}.tls_cert`) || undefined;
+  const tlsKey = config.get<string | undefined>(`${section}.tls_key`) || undefined;
   if ((tlsCert === undefined) !== (tlsKey === undefined)) {
-    const missing = tlsCert === undefined ? 'grpc.tls_cert (--tls-cert)' : 'grpc.tls_key (--tls-key)';
+    const missing = tlsCert === undefined ? `${section}.tls_cert (--tls-cert)` : `${section}.tls_key (--tls-key)`;
     throw new InvalidInputError(`TLS for agents needs both a certificate and its key: ${missing} is not set`, {
-      field: tlsCert === undefined ? 'grpc.tls_cert' : 'grpc.tls_key',
+      field: tlsCert === undefined ? `${section}.tls_cert` : `${section}.tls_key`,
     });
   }
   const interval = config.get<number>('agent.heartbeat_interval');

@@ -54,7 +54,7 @@ export interface AgentMasterOptions {
   /** Agents persist here when given (the master profile has a store). */
   store?: Store;
   /** Where this master's REST API listens (for Describe); null while it does not, or when it has none. */
-  httpAddress?: () => { host: string; port: number } | null;
+  httpAddress?: () => { host: string; port: number; tls?: boolean } | null;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
@@ -96,7 +96,12 @@ export class AgentMaster {
         callback: grpc.sendUnaryData<DescribeResponse>,
       ) => {
         const http = options.httpAddress?.() ?? null;
-        callback(null, { version: options.version, http_port: http?.port ?? 0, http_bind_address: http?.host ?? '' });
+        callback(null, {
+          version: options.version,
+          http_port: http?.port ?? 0,
+          http_bind_address: http?.host ?? '',
+          http_tls: http?.tls === true,
+        });
       },
     });
     if (options.store) this.store = new AgentStore(options.store, options.logger, config.persistIntervalMs);

@@ -35,12 +35,7 @@ export const plugin = definePlugin({
           description: 'address the gRPC server binds (default: --bind-address, else 127.0.0.1)',
           configKey: 'grpc.bind_address',
         },
-        {
-          flags: '--tls-cert <file>',
-          description: 'PEM certificate for the agents gRPC port',
-          configKey: 'grpc.tls_cert',
-        },
-        { flags: '--tls-key <file>', description: 'PEM private key of --tls-cert', configKey: 'grpc.tls_key' },
+        // --tls-cert/--tls-key are the HTTP plugin's (http.tls_*), which grpc.tls_* default to.
       ],
     },
   ],

@@ -94,7 +94,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     observer?: (progress: RunProgress) => void,
   ): ReturnType<WorkflowEngine['start']> {
     if (deps.signal.aborted) throw stoppingError();
-    const { workflow, tasks, name, runAgents } = await prepare(request);
+    const { workflow, tasks, name, runAgents, warnings } = await prepare(request);
+    for (const warning of warnings)
+      deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
     // The kernel may have begun to stop while the workflow was validated.
     if (deps.signal.aborted) throw stoppingError();
     const run: Omit<RunRecord, 'tasks'> = {
@@ -106,13 +108,16 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       duration: 0,
       trigger: request.trigger ?? 'api',
       ...(request.user === undefined ? {} : { user: request.user }),
+      ...(request.rerunOf === undefined ? {} : { rerunOf: request.rerunOf }),
       counts: {},
     };
     const refused =
       hooks.beforeRun.taps.length === 0
         ? undefined
         : await askBefore(hooks.beforeRun, { runId: run.id, workflowName: name, request });
-    await deps.runs.insertRun(run);
+    // Kept without who started it and why: running it again is someone else's start.
+    const { user: _user, trigger: _trigger, rerunOf: _rerunOf, ...inputs } = request;
+    await deps.runs.insertRun(run, inputs);
     let done: Promise<RunRecord>;
     if (refused !== undefined) {
       done = refuseRun(run, refused, observer);
@@ -458,8 +463,13 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     cancel,
     registerSource: (kind, resolve) => sources.register(kind, resolve),
     start,
-    get: (runId) => deps.runs.get(runId, unitsRunning.get(runId)),
+    get: (runId, options) => deps.runs.get(runId, unitsRunning.get(runId), options),
     list: (filter) => deps.runs.list(filter),
+    request: (runId) => deps.runs.request(runId),
+    async validate(request) {
+      const { name, tasks, warnings } = await prepare(request);
+      return { workflowName: name, tasks: tasks.map((t) => t.name), warnings };
+    },
     async delegates(request) {
       if (request.delegateTo?.length) return true;
       const { tasks } = await prepare(request);

@@ -80,7 +80,7 @@ export const plugin = definePlugin({
       taskLogBytes: ctx.config.get<number>('engine.task_log_bytes'),
     });
     ctx.provide(WorkflowEngineRef, engine);
-    if (http) registerRoutes(http, engine, workflowDirs(ctx.config));
+    if (http) registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor);
     // Runs still going when the kernel stops were cancelled through ctx.signal; wait for them to
     // record that before the store closes.
     ctx.onStop(async () => {

@@ -1,4 +1,4 @@
-import { InvalidInputError, type RunRequest } from '@runner/plugin-sdk';
+import { InvalidInputError, type RunRequest, type WorkflowProblem } from '@runner/plugin-sdk';
 import { WorkflowValidationError } from '@runner/plugin-workflow';
 import { refuseUnknownAgents } from './agent-check.js';
 import { expandRunGroups, expandTargets } from './group-targets.js';
@@ -16,7 +16,13 @@ export async function prepareRun(
   deps: Pick<EngineDeps, 'parser' | 'runtime' | 'template' | 'logger' | 'delegator' | 'groups'>,
   sources: WorkflowSources,
   request: RunRequest,
-): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string; runAgents?: string[] }> {
+): Promise<{
+  workflow: WorkflowDefinition;
+  tasks: TaskDefinition[];
+  name: string;
+  warnings: WorkflowProblem[];
+  runAgents?: string[];
+}> {
   const { text, file, name: sourceName } = await sources.resolve(request.source);
   const { workflow: parsed, warnings } = deps.parser.parse(text, {
     file,
@@ -37,8 +43,6 @@ export async function prepareRun(
     },
     templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
   });
-  for (const warning of warnings)
-    deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
   const workflow = deps.parser.applyOverrides(parsed, { vars: request.vars, values: request.values });
   const chosen = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;
   // Without an agent transport (`runner run` with no master) a delegated task could never run:
@@ -63,6 +67,7 @@ export async function prepareRun(
     workflow,
     tasks: deps.parser.topologicalOrder(selected),
     name,
+    warnings: [...warnings],
     ...(runAgents === undefined ? {} : { runAgents }),
   };
 }
