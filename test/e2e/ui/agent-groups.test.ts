@@ -76,6 +76,10 @@ describe('Add to Group and the group filter', () => {
       'web-2',
     ]);
     await apiCall(master, 'DELETE', '/agent-groups/web/members?agents=db-1');
+    // A group made elsewhere (the CLI, another tab) reaches the open page's filter live.
+    await apiCall(master, 'POST', '/agent-groups', { name: 'db', members: ['db-1'] });
+    await page.getByLabel('Group').locator('option', { hasText: 'db (1)' }).waitFor({ state: 'attached' });
+    await page.getByLabel('Group').locator('option', { hasText: 'web (2)' }).waitFor({ state: 'attached' });
     expect(problems).toEqual([]);
     await page.context().close();
   });

@@ -1,9 +1,10 @@
 import { api, data } from '$lib/api/client';
+import { live } from '$lib/live/socket.svelte';
 import type { AgentGroup } from './types';
 
 /**
- * The master's agent groups, loaded once per page that shows them and reloaded after a change
- * (groups change rarely, and only through the API: no live message carries them).
+ * The master's agent groups for a page: loaded once, then again on every `agent_group_update`
+ * (a group created, changed or deleted, here or in another tab or by the CLI).
  */
 export class AgentGroups {
   list = $state<AgentGroup[]>([]);
@@ -16,5 +17,11 @@ export class AgentGroups {
     } catch (e) {
       this.error = e;
     }
+  }
+
+  /** Loads now and on every change until the returned function is called (an $effect's cleanup). */
+  follow(): () => void {
+    void this.load();
+    return live.on('agent_group_update', () => void this.load());
   }
 }
