@@ -15,6 +15,7 @@ export * from './src/workflow.js';
 export * from './src/engine.js';
 export * from './src/lua-runtime.js';
 export * from './src/agents.js';
+export * from './src/agent-groups.js';
 export * from './src/duration.js';
 export * from './src/format.js';
 export * from './src/sleep.js';

@@ -85,6 +85,7 @@ export const agentCommand: CommandSpec = {
         { flags: '--status <status>', description: 'online, offline, warning or error (comma-separated)' },
         { flags: '--name <text>', description: 'names containing this text' },
         { flags: '--label <key=value>', description: 'agents with this label (key=value or key; comma-separated)' },
+        { flags: '--group <name>', description: 'members of this agent group (runner agent group list)' },
         {
           flags: '--limit <n>',
           description: 'at most n agents (default 100)',

@@ -6,13 +6,14 @@ import {
   STREAMED,
   reply,
   type Agent,
+  type AgentGroups,
   type AgentRegistry,
   type HttpRouter,
   type Logger,
 } from '@runner/plugin-sdk';
 import { streamAgentLogs, type LogStreamOptions } from './log-stream.js';
 import type { MetricsCache } from './metrics-cache.js';
-import { listAgents, parseExecBody, parseListQuery } from './requests.js';
+import { groupMembers, listAgents, parseExecBody, parseListQuery } from './requests.js';
 import {
   AgentActionSchema,
   AgentListQuery,
@@ -30,6 +31,8 @@ import {
 export interface AgentRoutesOptions {
   /** Undefined when no agent transport is loaded: every route then answers 503. */
   registry: AgentRegistry | undefined;
+  /** Undefined without the agent-groups plugin: `?group=` then answers 400. */
+  groups?: AgentGroups;
   cache: MetricsCache;
   logger: Logger;
   /** Aborted when the kernel begins to stop; ends open log streams. */
@@ -68,6 +71,7 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
       responses: { 200: AgentListSchema },
       handler: ({ query }) => {
         const parsed = parseListQuery(query);
+        if (parsed.group !== undefined) parsed.members = new Set(groupMembers(options.groups, parsed.group));
         return { ...listAgents(registry().list(), parsed), limit: parsed.limit, offset: parsed.offset };
       },
     }),

@@ -31,6 +31,7 @@ export const AgentListQuery = Type.Object(
     status: Type.Optional(Type.String({ description: 'comma-separated: online (or active), offline, warning, error' })),
     name: Type.Optional(Type.String({ description: 'case-insensitive substring of the name' })),
     label: Type.Optional(Type.String({ description: 'comma-separated key=value or key; all must match' })),
+    group: Type.Optional(Type.String({ description: "an agent group's name: only its members" })),
   },
   { additionalProperties: false },
 );

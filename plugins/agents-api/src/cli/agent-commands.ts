@@ -15,7 +15,7 @@ const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 export async function listCommand({ options }: CommandInput, ctx: CommandContext): Promise<number> {
   const master = await connectMaster(ctx, options.masterUrl);
   const query = new URLSearchParams();
-  for (const key of ['status', 'name', 'label', 'limit', 'offset'] as const) {
+  for (const key of ['status', 'name', 'label', 'group', 'limit', 'offset'] as const) {
     const value = options[key];
     if (value !== undefined) query.set(key, Array.isArray(value) ? value.join(',') : String(value));
   }

@@ -1,4 +1,4 @@
-import { formatBytes, type Agent, type AgentMetrics } from '@runner/plugin-sdk';
+import { formatBytes, formatTable, type Agent, type AgentMetrics } from '@runner/plugin-sdk';
 
 export function formatPercent(value: number): string {
   return Number.isFinite(value) ? `${value.toFixed(1)}%` : '-';
@@ -24,19 +24,8 @@ export function formatAgo(iso: string, now = Date.now()): string {
   return `${formatUptime(Math.max(0, (now - at) / 1000))} ago`;
 }
 
-/** Left-aligned columns separated by two spaces; the last column is not padded. */
-export function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
-      .join('  ')
-      .trimEnd();
-  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
-}
-
 export function agentTable(agents: Agent[], now = Date.now()): string {
-  return table(
+  return formatTable(
     ['NAME', 'STATUS', 'ADDRESS', 'CPU', 'MEMORY', 'UPTIME', 'LAST HEARTBEAT'],
     agents.map((a) => [
       a.name,
