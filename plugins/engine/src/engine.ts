@@ -43,6 +43,8 @@ export interface EngineDeps {
   signal: AbortSignal;
   /** Bytes of log kept per task (engine.task_log_bytes). */
   taskLogBytes: number;
+  /** Each attempt of a task without `timeout:` is stopped after this (engine.task_timeout); 0: never. */
+  taskTimeoutMs?: number;
 }
 
 interface TaskView {
@@ -327,6 +329,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               values: workflow.values,
               signal: controller.signal,
               sleep,
+              defaultTimeoutMs: deps.taskTimeoutMs || undefined,
               beforeAttempt:
                 hooks.beforeTask.taps.length === 0
                   ? undefined
