@@ -4,6 +4,7 @@ import { ConversionError, pushJs, toJs, type PushOptions, type ToJsOptions } fro
 import { installBaseLibrary } from './lib-base.js';
 import { createStdFiles, installIoLibrary, type LuaFile, type StdFiles } from './lib-io.js';
 import { installOsLibrary } from './lib-os.js';
+import { installStringLimits } from './lib-string-limits.js';
 import { concatBytes, jsString, luaString } from './lua-strings.js';
 import type { ModuleFunction, RegisteredModule } from './module-registry.js';
 import type { Scheduler } from './scheduler.js';
@@ -59,6 +60,8 @@ export interface HostEnvironment {
   stdin: Uint8Array;
   stdoutSink?: (text: string) => void;
   stderrSink?: (text: string) => void;
+  /** See LuaEnvironmentOptions.memoryLimitBytes; undefined: DEFAULT_MEMORY_LIMIT_BYTES. */
+  memoryLimitBytes?: number;
 }
 
 export interface HostOptions {
@@ -501,6 +504,7 @@ function buildState(modules: readonly RegisteredModule[], stdFiles: StdFiles): L
   installBaseLibrary(L);
   installIoLibrary(L, stdFiles);
   installOsLibrary(L);
+  installStringLimits(L);
   for (const module of modules) installModule(L, module);
   return L;
 }
