@@ -45,6 +45,8 @@ export interface EngineDeps {
   taskLogBytes: number;
   /** Each attempt of a task without `timeout:` is stopped after this (engine.task_timeout); 0: never. */
   taskTimeoutMs?: number;
+  /** What a local task's script may use (engine.memory_limit); undefined: the runtime's default. */
+  memoryLimitBytes?: number;
 }
 
 interface TaskView {
@@ -330,6 +332,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               signal: controller.signal,
               sleep,
               defaultTimeoutMs: deps.taskTimeoutMs || undefined,
+              memoryLimitBytes: deps.memoryLimitBytes,
               beforeAttempt:
                 hooks.beforeTask.taps.length === 0
                   ? undefined

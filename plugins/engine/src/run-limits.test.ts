@@ -59,3 +59,24 @@ tasks:
     );
   });
 });
+
+describe('engine.memory_limit', () => {
+  it("fails a task whose string.rep would exceed it, in MiB, while one within it succeeds", async () => {
+    const record = await run(
+      { engine: { memory_limit: 1 } },
+      `version: "1.0"
+tasks:
+  - name: small
+    exec: { script: 'return true, tostring(#string.rep("x", 1024 * 1024))' }
+  - name: big
+    exec: { script: 'local s = string.rep("x", 2 * 1024 * 1024) return true' }
+`,
+    );
+    const byName = Object.fromEntries(record.tasks.map((t) => [t.name, t]));
+    expect(byName.big.status).toBe('failed');
+    expect(byName.big.message).toMatch(
+      /^big:1: memory limit of 1\.0 MiB exceeded \(string\.rep would build a string of 2\.0 MiB\)/,
+    );
+    expect(byName.small).toMatchObject({ status: 'succeeded', message: '1048576' });
+  });
+});

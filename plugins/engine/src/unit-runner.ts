@@ -28,6 +28,8 @@ export interface UnitEnvironment {
   signal: AbortSignal;
   /** The timeout of an attempt of a task without `timeout:` (engine.task_timeout); undefined: none. */
   defaultTimeoutMs?: number;
+  /** What the script of a local unit may use (engine.memory_limit). */
+  memoryLimitBytes?: number;
   /** Waits between retries; abortable. */
   sleep(ms: number, signal: AbortSignal): Promise<unknown>;
   /** Before-task taps (absent when there are none): a reason refuses the attempt, failing the unit. */
@@ -127,6 +129,7 @@ async function attemptOnce(
         logger: log.logger,
         signal: env.signal,
         timeoutMs: task.timeoutMs ?? env.defaultTimeoutMs,
+        memoryLimitBytes: env.memoryLimitBytes,
         // os.getenv (and os.execute/io.popen) see what the `env` global shows: the runner's own
         // RUNNER_* settings, which may hold credentials, are left out of both.
         env: env.base.env as Record<string, string>,
