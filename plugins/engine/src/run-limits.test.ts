@@ -61,7 +61,7 @@ tasks:
 });
 
 describe('engine.memory_limit', () => {
-  it("fails a task whose string.rep would exceed it, in MiB, while one within it succeeds", async () => {
+  it('fails a task whose string.rep would exceed it, in MiB, while one within it succeeds', async () => {
     const record = await run(
       { engine: { memory_limit: 1 } },
       `version: "1.0"
