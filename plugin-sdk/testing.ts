@@ -2,6 +2,7 @@
  * Helpers for testing a plugin without the real kernel: set it up against mock services, then
  * assert on the services it provides, the events it emitted and the lines it logged.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -265,4 +266,27 @@ export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => voi
   let open!: (value: T) => void;
   const promise = new Promise<T>((resolve) => (open = resolve));
   return { promise, open };
+}
+
+/**
+ * A real self-signed certificate and its key, made by `openssl` in `dir` as an operator would
+ * make one, valid for `names` (DNS names or IP addresses; the first is the subject).
+ */
+export function selfSignedCertificate(
+  dir: string,
+  file: string,
+  names: readonly string[] = ['localhost', '127.0.0.1'],
+): { cert: string; key: string } {
+  const cert = join(dir, `${file}.pem`);
+  const key = join(dir, `${file}.key`);
+  const alt = names.map((n) => (/^[\d.]+$|:/.test(n) ? `IP:${n}` : `DNS:${n}`)).join(',');
+  const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1'];
+  execFileSync(
+    'openssl',
+    [...args, '-keyout', key, '-out', cert, '-subj', `/CN=${names[0]}`, '-addext', `subjectAltName=${alt}`],
+    {
+      stdio: 'pipe',
+    },
+  );
+  return { cert, key };
 }

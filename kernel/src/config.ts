@@ -35,6 +35,8 @@ const ENV_ALIASES: Record<string, string> = {
   RUNNER_DEBUG: 'debug',
   RUNNER_PLUGINS_DIR: 'plugins.dirs',
   RUNNER_JOIN_TOKEN: 'agent.join_token',
+  // The certificate (or CA) the CLI trusts for an https:// master, as the global --ca sets it.
+  RUNNER_CA: 'master.tls_cert',
 };
 // Not config: where the config is, the CLI's credentials, test and install-time inputs.
 const ENV_IGNORED = new Set([

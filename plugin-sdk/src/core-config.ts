@@ -35,6 +35,6 @@ export const CORE_CONFIG: ConfigDeclaration = {
   },
   'master.tls_cert': {
     schema: { type: 'string' },
-    help: "CA certificate (PEM) to trust for the master's gRPC TLS, for CLI commands",
+    help: 'certificate (PEM) of the master or its CA, trusted by CLI commands for its HTTPS and gRPC TLS besides the system roots (--ca, RUNNER_CA)',
   },
 };

@@ -1,5 +1,6 @@
 import type { LuaValue } from './lua-module.js';
 import { createServiceRef } from './service-ref.js';
+import type { WorkflowProblem } from './workflow.js';
 
 /**
  * Where a workflow comes from: a file on the machine running it, its text, or a source another
@@ -49,6 +50,8 @@ export interface RunRequest {
   trigger?: RunTrigger;
   /** Who started it: a user name, a token name, or the scheduler job / hook / flow that did. */
   user?: string;
+  /** The run this one runs again ("Run again"): recorded with it. */
+  rerunOf?: string;
 }
 
 /**
@@ -106,6 +109,8 @@ export interface RunRecord {
   user?: string;
   /** Who cancelled it, when it was cancelled. */
   cancelledBy?: string;
+  /** The run this one ran again, when it was started with "Run again". */
+  rerunOf?: string;
   /** Counts by status. */
   counts: Partial<Record<TaskStatus, number>>;
   tasks: TaskResult[];
@@ -196,8 +201,21 @@ export interface WorkflowEngine {
     request: RunRequest,
     observer?: (progress: RunProgress) => void,
   ): Promise<{ runId: string; done: Promise<RunRecord> }>;
-  /** A run with its task results and logs. */
-  get(runId: string): RunRecord | undefined;
+  /**
+   * A run with its task results and logs; with `{ log: false }` every task's `log` is empty (not
+   * read: most of a long run's record is its log, which `GET /executions/:id/log` pages).
+   */
+  get(runId: string, options?: { log?: boolean }): RunRecord | undefined;
+  /**
+   * What a run was started with (source, vars, values, group, delegation, dry run), to start it
+   * again; undefined for an unknown run or one recorded before runs kept their inputs.
+   */
+  request(runId: string): RunRequest | undefined;
+  /**
+   * Everything `start` checks before a run is recorded, and nothing else: throws what `start`
+   * would (a WorkflowValidationError with every problem at its line and column); records nothing.
+   */
+  validate(request: RunRequest): Promise<{ workflowName: string; tasks: string[]; warnings: WorkflowProblem[] }>;
   /** Runs, newest first, without task logs. */
   list(filter?: ExecutionFilter): { runs: Omit<RunRecord, 'tasks'>[]; total: number };
   /** Whether a run delegates to agents (the CLI asks for confirmation on a terminal). */

@@ -25,3 +25,14 @@ export function formatBytes(bytes: number): string {
 export function roundSeconds(seconds: number): number {
   return Math.round(seconds * 1e6) / 1e6;
 }
+
+/** A text table: left-aligned columns separated by two spaces, the last column not padded. */
+export function formatTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
+  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}

@@ -183,8 +183,8 @@ export interface HttpRouter {
   plain(route: PlainRoute): void;
   /** Every declared route and mount, for the OpenAPI document and tests. */
   routes(): readonly RouteMeta[];
-  /** Where the server listens, once the kernel is ready; null before. */
-  address(): { host: string; port: number } | null;
+  /** Where the server listens (and whether it serves HTTPS), once the kernel is ready; null before. */
+  address(): { host: string; port: number; tls?: boolean } | null;
 }
 
 export const HttpRouterRef = createServiceRef<HttpRouter>({

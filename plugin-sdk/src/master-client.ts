@@ -13,6 +13,13 @@ import {
   UnauthorizedError,
 } from './errors.js';
 import { credentialFor } from './master-credentials.js';
+import {
+  masterDispatcher,
+  masterTlsOptions,
+  tlsFailureReason,
+  type MasterTlsOptions,
+  type MasterTrust,
+} from './master-tls.js';
 
 /**
  * The `--master-url` option every command that talks to a master takes; pass its value
@@ -36,6 +43,8 @@ export interface MasterEndpoint {
   local: boolean;
   /** The master's process id, for a local master (from its master.json). */
   pid?: number;
+  /** For an `https://` base: the certificate file trusted besides the system roots. */
+  trust?: MasterTrust;
 }
 
 /**
@@ -46,13 +55,15 @@ export interface MasterLocator {
   describe(
     address: string,
     options: { rootCert?: Buffer; timeoutMs?: number },
-  ): Promise<{ http_port: number; http_bind_address: string }>;
+  ): Promise<{ http_port: number; http_bind_address: string; http_tls?: boolean }>;
 }
 
 /** `<dataDir>/master.json`, written by the HTTP plugin of a running master. */
 interface MasterFile {
   pid?: number;
   http?: string;
+  /** Set when the REST API serves HTTPS: the absolute path of its certificate (`--tls-cert`). */
+  tls_cert?: string;
 }
 
 /** Whether a process of this host runs with that pid (EPERM: it does, as another user). */
@@ -66,7 +77,7 @@ export function isProcessAlive(pid: number): boolean {
 }
 
 /** `host:port` as master.json writes it (a bind address), made a URL to dial: `http://host:port`. */
-export function masterBaseUrl(address: string): string {
+export function masterBaseUrl(address: string, scheme: 'http' | 'https' = 'http'): string {
   const colon = address.lastIndexOf(':');
   let host = address.slice(0, colon);
   const port = address.slice(colon + 1);
@@ -74,10 +85,20 @@ export function masterBaseUrl(address: string): string {
   if (host === '0.0.0.0' || host === '') host = '127.0.0.1';
   if (host === '::' || host === '[::]') host = '[::1]';
   if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
-  return `http://${host}:${port}`;
+  return `${scheme}://${host}:${port}`;
 }
 
-function endpointFromUrl(raw: string, source: string): MasterEndpoint {
+/** The certificate file config names for the master (`--ca`, RUNNER_CA, master.tls_cert), if any. */
+function configuredTrust(ctx: CommandContext): MasterTrust | undefined {
+  const file = [ctx.config.find('master.tls_cert'), ctx.config.find('agent.master_tls_cert')].find(
+    (v): v is string => typeof v === 'string' && v !== '',
+  );
+  if (file === undefined) return undefined;
+  const key = ctx.config.find('master.tls_cert') === file ? 'master.tls_cert' : 'agent.master_tls_cert';
+  return { file, source: `${key} (from ${ctx.config.sourceOf(key)})` };
+}
+
+function endpointFromUrl(raw: string, source: string, trust?: MasterTrust): MasterEndpoint {
   let url: URL;
   try {
     url = new URL(/^[a-z]+:\/\//i.test(raw) ? raw : `http://${raw}`);
@@ -97,7 +118,8 @@ function endpointFromUrl(raw: string, source: string): MasterEndpoint {
   url.password = '';
   // A URL given with the API prefix works as well as one without.
   const path = url.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
-  return { base: `${url.origin}${path}`, source, authorization, local: false };
+  const base = `${url.origin}${path}`;
+  return { base, source, authorization, local: false, ...(url.protocol === 'https:' && trust ? { trust } : {}) };
 }
 
 /**
@@ -111,10 +133,13 @@ export async function findMaster(
   ctx: CommandContext,
   flag?: unknown,
 ): Promise<{ endpoint: MasterEndpoint } | { endpoint: undefined; lookedAt: string[] }> {
-  if (typeof flag === 'string' && flag !== '') return { endpoint: endpointFromUrl(flag, '--master-url') };
+  const trust = configuredTrust(ctx);
+  if (typeof flag === 'string' && flag !== '') return { endpoint: endpointFromUrl(flag, '--master-url', trust) };
   const configured = ctx.config.find('master.url');
   if (typeof configured === 'string' && configured !== '') {
-    return { endpoint: endpointFromUrl(configured, `master.url (from ${ctx.config.sourceOf('master.url')})`) };
+    return {
+      endpoint: endpointFromUrl(configured, `master.url (from ${ctx.config.sourceOf('master.url')})`, trust),
+    };
   }
   const lookedAt = ['--master-url not given', 'master.url not set (config file or RUNNER_MASTER_URL)'];
   const local = await localMaster(ctx.config.dataDir, lookedAt);
@@ -153,7 +178,12 @@ export async function localMaster(dataDir: string, lookedAt: string[] = []): Pro
     lookedAt.push(`${path} names process ${info.pid}, which is not running (a master that did not stop cleanly)`);
     return undefined;
   }
-  return { base: masterBaseUrl(info.http), source: `${path} (pid ${info.pid})`, local: true, pid: info.pid };
+  const source = `${path} (pid ${info.pid})`;
+  if (typeof info.tls_cert === 'string' && info.tls_cert !== '') {
+    const trust = { file: info.tls_cert, source: `${path}, the certificate it serves`, pin: true };
+    return { base: masterBaseUrl(info.http, 'https'), source, local: true, pid: info.pid, trust };
+  }
+  return { base: masterBaseUrl(info.http), source, local: true, pid: info.pid };
 }
 
 /**
@@ -182,20 +212,18 @@ async function endpointFromGrpcAddress(ctx: CommandContext, address: string): Pr
       { status: 503 },
     );
   }
-  const certFile = [ctx.config.find('master.tls_cert'), ctx.config.find('agent.master_tls_cert')].find(
-    (v): v is string => typeof v === 'string' && v !== '',
-  );
+  const trust = configuredTrust(ctx);
   let rootCert: Buffer | undefined;
-  if (certFile) {
+  if (trust) {
     try {
-      rootCert = await readFile(certFile);
+      rootCert = await readFile(trust.file);
     } catch (error) {
-      throw new InvalidInputError(`master TLS certificate ${certFile}: ${(error as Error).message}`, {
+      throw new InvalidInputError(`master TLS certificate ${trust.file}: ${(error as Error).message}`, {
         field: 'master.tls_cert',
       });
     }
   }
-  let described: { http_port: number; http_bind_address: string };
+  let described: Awaited<ReturnType<MasterLocator['describe']>>;
   try {
     described = await locator.describe(target, { rootCert });
   } catch (error) {
@@ -217,8 +245,10 @@ async function endpointFromGrpcAddress(ctx: CommandContext, address: string): Pr
       { status: 503 },
     );
   }
-  const base = `http://${host.includes(':') ? `[${host}]` : host}:${described.http_port}`;
-  return { base, source: `${source}, REST API on port ${described.http_port}`, local: false };
+  const scheme = described.http_tls === true ? 'https' : 'http';
+  const base = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${described.http_port}`;
+  const where = `${source}, REST API on port ${described.http_port}`;
+  return { base, source: where, local: false, ...(scheme === 'https' && trust ? { trust } : {}) };
 }
 
 /** Like findMaster, but a missing master is an error that says where the CLI looked. */
@@ -255,8 +285,11 @@ export interface MasterClient {
   request(method: Method, path: string, options?: MasterCallOptions): Promise<Response>;
   /** A download as bytes (a backup image). */
   bytes(path: string, options?: MasterCallOptions): Promise<Uint8Array>;
-  /** Where `--follow` commands open the WebSocket, and the headers (credentials) to send. */
-  webSocket(): Promise<{ url: string; headers: Record<string, string> }>;
+  /**
+   * Where `--follow` commands open the WebSocket, the headers (credentials) to send and, for a
+   * `wss://` URL trusted through a certificate file, the TLS options to give the `ws` client.
+   */
+  webSocket(): Promise<{ url: string; headers: Record<string, string>; tls?: MasterTlsOptions }>;
 }
 
 /** Where the credentials for a call come from (see `credentialFor`). */
@@ -279,12 +312,20 @@ export function createMasterClient(endpoint: MasterEndpoint, options: MasterClie
       ? Promise.resolve(endpoint.authorization)
       : credentialFor(endpoint, options.dataDir, options.env ?? process.env));
 
+  // Built once, on the first call to an https:// master trusted through a file.
+  let dispatcher: Promise<object> | undefined;
+  const tlsFetchOptions = async (): Promise<{ dispatcher?: object }> =>
+    endpoint.trust && endpoint.base.startsWith('https:')
+      ? { dispatcher: await (dispatcher ??= masterDispatcher(endpoint.trust)) }
+      : {};
+
   const request = async (method: Method, path: string, call: MasterCallOptions = {}): Promise<Response> => {
     const url = `${endpoint.base}/api/v1${path}`;
     const headers: Record<string, string> = { accept: 'application/json', ...call.headers };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     const auth = await credentials();
     if (auth) headers.authorization = auth;
+    const tls = await tlsFetchOptions();
     const timeoutMs = call.timeoutMs ?? 30_000;
     const signals = [call.signal, timeoutMs > 0 ? AbortSignal.timeout(timeoutMs) : undefined].filter(
       (s): s is AbortSignal => s !== undefined,
@@ -296,7 +337,9 @@ export function createMasterClient(endpoint: MasterEndpoint, options: MasterClie
         headers,
         body: call.body === undefined ? undefined : JSON.stringify(call.body),
         signal: signals.length === 0 ? undefined : AbortSignal.any(signals),
-      });
+        // Node's fetch takes undici's dispatcher option, which the DOM RequestInit type lacks.
+        ...tls,
+      } as RequestInit);
     } catch (error) {
       if (call.signal?.aborted) throw error;
       throw unreachable(error, url, endpoint, timeoutMs);
@@ -326,6 +369,8 @@ export function createMasterClient(endpoint: MasterEndpoint, options: MasterClie
       const url = `${endpoint.base.replace(/^http/, 'ws')}/api/v1/ws`;
       const auth = await credentials();
       const headers: Record<string, string> = auth ? { authorization: auth } : {};
+      if (endpoint.trust && url.startsWith('wss:'))
+        return { url, headers, tls: await masterTlsOptions(endpoint.trust) };
       return { url, headers };
     },
   };
@@ -350,7 +395,10 @@ function unreachable(error: unknown, url: string, endpoint: MasterEndpoint, time
         ? 'connection refused; is `runner server` running there, on that port?'
         : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
           ? 'the host name does not resolve; check the address'
-          : (code ?? cause?.message ?? (error as Error).message);
+          : (tlsFailureReason(code, cause?.message, url, endpoint.trust) ??
+            code ??
+            cause?.message ??
+            (error as Error).message);
   return new RunnerError(
     'master_unreachable',
     `cannot reach the master at ${url} (from ${endpoint.source}): ${reason}`,

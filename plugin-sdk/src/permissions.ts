@@ -16,6 +16,8 @@ export const Permissions = Object.freeze({
   agentExec: 'agent:exec',
   agentRestart: 'agent:restart',
   agentManage: 'agent:manage',
+  groupView: 'group:view',
+  groupManage: 'group:manage',
   logsView: 'logs:view',
   metricsView: 'metrics:view',
   auditView: 'audit:view',
@@ -44,9 +46,11 @@ const P = Permissions;
  * plugin defines. What the spec leaves open, decided here:
  * - everyone signed in holds `account:self`, and every role that sees workflows sees their runs;
  * - Operator runs and cancels workflows, restarts agents and runs commands on them (`agent:exec`:
- *   the spec's operator acts on agents), and sees metrics and hooks;
+ *   the spec's operator acts on agents), manages agent groups (`group:manage`: Add to Group sits
+ *   beside those actions on the agent control page), and sees metrics and hooks;
  * - Developer writes and runs workflows and hooks (`hook:edit`), cancels runs, sees agents;
- * - Viewer reads workflows, agents, logs, metrics and hooks, and changes nothing;
+ * - every role sees agent groups (`group:view`): they are targets workflows name;
+ * - Viewer reads workflows, agents, agent groups, logs, metrics and hooks, and changes nothing;
  * - only Admin manages users, tokens, secrets, agents (remove, stop, enrol), configuration and the
  *   database, and reads the audit log.
  */
@@ -60,6 +64,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.agentView,
     P.agentRestart,
     P.agentExec,
+    P.groupView,
+    P.groupManage,
     P.logsView,
     P.metricsView,
     P.hookView,
@@ -72,12 +78,13 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.workflowExecute,
     P.workflowCancel,
     P.agentView,
+    P.groupView,
     P.logsView,
     P.metricsView,
     P.hookView,
     P.hookEdit,
   ],
-  viewer: [P.accountSelf, P.workflowView, P.agentView, P.logsView, P.metricsView, P.hookView],
+  viewer: [P.accountSelf, P.workflowView, P.agentView, P.groupView, P.logsView, P.metricsView, P.hookView],
 });
 
 const granted = new Map<string, ReadonlySet<string> | '*'>(

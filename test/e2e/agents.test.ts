@@ -614,7 +614,10 @@ describe('security', () => {
   it('TLS: an agent trusting the master certificate connects; one without it cannot', async () => {
     const dir = tempDataDir('runner-e2e-tls-');
     const { cert, key } = selfSignedCert(dir, 'master');
-    const tls = await startMaster(tempDataDir('runner-e2e-master-'), { args: ['--tls-cert', cert, '--tls-key', key] });
+    // gRPC's own pair (grpc.tls_*): --tls-cert would serve the REST API over HTTPS too (test/e2e/https.test.ts).
+    const tls = await startMaster(tempDataDir('runner-e2e-master-'), {
+      env: { RUNNER_GRPC_TLS_CERT: cert, RUNNER_GRPC_TLS_KEY: key },
+    });
     expect(output(tls.child)).toMatch(/gRPC listening on 127\.0\.0\.1:\d+ \(TLS\)/);
     await startAgent(tls, 'secure', ['--master-tls-cert', cert]);
     const result = await run(

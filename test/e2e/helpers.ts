@@ -1,7 +1,8 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { selfSignedCertificate } from '@runner/plugin-sdk/testing';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 export const runnerBin = join(repoRoot, 'kernel/bin/runner.js');
@@ -12,12 +13,7 @@ export function tempDataDir(prefix = 'runner-e2e-'): string {
 
 /** A self-signed certificate for localhost and 127.0.0.1 (Debian's openssl), as `<dir>/<name>.pem|.key`. */
 export function selfSignedCert(dir: string, name: string): { cert: string; key: string } {
-  const cert = join(dir, `${name}.pem`);
-  const key = join(dir, `${name}.key`);
-  const subject = ['-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'];
-  const args = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1'];
-  execFileSync('openssl', [...args, ...subject], { stdio: 'pipe' });
-  return { cert, key };
+  return selfSignedCertificate(dir, name);
 }
 
 export interface Finished {
@@ -160,4 +156,42 @@ export async function startFleet(
     await waitForOutput(master, new RegExp(`agent ${name} connected from`));
   }
   return { masterDir, base: `http://${http}/api/v1` };
+}
+
+/** A master from startFleet: its data directory (for the local credential) and REST base URL. */
+export interface FleetMaster {
+  masterDir: string;
+  base: string;
+}
+
+/** A JSON call to the master's REST API with its local credential. */
+export async function callApi<T>(
+  fleet: FleetMaster,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${fleet.base}${path}`, {
+    method,
+    headers: {
+      ...localAuth(fleet.masterDir),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** Starts a run with POST /workflows/run and polls it until it has ended; the record as the API gives it. */
+export async function runToEnd<R extends { status: string }>(
+  fleet: FleetMaster,
+  body: Record<string, unknown>,
+): Promise<R> {
+  const started = await callApi<{ id: string }>(fleet, 'POST', '/workflows/run', body);
+  if (started.status !== 202) throw new Error(`POST /workflows/run: ${started.status} ${JSON.stringify(started.body)}`);
+  for (;;) {
+    const { body: run } = await callApi<R>(fleet, 'GET', `/executions/${started.body.id}`);
+    if (run.status !== 'running' && run.status !== 'pending') return run;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

@@ -4,10 +4,12 @@ export interface GlobalOptions {
   configFile?: string;
   pluginsDirs: string[];
   debug: boolean;
+  /** `--ca <file>`: the master's certificate or CA, trusted by commands that call an https:// master. */
+  ca?: string;
 }
 
 /**
- * Reads `--data-dir`, `--config`, `--plugins-dir` (repeatable) and `--debug` wherever they stand.
+ * Reads `--data-dir`, `--config`, `--plugins-dir` (repeatable), `--ca` and `--debug` wherever they stand.
  * Commander still parses them for `--help` and validation; this only gets them early.
  */
 export function prescanGlobals(argv: readonly string[]): GlobalOptions {
@@ -31,6 +33,9 @@ export function prescanGlobals(argv: readonly string[]): GlobalOptions {
         if (dir) globals.pluginsDirs.push(dir);
         break;
       }
+      case '--ca':
+        globals.ca = value();
+        break;
       case '--debug':
         globals.debug = true;
         break;

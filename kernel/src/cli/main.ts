@@ -65,7 +65,8 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
     configFile: globals.configFile,
     env: io.env,
     debug: globals.debug,
-    flags,
+    // --ca is config master.tls_cert for every command, as RUNNER_CA is.
+    flags: globals.ca === undefined ? flags : { 'master.tls_cert': globals.ca, ...flags },
   });
   // A broken config must not hide `runner doctor`, which is how one finds out about it: the error
   // is kept, and only commands that tolerate it run.
@@ -112,6 +113,7 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
     .option('--data-dir <dir>', 'data directory (default: $RUNNER_DATA_DIR or ~/.runner)')
     .option('--config <file>', 'config file (default: <data-dir>/config.yaml)')
     .option('--plugins-dir <dir>', 'load plugins from this directory too (repeatable)')
+    .option('--ca <file>', "trust this certificate (the master's or its CA) for an https:// master (RUNNER_CA)")
     .option('--debug', 'log at debug level and print stacks with errors')
     .showSuggestionAfterError(true)
     .exitOverride()

@@ -34,12 +34,24 @@ describe('master transport config', () => {
     expect(config).toMatchObject({ heartbeatIntervalMs: 200, heartbeatTimeoutMs: 600, port: 0 });
   });
 
+  it('serves TLS with --tls-cert/--tls-key (http.tls_*) unless grpc.tls_* give gRPC its own pair', () => {
+    const read = (values: Record<string, unknown>) => readMasterConfig(staticConfig(values, '/tmp', [plugin]));
+    expect(read({ http: { tls_cert: '/h.pem', tls_key: '/h.key' } })).toMatchObject({
+      tlsCert: '/h.pem',
+      tlsKey: '/h.key',
+    });
+    const own = { http: { tls_cert: '/h.pem', tls_key: '/h.key' }, grpc: { tls_cert: '/g.pem', tls_key: '/g.key' } };
+    expect(read(own)).toMatchObject({ tlsCert: '/g.pem', tlsKey: '/g.key' });
+    expect(read({})).toMatchObject({ tlsCert: undefined, tlsKey: undefined });
+  });
+
   it('names the key of a bad value', () => {
     const read = (values: Record<string, unknown>) => () => readMasterConfig(staticConfig(values, '/tmp', [plugin]));
     expect(read({ grpc: { port: 70000 } })).toThrow(
       /config grpc.port \(from test\): expected an integer from 0 to 65535, got 70000/,
     );
     expect(read({ grpc: { tls_cert: '/c.pem' } })).toThrow(/grpc.tls_key \(--tls-key\) is not set/);
+    expect(read({ http: { tls_key: '/k.pem' } })).toThrow(/http.tls_cert \(--tls-cert\) is not set/);
     expect(read({ agent: { heartbeat_interval: 10, heartbeat_timeout: 5 } })).toThrow(
       /heartbeat_timeout .* must be longer than agent.heartbeat_interval/,
     );

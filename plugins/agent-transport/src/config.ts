@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { InvalidInputError, positiveNumber, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 
 /** The master side's settings, read once at setup so a bad value fails the boot, not an agent. */
@@ -38,7 +39,10 @@ export const TRANSPORT_CONFIG: ConfigDeclaration = {
     schema: { type: 'string', minLength: 1 },
     help: 'address the gRPC server binds (default: http.bind_address, which defaults to 127.0.0.1)',
   },
-  'grpc.tls_cert': { schema: { type: 'string' }, help: 'PEM certificate for the agents gRPC port (with grpc.tls_key)' },
+  'grpc.tls_cert': {
+    schema: { type: 'string' },
+    help: 'PEM certificate for the agents gRPC port, with grpc.tls_key (default: http.tls_cert, --tls-cert)',
+  },
   'grpc.tls_key': {
     schema: { type: 'string' },
     help: 'PEM private key file of grpc.tls_cert',
@@ -65,12 +69,17 @@ export const TRANSPORT_CONFIG: ConfigDeclaration = {
 };
 
 export function readMasterConfig(config: RunnerConfig): MasterTransportConfig {
-  const tlsCert = config.get<string | undefined>('grpc.tls_cert') || undefined;
-  const tlsKey = config.get<string | undefined>('grpc.tls_key') || undefined;
+  // --tls-cert/--tls-key set http.tls_* and serve both ports; grpc.tls_* give gRPC a pair of its own.
+  const own = Boolean(
+    config.get<string | undefined>('grpc.tls_cert') || config.get<string | undefined>('grpc.tls_key'),
+  );
+  const section = own ? 'grpc' : 'http';
+  const tlsCert = config.get<string | undefined>(`${section}.tls_cert`) || undefined;
+  const tlsKey = config.get<string | undefined>(`${section}.tls_key`) || undefined;
   if ((tlsCert === undefined) !== (tlsKey === undefined)) {
-    const missing = tlsCert === undefined ? 'grpc.tls_cert (--tls-cert)' : 'grpc.tls_key (--tls-key)';
+    const missing = tlsCert === undefined ? `${section}.tls_cert (--tls-cert)` : `${section}.tls_key (--tls-key)`;
     throw new InvalidInputError(`TLS for agents needs both a certificate and its key: ${missing} is not set`, {
-      field: tlsCert === undefined ? 'grpc.tls_cert' : 'grpc.tls_key',
+      field: tlsCert === undefined ? `${section}.tls_cert` : `${section}.tls_key`,
     });
   }
   const interval = config.get<number>('agent.heartbeat_interval');
@@ -98,4 +107,18 @@ export function readMasterConfig(config: RunnerConfig): MasterTransportConfig {
     maxMessageBytes: config.get<number>('grpc.max_message_bytes'),
     logTail: config.get<number>('agent.log_tail'),
   };
+}
+
+/** A PEM file named by config `key`, read when the server starts. */
+export function readPem(path: string, key: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new InvalidInputError(
+      `config ${key}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+      {
+        field: key,
+      },
+    );
+  }
 }

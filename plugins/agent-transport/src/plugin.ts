@@ -4,6 +4,7 @@ import {
   definePlugin,
   HttpRouterRef,
   optional,
+  StateServiceRef,
   StoreRef,
 } from '@runner/plugin-sdk';
 import { agentTokenCommand } from './commands.js';
@@ -21,7 +22,7 @@ export const plugin = definePlugin({
     'Master side of the agent transport: gRPC server, join tokens, TLS, heartbeats, agent registry, task delegation',
   profiles: ['master'],
   provides: [AgentRegistryRef, AgentDelegatorRef],
-  dependsOn: { store: optional(StoreRef), http: optional(HttpRouterRef) },
+  dependsOn: { store: optional(StoreRef), http: optional(HttpRouterRef), state: optional(StateServiceRef) },
   commands: [agentTokenCommand],
   config: TRANSPORT_CONFIG,
   // The gRPC side's flags on the master command; their values reach readMasterConfig as config.
@@ -35,12 +36,7 @@ export const plugin = definePlugin({
           description: 'address the gRPC server binds (default: --bind-address, else 127.0.0.1)',
           configKey: 'grpc.bind_address',
         },
-        {
-          flags: '--tls-cert <file>',
-          description: 'PEM certificate for the agents gRPC port',
-          configKey: 'grpc.tls_cert',
-        },
-        { flags: '--tls-key <file>', description: 'PEM private key of --tls-cert', configKey: 'grpc.tls_key' },
+        // --tls-cert/--tls-key are the HTTP plugin's (http.tls_*), which grpc.tls_* default to.
       ],
     },
   ],
@@ -55,7 +51,7 @@ export const plugin = definePlugin({
         }),
     };
   },
-  async setup(ctx, { store, http }) {
+  async setup(ctx, { store, http, state }) {
     const config = readMasterConfig(ctx.config);
     const tokens = JoinTokens.fromConfig(ctx.config);
     const created = tokens.ensure();
@@ -73,6 +69,7 @@ export const plugin = definePlugin({
       version: ctx.kernelVersion,
       events: ctx.events,
       store,
+      state,
       httpAddress: () => http?.address() ?? null,
     });
     ctx.provide(AgentRegistryRef, master.registry);

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   InvalidInputError,
   parseKeyValuePairs,
@@ -17,6 +18,8 @@ export interface AgentConfig {
   /** `host:port`. */
   master: string;
   token?: string;
+  /** `<data-dir>/agent.credential`: the agent's own credential, issued at its enrolment. */
+  credentialFile: string;
   tls?: { rootCert?: Buffer; certFile?: string; serverName?: string };
   labels: Record<string, string>;
   connectTimeoutMs: number;
@@ -25,6 +28,7 @@ export interface AgentConfig {
   execOutputBytes: number;
   taskLogBytes: number;
   metricsCacheMs: number;
+  stateTimeoutMs: number;
   logLines: number;
   maxMessageBytes: number;
 }
@@ -92,6 +96,7 @@ export const AGENT_CONFIG: ConfigDeclaration = {
     help: "bytes of a delegated task's log sent to the master",
   },
   'agent.metrics_cache': positive(5, 'seconds metrics are answered from cache'),
+  'agent.state_timeout': positive(30, "seconds a task's state.* call waits for the master's answer"),
   'agent.log_lines': {
     schema: { type: 'integer', minimum: 1 },
     default: 500,
@@ -146,6 +151,7 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
     name,
     master,
     token,
+    credentialFile: join(config.dataDir, 'agent.credential'),
     tls: useTls ? { rootCert, certFile, serverName } : undefined,
     labels: config.get<Record<string, string>>('agent.labels'),
     connectTimeoutMs: num('agent.connect_timeout') * 1000,
@@ -154,6 +160,7 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
     execOutputBytes: num('agent.exec_output_bytes'),
     taskLogBytes: num('agent.task_log_bytes'),
     metricsCacheMs: num('agent.metrics_cache') * 1000,
+    stateTimeoutMs: num('agent.state_timeout') * 1000,
     logLines: num('agent.log_lines'),
     maxMessageBytes: num('grpc.max_message_bytes'),
   };

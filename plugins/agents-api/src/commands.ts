@@ -85,6 +85,7 @@ export const agentCommand: CommandSpec = {
         { flags: '--status <status>', description: 'online, offline, warning or error (comma-separated)' },
         { flags: '--name <text>', description: 'names containing this text' },
         { flags: '--label <key=value>', description: 'agents with this label (key=value or key; comma-separated)' },
+        { flags: '--group <name>', description: 'members of this agent group (runner agent group list)' },
         {
           flags: '--limit <n>',
           description: 'at most n agents (default 100)',
@@ -148,10 +149,18 @@ export const agentCommand: CommandSpec = {
     {
       name: 'remove',
       aliases: ['rm'],
-      description: 'forget an agent on the master (a running agent registers again)',
+      description: 'forget an agent and its credential on the master (the join token can enrol the name again)',
       arguments: [nameArg],
       options: [masterUrl],
       run: cli((m) => m.removeCommand),
+    },
+    {
+      name: 'revoke',
+      description:
+        "revoke an agent's credential: its session closes and it cannot reconnect (remove then frees the name for enrolment)",
+      arguments: [nameArg],
+      options: [masterUrl],
+      run: cli((m) => m.revokeCommand),
     },
     {
       name: 'install',

@@ -1,4 +1,11 @@
-import { AgentRegistryRef, HttpRouterRef, WebSocketHubRef, definePlugin, optional } from '@runner/plugin-sdk';
+import {
+  AgentGroupsRef,
+  AgentRegistryRef,
+  HttpRouterRef,
+  WebSocketHubRef,
+  definePlugin,
+  optional,
+} from '@runner/plugin-sdk';
 import { broadcastAgentUpdates } from './agent-updates.js';
 import { agentCommand } from './commands.js';
 import { MetricsCache } from './metrics-cache.js';
@@ -15,6 +22,8 @@ export const plugin = definePlugin({
     hub: WebSocketHubRef,
     // Optional so that a master without the agent transport still boots: the routes answer 503.
     registry: optional(AgentRegistryRef),
+    // Optional: without the agent-groups plugin only the `?group=` filter is refused.
+    groups: optional(AgentGroupsRef),
   },
   commands: [agentCommand],
   config: {
@@ -30,12 +39,13 @@ export const plugin = definePlugin({
       help: 'seconds between keep-alive comments on server-sent event streams',
     },
   },
-  setup(ctx, { router, hub, registry }) {
+  setup(ctx, { router, hub, registry, groups }) {
     const cacheSeconds = ctx.config.get<number>('agents.metrics_cache');
     const heartbeatSeconds = ctx.config.get<number>('agents.sse_heartbeat');
     const cache = new MetricsCache(cacheSeconds * 1000);
     registerAgentRoutes(router, {
       registry,
+      groups,
       cache,
       logger: ctx.logger,
       signal: ctx.signal,

@@ -1,4 +1,11 @@
-import { InvalidInputError, parseDuration, type Agent, type AgentStatus } from '@runner/plugin-sdk';
+import {
+  didYouMean,
+  InvalidInputError,
+  parseDuration,
+  type Agent,
+  type AgentGroups,
+  type AgentStatus,
+} from '@runner/plugin-sdk';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
@@ -15,6 +22,9 @@ export interface AgentListQuery {
   statuses?: Set<AgentStatus>;
   name?: string;
   labels: { key: string; value?: string }[];
+  /** `group=<name>`: only the group's members (the caller resolves the name to `members`). */
+  group?: string;
+  members?: ReadonlySet<string>;
 }
 
 function nonNegativeInteger(raw: string, field: string, max?: number): number {
@@ -29,10 +39,10 @@ function nonNegativeInteger(raw: string, field: string, max?: number): number {
 /**
  * `GET /agents` query: `limit` (1-1000, default 100), `offset`, `status` (comma-separated;
  * `active` is service.md's word for online), `name` (case-insensitive substring) and `label`
- * (`key=value` or `key`, comma-separated, all must match).
+ * (`key=value` or `key`, comma-separated, all must match) and `group` (an agent group's name).
  */
 export function parseListQuery(query: Record<string, string>): AgentListQuery {
-  const known = new Set(['limit', 'offset', 'status', 'name', 'label']);
+  const known = new Set(['limit', 'offset', 'status', 'name', 'label', 'group']);
   for (const key of Object.keys(query)) {
     if (!known.has(key)) {
       throw new InvalidInputError(`unknown query parameter "${key}" (allowed: ${[...known].join(', ')})`, {
@@ -65,7 +75,14 @@ export function parseListQuery(query: Record<string, string>): AgentListQuery {
       throw new InvalidInputError(`label "${part}" has no key (use key=value or key)`, { field: 'label' });
     labels.push(eq < 0 ? { key } : { key, value: part.slice(eq + 1).trim() });
   }
-  return { limit, offset, statuses, name: query.name === '' ? undefined : query.name?.toLowerCase(), labels };
+  return {
+    limit,
+    offset,
+    statuses,
+    name: query.name === '' ? undefined : query.name?.toLowerCase(),
+    labels,
+    group: query.group === '' ? undefined : query.group,
+  };
 }
 
 /** Filters, sorts by name and pages; `total` counts the filtered agents before paging. */
@@ -73,6 +90,7 @@ export function listAgents(agents: Agent[], query: AgentListQuery): { agents: Ag
   const matching = agents
     .filter((a) => query.statuses === undefined || query.statuses.has(a.status))
     .filter((a) => query.name === undefined || a.name.toLowerCase().includes(query.name))
+    .filter((a) => query.members === undefined || query.members.has(a.name))
     .filter((a) =>
       query.labels.every(({ key, value }) =>
         value === undefined ? Object.hasOwn(a.labels ?? {}, key) : a.labels?.[key] === value,
@@ -80,6 +98,18 @@ export function listAgents(agents: Agent[], query: AgentListQuery): { agents: Ag
     )
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { agents: matching.slice(query.offset, query.offset + query.limit), total: matching.length };
+}
+
+/** The members of the `group` filter's group; a 400 naming the nearest group for an unknown one. */
+export function groupMembers(groups: AgentGroups | undefined, name: string): string[] {
+  if (!groups)
+    throw new InvalidInputError('group: agent groups are not available (the agent-groups plugin is not loaded)', {
+      field: 'group',
+    });
+  const group = groups.get(name);
+  if (group) return group.members;
+  const names = groups.list().map((g) => g.name);
+  throw new InvalidInputError(`group: unknown agent group "${name}"${didYouMean(name, names)}`, { field: 'group' });
 }
 
 export interface ExecRequest {

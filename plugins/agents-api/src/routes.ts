@@ -6,13 +6,14 @@ import {
   STREAMED,
   reply,
   type Agent,
+  type AgentGroups,
   type AgentRegistry,
   type HttpRouter,
   type Logger,
 } from '@runner/plugin-sdk';
 import { streamAgentLogs, type LogStreamOptions } from './log-stream.js';
 import type { MetricsCache } from './metrics-cache.js';
-import { listAgents, parseExecBody, parseListQuery } from './requests.js';
+import { groupMembers, listAgents, parseExecBody, parseListQuery } from './requests.js';
 import {
   AgentActionSchema,
   AgentListQuery,
@@ -30,6 +31,8 @@ import {
 export interface AgentRoutesOptions {
   /** Undefined when no agent transport is loaded: every route then answers 503. */
   registry: AgentRegistry | undefined;
+  /** Undefined without the agent-groups plugin: `?group=` then answers 400. */
+  groups?: AgentGroups;
   cache: MetricsCache;
   logger: Logger;
   /** Aborted when the kernel begins to stop; ends open log streams. */
@@ -68,6 +71,7 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
       responses: { 200: AgentListSchema },
       handler: ({ query }) => {
         const parsed = parseListQuery(query);
+        if (parsed.group !== undefined) parsed.members = new Set(groupMembers(options.groups, parsed.group));
         return { ...listAgents(registry().list(), parsed), limit: parsed.limit, offset: parsed.offset };
       },
     }),
@@ -90,7 +94,7 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
       ...agentRoute,
       method: 'DELETE',
       path: '/agents/:name',
-      summary: 'forget an agent (it registers again if it reconnects with a valid credential)',
+      summary: 'forget an agent and its credential (a revoked one too): the join token can enrol the name again',
       permission: Permissions.agentManage,
       responses: { 204: { description: 'removed' } },
       handler: async (request) => {
@@ -99,6 +103,25 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
         cache.forget(name);
         logger.info('agent removed', { agent: name });
         return undefined;
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'POST',
+      path: '/agents/:name/revoke',
+      summary:
+        "revoke an agent's credential: its session closes and it cannot reconnect; DELETE /agents/:name frees the name for enrolment",
+      permission: Permissions.agentManage,
+      responses: { 200: AgentSchema },
+      handler: async (request) => {
+        const { name } = agentOf(request.params.name);
+        const agent = await registry().revoke(name);
+        cache.forget(name);
+        logger.warn('agent credential revoked', { agent: name, remote: request.remoteAddress });
+        return agent;
       },
     }),
   );

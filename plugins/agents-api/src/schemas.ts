@@ -20,6 +20,16 @@ export const AgentSchema = Type.Object({
   registered_at: Iso,
   modules: Type.Array(Type.String()),
   labels: Type.Record(Type.String(), Type.String()),
+  enrolled_at: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: 'ISO 8601 UTC of when the master issued the agent its own credential; null when it has none',
+    }),
+  ),
+  revoked_at: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: 'ISO 8601 UTC of the revocation of its credential (`runner agent revoke`); null while valid',
+    }),
+  ),
 });
 
 export const AgentParams = Type.Object({ name: Type.String({ minLength: 1, description: 'the agent name' }) });
@@ -31,6 +41,7 @@ export const AgentListQuery = Type.Object(
     status: Type.Optional(Type.String({ description: 'comma-separated: online (or active), offline, warning, error' })),
     name: Type.Optional(Type.String({ description: 'case-insensitive substring of the name' })),
     label: Type.Optional(Type.String({ description: 'comma-separated key=value or key; all must match' })),
+    group: Type.Optional(Type.String({ description: "an agent group's name: only its members" })),
   },
   { additionalProperties: false },
 );

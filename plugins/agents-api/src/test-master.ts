@@ -1,4 +1,4 @@
-import { AgentRegistryRef, HttpRouterRef, type AgentRegistry } from '@runner/plugin-sdk';
+import { AgentRegistryRef, HttpRouterRef, type AgentRegistry, type Plugin } from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as httpPlugin } from '@runner/plugin-http';
 import { plugin } from './plugin.js';
@@ -20,9 +20,10 @@ export async function startTestMaster(
   registry: AgentRegistry | undefined,
   config: Record<string, unknown> = {},
   dataDir?: string,
+  extra: readonly Plugin[] = [],
 ): Promise<TestMaster> {
   const kernel = await createTestKernel({
-    plugins: [httpPlugin, plugin],
+    plugins: [httpPlugin, ...extra, plugin],
     services: registry ? [[AgentRegistryRef, registry]] : [],
     profile: 'master',
     dataDir,

@@ -2,7 +2,7 @@ import { defineRoute, Permissions, reply, type HttpRouter } from '@runner/plugin
 import { Type } from '@runner/plugin-sdk/schema';
 import { cookieValue } from './authenticator.js';
 import type { OidcLogins } from './oidc.js';
-import { auditBase, sessionCookie, type AuthRouteDeps } from './session-routes.js';
+import { auditBase, overTls, sessionCookie, type AuthRouteDeps } from './session-routes.js';
 
 const STATE_COOKIE = 'runner_oidc_state';
 const Params = Type.Object({ provider: Type.String({ minLength: 1 }) });
@@ -23,7 +23,10 @@ export function registerOidcRoutes(
       params: Params,
       responses: { 302: { description: "to the provider's login page" } },
       handler: async (request) => {
-        const { url, state } = await oidc.start(request.params.provider, `http://${request.headers.host}`);
+        const { url, state } = await oidc.start(
+          request.params.provider,
+          `${overTls(request) ? 'https' : 'http'}://${request.headers.host}`,
+        );
         // Lax, not Strict: the provider's redirect back is a cross-site navigation that must carry it.
         return reply(302, undefined, {
           location: url,
@@ -43,7 +46,10 @@ export function registerOidcRoutes(
       params: Params,
       responses: { 302: { description: 'to the web UI, logged in' } },
       handler: async (request) => {
-        const callback = new URL(request.raw.req.url ?? '/', `http://${request.headers.host}`);
+        const callback = new URL(
+          request.raw.req.url ?? '/',
+          `${overTls(request) ? 'https' : 'http'}://${request.headers.host}`,
+        );
         const base = { ...auditBase(request), action: `login with ${request.params.provider}` };
         let user;
         try {
@@ -61,7 +67,7 @@ export function registerOidcRoutes(
         audit.record({ ...base, user: user.name, event: 'auth.login', result: 'success', status: 302 });
         return reply(302, undefined, {
           location: '/',
-          'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000)),
+          'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000), request),
         });
       },
     }),

@@ -37,9 +37,16 @@ function sessionTokenOf(request: HttpRequest): string | undefined {
   return cookieValue(request.headers.cookie, SESSION_COOKIE);
 }
 
-export function sessionCookie(value: string, maxAgeSeconds: number): string {
-  // HttpOnly: page scripts cannot read it; SameSite=Strict: other sites' pages do not send it.
-  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}`;
+export function sessionCookie(value: string, maxAgeSeconds: number, request: HttpRequest): string {
+  // HttpOnly: page scripts cannot read it; SameSite=Strict: other sites' pages do not send it;
+  // Secure over HTTPS: the browser never sends it back in clear.
+  const secure = overTls(request) ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
+}
+
+/** Whether the request came over HTTPS (runner server --tls-cert). */
+export function overTls(request: HttpRequest): boolean {
+  return (request.raw.req.socket as { encrypted?: boolean }).encrypted === true;
 }
 
 /** Login, logout and who-am-I. */
@@ -84,7 +91,7 @@ export function registerSessionRoutes(router: HttpRouter, { authenticator, audit
             csrf_token: session.csrf,
             user: { name: user.name, role: user.role },
           },
-          { 'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000)) },
+          { 'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000), request) },
         );
       },
     }),
@@ -114,7 +121,7 @@ export function registerSessionRoutes(router: HttpRouter, { authenticator, audit
           result: 'success',
           status: 200,
         });
-        return reply(200, { logged_out: revoked }, { 'set-cookie': sessionCookie('', 0) });
+        return reply(200, { logged_out: revoked }, { 'set-cookie': sessionCookie('', 0, request) });
       },
     }),
   );

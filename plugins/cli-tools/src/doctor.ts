@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname, join } from 'node:path';
-import { isProcessAlive, type CommandContext } from '@runner/plugin-sdk';
+import { createMasterClient, isProcessAlive, localMaster, type CommandContext } from '@runner/plugin-sdk';
 
 export interface Check {
   name: string;
@@ -163,15 +163,18 @@ async function checkMaster(ctx: CommandContext, local: MasterFile | undefined): 
       fix: 'start one with `runner server`',
     };
   }
+  // Through the master client: it dials https:// and trusts the certificate when master.json names one.
+  const endpoint = await localMaster(ctx.config.dataDir);
+  const base = endpoint?.base ?? `http://${local.http}`;
   try {
-    const response = await fetch(`http://${local.http}/api/v1/health`, { signal: AbortSignal.timeout(2000) });
-    if (!response.ok) throw new Error(`health answered ${response.status}`);
-    return { name, status: 'ok', detail: `pid ${local.pid} answers at http://${local.http}` };
+    if (!endpoint) throw new Error('master.json changed while doctor read it');
+    await createMasterClient(endpoint, { dataDir: ctx.config.dataDir }).request('GET', '/health', { timeoutMs: 2000 });
+    return { name, status: 'ok', detail: `pid ${local.pid} answers at ${base}` };
   } catch (error) {
     return {
       name,
       status: 'fail',
-      detail: `pid ${local.pid} runs but http://${local.http}/api/v1/health fails: ${(error as Error).message}`,
+      detail: `pid ${local.pid} runs but ${base}/api/v1/health fails: ${(error as Error).message}`,
       fix: 'look at its log (<data-dir>/logs/runner.log) or restart it',
     };
   }

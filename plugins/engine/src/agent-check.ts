@@ -2,6 +2,7 @@ import {
   didYouMean,
   InvalidInputError,
   type AgentDelegator,
+  type WorkflowProblem,
   type RunRequest,
   type TemplateEngine,
   type WorkflowParser,
@@ -27,6 +28,8 @@ export interface AgentCheckDeps {
   delegator: AgentDelegator;
   template: TemplateEngine;
   parser: Pick<WorkflowParser, 'loopItemsFromText'>;
+  /** The agents rendered names stand for (`group:web` -> its members); throws for an unknown group. */
+  expandAgents(names: string[]): string[];
 }
 
 /**
@@ -57,15 +60,23 @@ export function refuseUnknownAgents(
     throw new InvalidInputError(`delegate_to: ${describe(runUnknown)}`, { field: 'delegate_to' });
 
   const context = { vars: workflow.vars, env: scriptEnv() };
-  const problems = [];
+  const problems: WorkflowProblem[] = [];
   for (const task of tasks) {
     if (task.delegateTo === undefined) continue;
-    const names = task.delegateTo.flatMap((entry) => resolvable(deps, workflow, task, entry, context));
-    const unknown = unknownOf(names);
-    if (unknown.length === 0) continue;
     const path = `tasks[${workflow.tasks.findIndex((t) => t.name === task.name)}].delegate_to`;
     const { file, line, column } = task.source;
-    problems.push({ file, line, column, path, message: `${path}: task "${task.name}": ${describe(unknown)}` });
+    const problem = (text: string) =>
+      problems.push({ file, line, column, path, message: `${path}: task "${task.name}": ${text}` });
+    let names: string[];
+    try {
+      // A template that reads only vars may name a group: expanded as literal ones were.
+      names = deps.expandAgents(task.delegateTo.flatMap((entry) => resolvable(deps, workflow, task, entry, context)));
+    } catch (error) {
+      problem((error as Error).message);
+      continue;
+    }
+    const unknown = unknownOf(names);
+    if (unknown.length > 0) problem(describe(unknown));
   }
   if (problems.length > 0) throw new WorkflowValidationError(problems);
 }

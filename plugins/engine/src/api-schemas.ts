@@ -51,6 +51,21 @@ export const RunAccepted = Type.Object({
   workflow_name: Type.Optional(Type.String()),
 });
 
+const Problem = Type.Object({
+  message: Type.String(),
+  line: Type.Optional(Type.Integer({ description: '1-based line of the workflow text' })),
+  column: Type.Optional(Type.Integer({ description: '1-based column' })),
+  path: Type.Optional(Type.String({ description: 'where in the document (`tasks[1].retry`), or the request field' })),
+});
+
+export const ValidateResult = Type.Object({
+  valid: Type.Boolean(),
+  workflow_name: Type.Optional(Type.String({ description: 'the name the run would be recorded under' })),
+  tasks: Type.Optional(Type.Array(Type.String(), { description: 'the tasks that would run, in order' })),
+  problems: Type.Array(Problem, { description: 'what stops the workflow from running; empty when valid' }),
+  warnings: Type.Array(Problem),
+});
+
 export const ExecutionsQuery = Type.Object(
   {
     workflow: Type.Optional(Type.String({ description: 'workflow name' })),
@@ -97,6 +112,7 @@ export const RunSchema = Type.Object({
   trigger: Type.Optional(Trigger),
   user: Type.Optional(Type.String({ description: 'who started the run' })),
   cancelled_by: Type.Optional(Type.String({ description: 'who cancelled the run' })),
+  rerun_of: Type.Optional(Type.String({ description: 'the run this one ran again (Run again)' })),
   counts: Type.Record(Type.String(), Type.Integer()),
   tasks: Type.Optional(Type.Array(Task)),
 });
@@ -106,6 +122,55 @@ export const ExecutionList = Type.Object({
   total: Type.Integer(),
   limit: Type.Integer(),
   offset: Type.Integer(),
+});
+
+export const ExecutionQuery = Type.Object(
+  {
+    log: Type.Optional(
+      Type.Boolean({
+        description:
+          "include each task's log (default true); the run view reads them in pages from /executions/:id/log",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RunLogQuery = Type.Object(
+  {
+    tail: Type.Integer({ minimum: 1, maximum: 5000, default: 500, description: 'lines to answer: the last ones' }),
+    before: Type.Optional(
+      Type.Integer({ minimum: 0, description: "only lines before this position (a page's `older` cursor)" }),
+    ),
+    task: Type.Optional(Type.String({ minLength: 1, description: 'only lines of this task' })),
+    agent: Type.Optional(Type.String({ minLength: 1, description: 'only lines of units on this agent' })),
+    q: Type.Optional(Type.String({ minLength: 1, description: 'only lines containing this text (any case)' })),
+    format: Type.Optional(
+      literals(['json', 'text'], {
+        description: '`text`: the whole (filtered) log as a text download instead of a page',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RunLogPage = Type.Object({
+  lines: Type.Array(
+    Type.Object({
+      n: Type.Integer({ description: "the line's position in the run's log" }),
+      task: Type.String(),
+      agent: Type.String(),
+      timestamp: Type.String(),
+      level: literals(['debug', 'info', 'warn', 'error']),
+      message: Type.String(),
+      fields: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    }),
+  ),
+  total: Type.Integer({ description: "lines in the run's log" }),
+  matched: Type.Integer({ description: 'lines matching the filters' }),
+  older: Type.Optional(Type.Integer({ description: '`before` for the previous page; absent on the first page' })),
+  tasks: Type.Array(Type.String(), { description: 'task names of the run' }),
+  agents: Type.Array(Type.String(), { description: 'agents of the run' }),
 });
 
 export const ExecutionParams = Type.Object({ id: Type.String({ minLength: 1, description: 'the run id' }) });

@@ -27,7 +27,9 @@ export function taskToApi(task: Omit<TaskResult, 'log'> & { log?: TaskResult['lo
   };
 }
 
-export function runToApi(run: Omit<RunRecord, 'tasks'> & { tasks?: RunRecord['tasks'] }) {
+export function runToApi(
+  run: Omit<RunRecord, 'tasks'> & { tasks?: (Omit<TaskResult, 'log'> & { log?: TaskResult['log'] })[] },
+) {
   return {
     id: run.id,
     workflow_name: run.workflowName,
@@ -40,6 +42,7 @@ export function runToApi(run: Omit<RunRecord, 'tasks'> & { tasks?: RunRecord['ta
     trigger: run.trigger,
     ...(run.user !== undefined ? { user: run.user } : {}),
     ...(run.cancelledBy !== undefined ? { cancelled_by: run.cancelledBy } : {}),
+    ...(run.rerunOf !== undefined ? { rerun_of: run.rerunOf } : {}),
     counts: run.counts,
     ...(run.tasks !== undefined ? { tasks: run.tasks.map(taskToApi) } : {}),
   };
@@ -59,6 +62,7 @@ export function runFromApi(run: ApiRun & { tasks: (ApiTask & { log: TaskResult['
     trigger: run.trigger,
     user: run.user,
     cancelledBy: run.cancelled_by,
+    rerunOf: run.rerun_of,
     counts: run.counts,
     tasks: run.tasks.map((t) => ({
       name: t.name,

@@ -20,6 +20,7 @@ import {
 } from '@runner/plugin-sdk';
 import { scriptEnv } from './agent-check.js';
 import { askBefore, createHooks, tellAfter } from './hooks.js';
+import { expandTargets, type GroupLookup } from './group-targets.js';
 import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
 import type { RunStore } from './run-store.js';
@@ -39,6 +40,8 @@ export interface EngineDeps {
   events: EventBus;
   logger: Logger;
   delegator?: AgentDelegator;
+  /** Agent groups (`delegate_to: group:web`); absent without the agent-groups plugin. */
+  groups?: GroupLookup;
   /** Aborted when the kernel stops: every run is cancelled. */
   signal: AbortSignal;
   /** Bytes of log kept per task (engine.task_log_bytes). */
@@ -95,7 +98,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     observer?: (progress: RunProgress) => void,
   ): ReturnType<WorkflowEngine['start']> {
     if (deps.signal.aborted) throw stoppingError();
-    const { workflow, tasks, name } = await prepare(request);
+    const { workflow, tasks, name, runAgents, warnings } = await prepare(request);
+    for (const warning of warnings)
+      deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
     // The kernel may have begun to stop while the workflow was validated.
     if (deps.signal.aborted) throw stoppingError();
     const run: Omit<RunRecord, 'tasks'> = {
@@ -107,20 +112,25 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       duration: 0,
       trigger: request.trigger ?? 'api',
       ...(request.user === undefined ? {} : { user: request.user }),
+      ...(request.rerunOf === undefined ? {} : { rerunOf: request.rerunOf }),
       counts: {},
     };
     const refused =
       hooks.beforeRun.taps.length === 0
         ? undefined
         : await askBefore(hooks.beforeRun, { runId: run.id, workflowName: name, request });
-    await deps.runs.insertRun(run);
+    // Kept without who started it and why: running it again is someone else's start.
+    const { user: _user, trigger: _trigger, rerunOf: _rerunOf, ...inputs } = request;
+    await deps.runs.insertRun(run, inputs);
     let done: Promise<RunRecord>;
     if (refused !== undefined) {
       done = refuseRun(run, refused, observer);
     } else {
       const control: RunControl = { controller: new AbortController() };
       controls.set(run.id, control);
-      done = execute(run, workflow, tasks, request, observer ?? (() => {}), control);
+      // The run's --delegate-to with its groups expanded (prepare did the tasks' own).
+      const expanded = { ...request, delegateTo: runAgents };
+      done = execute(run, workflow, tasks, expanded, observer ?? (() => {}), control);
     }
     // Tracked either way: the kernel's stop waits for every run to be recorded as ended.
     running.set(run.id, done);
@@ -272,6 +282,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             base,
             runAgents: request.delegateTo,
             delegator: deps.delegator,
+            expandAgents: (names) => expandTargets(deps.groups, names),
             loopItemsFromText: (text) => deps.parser.loopItemsFromText(text),
             nextSeq: () => seq++,
             workflowName: run.workflowName,
@@ -458,8 +469,13 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     cancel,
     registerSource: (kind, resolve) => sources.register(kind, resolve),
     start,
-    get: (runId) => deps.runs.get(runId, unitsRunning.get(runId)),
+    get: (runId, options) => deps.runs.get(runId, unitsRunning.get(runId), options),
     list: (filter) => deps.runs.list(filter),
+    request: (runId) => deps.runs.request(runId),
+    async validate(request) {
+      const { name, tasks, warnings } = await prepare(request);
+      return { workflowName: name, tasks: tasks.map((t) => t.name), warnings };
+    },
     async delegates(request) {
       if (request.delegateTo?.length) return true;
       const { tasks } = await prepare(request);

@@ -6,6 +6,7 @@ import {
   WorkflowEngineRef,
   WorkflowParserRef,
   AgentDelegatorRef,
+  AgentGroupsRef,
   definePlugin,
   optional,
   ProcessGroupsRef,
@@ -34,6 +35,8 @@ export const plugin = definePlugin({
     store: StoreRef,
     http: optional(HttpRouterRef),
     delegator: optional(AgentDelegatorRef),
+    // `delegate_to: group:web` (agent-groups plugin, on a master).
+    groups: optional(AgentGroupsRef),
     processGroups: optional(ProcessGroupsRef),
   },
   commands: [runCommand, executionsCommand],
@@ -53,7 +56,7 @@ export const plugin = definePlugin({
     ...RETENTION_CONFIG,
     ...WORKFLOW_FILES_CONFIG,
   },
-  async setup(ctx, { parser, runtime, template, store, http, delegator, processGroups }) {
+  async setup(ctx, { parser, runtime, template, store, http, delegator, groups, processGroups }) {
     const [{ createEngine }, { RunStore }, { registerRoutes }, { startRunLifecycle }] = await Promise.all([
       import('./engine.js'),
       import('./run-store.js'),
@@ -72,6 +75,7 @@ export const plugin = definePlugin({
       template,
       runs,
       delegator,
+      groups,
       events: ctx.events,
       logger: ctx.logger,
       signal: ctx.signal,
@@ -79,7 +83,7 @@ export const plugin = definePlugin({
       ...runLimits(ctx.config),
     });
     ctx.provide(WorkflowEngineRef, engine);
-    if (http) registerRoutes(http, engine, workflowDirs(ctx.config));
+    if (http) registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor);
     // Runs still going when the kernel stops were cancelled through ctx.signal; wait for them to
     // record that before the store closes.
     ctx.onStop(async () => {

@@ -1,6 +1,7 @@
-import { InvalidInputError, type RunRequest } from '@runner/plugin-sdk';
+import { InvalidInputError, type RunRequest, type WorkflowProblem } from '@runner/plugin-sdk';
 import { WorkflowValidationError } from '@runner/plugin-workflow';
 import { refuseUnknownAgents } from './agent-check.js';
+import { expandRunGroups, expandTargets } from './group-targets.js';
 import type { EngineDeps } from './engine.js';
 import type { WorkflowSources } from './sources.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
@@ -8,14 +9,20 @@ import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 /**
  * Everything checked before a run is recorded: the source resolved, the workflow parsed and
  * validated (every problem with file:line:column, scripts compiled, template variables known),
- * overrides applied, the group selected, and delegation refused where no transport could do it or
- * to an agent the transport does not know.
+ * overrides applied, the group selected, agent groups (`group:web`) expanded to their members,
+ * and delegation refused where no transport could do it or to an agent the transport does not know.
  */
 export async function prepareRun(
-  deps: Pick<EngineDeps, 'parser' | 'runtime' | 'template' | 'logger' | 'delegator'>,
+  deps: Pick<EngineDeps, 'parser' | 'runtime' | 'template' | 'logger' | 'delegator' | 'groups'>,
   sources: WorkflowSources,
   request: RunRequest,
-): Promise<{ workflow: WorkflowDefinition; tasks: TaskDefinition[]; name: string }> {
+): Promise<{
+  workflow: WorkflowDefinition;
+  tasks: TaskDefinition[];
+  name: string;
+  warnings: WorkflowProblem[];
+  runAgents?: string[];
+}> {
   const { text, file, name: sourceName } = await sources.resolve(request.source);
   const { workflow: parsed, warnings } = deps.parser.parse(text, {
     file,
@@ -36,23 +43,33 @@ export async function prepareRun(
     },
     templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
   });
-  for (const warning of warnings)
-    deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
   const workflow = deps.parser.applyOverrides(parsed, { vars: request.vars, values: request.values });
-  const selected = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;
+  const chosen = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;
   // Without an agent transport (`runner run` with no master) a delegated task could never run:
   // refuse the run before any task starts, rather than after the tasks before it had effects.
-  if (!deps.delegator) refuseDelegation(workflow, selected, request);
-  // With one, every agent the run names must be known to it (issue 10: refuse early).
-  else
+  if (!deps.delegator) refuseDelegation(workflow, chosen, request);
+  const { tasks: selected, runAgents } = expandRunGroups(deps.groups, workflow, chosen, request);
+  // Every agent the run names, directly or through a group, must be known (issue 10: refuse early).
+  if (deps.delegator)
     refuseUnknownAgents(
-      { delegator: deps.delegator, template: deps.template, parser: deps.parser },
+      {
+        delegator: deps.delegator,
+        template: deps.template,
+        parser: deps.parser,
+        expandAgents: (names) => expandTargets(deps.groups, names),
+      },
       workflow,
       selected,
-      request,
+      { ...request, delegateTo: runAgents },
     );
   const name = request.workflowName ?? sourceName;
-  return { workflow, tasks: deps.parser.topologicalOrder(selected), name };
+  return {
+    workflow,
+    tasks: deps.parser.topologicalOrder(selected),
+    name,
+    warnings: [...warnings],
+    ...(runAgents === undefined ? {} : { runAgents }),
+  };
 }
 
 const NO_TRANSPORT = 'no agent transport in this process (delegation needs a master with connected agents)';

@@ -5,17 +5,23 @@ import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
 import { plugin as moduleExec } from '@runner/plugin-module-exec';
+import { plugin as moduleLog } from '@runner/plugin-module-log';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plugin as engine } from './plugin.js';
 
 let kernel: TestKernel;
 let base: string;
+const dataDir = mkdtempSync(join(tmpdir(), 'runner-engine-routes-'));
 beforeAll(async () => {
   kernel = await createTestKernel({
-    plugins: [http, store, template, luaRuntime, moduleExec, workflow, engine],
+    dataDir,
+    plugins: [http, store, template, luaRuntime, moduleExec, moduleLog, workflow, engine],
     profile: 'master',
     config: { 'http.port': 0, 'http.bind_address': '127.0.0.1' },
   });
@@ -108,5 +114,226 @@ describe('run and cancel over REST', () => {
     const { status, body } = await api('POST', '/executions/r-nope/cancel');
     expect(status).toBe(404);
     expect(body.error).toMatchObject({ code: 'not_found', message: 'no execution with id "r-nope"' });
+  });
+});
+
+describe('the run log in pages', () => {
+  // Two tasks: 1,200 numbered lines, then 10 lines with a secret-looking field.
+  const chatty = `version: "1.0"
+tasks:
+  - name: count
+    exec:
+      script: |
+        for i = 1, 1200 do log.info("line " .. i) end
+        return true
+  - name: keys
+    depends_on: [count]
+    exec:
+      script: |
+        for i = 1, 10 do log.warn("key " .. i, { password = "hunter2-" .. i }) end
+        return true
+`;
+  let id = '';
+  type Page = { lines: { n: number; task: string; message: string; fields?: unknown }[]; total: number } & Record<
+    string,
+    unknown
+  >;
+  const page = async (query: string) => {
+    const r = await api('GET', `/executions/${id}/log?${query}`);
+    expect(r.status).toBe(200);
+    return r.body as Page;
+  };
+  beforeAll(async () => {
+    id = (await api('POST', '/workflows/run', { content: chatty, workflow_name: 'chatty' })).body.id as string;
+    await until(async () => (await api('GET', `/executions/${id}`)).body.status !== 'running');
+  });
+
+  it('answers the tail first, then older pages by cursor, down to the first line', async () => {
+    const last = await page('tail=100');
+    expect(last.lines).toHaveLength(100);
+    expect(last.lines.at(-1)).toMatchObject({ task: 'keys', message: 'key 10', n: last.total - 1 });
+    expect(last.older).toBe(last.total - 100);
+    expect(last).toMatchObject({ tasks: ['count', 'keys'], matched: last.total });
+    const before = await page(`tail=100&before=${last.older as number}`);
+    expect(before.lines.at(-1)?.n).toBe((last.older as number) - 1);
+    expect(before.lines.map((l) => l.n)).toEqual([...Array(100).keys()].map((i) => (last.older as number) - 100 + i));
+    const first = await page(`tail=5000&before=${before.older as number}`);
+    expect(first.lines[0].n).toBe(0);
+    expect(first.lines[0].message).toBe('line 1');
+    expect(first).not.toHaveProperty('older');
+  });
+
+  it('filters by task and by text, counting the matches', async () => {
+    const count = await page('tail=3&task=count');
+    expect(count.lines.map((l) => l.message)).toEqual(['line 1198', 'line 1199', 'line 1200']);
+    expect(count.matched).toBe(1200);
+    const found = await page('tail=50&q=LINE%20119');
+    // line 119 and line 1190..1199
+    expect(found.matched).toBe(11);
+    expect(found.lines.map((l) => l.message)).toContain('line 119');
+    expect(await page('tail=5&agent=nowhere')).toMatchObject({ lines: [], matched: 0 });
+  });
+
+  it('masks fields under secret-looking keys', async () => {
+    const keys = await page('tail=1&task=keys');
+    expect(keys.lines[0]).toMatchObject({ message: 'key 10', fields: { password: '[redacted]' } });
+    expect(JSON.stringify(keys)).not.toContain('hunter2');
+  });
+
+  it('downloads the whole log as text, with a file name', async () => {
+    const response = await fetch(`${base}/executions/${id}/log?format=text`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="chatty-${id}.log"`);
+    const text = await response.text();
+    const lines = text.trimEnd().split('\n');
+    expect(lines).toHaveLength((await page('tail=1')).total);
+    expect(lines[0]).toMatch(/^\S+ INFO \[count@[^\]]+\] line 1$/);
+    expect(text).not.toContain('hunter2');
+    expect(lines.at(-1)).toMatch(/WARN \[keys@[^\]]+\] key 10 \{"password":"\[redacted\]"\}$/);
+  });
+
+  it('serves the run without its logs when asked, and 404 for an unknown run', async () => {
+    const { body } = await api('GET', `/executions/${id}?log=false`);
+    expect(body.tasks).toHaveLength(2);
+    expect((body.tasks as object[])[0]).not.toHaveProperty('log');
+    expect((await api('GET', `/executions/${id}`)).body.tasks).toMatchObject([{ log: expect.any(Array) }, {}]);
+    const missing = await api('GET', '/executions/r-nope/log');
+    expect(missing.status).toBe(404);
+    expect((missing.body.error as { message: string }).message).toBe('no execution with id "r-nope"');
+  });
+
+  it('names a bad page size', async () => {
+    const { status, body } = await api('GET', `/executions/${id}/log?tail=0`);
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ field: 'tail' });
+  });
+});
+
+describe('run again', () => {
+  const waitEnd = (id: string) =>
+    until(async () => (await api('GET', `/executions/${id}?log=false`)).body.status !== 'running');
+  const greet = `version: "1.0"
+vars: { who: nobody }
+groups:
+  extra: [other]
+tasks:
+  - name: hello
+    exec: { script: 'return true, "hello " .. vars.who' }
+  - name: other
+    exec: { script: 'return true, "other " .. vars.who' }
+`;
+
+  for (const dryRun of [false, true]) {
+    it(`starts pasted YAML again with the same vars, group and dry run (${dryRun}), recording who asked`, async () => {
+      const first = await api(
+        'POST',
+        '/workflows/run',
+        { content: greet, workflow_name: 'greet', vars: { who: 'world' }, dry_run: dryRun, group: 'extra' },
+        'alice',
+      );
+      expect(first.status).toBe(202);
+      await waitEnd(first.body.id as string);
+      const again = await api('POST', `/executions/${first.body.id as string}/rerun`, undefined, 'bob');
+      expect(again.status).toBe(202);
+      const id = again.body.id as string;
+      expect(id).not.toBe(first.body.id);
+      await waitEnd(id);
+      const [was, is] = [
+        (await api('GET', `/executions/${first.body.id as string}?log=false`)).body,
+        (await api('GET', `/executions/${id}?log=false`)).body,
+      ];
+      expect(is).toMatchObject({
+        workflow_name: 'greet',
+        dry_run: dryRun,
+        trigger: 'api',
+        user: 'bob',
+        rerun_of: first.body.id,
+        status: 'succeeded',
+      });
+      expect(was).not.toHaveProperty('rerun_of');
+      // The group's task only, with the same var, both times.
+      const task = (run: Record<string, unknown>) =>
+        (
+          run.tasks as {
+            name: string;
+            message?: string;
+            started_at?: string;
+            completed_at?: string;
+            duration?: number;
+          }[]
+        )[0];
+      expect(is.tasks).toHaveLength(1);
+      expect(task(is)).toEqual({
+        ...task(was),
+        started_at: task(is).started_at,
+        completed_at: task(is).completed_at,
+        duration: task(is).duration,
+      });
+      if (!dryRun) expect(task(is)).toMatchObject({ name: 'other', message: 'other world' });
+    });
+  }
+
+  it('reads a workflow file on the master again, as it is now', async () => {
+    const dir = join(dataDir, 'workflows');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'again.yaml'),
+      'version: "1.0"\ntasks:\n  - name: one\n    exec: { script: "return true" }\n',
+    );
+    const first = await api('POST', '/workflows/run', { file: 'again.yaml' }, 'alice');
+    expect(first.status).toBe(202);
+    await waitEnd(first.body.id as string);
+    writeFileSync(
+      join(dir, 'again.yaml'),
+      'version: "1.0"\ntasks:\n  - name: two\n    exec: { script: "return true" }\n',
+    );
+    const again = await api('POST', `/executions/${first.body.id as string}/rerun`, undefined, 'alice');
+    await waitEnd(again.body.id as string);
+    const { body } = await api('GET', `/executions/${again.body.id as string}?log=false`);
+    expect(body).toMatchObject({ workflow_name: 'again', status: 'succeeded', tasks: [{ name: 'two' }] });
+  });
+
+  it('answers 404 for a run that does not exist', async () => {
+    const { status, body } = await api('POST', '/executions/r-nope/rerun');
+    expect(status).toBe(404);
+    expect(body.error).toMatchObject({ code: 'not_found', message: 'no execution with id "r-nope"' });
+  });
+});
+
+describe('validate before running', () => {
+  const count = async () => ((await api('GET', '/executions?limit=1')).body.total as number) ?? 0;
+
+  it('answers each problem at its line and column, and records nothing', async () => {
+    const before = await count();
+    const bad =
+      'version: "1.0"\ntasks:\n  - name: a\n    exec: { script: "return true" }\n  - nme: typo\n    exec: { script: "return (" }\n';
+    const { status, body } = await api('POST', '/workflows/validate', { content: bad, vars: { x: '1' } });
+    expect(status).toBe(200);
+    expect(body.valid).toBe(false);
+    const problems = body.problems as { line?: number; column?: number; message: string }[];
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems[0]).toMatchObject({ line: 5, column: expect.any(Number), message: expect.stringContaining('nme') });
+    expect(await count()).toBe(before);
+  });
+
+  it('reports a script that does not compile at its line', async () => {
+    const bad =
+      'version: "1.0"\ntasks:\n  - name: a\n    exec:\n      script: |\n        local x = 1\n        return (\n';
+    const { body } = await api('POST', '/workflows/validate', { content: bad });
+    expect(body.valid).toBe(false);
+    expect((body.problems as { line?: number }[])[0].line).toBeGreaterThanOrEqual(6);
+  });
+
+  it('answers the name and tasks of a valid workflow, with the group applied', async () => {
+    const good =
+      'version: "1.0"\ngroups:\n  g: [b]\ntasks:\n  - name: a\n    exec: { script: "return true" }\n  - name: b\n    depends_on: [a]\n    exec: { script: "return true" }\n  - name: c\n    exec: { script: "return true" }\n';
+    const { body } = await api('POST', '/workflows/validate', { content: good, workflow_name: 'w', group: 'g' });
+    expect(body).toEqual({ valid: true, workflow_name: 'w', tasks: ['a', 'b'], problems: [], warnings: [] });
+  });
+
+  it('refuses what the run route refuses: a file outside the workflow directories', async () => {
+    const { status } = await api('POST', '/workflows/validate', { file: '/etc/passwd' });
+    expect(status).toBe(403);
   });
 });

@@ -1,17 +1,35 @@
 import {
+  ConflictError,
   defineRoute,
   encodedJson,
   InvalidInputError,
   NotFoundError,
   Permissions,
   reply,
+  STREAMED,
   type HttpRouter,
+  type Redactor,
   type RunRequest,
   type WorkflowEngine,
+  type WorkflowProblem,
 } from '@runner/plugin-sdk';
+import { once } from 'node:events';
 import type { Static } from '@runner/plugin-sdk/schema';
-import { ExecutionList, ExecutionParams, ExecutionsQuery, RunAccepted, RunBody, RunSchema } from './api-schemas.js';
+import { WorkflowValidationError } from '@runner/plugin-workflow';
+import {
+  ExecutionList,
+  ExecutionParams,
+  ExecutionQuery,
+  ExecutionsQuery,
+  RunAccepted,
+  RunBody,
+  RunLogPage,
+  RunLogQuery,
+  RunSchema,
+  ValidateResult,
+} from './api-schemas.js';
 import { runToApi } from './api-shape.js';
+import { RunLogReader } from './run-log.js';
 
 /**
  * A `POST /workflows/run` body, already checked against RunBody by the router, as a run request.
@@ -40,9 +58,29 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string, wor
   };
 }
 
+/** A problem as the API shows it: the file name is the request's own, so it is left out. */
+function problemToApi(p: WorkflowProblem) {
+  return {
+    message: p.message,
+    ...(p.line > 0 ? { line: p.line, column: p.column } : {}),
+    ...(p.path ? { path: p.path } : {}),
+  };
+}
+
+/** A name safe inside a Content-Disposition header. */
+function fileName(name: string): string {
+  return name.replace(/[^\w.-]+/g, '_');
+}
+
 /** `workflowDirs`: the only directories the `file` field may read from (engine.workflow_dirs). */
-export function registerRoutes(router: HttpRouter, engine: WorkflowEngine, workflowDirs: string[]): void {
+export function registerRoutes(
+  router: HttpRouter,
+  engine: WorkflowEngine,
+  workflowDirs: string[],
+  redactor?: Redactor,
+): void {
   const encodedPages = new WeakMap<object, string>();
+  const logs = new RunLogReader((id) => engine.get(id), redactor);
   router.add(
     defineRoute({
       method: 'POST',
@@ -55,7 +93,82 @@ export function registerRoutes(router: HttpRouter, engine: WorkflowEngine, workf
       handler: async (request) => {
         // Who started it is who the authentication guard says is calling, never what the body says.
         const { runId } = await engine.start(runRequestFromBody(request.body, request.principal?.name, workflowDirs));
-        const run = engine.get(runId);
+        const run = engine.get(runId, { log: false });
+        return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      method: 'POST',
+      path: '/workflows/validate',
+      summary: 'check a workflow as /workflows/run would, without running or recording anything',
+      description:
+        'Takes the body of `POST /workflows/run` and runs every check made before a run starts (parse, schema, scripts compiled, template variables, the group, the agents named). Answers `valid: false` with each problem at its line and column; a request the run route would refuse for other reasons (a file outside `engine.workflow_dirs`, a bad field) gets the same error.',
+      tags: ['workflows'],
+      // Checking changes nothing: whoever may see workflows may check one.
+      permission: Permissions.workflowView,
+      body: RunBody,
+      responses: { 200: ValidateResult },
+      handler: async (request) => {
+        try {
+          const { workflowName, tasks, warnings } = await engine.validate(
+            runRequestFromBody(request.body, request.principal?.name, workflowDirs),
+          );
+          return {
+            valid: true,
+            workflow_name: workflowName,
+            tasks,
+            problems: [],
+            warnings: warnings.map(problemToApi),
+          };
+        } catch (error) {
+          if (error instanceof WorkflowValidationError)
+            return {
+              valid: false,
+              problems: error.problems.map(problemToApi),
+              warnings: error.warnings.map(problemToApi),
+            };
+          // A problem of the run's options rather than of the text (delegate_to naming an unknown agent).
+          const field = error instanceof InvalidInputError ? error.details?.field : undefined;
+          if (typeof field === 'string' && field !== 'file' && field !== 'content')
+            return { valid: false, problems: [{ message: (error as Error).message, path: field }], warnings: [] };
+          throw error;
+        }
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      method: 'POST',
+      path: '/executions/:id/rerun',
+      summary: 'start a run again: the same workflow with the same inputs',
+      description:
+        'Starts a new run with what the run was started with: a workflow file on the master is read again (as it is now, and only under `engine.workflow_dirs`), workflow text is sent again as it was; vars, values, group, delegate_to, forks, dry_run and verbose are the same. The new run records the caller, trigger `api` and `rerun_of`.',
+      tags: ['executions'],
+      permission: Permissions.workflowExecute,
+      params: ExecutionParams,
+      responses: { 202: RunAccepted },
+      handler: async (request) => {
+        const { id } = request.params;
+        const stored = engine.request(id);
+        if (!stored) {
+          if (!engine.get(id, { log: false })) throw new NotFoundError(`no execution with id "${id}"`);
+          throw new ConflictError(
+            `execution "${id}" was recorded before runs kept their inputs; start it from its workflow instead`,
+          );
+        }
+        const source = 'file' in stored.source ? { file: stored.source.file, within: workflowDirs } : stored.source;
+        const { runId } = await engine.start({
+          ...stored,
+          source,
+          trigger: 'api',
+          rerunOf: id,
+          ...(request.principal?.name === undefined ? {} : { user: request.principal.name }),
+        });
+        const run = engine.get(runId, { log: false });
         return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
       },
     }),
@@ -93,11 +206,58 @@ export function registerRoutes(router: HttpRouter, engine: WorkflowEngine, workf
       tags: ['executions'],
       permission: Permissions.workflowView,
       params: ExecutionParams,
+      query: ExecutionQuery,
       responses: { 200: RunSchema },
       handler: (request) => {
-        const run = engine.get(request.params.id);
+        const withLog = request.query.log !== false;
+        const run = engine.get(request.params.id, { log: withLog });
         if (!run) throw new NotFoundError(`no execution with id "${request.params.id}"`);
-        return runToApi(run);
+        return runToApi(withLog ? run : { ...run, tasks: run.tasks.map(({ log: _, ...task }) => task) });
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      method: 'GET',
+      path: '/executions/:id/log',
+      summary: "a run's log in pages from the tail, or the whole log as a text download",
+      description:
+        "The run's lines (units in the run's order, each unit's lines in order) are numbered from 0: a page holds the last `tail` lines before `before` that match `task`, `agent` and `q`, and `older` is the `before` of the page above it. Positions of an ended run never change; a client following a running run reads the tail again. `format=text` answers every matching line as `text/plain` with a file name to save it under. Secrets are masked.",
+      tags: ['executions'],
+      permission: Permissions.workflowView,
+      params: ExecutionParams,
+      query: RunLogQuery,
+      responses: {
+        200: {
+          description: 'a page of lines (JSON), or with format=text the whole log',
+          schema: RunLogPage,
+        },
+      },
+      handler: async (request) => {
+        const { id } = request.params;
+        const { format, tail, before, task, agent, q } = request.query;
+        if (format !== 'text') {
+          const page = logs.page(id, { tail, before, task, agent, q });
+          if (!page) throw new NotFoundError(`no execution with id "${id}"`);
+          return page;
+        }
+        const chunks = logs.text(id, { task, agent, q });
+        if (!chunks) throw new NotFoundError(`no execution with id "${id}"`);
+        const name = `${fileName(engine.get(id, { log: false })?.workflowName ?? 'run')}-${fileName(id)}.log`;
+        const { res } = request.raw;
+        res.writeHead(200, {
+          'content-type': 'text/plain; charset=utf-8',
+          'content-disposition': `attachment; filename="${name}"`,
+          'cache-control': 'no-store',
+        });
+        // Written as the client takes it: a long log is not held twice in memory.
+        for (const chunk of chunks) {
+          if (res.destroyed) return STREAMED;
+          if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+        }
+        res.end();
+        return STREAMED;
       },
     }),
   );

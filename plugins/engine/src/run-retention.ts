@@ -68,6 +68,7 @@ export function executionRetention(store: Store, settings: RetentionSettings, re
       const written = store.transaction([
         { sql: `DELETE FROM run_tasks WHERE run_id IN (${inList})`, params: ids },
         { sql: `DELETE FROM run_processes WHERE run_id IN (${inList})`, params: ids },
+        { sql: `DELETE FROM run_inputs WHERE run_id IN (${inList})`, params: ids },
         { sql: `DELETE FROM runs WHERE id IN (${inList})`, params: ids },
       ]);
       // Applied in memory already: lists must not show the removed runs from here on.

@@ -4,6 +4,7 @@ import type {
   Redactor,
   RetentionPolicy,
   RunRecord,
+  RunRequest,
   RunStatus,
   RunTrigger,
   Store,
@@ -62,6 +63,15 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
       ALTER TABLE runs ADD COLUMN user TEXT;
       ALTER TABLE runs ADD COLUMN cancelled_by TEXT;`,
   },
+  {
+    id: 3,
+    // A table of its own: the inputs (workflow text among them) are read only to run again, never
+    // by the lists.
+    description: 'what a run was started with, to run it again',
+    sql: `
+      CREATE TABLE run_inputs (run_id TEXT PRIMARY KEY, request TEXT NOT NULL);
+      ALTER TABLE runs ADD COLUMN rerun_of TEXT;`,
+  },
 ];
 
 const TRIGGERS: readonly RunTrigger[] = ['cli', 'api', 'scheduler', 'hook', 'flow'];
@@ -83,6 +93,7 @@ interface RunRow {
   trigger: string | null;
   user: string | null;
   cancelled_by: string | null;
+  rerun_of: string | null;
   counts: string;
 }
 
@@ -102,6 +113,9 @@ interface TaskRow {
   log: string;
   log_truncated: number;
 }
+
+const TASK_COLUMNS_BUT_LOG =
+  'seq, name, task, item, agent, status, attempts, started_at, completed_at, duration, message, outputs, log_truncated';
 
 /** Task results written in one transaction at most (bounds a journal record). */
 const MAX_BATCH = 100;
@@ -146,11 +160,15 @@ export class RunStore {
     await this.store.migrate(RUN_LIFECYCLE_OWNER, RUN_LIFECYCLE_MIGRATIONS);
   }
 
-  insertRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
-    const write = this.track(
-      this.store.run(
-        'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, user, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)',
-        [
+  /**
+   * `request`: what the run was started with, kept to run it again (stored as given: secrets in
+   * it must reach the new run, and it is never served).
+   */
+  insertRun(run: Omit<RunRecord, 'tasks'>, request?: RunRequest): Promise<WriteResult> {
+    const statements = [
+      {
+        sql: 'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, user, rerun_of, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)',
+        params: [
           run.id,
           run.workflowName,
           run.status,
@@ -158,10 +176,21 @@ export class RunStore {
           run.startedAt,
           run.trigger ?? null,
           run.user ?? null,
+          run.rerunOf ?? null,
           JSON.stringify(run.counts),
           ...(this.leases?.params() ?? [null, null]),
         ],
-      ),
+      },
+    ];
+    if (request)
+      statements.push({
+        sql: 'INSERT INTO run_inputs (run_id, request) VALUES (?, ?)',
+        params: [run.id, JSON.stringify(request)],
+      });
+    const write = this.track(
+      statements.length === 1
+        ? this.store.run(statements[0].sql, statements[0].params)
+        : this.store.transaction(statements).then(([inserted]) => inserted),
     );
     this.lists.statusChanged(run.workflowName, undefined, run.status);
     return write;
@@ -232,20 +261,37 @@ export class RunStore {
    * engine has not handed over yet (units still running, by position): shown in their place, as
    * they are now.
    */
-  get(runId: string, unwritten?: ReadonlyMap<number, TaskResult>): RunRecord | undefined {
+  get(
+    runId: string,
+    unwritten?: ReadonlyMap<number, TaskResult>,
+    options: { log?: boolean } = {},
+  ): RunRecord | undefined {
     const row = this.store.get<RunRow>('SELECT * FROM runs WHERE id = ?', [runId]);
     if (!row) return undefined;
-    const rows = this.store.all<TaskRow>('SELECT * FROM run_tasks WHERE run_id = ? ORDER BY seq', [runId]);
+    // Without logs the log column is not even read: it is most of a long run's record.
+    const rows = this.store.all<TaskRow>(
+      options.log === false
+        ? `SELECT ${TASK_COLUMNS_BUT_LOG}, '[]' AS log FROM run_tasks WHERE run_id = ? ORDER BY seq`
+        : 'SELECT * FROM run_tasks WHERE run_id = ? ORDER BY seq',
+      [runId],
+    );
     const queued = this.queued.get(runId);
     if ((queued === undefined || queued.size === 0) && (unwritten === undefined || unwritten.size === 0))
       return { ...fromRunRow(row), tasks: rows.map(fromTaskRow) };
     const bySeq = new Map<number, TaskResult>(rows.map((r) => [r.seq, fromTaskRow(r)]));
     // As the store will give them back (JSON round trip): copies, while a running unit changes.
     for (const source of [queued, unwritten]) {
-      for (const [seq, result] of source ?? []) bySeq.set(seq, asStored(result, this.resultBytes));
+      for (const [seq, result] of source ?? [])
+        bySeq.set(seq, asStored(options.log === false ? { ...result, log: [] } : result, this.resultBytes));
     }
     const tasks = [...bySeq].sort((a, b) => a[0] - b[0]).map(([, result]) => result);
     return { ...fromRunRow(row), tasks };
+  }
+
+  /** What a run was started with; undefined for an unknown run or one recorded before runs kept it. */
+  request(runId: string): RunRequest | undefined {
+    const row = this.store.get<{ request: string }>('SELECT request FROM run_inputs WHERE run_id = ?', [runId]);
+    return row ? (JSON.parse(row.request) as RunRequest) : undefined;
   }
 
   /** Runs started from now on are leased to this process (run-lifecycle.ts). */
@@ -348,6 +394,7 @@ function fromRunRow(row: RunRow): Omit<RunRecord, 'tasks'> {
     trigger: triggerOf(row.trigger),
     ...(row.user === null ? {} : { user: row.user }),
     ...(row.cancelled_by === null ? {} : { cancelledBy: row.cancelled_by }),
+    ...(row.rerun_of === null || row.rerun_of === undefined ? {} : { rerunOf: row.rerun_of }),
     counts: JSON.parse(row.counts) as RunRecord['counts'],
   };
 }

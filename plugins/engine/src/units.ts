@@ -34,6 +34,8 @@ export interface ExpandContext {
   /** `runner run --delegate-to`: agents for every task that names none. */
   runAgents?: readonly string[];
   delegator?: AgentDelegator;
+  /** The agents rendered `delegate_to` names stand for (`group:web` -> its members); throws for an unknown group. */
+  expandAgents(names: string[]): string[];
   loopItemsFromText(text: string): LoopItem[];
   /** Next record position. */
   nextSeq(): number;
@@ -94,7 +96,7 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
       units.push({ seq: ctx.nextSeq(), name: label, task, item, loopIndex, agents: [], failover: false });
       continue;
     }
-    const agents = entries.flatMap((entry) =>
+    const rendered = entries.flatMap((entry) =>
       hasTemplate(entry)
         ? ctx
             .loopItemsFromText(
@@ -103,6 +105,13 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
             .map(String)
         : [entry],
     );
+    let agents: string[];
+    try {
+      // Literal groups were expanded at the run's start; a template may render to one now.
+      agents = ctx.expandAgents(rendered);
+    } catch (error) {
+      throw new InvalidInputError(`task ${task.name}: delegate_to: ${(error as Error).message}`);
+    }
     if (agents.length === 0) throw new InvalidInputError(`task ${task.name}: delegate_to rendered to no agent`);
     for (const agent of agents) {
       if (!ctx.delegator) {

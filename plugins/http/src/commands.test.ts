@@ -62,8 +62,9 @@ function parseOption(spec: CommandSpec, flag: string, value: string): unknown {
 
 describe('runner server', () => {
   it('boots the master with the flags as config overrides and says where the API listens', async () => {
-    // The gRPC flags (--port, --tls-*) are the agent-transport plugin's command options: the kernel
-    // turns them into config overrides (kernel/src/cli/main.test.ts), not this command.
+    // The gRPC flags (--port, ...) are the agent-transport plugin's command options, and --tls-*
+    // name config keys (http.tls_*): the kernel turns both into config overrides
+    // (kernel/src/cli/main.test.ts), not this command.
     const { code, output, boots, healthStatus } = await runCommand(serverCommand, { httpPort: 0 });
     expect(code).toBe(0);
     expect(boots).toEqual([{ profile: 'master', overrides: { 'http.port': 0 } }]);
@@ -93,7 +94,17 @@ describe('runner ui', () => {
     expect(output).toContain('REST API (no web interface in this build) listening on 127.0.0.1:');
   });
 
-  it('takes its port, bind address and --insecure (the auth plugin adds --auth, --username, --password-file)', () => {
-    expect(uiCommand.options?.map((o) => o.flags.split(' ')[0])).toEqual(['--port', '--bind-address', '--insecure']);
+  it('takes its port, bind address, --insecure and TLS (the auth plugin adds --auth, --username, --password-file)', () => {
+    expect(uiCommand.options?.map((o) => o.flags.split(' ')[0])).toEqual([
+      '--port',
+      '--bind-address',
+      '--insecure',
+      '--tls-cert',
+      '--tls-key',
+    ]);
+    // The same two declarations on both master commands, each naming its config key.
+    const tls = (spec: CommandSpec) => spec.options?.filter((o) => o.flags.startsWith('--tls-'));
+    expect(tls(uiCommand)).toEqual(tls(serverCommand));
+    expect(tls(serverCommand)?.map((o) => o.configKey)).toEqual(['http.tls_cert', 'http.tls_key']);
   });
 });

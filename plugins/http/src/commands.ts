@@ -30,14 +30,28 @@ function overridesFrom(options: Record<string, unknown>, keys: Record<string, st
   return overrides;
 }
 
+/**
+ * `--tls-cert`/`--tls-key`, declared once for both master commands: they set http.tls_*, and the
+ * agent transport's gRPC port uses the same pair unless grpc.tls_* says otherwise.
+ */
+const TLS_OPTIONS: readonly CommandOption[] = [
+  {
+    flags: '--tls-cert <file>',
+    description: 'PEM certificate: HTTPS for the REST API, WebSocket and UI, and TLS for the agents gRPC port',
+    configKey: 'http.tls_cert',
+  },
+  { flags: '--tls-key <file>', description: 'PEM private key of --tls-cert', configKey: 'http.tls_key' },
+];
+
 async function runMaster(ctx: CommandContext, overrides: Record<string, unknown>, what: string): Promise<number> {
   const kernel = await ctx.boot('master', overrides);
   const address = kernel.get(HttpRouterRef).address();
   if (address) {
     const bound = formatHostPort(address.host, address.port);
     const local = formatHostPort(connectHost(address.host), address.port);
+    const scheme = address.tls === true ? 'https' : 'http';
     ctx.stdout.write(
-      `runner master (pid ${process.pid}): ${what} listening on ${bound} (http://${local}/api/v1); Ctrl-C stops it\n`,
+      `runner master (pid ${process.pid}): ${what} listening on ${bound} (${scheme}://${local}/api/v1); Ctrl-C stops it\n`,
     );
   }
   await kernel.stopOnSignal();
@@ -59,6 +73,7 @@ export const serverCommand: CommandSpec = {
       flags: '--insecure',
       description: 'allow a non-loopback --bind-address with authentication off (warned about)',
     },
+    ...TLS_OPTIONS,
   ],
   run: ({ options }, ctx) =>
     runMaster(
@@ -91,6 +106,7 @@ export const uiCommand: CommandSpec = {
       flags: '--insecure',
       description: 'allow a non-loopback --bind-address with authentication off (warned about)',
     },
+    ...TLS_OPTIONS,
   ],
   run: ({ options }, ctx) =>
     runMaster(

@@ -1,4 +1,11 @@
-import { positiveNumber as positive, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  InvalidInputError,
+  positiveNumber as positive,
+  type ConfigDeclaration,
+  type RunnerConfig,
+} from '@runner/plugin-sdk';
 
 /** The plugin's settings, read once at setup so a bad value fails the boot, not a request. */
 export interface HttpConfig {
@@ -14,6 +21,8 @@ export interface HttpConfig {
   shutdownTimeoutMs: number;
   wsPingIntervalMs: number;
   wsMaxBufferedBytes: number;
+  /** HTTPS when set: the PEM texts, and the certificate's absolute path (master.json names it). */
+  tls?: { cert: Buffer; key: Buffer; certFile: string };
 }
 
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -45,6 +54,15 @@ export const HTTP_CONFIG: ConfigDeclaration = {
     default: [],
     help: 'origins besides the master itself allowed by CORS and WebSocket (* for any; default: same origin only)',
   },
+  'http.tls_cert': {
+    schema: { type: 'string' },
+    help: 'PEM certificate (chain) for HTTPS on the REST API, WebSocket and UI (--tls-cert, which gRPC uses too unless grpc.tls_cert is set)',
+  },
+  'http.tls_key': {
+    schema: { type: 'string' },
+    help: 'PEM private key file of http.tls_cert (--tls-key)',
+    secret: true,
+  },
   'http.body_limit': positive(DEFAULT_BODY_LIMIT_BYTES, 'largest request body (bytes)'),
   'http.shutdown_timeout': positive(8, 'seconds open requests get to finish when the master stops'),
   'http.ws_ping_interval': positive(30, 'seconds between WebSocket pings'),
@@ -65,5 +83,42 @@ export function readHttpConfig(config: RunnerConfig): HttpConfig {
     shutdownTimeoutMs: config.get<number>('http.shutdown_timeout') * 1000,
     wsPingIntervalMs: config.get<number>('http.ws_ping_interval') * 1000,
     wsMaxBufferedBytes: config.get<number>('http.ws_max_buffered_bytes'),
+    tls: readTls(config),
+  };
+}
+
+/** Both files or neither; each read now, so that a wrong path fails the boot naming its key. */
+function readTls(config: RunnerConfig): HttpConfig['tls'] {
+  const cert = config.get<string | undefined>('http.tls_cert') || undefined;
+  const key = config.get<string | undefined>('http.tls_key') || undefined;
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) {
+    const missing = cert === undefined ? 'http.tls_cert (--tls-cert)' : 'http.tls_key (--tls-key)';
+    throw new InvalidInputError(`HTTPS needs both a certificate and its key: ${missing} is not set`, {
+      field: cert === undefined ? 'http.tls_cert' : 'http.tls_key',
+    });
+  }
+  const read = (file: string, field: string, what: RegExp, name: string): Buffer => {
+    let text: Buffer;
+    try {
+      text = readFileSync(file);
+    } catch (error) {
+      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+      throw new InvalidInputError(
+        `${field} ${file} (from ${config.sourceOf(field)}): ${missing ? 'no such file' : (error as Error).message}`,
+        { field },
+      );
+    }
+    if (!what.test(text.toString('latin1'))) {
+      throw new InvalidInputError(`${field} ${file} (from ${config.sourceOf(field)}): not a PEM ${name}`, {
+        field,
+      });
+    }
+    return text;
+  };
+  return {
+    cert: read(cert, 'http.tls_cert', /-----BEGIN CERTIFICATE-----/, 'certificate'),
+    key: read(key, 'http.tls_key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/, 'private key'),
+    certFile: resolve(cert),
   };
 }

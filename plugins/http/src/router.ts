@@ -60,7 +60,7 @@ export class ApiRouter implements HttpRouter {
   private readonly statics: StaticFiles[] = [];
   private readonly plainRoutes = new Map<string, { route: PlainRoute; meta: RouteMeta }>();
   private readonly allowAllOrigins: boolean;
-  private listeningOn: { host: string; port: number } | null = null;
+  private listeningOn: { host: string; port: number; tls?: boolean } | null = null;
 
   constructor(private readonly options: ApiRouterOptions) {
     this.allowAllOrigins = options.corsOrigins.includes('*');
@@ -161,12 +161,12 @@ export class ApiRouter implements HttpRouter {
     return this.guards.run(WEBSOCKET_ROUTE, req, requestId, socket, () => 101);
   }
 
-  address(): { host: string; port: number } | null {
+  address(): { host: string; port: number; tls?: boolean } | null {
     return this.listeningOn;
   }
 
   /** Set by the server once it listens. */
-  setAddress(address: { host: string; port: number } | null): void {
+  setAddress(address: { host: string; port: number; tls?: boolean } | null): void {
     this.listeningOn = address;
   }
 

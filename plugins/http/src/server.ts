@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -28,6 +30,11 @@ export interface MasterFile {
   http: string;
   /** Unix seconds. */
   started_at: number;
+  /**
+   * Set when the API serves HTTPS: the certificate's absolute path, which the local CLI reads and
+   * pins (it dials 127.0.0.1, a name the certificate need not hold).
+   */
+  tls_cert?: string;
 }
 
 /**
@@ -66,13 +73,25 @@ export class HttpService {
 
   /** Listens, then announces the master in master.json. */
   async start(): Promise<{ host: string; port: number }> {
-    const { port, bindAddress } = this.options.config;
-    const server = createServer((req, res) => {
+    const { port, bindAddress, tls } = this.options.config;
+    const onRequest: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
       this.inFlight.add(res);
       res.on('close', () => this.inFlight.delete(res));
       if (this.closing) res.setHeader('connection', 'close');
       this.router.handle(req, res);
-    });
+    };
+    // An https.Server is an http.Server over TLS: upgrades (wss), SSE and the drain work alike.
+    const server: Server = tls
+      ? createHttpsServer({ cert: tls.cert, key: tls.key }, onRequest)
+      : createServer(onRequest);
+    // A failed handshake (plain HTTP on this port, an untrusting client) is the client's problem:
+    // Node closes the socket; a debug line says why, for whoever wonders.
+    server.on('tlsClientError', (error: NodeJS.ErrnoException, socket: TLSSocket) =>
+      this.options.logger.debug('TLS handshake failed', {
+        from: socket.remoteAddress,
+        error: error.code ?? error.message,
+      }),
+    );
     server.on('upgrade', (req, socket, head) => this.hub.handleUpgrade(req, socket, head));
     server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(error, socket));
     await new Promise<void>((resolve, reject) => {
@@ -82,10 +101,10 @@ export class HttpService {
     server.on('error', (error) => this.options.logger.error(`http server error: ${error.message}`));
     this.server = server;
     const bound = server.address() as AddressInfo;
-    const address = { host: bound.address, port: bound.port };
+    const address = { host: bound.address, port: bound.port, tls: tls !== undefined };
     this.router.setAddress(address);
     this.hub.start();
-    await this.writeMasterFile(formatHostPort(connectHost(address.host), address.port));
+    await this.writeMasterFile(formatHostPort(connectHost(address.host), address.port), tls?.certFile);
     this.options.logger.debug('http listening', { address: formatHostPort(address.host, address.port) });
     return address;
   }
@@ -152,8 +171,9 @@ export class HttpService {
     this.router.setAddress(null);
   }
 
-  private async writeMasterFile(http: string): Promise<void> {
+  private async writeMasterFile(http: string, tlsCert: string | undefined): Promise<void> {
     const content: MasterFile = { pid: process.pid, http, started_at: Math.floor(Date.now() / 1000) };
+    if (tlsCert !== undefined) content.tls_cert = tlsCert;
     await mkdir(this.options.dataDir, { recursive: true, mode: 0o700 });
     const temporary = `${this.masterFile}.${process.pid}.tmp`;
     await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });

@@ -1,4 +1,4 @@
-import { formatBytes, type Agent, type AgentMetrics } from '@runner/plugin-sdk';
+import { formatBytes, formatTable, type Agent, type AgentMetrics } from '@runner/plugin-sdk';
 
 export function formatPercent(value: number): string {
   return Number.isFinite(value) ? `${value.toFixed(1)}%` : '-';
@@ -24,20 +24,9 @@ export function formatAgo(iso: string, now = Date.now()): string {
   return `${formatUptime(Math.max(0, (now - at) / 1000))} ago`;
 }
 
-/** Left-aligned columns separated by two spaces; the last column is not padded. */
-export function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
-      .join('  ')
-      .trimEnd();
-  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
-}
-
 export function agentTable(agents: Agent[], now = Date.now()): string {
-  return table(
-    ['NAME', 'STATUS', 'ADDRESS', 'CPU', 'MEMORY', 'UPTIME', 'LAST HEARTBEAT'],
+  return formatTable(
+    ['NAME', 'STATUS', 'ADDRESS', 'CPU', 'MEMORY', 'UPTIME', 'LAST HEARTBEAT', 'ENROLLED'],
     agents.map((a) => [
       a.name,
       a.status,
@@ -46,8 +35,19 @@ export function agentTable(agents: Agent[], now = Date.now()): string {
       formatPercent(a.memory_usage),
       formatUptime(a.uptime),
       formatAgo(a.last_heartbeat, now),
+      formatIdentity(a),
     ]),
   );
+}
+
+/**
+ * Whether the agent has its own credential (agent identities): `revoked`, the date it was issued
+ * (with the time when `full`), or `no` for an agent registered before identities.
+ */
+export function formatIdentity(agent: Agent, full = false): string {
+  if (agent.revoked_at) return full ? `revoked ${agent.revoked_at}` : 'revoked';
+  if (!agent.enrolled_at) return 'no';
+  return full ? agent.enrolled_at : agent.enrolled_at.slice(0, 10);
 }
 
 export function agentDetail(agent: Agent, now = Date.now()): string {
@@ -66,6 +66,7 @@ export function agentDetail(agent: Agent, now = Date.now()): string {
     ['uptime', formatUptime(agent.uptime)],
     ['last heartbeat', `${agent.last_heartbeat || 'never'} (${formatAgo(agent.last_heartbeat, now)})`],
     ['registered', agent.registered_at ?? '-'],
+    ['enrolled', formatIdentity(agent, true)],
     ['labels', labels || '-'],
     ['modules', agent.modules?.length ? `${agent.modules.length} (runner agent modules ${agent.name})` : '-'],
   ];

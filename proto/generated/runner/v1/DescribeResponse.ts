@@ -14,6 +14,10 @@ export interface DescribeResponse {
    * The address the REST API binds: 0.0.0.0 or :: for every interface, 127.0.0.1 for this host only.
    */
   http_bind_address?: string;
+  /**
+   * Whether the REST API serves HTTPS (`runner server --tls-cert`), with the certificate gRPC uses.
+   */
+  http_tls?: boolean;
 }
 
 export interface DescribeResponse__Output {
@@ -29,4 +33,8 @@ export interface DescribeResponse__Output {
    * The address the REST API binds: 0.0.0.0 or :: for every interface, 127.0.0.1 for this host only.
    */
   http_bind_address: string;
+  /**
+   * Whether the REST API serves HTTPS (`runner server --tls-cert`), with the certificate gRPC uses.
+   */
+  http_tls: boolean;
 }

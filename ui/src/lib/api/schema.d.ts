@@ -106,6 +106,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent-groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** list agent groups with their members */
+        get: operations["getAgentGroups"];
+        put?: never;
+        /** create an agent group (optionally with its first members) */
+        post: operations["postAgentGroups"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent-groups/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** one agent group */
+        get: operations["getAgentGroupsName"];
+        put?: never;
+        post?: never;
+        /** delete an agent group (its agents are not touched) */
+        delete: operations["deleteAgentGroupsName"];
+        options?: never;
+        head?: never;
+        /** change a group's description, or replace its members */
+        patch: operations["patchAgentGroupsName"];
+        trace?: never;
+    };
+    "/api/v1/agent-groups/{name}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** add agents to a group (those already in it are left as they are) */
+        post: operations["postAgentGroupsNameMembers"];
+        /** take agents out of a group (?agents=a,b; names not in it are ignored) */
+        delete: operations["deleteAgentGroupsNameMembers"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agents": {
         parameters: {
             query?: never;
@@ -134,8 +189,25 @@ export interface paths {
         get: operations["getAgentsName"];
         put?: never;
         post?: never;
-        /** forget an agent (it registers again if it reconnects with a valid credential) */
+        /** forget an agent and its credential (a revoked one too): the join token can enrol the name again */
         delete: operations["deleteAgentsName"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{name}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** revoke an agent's credential: its session closes and it cannot reconnect; DELETE /agents/:name frees the name for enrolment */
+        post: operations["postAgentsNameRevoke"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -466,6 +538,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workflows/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * check a workflow as /workflows/run would, without running or recording anything
+         * @description Takes the body of `POST /workflows/run` and runs every check made before a run starts (parse, schema, scripts compiled, template variables, the group, the agents named). Answers `valid: false` with each problem at its line and column; a request the run route would refuse for other reasons (a file outside `engine.workflow_dirs`, a bad field) gets the same error.
+         */
+        post: operations["postWorkflowsValidate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/executions/{id}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * start a run again: the same workflow with the same inputs
+         * @description Starts a new run with what the run was started with: a workflow file on the master is read again (as it is now, and only under `engine.workflow_dirs`), workflow text is sent again as it was; vars, values, group, delegate_to, forks, dry_run and verbose are the same. The new run records the caller, trigger `api` and `rerun_of`.
+         */
+        post: operations["postExecutionsIdRerun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions": {
         parameters: {
             query?: never;
@@ -492,6 +604,26 @@ export interface paths {
         };
         /** one run with its tasks and their logs */
         get: operations["getExecutionsId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/executions/{id}/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * a run's log in pages from the tail, or the whole log as a text download
+         * @description The run's lines (units in the run's order, each unit's lines in order) are numbered from 0: a page holds the last `tail` lines before `before` that match `task`, `agent` and `q`, and `older` is the `before` of the page above it. Positions of an ended run never change; a client following a running run reads the tail again. `format=text` answers every matching line as `text/plain` with a file name to save it under. Secrets are masked.
+         */
+        get: operations["getExecutionsIdLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -807,6 +939,260 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    getAgentGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        groups: {
+                            name: string;
+                            description: string;
+                            /** @description agent names, sorted; an agent need not be connected */
+                            members: string[];
+                            /** @description ISO 8601 UTC */
+                            created_at: string;
+                            /** @description ISO 8601 UTC of the last change */
+                            updated_at: string;
+                        }[];
+                        total: number;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    postAgentGroups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description group name: letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit) */
+                    name: string;
+                    /** @description free text for people */
+                    description?: string;
+                    /** @description agents to put in the group at once */
+                    members?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description a group of that name exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getAgentGroupsName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteAgentGroupsName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    patchAgentGroupsName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description free text for people */
+                    description?: string;
+                    /** @description replaces every member */
+                    members?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    postAgentGroupsNameMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description agent names (several at once: the UI adds a whole selection) */
+                    agents: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteAgentGroupsNameMembers: {
+        parameters: {
+            query: {
+                /** @description comma-separated agent names to take out of the group */
+                agents: string;
+            };
+            header?: never;
+            path: {
+                /** @description the group name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        description: string;
+                        /** @description agent names, sorted; an agent need not be connected */
+                        members: string[];
+                        /** @description ISO 8601 UTC */
+                        created_at: string;
+                        /** @description ISO 8601 UTC of the last change */
+                        updated_at: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     getAgents: {
         parameters: {
             query?: {
@@ -820,6 +1206,8 @@ export interface operations {
                 name?: string;
                 /** @description comma-separated key=value or key; all must match */
                 label?: string;
+                /** @description an agent group's name: only its members */
+                group?: string;
             };
             header?: never;
             path?: never;
@@ -856,6 +1244,10 @@ export interface operations {
                             labels: {
                                 [key: string]: string;
                             };
+                            /** @description ISO 8601 UTC of when the master issued the agent its own credential; null when it has none */
+                            enrolled_at?: string | null;
+                            /** @description ISO 8601 UTC of the revocation of its credential (`runner agent revoke`); null while valid */
+                            revoked_at?: string | null;
                         }[];
                         /** @description agents matching the filters, before paging */
                         total: number;
@@ -907,6 +1299,10 @@ export interface operations {
                         labels: {
                             [key: string]: string;
                         };
+                        /** @description ISO 8601 UTC of when the master issued the agent its own credential; null when it has none */
+                        enrolled_at?: string | null;
+                        /** @description ISO 8601 UTC of the revocation of its credential (`runner agent revoke`); null while valid */
+                        revoked_at?: string | null;
                     };
                 };
             };
@@ -931,6 +1327,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    postAgentsNameRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the agent name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description host:port the agent connected from */
+                        address: string;
+                        status: "online" | "offline" | "warning" | "error";
+                        /** @description ISO 8601 UTC; empty before the first heartbeat */
+                        last_heartbeat: string;
+                        /** @description percent */
+                        cpu_usage: number;
+                        /** @description percent */
+                        memory_usage: number;
+                        /** @description seconds the agent process has run */
+                        uptime: number;
+                        version: string;
+                        hostname: string;
+                        os: string;
+                        /** @description ISO 8601 UTC */
+                        registered_at: string;
+                        modules: string[];
+                        labels: {
+                            [key: string]: string;
+                        };
+                        /** @description ISO 8601 UTC of when the master issued the agent its own credential; null when it has none */
+                        enrolled_at?: string | null;
+                        /** @description ISO 8601 UTC of the revocation of its credential (`runner agent revoke`); null while valid */
+                        revoked_at?: string | null;
+                    };
+                };
             };
             default: components["responses"]["Error"];
         };
@@ -1644,6 +2090,108 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    postWorkflowsValidate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a workflow file on the master */
+                    file?: string;
+                    /** @description the workflow YAML itself */
+                    content?: string;
+                    workflow_name?: string;
+                    /** @description agents to run every task on */
+                    delegate_to?: string[];
+                    /** @description delegated units that may run at once across the run (overrides the workflow's forks; default 10) */
+                    forks?: number;
+                    values?: {
+                        [key: string]: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    vars?: {
+                        [key: string]: string;
+                    };
+                    dry_run?: boolean;
+                    group?: string;
+                    verbose?: boolean;
+                    /** @description what started the run: `cli` for `runner run` (default `api`) */
+                    trigger?: "api" | "cli";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        valid: boolean;
+                        /** @description the name the run would be recorded under */
+                        workflow_name?: string;
+                        /** @description the tasks that would run, in order */
+                        tasks?: string[];
+                        /** @description what stops the workflow from running; empty when valid */
+                        problems: {
+                            message: string;
+                            /** @description 1-based line of the workflow text */
+                            line?: number;
+                            /** @description 1-based column */
+                            column?: number;
+                            /** @description where in the document (`tasks[1].retry`), or the request field */
+                            path?: string;
+                        }[];
+                        warnings: {
+                            message: string;
+                            /** @description 1-based line of the workflow text */
+                            line?: number;
+                            /** @description 1-based column */
+                            column?: number;
+                            /** @description where in the document (`tasks[1].retry`), or the request field */
+                            path?: string;
+                        }[];
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    postExecutionsIdRerun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @description run status */
+                        status: "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
+                        workflow_name?: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     getExecutions: {
         parameters: {
             query: {
@@ -1685,6 +2233,8 @@ export interface operations {
                             user?: string;
                             /** @description who cancelled the run */
                             cancelled_by?: string;
+                            /** @description the run this one ran again (Run again) */
+                            rerun_of?: string;
                             counts: {
                                 [key: string]: number;
                             };
@@ -1725,7 +2275,10 @@ export interface operations {
     };
     getExecutionsId: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description include each task's log (default true); the run view reads them in pages from /executions/:id/log */
+                log?: boolean;
+            };
             header?: never;
             path: {
                 /** @description the run id */
@@ -1757,6 +2310,8 @@ export interface operations {
                         user?: string;
                         /** @description who cancelled the run */
                         cancelled_by?: string;
+                        /** @description the run this one ran again (Run again) */
+                        rerun_of?: string;
                         counts: {
                             [key: string]: number;
                         };
@@ -1785,6 +2340,66 @@ export interface operations {
                             }[];
                             log_truncated: boolean;
                         }[];
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getExecutionsIdLog: {
+        parameters: {
+            query: {
+                /** @description lines to answer: the last ones */
+                tail: number;
+                /** @description only lines before this position (a page's `older` cursor) */
+                before?: number;
+                /** @description only lines of this task */
+                task?: string;
+                /** @description only lines of units on this agent */
+                agent?: string;
+                /** @description only lines containing this text (any case) */
+                q?: string;
+                /** @description `text`: the whole (filtered) log as a text download instead of a page */
+                format?: "json" | "text";
+            };
+            header?: never;
+            path: {
+                /** @description the run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of lines (JSON), or with format=text the whole log */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        lines: {
+                            /** @description the line's position in the run's log */
+                            n: number;
+                            task: string;
+                            agent: string;
+                            timestamp: string;
+                            level: "debug" | "info" | "warn" | "error";
+                            message: string;
+                            fields?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description lines in the run's log */
+                        total: number;
+                        /** @description lines matching the filters */
+                        matched: number;
+                        /** @description `before` for the previous page; absent on the first page */
+                        older?: number;
+                        /** @description task names of the run */
+                        tasks: string[];
+                        /** @description agents of the run */
+                        agents: string[];
                     };
                 };
             };
@@ -1825,6 +2440,8 @@ export interface operations {
                         user?: string;
                         /** @description who cancelled the run */
                         cancelled_by?: string;
+                        /** @description the run this one ran again (Run again) */
+                        rerun_of?: string;
                         counts: {
                             [key: string]: number;
                         };

@@ -19,29 +19,3 @@ export const RANGES = [
   { id: '7d', label: 'Last 7 days', ms: 7 * 86400_000 },
   { id: '30d', label: 'Last 30 days', ms: 30 * 86400_000 },
 ] as const;
-
-/** One line of a run's log, flattened over its tasks for the log viewer. */
-export interface LogLine {
-  task: string;
-  agent: string;
-  timestamp: string;
-  level: string;
-  message: string;
-}
-
-export function logLines(run: Run): LogLine[] {
-  const lines: LogLine[] = [];
-  for (const task of run.tasks ?? []) {
-    for (const line of task.log ?? []) {
-      const fields = line.fields && Object.keys(line.fields).length ? ` ${JSON.stringify(line.fields)}` : '';
-      lines.push({
-        task: task.name,
-        agent: task.agent,
-        timestamp: line.timestamp,
-        level: line.level,
-        message: line.message + fields,
-      });
-    }
-  }
-  return lines;
-}

@@ -1,0 +1,195 @@
+// The run view and the new-run form in Debian's chromium against a real master (auth on): a long
+// log opens at its tail and reads older pages when scrolled up, searches on the server and
+// downloads the whole log; screenshots of the run view light and dark at both sizes.
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { context, launch, logIn, screenshot, seriousViolations, watch, type Session } from './browser.js';
+import { apiCall, Fleet, runWorkflow, type Master } from './fleet.js';
+
+const fleet = new Fleet();
+let master: Master;
+let browser: Browser;
+let admin: Session;
+
+beforeAll(async () => {
+  master = await fleet.master();
+  browser = await launch();
+  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await fleet.stop();
+});
+
+async function open(
+  path: string,
+  options: { theme?: 'light' | 'dark'; viewport?: 'desktop' | 'phone'; session?: Session } = {},
+): Promise<{ page: Page; problems: string[] }> {
+  const ctx = await context(browser, { origin: master.origin, session: options.session ?? admin, ...options });
+  const page = await ctx.newPage();
+  const { problems } = watch(page);
+  await page.goto(path);
+  return { page, problems };
+}
+
+const shownMessages = (page: Page) => page.locator('[role=log] .msg').allTextContents();
+
+describe('the run log, tail first', () => {
+  const LINES = 3000;
+  let id = '';
+  beforeAll(async () => {
+    const content = `version: "1.0"\ntasks:\n  - name: chatty\n    exec:\n      script: |\n        for i = 1, ${LINES} do log.info("line " .. i) end\n        return true\n  - name: after\n    depends_on: [chatty]\n    exec: { script: 'log.warn("the end"); return true' }\n`;
+    ({ id } = await runWorkflow(master, content, 'long-log'));
+  }, 60_000);
+
+  it('opens at the last line, reads older pages as it is scrolled up, and searches on the server', async () => {
+    const { page, problems } = await open(`/executions/${id}`);
+    const log = page.getByRole('log', { name: 'Log of the run' });
+    await log.getByText('the end').waitFor();
+    // Only the tail page was read: line 1 is not in the page yet.
+    const status = page.getByRole('status').filter({ hasText: 'lines' });
+    expect(await status.textContent()).toContain(`${(LINES + 1).toLocaleString('en-US')} of`);
+    const requests: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/log?')) requests.push(r.url());
+    });
+    // Scroll to the top until the first line shows: each step reads one older page.
+    for (let i = 0; i < 20 && !(await shownMessages(page)).includes('line 1'); i++) {
+      await log.evaluate((box) => (box.scrollTop = 0));
+      await page.waitForTimeout(150);
+    }
+    expect(await shownMessages(page)).toContain('line 1');
+    expect(requests.length).toBeGreaterThanOrEqual(Math.floor(LINES / 500) - 1);
+    expect(requests.every((u) => /before=\d+/.test(u))).toBe(true);
+
+    await page.getByRole('searchbox').fill('line 299');
+    await expect.poll(() => status.textContent()).toContain('11 of');
+    expect(await shownMessages(page)).toEqual([
+      'line 299',
+      ...Array.from({ length: 10 }, (_, i) => `line ${2990 + i}`),
+    ]);
+    const href = await page.getByRole('link', { name: 'Download' }).getAttribute('href');
+    expect(href).toBe(`/api/v1/executions/${id}/log?format=text&q=line+299`);
+    // The download is the server's, with the session cookie.
+    const text = await page.evaluate(async (url) => (await fetch(url)).text(), href as string);
+    expect(text.trimEnd().split('\n')).toHaveLength(11);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  for (const theme of ['light', 'dark'] as const) {
+    for (const viewport of ['desktop', 'phone'] as const) {
+      it(`looks right in ${theme} at ${viewport} size`, async () => {
+        const { page, problems } = await open(`/executions/${id}`, { theme, viewport });
+        await page.getByRole('log').getByText('the end').waitFor();
+        await screenshot(page, `run-view-${theme}-${viewport}`);
+        expect(await seriousViolations(page)).toEqual([]);
+        expect(problems).toEqual([]);
+        await page.context().close();
+      });
+    }
+  }
+});
+
+describe('run again', () => {
+  it('starts the same workflow with the same inputs from a finished run, as the user who clicked', async () => {
+    const content =
+      'version: "1.0"\nvars: { who: nobody }\ntasks:\n  - name: greet\n    exec: { script: \'return true, "hi " .. vars.who\' }\n';
+    const { id } = await apiCall<{ id: string }>(master, 'POST', '/workflows/run', {
+      content,
+      workflow_name: 'greeter',
+      vars: { who: 'there' },
+    });
+    await runWorkflowEnd(id);
+    const { page, problems } = await open(`/executions/${id}`);
+    await page.getByRole('button', { name: 'Run again' }).click();
+    await page.waitForURL((url) => url.pathname.startsWith('/executions/') && !url.pathname.endsWith(id));
+    await page.getByText('Run again of', { exact: true }).waitFor();
+    const again = decodeURIComponent(new URL(page.url()).pathname.split('/').pop() as string);
+    const run = await runWorkflowEnd(again);
+    expect(run).toMatchObject({ workflow_name: 'greeter', rerun_of: id, user: 'admin', trigger: 'api' });
+    expect(run.tasks).toMatchObject([{ name: 'greet', message: 'hi there' }]);
+    await page.getByRole('link', { name: id }).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('validate before running', () => {
+  const bad = [
+    'version: "1.0"',
+    'tasks:',
+    '  - name: ok',
+    '    exec: { script: "return true" }',
+    '  - nme: typo',
+    '    exec: { script: "return true" }',
+  ].join('\n');
+
+  it('shows each problem at its line and starts nothing', async () => {
+    const before = (await apiCall<{ total: number }>(master, 'GET', '/executions?limit=1')).total;
+    const { page, problems } = await open('/executions?new=1');
+    const form = page.getByRole('form', { name: 'New run' });
+    await form.getByLabel('Workflow', { exact: true }).fill(bad);
+    await form.getByRole('button', { name: 'Start' }).click();
+    const listing = form.getByRole('list', { name: 'Workflow with its problems' });
+    await listing.waitFor();
+    const marked = listing.locator('li.bad');
+    expect(await marked.count()).toBe(1);
+    expect(await marked.textContent()).toContain('5');
+    expect(await marked.textContent()).toContain('- nme: typo');
+    expect(await listing.locator('li.note').first().textContent()).toMatch(/Error at line 5, column \d+:.*nme/);
+    // Clicking the problem selects its line in the editor.
+    await listing
+      .getByRole('button', { name: /Error at line 5/ })
+      .first()
+      .click();
+    const selected = await form
+      .getByLabel('Workflow', { exact: true })
+      .evaluate((t) =>
+        (t as unknown as { value: string; selectionStart: number; selectionEnd: number }).value.slice(
+          (t as unknown as { selectionStart: number }).selectionStart,
+          (t as unknown as { selectionEnd: number }).selectionEnd,
+        ),
+      );
+    expect(selected).toBe('  - nme: typo');
+    expect((await apiCall<{ total: number }>(master, 'GET', '/executions?limit=1')).total).toBe(before);
+    // A valid workflow checks clean and says what would run.
+    await form.getByLabel('Workflow', { exact: true }).fill(bad.replace('nme', 'name'));
+    await form.getByRole('button', { name: 'Check' }).click();
+    await form.getByText('Valid: 2 tasks would run (ok, typo).').waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  for (const theme of ['light', 'dark'] as const) {
+    for (const viewport of ['desktop', 'phone'] as const) {
+      it(`shows problems legibly in ${theme} at ${viewport} size`, async () => {
+        const { page, problems } = await open('/executions?new=1', { theme, viewport });
+        const form = page.getByRole('form', { name: 'New run' });
+        await form.getByLabel('Workflow', { exact: true }).fill(bad);
+        await form.getByRole('button', { name: 'Start' }).click();
+        await form.getByRole('list', { name: 'Workflow with its problems' }).waitFor();
+        await form.getByRole('list', { name: 'Workflow with its problems' }).scrollIntoViewIfNeeded();
+        await screenshot(page, `new-run-problems-${theme}-${viewport}`);
+        expect(await seriousViolations(page)).toEqual([]);
+        expect(problems).toEqual([]);
+        await page.context().close();
+      });
+    }
+  }
+});
+
+/** Waits for a run to end and answers it without its logs. */
+async function runWorkflowEnd(id: string): Promise<Record<string, unknown> & { tasks: unknown[] }> {
+  for (let i = 0; i < 300; i++) {
+    const run = await apiCall<Record<string, unknown> & { tasks: unknown[] }>(
+      master,
+      'GET',
+      `/executions/${id}?log=false`,
+    );
+    if (run.status !== 'running') return run;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`run ${id} still running`);
+}
