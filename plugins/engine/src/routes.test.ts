@@ -1,6 +1,6 @@
 // The engine's routes on a real HTTP server (ephemeral loopback port), with a guard standing in
 // for authentication: it names the caller from a header, as the auth plugin's guard will.
-import { HttpRouterRef, type Principal } from '@runner/plugin-sdk';
+import { HttpRouterRef, StoreRef, type Principal } from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
@@ -292,6 +292,17 @@ tasks:
     await waitEnd(again.body.id as string);
     const { body } = await api('GET', `/executions/${again.body.id as string}?log=false`);
     expect(body).toMatchObject({ workflow_name: 'again', status: 'succeeded', tasks: [{ name: 'two' }] });
+  });
+
+  it('answers 409 for a run recorded before runs kept their inputs', async () => {
+    await kernel
+      .get(StoreRef)
+      .run(
+        "INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, counts) VALUES ('r-old', 'old', 'succeeded', 0, '2026-01-01T00:00:00.000Z', 0, '{}')",
+      );
+    const { status, body } = await api('POST', '/executions/r-old/rerun');
+    expect(status).toBe(409);
+    expect((body.error as { message: string }).message).toContain('before runs kept their inputs');
   });
 
   it('answers 404 for a run that does not exist', async () => {
