@@ -35,6 +35,8 @@ export type { Process, Process__Output } from './generated/runner/v1/Process.js'
 export type { Register, Register__Output } from './generated/runner/v1/Register.js';
 export type { Registered, Registered__Output } from './generated/runner/v1/Registered.js';
 export type { ResourceUsage, ResourceUsage__Output } from './generated/runner/v1/ResourceUsage.js';
+export type { StateRequest, StateRequest__Output } from './generated/runner/v1/StateRequest.js';
+export type { StateResponse, StateResponse__Output } from './generated/runner/v1/StateResponse.js';
 export type { TaskAccepted, TaskAccepted__Output } from './generated/runner/v1/TaskAccepted.js';
 export type { TaskRequest, TaskRequest__Output } from './generated/runner/v1/TaskRequest.js';
 export type { TaskResponse, TaskResponse__Output } from './generated/runner/v1/TaskResponse.js';

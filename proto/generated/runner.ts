@@ -111,6 +111,14 @@ import type {
   ResourceUsage__Output as _runner_v1_ResourceUsage__Output,
 } from './runner/v1/ResourceUsage.js';
 import type {
+  StateRequest as _runner_v1_StateRequest,
+  StateRequest__Output as _runner_v1_StateRequest__Output,
+} from './runner/v1/StateRequest.js';
+import type {
+  StateResponse as _runner_v1_StateResponse,
+  StateResponse__Output as _runner_v1_StateResponse__Output,
+} from './runner/v1/StateResponse.js';
+import type {
   TaskAccepted as _runner_v1_TaskAccepted,
   TaskAccepted__Output as _runner_v1_TaskAccepted__Output,
 } from './runner/v1/TaskAccepted.js';
@@ -176,6 +184,8 @@ export interface ProtoGrpcType {
       Register: MessageTypeDefinition<_runner_v1_Register, _runner_v1_Register__Output>;
       Registered: MessageTypeDefinition<_runner_v1_Registered, _runner_v1_Registered__Output>;
       ResourceUsage: MessageTypeDefinition<_runner_v1_ResourceUsage, _runner_v1_ResourceUsage__Output>;
+      StateRequest: MessageTypeDefinition<_runner_v1_StateRequest, _runner_v1_StateRequest__Output>;
+      StateResponse: MessageTypeDefinition<_runner_v1_StateResponse, _runner_v1_StateResponse__Output>;
       TaskAccepted: MessageTypeDefinition<_runner_v1_TaskAccepted, _runner_v1_TaskAccepted__Output>;
       TaskRequest: MessageTypeDefinition<_runner_v1_TaskRequest, _runner_v1_TaskRequest__Output>;
       TaskResponse: MessageTypeDefinition<_runner_v1_TaskResponse, _runner_v1_TaskResponse__Output>;

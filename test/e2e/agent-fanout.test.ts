@@ -5,7 +5,15 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localAuth, runRunner, spawnRunner, startFleet, tempDataDir, touchThenDelegate } from './helpers.js';
+import {
+  callApi,
+  runRunner,
+  runToEnd as runUntilEnd,
+  spawnRunner,
+  startFleet,
+  tempDataDir,
+  touchThenDelegate,
+} from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -30,24 +38,8 @@ interface ApiRun {
   tasks: { name: string; status: string; agent: string; started_at: string; completed_at: string }[];
 }
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...localAuth(masterDir), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
-
-async function runToEnd(body: Record<string, unknown>): Promise<ApiRun> {
-  const started = await api<{ id: string }>('POST', '/workflows/run', body);
-  expect(started.status).toBe(202);
-  for (;;) {
-    const { body: run } = await api<ApiRun>('GET', `/executions/${started.body.id}`);
-    if (run.status !== 'running') return run;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const api = <T>(method: string, path: string, body?: unknown) => callApi<T>({ masterDir, base }, method, path, body);
+const runToEnd = (body: Record<string, unknown>) => runUntilEnd<ApiRun>({ masterDir, base }, body);
 
 const SLEEP_ON_BOTH = (forks = '') => `version: "1.0"
 ${forks}tasks:

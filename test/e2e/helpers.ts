@@ -182,3 +182,43 @@ tasks:
 `;
   return { content, marker };
 }
+
+/** A master from startFleet: its data directory (for the local credential) and REST base URL. */
+export interface FleetMaster {
+  masterDir: string;
+  base: string;
+}
+
+/** A JSON call to the master's REST API with its local credential. */
+export async function callApi<T>(
+  fleet: FleetMaster,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${fleet.base}${path}`, {
+    method,
+    headers: {
+      ...localAuth(fleet.masterDir),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  // A 204 (DELETE) has no body.
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+}
+
+/** Starts a run with POST /workflows/run and polls it until it has ended; the record as the API gives it. */
+export async function runToEnd<R extends { status: string }>(
+  fleet: FleetMaster,
+  body: Record<string, unknown>,
+): Promise<R> {
+  const started = await callApi<{ id: string }>(fleet, 'POST', '/workflows/run', body);
+  if (started.status !== 202) throw new Error(`POST /workflows/run: ${started.status} ${JSON.stringify(started.body)}`);
+  for (;;) {
+    const { body: run } = await callApi<R>(fleet, 'GET', `/executions/${started.body.id}`);
+    if (run.status !== 'running' && run.status !== 'pending') return run;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

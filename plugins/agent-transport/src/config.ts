@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { InvalidInputError, positiveNumber, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 
 /** The master side's settings, read once at setup so a bad value fails the boot, not an agent. */
@@ -106,4 +107,18 @@ export function readMasterConfig(config: RunnerConfig): MasterTransportConfig {
     maxMessageBytes: config.get<number>('grpc.max_message_bytes'),
     logTail: config.get<number>('agent.log_tail'),
   };
+}
+
+/** A PEM file named by config `key`, read when the server starts. */
+export function readPem(path: string, key: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new InvalidInputError(
+      `config ${key}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`,
+      {
+        field: key,
+      },
+    );
+  }
 }

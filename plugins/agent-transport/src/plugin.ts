@@ -4,6 +4,7 @@ import {
   definePlugin,
   HttpRouterRef,
   optional,
+  StateServiceRef,
   StoreRef,
 } from '@runner/plugin-sdk';
 import { agentTokenCommand } from './commands.js';
@@ -21,7 +22,7 @@ export const plugin = definePlugin({
     'Master side of the agent transport: gRPC server, join tokens, TLS, heartbeats, agent registry, task delegation',
   profiles: ['master'],
   provides: [AgentRegistryRef, AgentDelegatorRef],
-  dependsOn: { store: optional(StoreRef), http: optional(HttpRouterRef) },
+  dependsOn: { store: optional(StoreRef), http: optional(HttpRouterRef), state: optional(StateServiceRef) },
   commands: [agentTokenCommand],
   config: TRANSPORT_CONFIG,
   // The gRPC side's flags on the master command; their values reach readMasterConfig as config.
@@ -50,7 +51,7 @@ export const plugin = definePlugin({
         }),
     };
   },
-  async setup(ctx, { store, http }) {
+  async setup(ctx, { store, http, state }) {
     const config = readMasterConfig(ctx.config);
     const tokens = JoinTokens.fromConfig(ctx.config);
     const created = tokens.ensure();
@@ -68,6 +69,7 @@ export const plugin = definePlugin({
       version: ctx.kernelVersion,
       events: ctx.events,
       store,
+      state,
       httpAddress: () => http?.address() ?? null,
     });
     ctx.provide(AgentRegistryRef, master.registry);

@@ -8,9 +8,19 @@ export type MasterRequest = Pick<MasterMessage, 'execute_task' | 'stream_logs' |
 /** The answer kinds of AgentMessage that complete a call. */
 type Answer = 'task_result' | 'metrics' | 'exec_result' | 'control_result';
 
+/** What the master delegated with an ExecuteTask call: the state it lets the task reach follows from it. */
+export interface DelegatedTask {
+  runId: string;
+  workflow: string;
+  /** The task's name in the workflow file. */
+  task: string;
+  dryRun: boolean;
+}
+
 interface PendingCall {
   /** Names the call in errors: `the task`, `GetMetrics`. */
   what: string;
+  delegated?: DelegatedTask;
   /** ExecuteTask: whether `start_task` was sent (a loss after that is `agent_lost`, not `unreachable`). */
   task: boolean;
   started: boolean;
@@ -23,6 +33,8 @@ interface PendingCall {
 export interface CallOptions {
   what: string;
   task?: boolean;
+  /** ExecuteTask: the task it delegates. */
+  delegated?: DelegatedTask;
   /** No deadline when absent (a task runs as long as its agent is alive). */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -83,6 +95,7 @@ export class AgentSession {
       this.pending.set(id, {
         what: options.what,
         task: options.task === true,
+        delegated: options.delegated,
         started: false,
         resolve: (message) => settle(() => resolve(message)),
         reject: (error) => settle(() => reject(error)),
@@ -101,6 +114,14 @@ export class AgentSession {
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.send({ call_id: id, ...body });
     });
+  }
+
+  /** A task of `runId` named `task` that this agent runs now (started, not answered yet). */
+  runningTask(runId: string, task: string): DelegatedTask | undefined {
+    for (const call of this.pending.values()) {
+      if (call.started && call.delegated?.runId === runId && call.delegated.task === task) return call.delegated;
+    }
+    return undefined;
   }
 
   /** An answer, log line or acknowledgement for a call in flight. Late ones (after a cancel) are dropped. */

@@ -1,6 +1,6 @@
 // Helpers for this plugin's tests: a real master on an ephemeral loopback port, and real agent
 // clients (the agent plugin's client) connected to it over gRPC.
-import type { Agent, BusEvent, EventType, Logger, RunnerEvents, Store } from '@runner/plugin-sdk';
+import type { Agent, BusEvent, EventType, Logger, RunnerEvents, StateService, Store } from '@runner/plugin-sdk';
 import { AgentClient, type AgentClientOptions, type AgentHandlers } from '@runner/plugin-agent/client';
 import type { MasterTransportConfig } from './config.js';
 import { AgentMaster } from './master.js';
@@ -53,7 +53,13 @@ export interface TestMaster {
 }
 
 export async function startMaster(
-  options: { config?: Partial<MasterTransportConfig>; store?: Store; token?: string; tokenFile?: string } = {},
+  options: {
+    config?: Partial<MasterTransportConfig>;
+    store?: Store;
+    state?: StateService;
+    token?: string;
+    tokenFile?: string;
+  } = {},
 ): Promise<TestMaster> {
   const recorded: Recorded = { lines: [], events: [] };
   const waiters = new Set<(event: BusEvent) => void>();
@@ -66,6 +72,7 @@ export async function startMaster(
     ),
     version: '0.0.0-test',
     store: options.store,
+    state: options.state,
     events: {
       emit: (type, data) => {
         const event = { type, data, timestamp: Date.now() } as BusEvent;

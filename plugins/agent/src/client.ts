@@ -19,6 +19,8 @@ import {
 } from '@runner/proto';
 import { Reconnector, type ReconnectPolicy } from './reconnect.js';
 
+export { StateCalls } from './state-calls.js';
+
 /** What the agent does for the master's calls. Kernel-free, so tools and benchmarks can reuse the client. */
 export interface AgentHandlers {
   /** Runs a delegated task; `log` streams its lines to the master as they are written. */
@@ -51,6 +53,13 @@ export interface AgentClientOptions {
   /** `host:port` of the master. */
   master: string;
   token?: string;
+  /** The agent's own credential from an earlier enrolment (agent identities), when it has one. */
+  credential?: string;
+  /**
+   * Called when the master enrols the agent and issues it a credential: store it privately. The
+   * client presents it on every later connection of this process either way.
+   */
+  onCredential?(credential: string): void;
   /** TLS when set. */
   tls?: TlsOptions;
   labels?: Record<string, string>;
@@ -71,6 +80,8 @@ export interface AgentClientOptions {
   onHeartbeat?(roundTripMs: number): void;
   /** Extra channel options (benchmarks open many connections from one process). */
   channelOptions?: grpc.ChannelOptions;
+  /** The agent's own calls to the master (state-calls.ts): their answers, and the end of each session. */
+  masterCalls?: { deliver(message: MasterMessage__Output): void; connectionEnded(reason: string): void };
 }
 
 /** Why the client stopped for good. */
@@ -97,6 +108,8 @@ const PERMANENT = new Set<number>([
   grpc.status.PERMISSION_DENIED,
   grpc.status.INVALID_ARGUMENT,
   grpc.status.FAILED_PRECONDITION,
+  // The name is enrolled by another agent: the join token cannot take it.
+  grpc.status.ALREADY_EXISTS,
 ]);
 
 /**
@@ -118,8 +131,10 @@ export class AgentClient {
   private readonly running = new Map<number, AbortController>();
   /** Tasks accepted and waiting for the master's `start_task`. */
   private readonly accepted = new Map<number, TaskRequest__Output>();
+  private credential?: string;
 
   constructor(private readonly options: AgentClientOptions) {
+    this.credential = options.credential;
     this.reconnector = new Reconnector(options.reconnect);
     // grpc-js writes its own errors to the console; the ones that matter end a connection attempt
     // and are logged by the reconnection loop, so its lines go to the debug log.
@@ -145,6 +160,13 @@ export class AgentClient {
   onRegistered(listener: () => void): () => void {
     this.registeredListeners.add(listener);
     return () => void this.registeredListeners.delete(listener);
+  }
+
+  /** Writes on the registered session; false when there is none. */
+  send(message: AgentMessage): boolean {
+    if (this.state !== 'registered' || !this.current) return false;
+    this.current.stream.write(message);
+    return true;
   }
 
   /** Tasks and calls being served now. */
@@ -230,7 +252,10 @@ export class AgentClient {
       ...options.channelOptions,
     }) as unknown as MasterClient;
     const metadata = new grpc.Metadata();
+    // Both when the agent has both: a master that no longer knows the credential (the agent was
+    // removed, or the master's store is new) enrols the agent again with the join token.
     if (options.token) metadata.set('authorization', `Bearer ${options.token}`);
+    if (this.credential) metadata.set('x-runner-agent-credential', this.credential);
     metadata.set('x-runner-agent', options.name);
     const stream = client.Connect(metadata);
     this.current = { stream, client };
@@ -259,6 +284,7 @@ export class AgentClient {
           controller.abort(new Error(`the connection to the master ended: ${reason}`));
         this.running.clear();
         this.accepted.clear();
+        options.masterCalls?.connectionEnded(reason);
         stream.removeAllListeners('data');
         stream.cancel();
         client.close();
@@ -277,6 +303,10 @@ export class AgentClient {
           registered = true;
           clearTimeout(connectTimer);
           const r = message.registered;
+          if (r.credential) {
+            this.credential = r.credential;
+            options.onCredential?.(r.credential);
+          }
           this.session = {
             heartbeatIntervalMs: r.heartbeat_interval * 1000,
             heartbeatTimeoutMs: r.heartbeat_timeout * 1000,
@@ -312,6 +342,7 @@ export class AgentClient {
           if (message.call_id === heartbeatSent.id) options.onHeartbeat?.(performance.now() - heartbeatSent.at);
           return;
         }
+        if (message.body === 'state_result') return options.masterCalls?.deliver(message);
         this.dispatch(message, send, (reason) => (dismissed = reason));
       });
       stream.on('error', (error: grpc.ServiceError) => end(error.details || error.message, error.code));

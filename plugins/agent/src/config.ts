@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   AGENT_NAME_PATTERN,
   AGENT_NAME_RULE,
@@ -18,6 +19,8 @@ export interface AgentConfig {
   /** `host:port`. */
   master: string;
   token?: string;
+  /** `<data-dir>/agent.credential`: the agent's own credential, issued at its enrolment. */
+  credentialFile: string;
   tls?: { rootCert?: Buffer; certFile?: string; serverName?: string };
   labels: Record<string, string>;
   connectTimeoutMs: number;
@@ -26,6 +29,7 @@ export interface AgentConfig {
   execOutputBytes: number;
   taskLogBytes: number;
   metricsCacheMs: number;
+  stateTimeoutMs: number;
   logLines: number;
   maxMessageBytes: number;
 }
@@ -93,6 +97,7 @@ export const AGENT_CONFIG: ConfigDeclaration = {
     help: "bytes of a delegated task's log sent to the master",
   },
   'agent.metrics_cache': positive(5, 'seconds metrics are answered from cache'),
+  'agent.state_timeout': positive(30, "seconds a task's state.* call waits for the master's answer"),
   'agent.log_lines': {
     schema: { type: 'integer', minimum: 1 },
     default: 500,
@@ -147,6 +152,7 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
     name,
     master,
     token,
+    credentialFile: join(config.dataDir, 'agent.credential'),
     tls: useTls ? { rootCert, certFile, serverName } : undefined,
     labels: config.get<Record<string, string>>('agent.labels'),
     connectTimeoutMs: num('agent.connect_timeout') * 1000,
@@ -155,6 +161,7 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
     execOutputBytes: num('agent.exec_output_bytes'),
     taskLogBytes: num('agent.task_log_bytes'),
     metricsCacheMs: num('agent.metrics_cache') * 1000,
+    stateTimeoutMs: num('agent.state_timeout') * 1000,
     logLines: num('agent.log_lines'),
     maxMessageBytes: num('grpc.max_message_bytes'),
   };

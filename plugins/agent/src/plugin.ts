@@ -1,4 +1,4 @@
-import { definePlugin, LuaModulesRef, LuaRuntimeRef } from '@runner/plugin-sdk';
+import { definePlugin, LuaModulesRef, LuaRuntimeRef, StateForwarderRef } from '@runner/plugin-sdk';
 import { agentStartCommand } from './commands.js';
 import { AGENT_CONFIG, readAgentConfig } from './config.js';
 import { AgentProcessRef } from './process.js';
@@ -14,7 +14,7 @@ export const plugin = definePlugin({
   description:
     'Agent side of the agent transport: connects to the master, heartbeats, runs delegated tasks, reports metrics',
   profiles: ['agent'],
-  provides: [AgentProcessRef],
+  provides: [AgentProcessRef, StateForwarderRef],
   dependsOn: { runtime: LuaRuntimeRef, modules: LuaModulesRef },
   commands: [agentStartCommand],
   config: AGENT_CONFIG,
@@ -31,6 +31,8 @@ export const plugin = definePlugin({
       redactor: ctx.redactor,
     });
     ctx.provide(AgentProcessRef, service);
+    // module-state forwards state.* of delegated tasks through the agent's stream to the master.
+    ctx.provide(StateForwarderRef, service.stateCalls);
     // Connect once every plugin is set up: the module list sent at registration is complete then.
     ctx.hooks.ready.tapPromise('agent', async () => service.start());
     return { stop: () => service.stop() };

@@ -20,7 +20,9 @@ however it was built. Numbers are compared as numbers (1 and 1.0 are equal).
 Within one runner process, calls on the same key run one after another, so two goroutines calling
 state.changed on one key never both see the old value.
 In dry-run nothing is stored: set and clear say what they would do, and changed still reports the
-comparison. Agents have no store: the functions raise there until state is forwarded to the master.`,
+comparison. In a task delegated to an agent, every call goes to the master and runs on its store with
+the same scopes: the workflow and task are those of the run the master delegated, and a later task
+on the master sees what the agent stored.`,
   functions: {
     get: {
       signature: 'get(key: string, opts?: {scope?: "workflow"|"task"|"global"}) -> any',

@@ -7,6 +7,7 @@ import { plugin as storePlugin } from '@runner/plugin-store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { plugin } from '../index.js';
 import { createStateModule, MAX_VALUE_BYTES } from './state.js';
+import { createStoreState } from './store-state.js';
 import { luaCallContext, setUpLuaModules } from '@runner/plugin-sdk/testing';
 
 type Impl = Record<string, (call: LuaCallContext, ...args: any[]) => any>;
@@ -36,14 +37,14 @@ afterEach(async () => {
 describe('state', () => {
   it('stores strings, numbers, booleans and tables and gives nil for absent keys', async () => {
     const call = inRun('deploy');
-    expect(state.get(call, 'missing')).toBeNull();
+    expect(await state.get(call, 'missing')).toBeNull();
     const values = ['v1.2', 42, 3.5, true, false, { hosts: ['a', 'b'], port: 80, nested: { ok: true } }, ['x', 'y']];
     for (const [i, value] of values.entries()) {
       expect(await state.set(call, `k${i}`, value)).toEqual({ changed: true });
-      expect(state.get(call, `k${i}`)).toEqual(value);
+      expect(await state.get(call, `k${i}`)).toEqual(value);
     }
     expect(await state.set(call, 'k0', 'v1.2')).toEqual({ changed: false });
-    expect(state.keys(call)).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6']);
+    expect(await state.keys(call)).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6']);
   });
 
   it('survives a restart', async () => {
@@ -51,8 +52,8 @@ describe('state', () => {
     await state.set(inRun('deploy'), 'flag', true, { scope: 'global' });
     await kernel.stop();
     await boot();
-    expect(state.get(inRun('deploy', 'other', 'run-2'), 'version')).toEqual({ tag: 'v2', build: 17 });
-    expect(state.get(inRun('other-workflow'), 'flag', { scope: 'global' })).toBe(true);
+    expect(await state.get(inRun('deploy', 'other', 'run-2'), 'version')).toEqual({ tag: 'v2', build: 17 });
+    expect(await state.get(inRun('other-workflow'), 'flag', { scope: 'global' })).toBe(true);
   });
 
   it('changed is true for a new or different value, false for the same one, and stores it', async () => {
@@ -61,7 +62,7 @@ describe('state', () => {
     // Key order does not matter: tables compare by content.
     expect(await state.changed(call, 'cfg', { b: [1, 2], a: 1 })).toBe(false);
     expect(await state.changed(call, 'cfg', { a: 1, b: [2, 1] })).toBe(true);
-    expect(state.get(call, 'cfg')).toEqual({ a: 1, b: [2, 1] });
+    expect(await state.get(call, 'cfg')).toEqual({ a: 1, b: [2, 1] });
     // One empty Lua table, however the runtime converted it.
     expect(await state.changed(call, 'empty', {})).toBe(true);
     expect(await state.changed(call, 'empty', [])).toBe(false);
@@ -78,7 +79,7 @@ describe('state', () => {
       await new Promise((resolve) => setImmediate(resolve));
       return real.run(sql, params);
     };
-    const module = createStateModule(lagging);
+    const module = createStateModule(createStoreState(lagging));
     const call = inRun('deploy');
     await module.set(call, 'release', 'v1');
     const results = await Promise.all(Array.from({ length: 6 }, () => module.changed(call, 'release', 'v2')));
@@ -92,21 +93,21 @@ describe('state', () => {
     await state.set(inRun('deploy', 'build'), 'k', 'build-task', { scope: 'task' });
     await state.set(inRun('deploy', 'build'), 'k', 'everyone', { scope: 'global' });
     // Same workflow, another run and task: the workflow scope is shared.
-    expect(state.get(inRun('deploy', 'ship', 'run-2'), 'k')).toBe('deploy-wide');
-    expect(state.get(inRun('deploy', 'ship', 'run-2'), 'k', { scope: 'task' })).toBeNull();
-    expect(state.get(inRun('deploy', 'build', 'run-3'), 'k', { scope: 'task' })).toBe('build-task');
-    expect(state.get(inRun('backup'), 'k')).toBeNull();
-    expect(state.get(inRun('backup'), 'k', { scope: 'global' })).toBe('everyone');
+    expect(await state.get(inRun('deploy', 'ship', 'run-2'), 'k')).toBe('deploy-wide');
+    expect(await state.get(inRun('deploy', 'ship', 'run-2'), 'k', { scope: 'task' })).toBeNull();
+    expect(await state.get(inRun('deploy', 'build', 'run-3'), 'k', { scope: 'task' })).toBe('build-task');
+    expect(await state.get(inRun('backup'), 'k')).toBeNull();
+    expect(await state.get(inRun('backup'), 'k', { scope: 'global' })).toBe('everyone');
     // The same task name in another workflow is another task.
-    expect(state.get(inRun('backup', 'build'), 'k', { scope: 'task' })).toBeNull();
+    expect(await state.get(inRun('backup', 'build'), 'k', { scope: 'task' })).toBeNull();
   });
 
   it('uses a fallback name outside a run (the REPL)', async () => {
     const repl = luaCallContext().call;
     await state.set(repl, 'k', 'from the repl');
-    expect(state.get(repl, 'k')).toBe('from the repl');
-    expect(state.get(inRun('(repl)'), 'k')).toBe('from the repl');
-    expect(state.get(inRun('deploy'), 'k')).toBeNull();
+    expect(await state.get(repl, 'k')).toBe('from the repl');
+    expect(await state.get(inRun('(repl)'), 'k')).toBe('from the repl');
+    expect(await state.get(inRun('deploy'), 'k')).toBeNull();
     expect(await state.changed(repl, 't', 1, { scope: 'task' })).toBe(true);
   });
 
@@ -115,10 +116,10 @@ describe('state', () => {
     await state.set(call, 'a', 1);
     expect(await state.clear(call, 'a')).toEqual({ changed: true });
     expect(await state.clear(call, 'a')).toEqual({ changed: false });
-    expect(state.get(call, 'a')).toBeNull();
+    expect(await state.get(call, 'a')).toBeNull();
     await state.set(call, 'b', 1);
     expect(await state.set(call, 'b', null)).toEqual({ changed: true });
-    expect(state.keys(call)).toEqual([]);
+    expect(await state.keys(call)).toEqual([]);
   });
 
   it('writes deterministic SQL: the time is a parameter', async () => {
@@ -147,21 +148,27 @@ describe('state', () => {
       would_change: false,
       note: 'dry-run: "absent" in workflow "deploy" already has no value',
     });
-    expect(state.get(dry, 'kept')).toBe('old');
+    expect(await state.get(dry, 'kept')).toBe('old');
     expect(await state.changed(real, 'kept', 'new')).toBe(true);
   });
 
   it('names bad arguments', async () => {
     const call = inRun('deploy');
-    expect(() => state.get(call, 5)).toThrow('state.get: argument 1 must be a key (a non-empty string), got number');
-    expect(() => state.get(call, '')).toThrow(
+    await expect(state.get(call, 5)).rejects.toThrow(
+      'state.get: argument 1 must be a key (a non-empty string), got number',
+    );
+    await expect(state.get(call, '')).rejects.toThrow(
       'state.get: argument 1 must be a key (a non-empty string), got an empty string',
     );
-    expect(() => state.get(call, 'k', { scope: 'run' })).toThrow(
+    await expect(state.get(call, 'k', { scope: 'run' })).rejects.toThrow(
       'state.get: option scope must be "workflow", "task" or "global", got "run"',
     );
-    expect(() => state.get(call, 'k', { scop: 'task' })).toThrow('state.get: unknown option "scop" (known: scope)');
-    expect(() => state.keys(call, 'global')).toThrow('state.keys: argument 1 must be a table of options, got string');
+    await expect(state.get(call, 'k', { scop: 'task' })).rejects.toThrow(
+      'state.get: unknown option "scop" (known: scope)',
+    );
+    await expect(state.keys(call, 'global')).rejects.toThrow(
+      'state.keys: argument 1 must be a table of options, got string',
+    );
     const fn = { kind: 'lua-function', call: async () => [] };
     await expect(state.set(call, 'k', { hooks: { on_change: fn } })).rejects.toThrow(
       'state.set: argument 2.hooks.on_change is a function; only strings, numbers, booleans and tables can be stored',
@@ -170,17 +177,6 @@ describe('state', () => {
     await expect(state.set(call, 'k', 'x'.repeat(MAX_VALUE_BYTES))).rejects.toThrow(
       `state.set: value is ${MAX_VALUE_BYTES + 2} bytes as JSON (at most ${MAX_VALUE_BYTES})`,
     );
-    expect(state.get(call, 'k')).toBeNull();
-  });
-});
-
-describe('state without a store (agent profile)', () => {
-  it('raises a clear error instead of keeping state that would not last', async () => {
-    const { modules } = await setUpLuaModules([plugin]);
-    const call = luaCallContext().call;
-    expect(() => modules.get('state')!.get(call, 'k')).toThrow(
-      'state.get: no durable store in this process (the agent profile has none)',
-    );
-    await expect(modules.get('state')!.changed(call, 'k', 1)).rejects.toThrow('state.changed: no durable store');
+    expect(await state.get(call, 'k')).toBeNull();
   });
 });

@@ -37,6 +37,10 @@ import type {
   CallFailed as _runner_v1_CallFailed,
   CallFailed__Output as _runner_v1_CallFailed__Output,
 } from '../../runner/v1/CallFailed.js';
+import type {
+  StateRequest as _runner_v1_StateRequest,
+  StateRequest__Output as _runner_v1_StateRequest__Output,
+} from '../../runner/v1/StateRequest.js';
 
 /**
  * What the agent sends on Connect.
@@ -66,6 +70,11 @@ export interface AgentMessage {
    * The agent could not serve the call (unknown request, a failure before any result).
    */
   failed?: _runner_v1_CallFailed | null;
+  /**
+   * `state.*` in a delegated task: the master runs it on its store and answers `state_result`
+   * with the same call_id (an id the agent picks, as for heartbeat).
+   */
+  state?: _runner_v1_StateRequest | null;
   body?:
     | 'register'
     | 'heartbeat'
@@ -75,7 +84,8 @@ export interface AgentMessage {
     | 'metrics'
     | 'exec_result'
     | 'control_result'
-    | 'failed';
+    | 'failed'
+    | 'state';
 }
 
 /**
@@ -106,6 +116,11 @@ export interface AgentMessage__Output {
    * The agent could not serve the call (unknown request, a failure before any result).
    */
   failed?: _runner_v1_CallFailed__Output | null;
+  /**
+   * `state.*` in a delegated task: the master runs it on its store and answers `state_result`
+   * with the same call_id (an id the agent picks, as for heartbeat).
+   */
+  state?: _runner_v1_StateRequest__Output | null;
   body?:
     | 'register'
     | 'heartbeat'
@@ -115,5 +130,6 @@ export interface AgentMessage__Output {
     | 'metrics'
     | 'exec_result'
     | 'control_result'
-    | 'failed';
+    | 'failed'
+    | 'state';
 }

@@ -41,6 +41,10 @@ import type {
   TaskStart as _runner_v1_TaskStart,
   TaskStart__Output as _runner_v1_TaskStart__Output,
 } from '../../runner/v1/TaskStart.js';
+import type {
+  StateResponse as _runner_v1_StateResponse,
+  StateResponse__Output as _runner_v1_StateResponse__Output,
+} from '../../runner/v1/StateResponse.js';
 
 /**
  * What the master sends on Connect.
@@ -69,6 +73,10 @@ export interface MasterMessage {
    * ExecuteTask: run the task the agent accepted (the answer to `task_accepted`).
    */
   start_task?: _runner_v1_TaskStart | null;
+  /**
+   * The answer to the agent's `state` (call_id: the agent's id).
+   */
+  state_result?: _runner_v1_StateResponse | null;
   body?:
     | 'registered'
     | 'heartbeat'
@@ -79,7 +87,8 @@ export interface MasterMessage {
     | 'control'
     | 'cancel'
     | 'disconnect'
-    | 'start_task';
+    | 'start_task'
+    | 'state_result';
 }
 
 /**
@@ -109,6 +118,10 @@ export interface MasterMessage__Output {
    * ExecuteTask: run the task the agent accepted (the answer to `task_accepted`).
    */
   start_task?: _runner_v1_TaskStart__Output | null;
+  /**
+   * The answer to the agent's `state` (call_id: the agent's id).
+   */
+  state_result?: _runner_v1_StateResponse__Output | null;
   body?:
     | 'registered'
     | 'heartbeat'
@@ -119,5 +132,6 @@ export interface MasterMessage__Output {
     | 'control'
     | 'cancel'
     | 'disconnect'
-    | 'start_task';
+    | 'start_task'
+    | 'state_result';
 }
