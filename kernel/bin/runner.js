@@ -10,6 +10,17 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   process.exit(0);
 }
 
+// A command that ends within a second compiles sql.js's WebAssembly with Liftoff alone: V8's
+// optimizing tier costs ~170 ms of CPU per process and pays off only in a long-running master or
+// agent (test/bench/cli-startup.mjs, a one-task `runner run`: CPU p50 ~650 ms to ~480 ms).
+const LONG_RUNNING = new Set(['server', 'ui', 'agent start', 'repl']);
+// The command's words: global options and the values of those that take one are not among them.
+const GLOBAL_VALUES = new Set(['--data-dir', '--config', '--plugins-dir', '--ca']);
+const words = argv.filter((a, i) => !a.startsWith('-') && !GLOBAL_VALUES.has(argv[i - 1]));
+if (!LONG_RUNNING.has(words[0]) && !LONG_RUNNING.has(words.slice(0, 2).join(' '))) {
+  (await import('node:v8')).setFlagsFromString('--liftoff-only');
+}
+
 const { main } = await import('../dist/src/cli/main.js');
 
 // `runner ... | head` closes the pipe early; that is the reader's choice, not an error.
