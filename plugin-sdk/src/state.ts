@@ -40,10 +40,11 @@ export interface StateCaller {
  * The state the `state` module reads and writes in this process: the store's on a master or an
  * embedded run; on an agent, the master's, reached over the agent's stream (StateForwarderRef).
  * The master's agent transport serves agents' requests through the same service, so a key has one
- * order of writes whichever process a task runs in.
+ * order of writes whichever process a task runs in. Reads over a store answer at once (not a
+ * promise), so a script can read state where Lua cannot wait (a gsub callback, a sort comparator).
  */
 export interface StateService {
-  perform(request: StateRequest, caller: StateCaller, signal?: AbortSignal): Promise<StateAnswer>;
+  perform(request: StateRequest, caller: StateCaller, signal?: AbortSignal): StateAnswer | Promise<StateAnswer>;
 }
 
 export const StateServiceRef = createServiceRef<StateService>({

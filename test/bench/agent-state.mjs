@@ -1,8 +1,9 @@
 // state.* from a task delegated to an agent, against the same calls in a task on the master: each
 // agent call is a round trip on the agent's stream to the master's store. A real `runner server`
-// and a real `runner agent start`; a task makes N state.changed calls (alternately a change and no
-// change), and the cost of one call is (that task's duration - an empty task's) / N, on the agent
-// and on the master. No target in the issue; the figure says what forwarding costs.
+// and a real `runner agent start`; one task makes N state.changed calls (alternately a change, which
+// is a durable write, and no change), another N state.get calls, and the cost of one call is (that
+// task's duration - an empty task's) / N, on the agent and on the master. No target in the issue;
+// the figures say what forwarding costs (get: the round trip alone).
 //
 //   npm run build && node test/bench/agent-state.mjs [--calls 500] [--rounds 3]
 //
@@ -57,6 +58,11 @@ ${where}    exec:
       script: |
         for i = 1, ${calls} do state.changed("k" .. (i % 7), math.floor(i / 2)) end
         return true
+  - name: reads
+${where}    exec:
+      script: |
+        for i = 1, ${calls} do state.get("k" .. (i % 7)) end
+        return true
 `;
   const perCall = async (where) => {
     const started = await master.request('POST', '/api/v1/workflows/run', {
@@ -71,28 +77,28 @@ ${where}    exec:
         continue;
       }
       if (run.status !== 'succeeded') throw new Error(`run ${run.status}: ${JSON.stringify(run.tasks)}`);
-      const [empty, busy] = ['empty', 'calls'].map((name) => run.tasks.find((t) => t.task === name).duration);
-      return ((busy - empty) * 1000) / calls;
+      const [empty, writes, reads] = ['empty', 'calls', 'reads'].map(
+        (name) => run.tasks.find((t) => t.task === name).duration,
+      );
+      return { changed: ((writes - empty) * 1000) / calls, get: ((reads - empty) * 1000) / calls };
     }
   };
 
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const agentMs = [];
-  const masterMs = [];
+  const median = (xs) => round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)], 3);
+  const agentRuns = [];
+  const masterRuns = [];
   for (let i = 0; i < rounds; i++) {
-    agentMs.push(await perCall('    delegate_to: bench-1\n'));
-    masterMs.push(await perCall(''));
+    agentRuns.push(await perCall('    delegate_to: bench-1\n'));
+    masterRuns.push(await perCall(''));
   }
-  const result = {
-    calls,
-    rounds,
-    agent_ms_per_call: round(median(agentMs), 3),
-    master_ms_per_call: round(median(masterMs), 3),
-    agent_runs: agentMs.map((x) => round(x, 3)),
-    master_runs: masterMs.map((x) => round(x, 3)),
-  };
-  console.log(`state.changed from a task on the agent: ${result.agent_ms_per_call} ms per call (median of ${rounds})`);
-  console.log(`state.changed from a task on the master: ${result.master_ms_per_call} ms per call`);
+  const result = { calls, rounds };
+  for (const fn of ['changed', 'get']) {
+    result[`agent_${fn}_ms`] = median(agentRuns.map((r) => r[fn]));
+    result[`master_${fn}_ms`] = median(masterRuns.map((r) => r[fn]));
+    console.log(
+      `state.${fn}: ${result[`agent_${fn}_ms`]} ms per call from a task on the agent, ${result[`master_${fn}_ms`]} ms on the master (median of ${rounds})`,
+    );
+  }
   console.log(JSON.stringify(result));
 } finally {
   agent.kill('SIGTERM');

@@ -18,8 +18,9 @@ import {
 
 type Child = ReturnType<typeof spawnRunner>;
 
-// Reconnection attempts stay under 0.3 s apart, so an agent finds a restarted master quickly.
-const FAST = { ...FAST_AGENTS, RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3' };
+// Reconnection attempts stay under 0.3 s apart, so an agent finds a restarted master quickly, and
+// no circuit breaker pauses them while the master restarts on a loaded machine.
+const FAST = { ...FAST_AGENTS, RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3', RUNNER_AGENT_CIRCUIT_BREAKER_FAILURES: '0' };
 
 const children: Child[] = [];
 afterAll(() => {

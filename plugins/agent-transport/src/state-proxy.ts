@@ -51,10 +51,13 @@ export function serveState(
     agent: session.name,
     run_id: task.runId,
   });
-  service
-    .perform(
-      { operation: operation as StateOperation, scope: scope as StateScope, key, value },
-      { workflow: task.workflow, task: task.task, runId: task.runId, dryRun: task.dryRun },
+  // A check may throw at once, a write answers later: both end in the promise.
+  Promise.resolve()
+    .then(() =>
+      service.perform(
+        { operation: operation as StateOperation, scope: scope as StateScope, key, value },
+        { workflow: task.workflow, task: task.task, runId: task.runId, dryRun: task.dryRun },
+      ),
     )
     .then(
       (result) =>

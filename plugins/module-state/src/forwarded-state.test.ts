@@ -77,7 +77,7 @@ describe('state on an agent', () => {
     await expect(agent.set(call, 'k', 'x'.repeat(1024 * 1024))).rejects.toThrow(
       'state.set: value is 1048578 bytes as JSON (at most 1048576)',
     );
-    await expect(agent.get(call, '')).rejects.toThrow('state.get: argument 1 must be a key');
+    expect(() => agent.get(call, '')).toThrow('state.get: argument 1 must be a key');
     await expect(agent.changed(call, 'k', [1, NaN])).rejects.toThrow('state.changed: argument 2[2] is NaN');
     expect(asked).toEqual([]);
   });
@@ -111,15 +111,16 @@ describe('the store-backed service', () => {
     stops.push(() => master.kernel.stop());
     const service = master.kernel.get(StateServiceRef);
     const caller = { workflow: 'deploy', task: 'render', dryRun: false };
-    await expect(service.perform({ operation: 'drop' as 'get', scope: 'workflow', key: 'k' }, caller)).rejects.toThrow(
+    // Checked before anything is read or written: the error is thrown at once.
+    expect(() => service.perform({ operation: 'drop' as 'get', scope: 'workflow', key: 'k' }, caller)).toThrow(
       'state: unknown operation "drop" (known: get, keys, set, changed, clear)',
     );
-    await expect(service.perform({ operation: 'keys', scope: 'run' as 'task', key: '' }, caller)).rejects.toThrow(
+    expect(() => service.perform({ operation: 'keys', scope: 'run' as 'task', key: '' }, caller)).toThrow(
       'state.keys: option scope must be "workflow", "task" or "global", got "run"',
     );
-    await expect(
+    expect(() =>
       service.perform({ operation: 'set', scope: 'global', key: 'k'.repeat(513), value: 1 }, caller),
-    ).rejects.toThrow('state.set: key is 513 characters long (at most 512)');
+    ).toThrow('state.set: key is 513 characters long (at most 512)');
     expect(master.kernel.get(StoreRef).all('SELECT * FROM state')).toEqual([]);
   });
 });

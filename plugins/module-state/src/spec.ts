@@ -22,7 +22,8 @@ state.changed on one key never both see the old value.
 In dry-run nothing is stored: set and clear say what they would do, and changed still reports the
 comparison. In a task delegated to an agent, every call goes to the master and runs on its store with
 the same scopes: the workflow and task are those of the run the master delegated, and a later task
-on the master sees what the agent stored.`,
+on the master sees what the agent stored. There every call waits for the master, so read into a
+local first where Lua cannot wait (a table.sort comparator, a string.gsub callback).`,
   functions: {
     get: {
       signature: 'get(key: string, opts?: {scope?: "workflow"|"task"|"global"}) -> any',

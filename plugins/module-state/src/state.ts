@@ -58,7 +58,7 @@ function labelOf(scope: StateScope, caller: StateCaller): string {
  * the store's on a master or embedded, and the master's (over the agent's stream) on an agent.
  */
 export function createStateModule(service: StateService): LuaModuleImplementation<StateFunction> {
-  async function perform(call: LuaCallContext, request: StateRequest) {
+  function perform(call: LuaCallContext, request: StateRequest) {
     return service.perform(request, callerOf(call), call.signal);
   }
 
@@ -79,13 +79,16 @@ export function createStateModule(service: StateService): LuaModuleImplementatio
   }
 
   return {
-    async get(call, key, opts) {
+    // Reads stay synchronous where the service answers at once (over a store), so they work where
+    // Lua cannot wait; on an agent they wait for the master.
+    get(call, key, opts) {
       const request = { operation: 'get', scope: scopeOf('get', opts, 2), key: checkKey('get', key) } as const;
-      return (await perform(call, request)).value ?? null;
+      return map(perform(call, request), (answer) => answer.value ?? null);
     },
 
-    async keys(call, opts) {
-      return (await perform(call, { operation: 'keys', scope: scopeOf('keys', opts, 1), key: '' })).keys ?? [];
+    keys(call, opts) {
+      const request = { operation: 'keys', scope: scopeOf('keys', opts, 1), key: '' } as const;
+      return map(perform(call, request), (answer) => answer.keys ?? []);
     },
 
     async set(call, key, value, opts) {
@@ -109,4 +112,9 @@ export function createStateModule(service: StateService): LuaModuleImplementatio
       return write(call, request, true);
     },
   };
+}
+
+/** `f` of a value that may still be on its way, without making a promise of one that is not. */
+function map<T, U>(value: T | Promise<T>, f: (value: T) => U): U | Promise<U> {
+  return value instanceof Promise ? value.then(f) : f(value);
 }

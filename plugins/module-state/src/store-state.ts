@@ -65,7 +65,7 @@ export function createStoreState(store: Store, now: () => Date = () => new Date(
   const stored = (row: readonly string[]) => store.get<{ value: string }>(SELECT, [...row])?.value;
 
   return {
-    async perform(request, caller): Promise<StateAnswer> {
+    perform(request, caller): StateAnswer | Promise<StateAnswer> {
       // Requests also come off the wire (an agent's): checked here, where they are served.
       const { operation } = checkRequest(request);
       if (operation === 'keys') {
@@ -79,15 +79,14 @@ export function createStoreState(store: Store, now: () => Date = () => new Date(
       }
       // set and changed store the value (nil clears); clear removes it. Nothing is written in dry-run.
       const json = operation === 'clear' ? undefined : encodeValue(operation, request.value);
-      const changed = await serialized(row, async () => {
+      return serialized(row, async () => {
         const differs = stored(row) !== json;
         if (differs && !caller.dryRun) {
           if (json === undefined) await store.run(DELETE, [...row]);
           else await store.run(UPSERT, [...row, json, now().toISOString()]);
         }
-        return differs;
+        return { changed: differs };
       });
-      return { changed };
     },
   };
 }
