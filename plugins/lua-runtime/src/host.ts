@@ -324,6 +324,11 @@ export class Host {
     lua.lua_sethook(L, this.#hook, lua.LUA_MASKCOUNT, options.hookInstructions);
   }
 
+  /** Whether the value at `idx` is this state's handler of JavaScript errors (see Execution's #luaError). */
+  isNativeErrorHandler(L1: LuaState, idx: number): boolean {
+    return lua.lua_tocfunction(L1, idx) === this.#onNativeError;
+  }
+
   readonly #onNativeError = (L1: LuaState): number => {
     const error: unknown = lua.lua_touserdata(L1, -1);
     const message = describeJsError(error);
