@@ -44,8 +44,8 @@ tasks:
     timeout: 100ms
     exec: { script: '${spin}' }
   - name: long
-    timeout: 5s
-    exec: { script: 'local t = os.clock() while os.clock() - t < 0.6 do end return true, "done"' }
+    timeout: 60s
+    exec: { script: 'local t = os.clock() while os.clock() - t < 0.4 do end return true, "done"' }
 `,
     );
     const byName = Object.fromEntries(record.tasks.map((t) => [t.name, t]));

@@ -357,8 +357,18 @@ export class Execution implements HostExecution {
     // What is left is the JavaScript error itself (a light userdata), or nothing at all.
     const prefix = task.main ? this.prefix : '';
     if (lua.lua_gettop(thread) === 0) return internalError(prefix, host.lastJsError?.error);
+    // An error pushed by fengari's error handling may lie past the frame's top, which the API
+    // would refuse to index ("unacceptable index"): raise the top over it first.
+    lua.lua_checkstack(thread, 8);
     const type = lua.lua_type(thread, -1);
     if (type === lua.LUA_TLIGHTUSERDATA) return internalError(prefix, lua.lua_touserdata(thread, -1));
+    // The handler itself is left when calling it failed, which happens when memory has run out.
+    if (type === lua.LUA_TFUNCTION && host.isNativeErrorHandler(thread, -1)) {
+      return internalError(
+        prefix,
+        new Error('a JavaScript error that fengari could not handle (the process may be out of memory)'),
+      );
+    }
     let raw: string;
     let value: LuaValue | undefined;
     if (type === lua.LUA_TSTRING || type === lua.LUA_TNUMBER) {

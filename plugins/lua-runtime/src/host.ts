@@ -1,4 +1,4 @@
-import type { LuaCallContext, LuaFunctionRef, LuaValue, Logger } from '@runner/plugin-sdk';
+import { LuaError, type LuaCallContext, type LuaFunctionRef, type LuaValue, type Logger } from '@runner/plugin-sdk';
 import fengari, { type LuaJsFunction, type LuaProxy, type LuaState } from 'fengari';
 import { ConversionError, pushJs, toJs, type PushOptions, type ToJsOptions } from './convert.js';
 import { installBaseLibrary } from './lib-base.js';
@@ -39,6 +39,10 @@ export interface HostExecution {
   readonly stopError: Error | null;
   /** Stops the execution when its deadline has passed. */
   checkDeadline(now: number): void;
+  /** Stops every coroutine of the execution with `error`. */
+  stop(error: Error): void;
+  /** Put before the messages of the errors the execution ends with (`task build: `). */
+  readonly prefix: string;
   callFunction(proxy: LuaProxy, args: readonly LuaValue[]): Promise<LuaValue[]>;
   /**
    * Called by the hook just before `task` yields: the script's line is exact now, while after a
@@ -320,6 +324,11 @@ export class Host {
     lua.lua_sethook(L, this.#hook, lua.LUA_MASKCOUNT, options.hookInstructions);
   }
 
+  /** Whether the value at `idx` is this state's handler of JavaScript errors (see Execution's #luaError). */
+  isNativeErrorHandler(L1: LuaState, idx: number): boolean {
+    return lua.lua_tocfunction(L1, idx) === this.#onNativeError;
+  }
+
   readonly #onNativeError = (L1: LuaState): number => {
     const error: unknown = lua.lua_touserdata(L1, -1);
     const message = describeJsError(error);
@@ -426,6 +435,10 @@ export class Host {
     const exec = task.exec;
     const now = performance.now();
     if (exec.stopError === null) exec.checkDeadline(now);
+    if (exec.stopError === null && this.scheduler.heapGuard !== null && this.scheduler.expired(now)) {
+      const full = this.scheduler.heapGuard.check(now);
+      if (full !== null) exec.stop(new LuaError(`${exec.prefix}${full}`));
+    }
     if (exec.stopError !== null) {
       if (lua.lua_isyieldable(L)) {
         exec.notePosition(task, L);

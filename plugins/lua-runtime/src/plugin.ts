@@ -13,6 +13,11 @@ export const plugin = definePlugin({
       default: 5,
       help: 'milliseconds a Lua state runs before other work gets a turn',
     },
+    'lua.heap_guard_ratio': {
+      schema: { type: 'number', minimum: 0, maximum: 1 },
+      default: 0.7,
+      help: "share of the process's heap limit past which a running script is stopped to keep the process up (0: off)",
+    },
     'lua.pool_size': {
       schema: { type: 'integer', minimum: 1 },
       default: 2,
@@ -27,6 +32,7 @@ export const plugin = definePlugin({
     const runtime = new LuaRuntimeService(registry, {
       sliceMs: ctx.config.get<number>('lua.time_slice_ms'),
       poolSize: ctx.config.get<number>('lua.pool_size'),
+      heapGuardRatio: ctx.config.get<number>('lua.heap_guard_ratio'),
     });
     ctx.provide(LuaRuntimeRef, runtime);
     return { stop: () => runtime.close() };

@@ -13,6 +13,7 @@ import {
 import fengari, { type LuaState } from 'fengari';
 import { ConversionError, pushJs } from './convert.js';
 import { Execution } from './execution.js';
+import { HeapGuard } from './heap-guard.js';
 import { Host, type HostEnvironment } from './host.js';
 import { jsString, luaString } from './lua-strings.js';
 import type { ModuleRegistry } from './module-registry.js';
@@ -28,6 +29,11 @@ export interface LuaRuntimeOptions {
   poolSize?: number;
   /** VM instructions between two checks of the slice and the deadline. Default 1000. */
   hookInstructions?: number;
+  /**
+   * Share of V8's heap limit past which a script that uses up its slice is stopped (heap-guard.ts).
+   * Default 0.7; 0 turns the guard off.
+   */
+  heapGuardRatio?: number;
 }
 
 const TEXT_ONLY = luaString('t');
@@ -60,7 +66,8 @@ export class LuaRuntimeService implements LuaRuntime {
 
   constructor(registry: ModuleRegistry, options: LuaRuntimeOptions = {}) {
     this.#registry = registry;
-    this.#scheduler = new Scheduler(options.sliceMs ?? 5);
+    const heapGuardRatio = options.heapGuardRatio ?? 0.7;
+    this.#scheduler = new Scheduler(options.sliceMs ?? 5, heapGuardRatio > 0 ? new HeapGuard(heapGuardRatio) : null);
     this.#poolSize = options.poolSize ?? 2;
     this.#hookInstructions = options.hookInstructions ?? 1000;
     // A state built before a module was provided lacks it.

@@ -1,3 +1,5 @@
+import type { HeapGuard } from './heap-guard.js';
+
 /** Something the scheduler can resume: one Lua coroutine of a script. */
 export interface Resumable {
   /** Resumes the coroutine until it yields, returns or fails. */
@@ -14,13 +16,16 @@ export interface Resumable {
  */
 export class Scheduler {
   readonly sliceMs: number;
+  /** Checked by scripts that use up their slice (see heap-guard.ts). */
+  readonly heapGuard: HeapGuard | null;
   #sliceStart = -1;
   #resetPending = false;
   #drainPending = false;
   readonly #ready: Resumable[] = [];
 
-  constructor(sliceMs: number) {
+  constructor(sliceMs: number, heapGuard: HeapGuard | null = null) {
     this.sliceMs = sliceMs;
+    this.heapGuard = heapGuard;
   }
 
   /** Starts the turn's slice if none runs; Lua code runs only inside a slice. */

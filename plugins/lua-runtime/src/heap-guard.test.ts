@@ -1,0 +1,31 @@
+import { LuaError } from '@runner/plugin-sdk';
+import { describe, expect, it } from 'vitest';
+import { testRuntime } from './test-support.js';
+
+// The real heap is far from full in a test: a tiny ratio makes any heap "full".
+describe('the heap guard', () => {
+  it('stops a script that uses up its slice while the heap is over its share, with the figures', async () => {
+    const { run } = testRuntime({ heapGuardRatio: 1e-9 });
+    const failure = await run('local t = {} for i = 1, 1e7 do t[i] = i end', {
+      run: { workflow: 'w', runId: 'r', task: 'grow', attempt: 1, agent: 'localhost' },
+    }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(LuaError);
+    expect((failure as Error).message).toMatch(
+      /^task grow: not enough memory: the runner's heap holds [\d.]+ MiB of its [\d.]+ [MG]iB limit; the script was stopped to keep the runner up$/,
+    );
+  });
+
+  it('never checks a script that ends within its slice, and is off at ratio 0', async () => {
+    expect((await testRuntime({ heapGuardRatio: 1e-9 }).run('return 1 + 1')).values).toEqual([2]);
+    const { run } = testRuntime({ heapGuardRatio: 0 });
+    expect((await run('local n = 0 for i = 1, 3e5 do n = n + 1 end return n')).values).toEqual([300000]);
+  });
+
+  it('leaves a script under the default ratio alone', async () => {
+    const { run } = testRuntime();
+    expect((await run('local t = {} for i = 1, 2e5 do t[i] = i end return #t')).values).toEqual([200000]);
+  });
+});

@@ -1,0 +1,33 @@
+import { formatBytes } from '@runner/plugin-sdk';
+import { getHeapStatistics } from 'node:v8';
+
+/**
+ * The last line of defence against a script that grows without bound on the process's own heap
+ * (tables and strings built step by step have no per-script account; see README, "Memory and long
+ * calls"): once V8's heap and the external memory of its buffers (Lua strings) hold `ratio` of the
+ * heap's limit, the script running at that moment, which is
+ * what allocates while Lua runs, is stopped, rather than V8 ending the whole process (master or
+ * agent) with a fatal out-of-memory error. Checked at the end of a time slice, at most every
+ * `intervalMs` (a check costs about 5 us), so scripts that never use a whole slice never pay.
+ */
+export class HeapGuard {
+  readonly ratio: number;
+  readonly intervalMs: number;
+  #next = 0;
+
+  constructor(ratio: number, intervalMs = 20) {
+    this.ratio = ratio;
+    this.intervalMs = intervalMs;
+  }
+
+  /** The reason to stop the running script, or null while the heap has room. */
+  check(now: number): string | null {
+    if (now < this.#next) return null;
+    this.#next = now + this.intervalMs;
+    // Lua strings are Uint8Arrays, whose bytes V8 counts as external memory, not heap: both count.
+    const { used_heap_size: heap, external_memory: external, heap_size_limit: limit } = getHeapStatistics();
+    const used = heap + external;
+    if (used < limit * this.ratio) return null;
+    return `not enough memory: the runner's heap holds ${formatBytes(used)} of its ${formatBytes(limit)} limit; the script was stopped to keep the runner up`;
+  }
+}
