@@ -25,6 +25,13 @@ export interface Agent {
   /** Lua modules the agent has. */
   modules: string[];
   labels: Record<string, string>;
+  /**
+   * ISO 8601 UTC of when the master issued the agent its own credential (agent identities);
+   * null when it has none (it registered before identities existed, or was revoked and removed).
+   */
+  enrolled_at?: string | null;
+  /** ISO 8601 UTC of `runner agent revoke`; null while the credential is valid. */
+  revoked_at?: string | null;
 }
 
 /** The agent metrics object (service.md section 2) plus what the issue adds. */
@@ -88,8 +95,16 @@ export interface AgentExecResult {
 export interface AgentRegistry {
   list(): Agent[];
   get(name: string): Agent | undefined;
-  /** Forgets the agent (it may register again); disconnects it when connected. */
+  /**
+   * Forgets the agent and its credential (a revoked one too), so the join token can enrol the
+   * name again; disconnects it when connected.
+   */
   remove(name: string): Promise<void>;
+  /**
+   * Revokes the agent's credential: its session closes with no reconnect, and neither that
+   * credential nor the join token can take the name until `remove`. Answers the agent as now.
+   */
+  revoke(name: string): Promise<Agent>;
   metrics(name: string): Promise<AgentMetrics>;
   processes(name: string): Promise<AgentProcess[]>;
   network(name: string): Promise<AgentNetworkInterface[]>;

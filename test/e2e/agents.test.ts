@@ -27,6 +27,9 @@ const FAST = {
   RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1',
   RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
   RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3',
+  // Retries 0.3 s apart would open the breaker (10 failures: 300 s pause) while a master restarts
+  // on a loaded machine; the breaker has its own unit tests.
+  RUNNER_AGENT_CIRCUIT_BREAKER_FAILURES: '0',
 };
 
 const children: Child[] = [];

@@ -162,18 +162,46 @@ describe('registration', () => {
     expect(m.master.registry.list()).toEqual([]);
   });
 
-  it('a second connection with the same name replaces the first, which is told not to reconnect', async () => {
+  it("enrols an agent at its first registration, and its credential's reconnection replaces its own stale session", async () => {
     const m = await master();
-    const first = client(m.address, 'dup');
+    const issued: string[] = [];
+    const first = client(m.address, 'dup', { onCredential: (c) => issued.push(c) });
     await registered(first);
-    const second = client(m.address, 'dup');
-    await registered(second);
+    expect(issued).toEqual([expect.stringMatching(/^rac_/)]);
+    expect(m.master.registry.get('dup')).toMatchObject({ enrolled_at: expect.any(String), revoked_at: null });
+    // The master logs the enrolment, never the credential.
+    expect(JSON.stringify(m.recorded.lines)).not.toContain(issued[0]);
+    expect(m.recorded.lines.map((l) => l.message)).toContainEqual(
+      expect.stringMatching(/agent dup connected .*enrolled/),
+    );
+
+    // The same agent after a network blip (its old stream half dead) connects with its credential
+    // and no join token at all: it wins, and the old stream is told not to reconnect.
+    const again = client(m.address, 'dup', { token: undefined, credential: issued[0] });
+    await registered(again);
     expect(await first.finished).toMatchObject({
       kind: 'dismissed',
       message: expect.stringMatching(/replaced this one/),
     });
     expect(m.master.registry.get('dup')?.status).toBe('online');
     expect(m.recorded.events.filter((e) => e.type === 'agent.disconnected')).toEqual([]);
+  });
+
+  it('a second agent with the join token cannot take the name of a live enrolled agent (ALREADY_EXISTS)', async () => {
+    const m = await master();
+    const owner = client(m.address, 'web-1');
+    await registered(owner);
+    const intruder = client(m.address, 'web-1');
+    expect(await intruder.finished).toMatchObject({
+      kind: 'refused',
+      code: grpc.status.ALREADY_EXISTS,
+      message: expect.stringMatching(/refused agent web-1: agent web-1 is connected \(from 127\.0\.0\.1:\d+\)/),
+    });
+    // A forged credential fares no better, and the owner keeps its session throughout.
+    const forger = client(m.address, 'web-1', { credential: 'rac_forged' });
+    expect(await forger.finished).toMatchObject({ kind: 'refused', code: grpc.status.UNAUTHENTICATED });
+    expect(owner.state).toBe('registered');
+    expect(m.master.registry.get('web-1')?.status).toBe('online');
   });
 });
 
@@ -646,6 +674,35 @@ describe('the agent registry', () => {
     expect(changes).toContain('old:offline');
     expect(await m.event('agent.disconnected', 'old')).toMatchObject({ status: 'offline' });
     await expect(m.master.registry.remove('old')).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('revoke closes the session with no reconnect; the credential and the join token are refused until remove', async () => {
+    const m = await master();
+    const issued: string[] = [];
+    const c = client(m.address, 'edge', { onCredential: (x) => issued.push(x) });
+    await m.status('edge', 'online');
+    const revoked = await m.master.registry.revoke('edge');
+    expect(revoked).toMatchObject({ name: 'edge', status: 'offline', revoked_at: expect.any(String) });
+    expect(await c.finished).toMatchObject({ kind: 'dismissed', message: expect.stringMatching(/revoked/) });
+    expect(await m.event('agent.disconnected', 'edge')).toMatchObject({ status: 'offline' });
+
+    const back = client(m.address, 'edge', { credential: issued[0] });
+    expect(await back.finished).toMatchObject({
+      kind: 'refused',
+      code: grpc.status.PERMISSION_DENIED,
+      message: expect.stringMatching(/credential of agent edge was revoked .*runner agent remove edge/),
+    });
+    const fresh = client(m.address, 'edge');
+    expect(await fresh.finished).toMatchObject({ kind: 'refused', code: grpc.status.PERMISSION_DENIED });
+    await expect(m.master.registry.revoke('nobody')).rejects.toMatchObject({ code: 'not_found' });
+
+    // remove is the admin's way back: the join token enrols the name again, with a new credential.
+    await m.master.registry.remove('edge');
+    const reenrolled = client(m.address, 'edge', { credential: issued[0], onCredential: (x) => issued.push(x) });
+    await registered(reenrolled);
+    expect(issued).toHaveLength(2);
+    expect(issued[1]).not.toBe(issued[0]);
+    expect(m.master.registry.get('edge')).toMatchObject({ status: 'online', revoked_at: null });
   });
 
   it('calls to an offline agent fail with agent_unreachable (503)', async () => {

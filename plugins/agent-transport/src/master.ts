@@ -1,16 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
 import {
-  InvalidInputError,
-  isRunnerError,
   RunnerError,
   type Agent,
   type AgentDelegator,
-  type AgentExecResult,
   type AgentRegistry,
   type AgentStatus,
-  type DelegatedResult,
   type EventBus,
-  type LuaValue,
   type Logger,
   type StateService,
   type Store,
@@ -23,27 +18,17 @@ import {
   type DescribeResponse,
   type HeartbeatRequest__Output,
   type MasterMessage,
-  type MetricsResponse__Output,
   type Register__Output,
 } from '@runner/proto';
+import { createDelegator, createRegistry, type MasterState } from './agent-services.js';
 import { AgentStore } from './agent-store.js';
 import { readPem, type MasterTransportConfig } from './config.js';
-import { AgentUnreachableError, formatMs, unknownAgent } from './errors.js';
-import { AgentSession, type CallOptions, type MasterRequest } from './session.js';
+import { formatMs } from './errors.js';
+import { AgentIdentities, CREDENTIAL_HEADER, isRefusal, type Proof, type Refusal } from './identities.js';
+import { AgentSession } from './session.js';
 import { serveState } from './state-proxy.js';
 import type { JoinTokens } from './token.js';
-import {
-  round,
-  toAgent,
-  toAgentLog,
-  toDisk,
-  toFacts,
-  toInterface,
-  toMetrics,
-  toProcess,
-  toTaskLog,
-  type AgentRecord,
-} from './wire-shapes.js';
+import { round, toAgent, type AgentRecord } from './wire-shapes.js';
 
 export interface AgentMasterOptions {
   config: MasterTransportConfig;
@@ -61,7 +46,6 @@ export interface AgentMasterOptions {
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
-const EXEC_MARGIN_MS = 10_000;
 
 /**
  * The master side of the agent transport: the gRPC server agents dial, their sessions, the
@@ -74,6 +58,7 @@ export class AgentMaster {
   private readonly listeners = new Set<(agent: Agent) => void>();
   private readonly server: grpc.Server;
   private readonly store?: AgentStore;
+  private readonly identities: AgentIdentities;
   private sweeper?: NodeJS.Timeout;
   private bound?: { host: string; port: number };
   private closing = false;
@@ -108,8 +93,20 @@ export class AgentMaster {
       },
     });
     if (options.store) this.store = new AgentStore(options.store, options.logger, config.persistIntervalMs);
-    this.registry = this.createRegistry();
-    this.delegator = this.createDelegator();
+    this.identities = new AgentIdentities(options.logger, options.store);
+    const state: MasterState = {
+      records: this.records,
+      listeners: this.listeners,
+      config,
+      logger: options.logger,
+      events: options.events,
+      store: this.store,
+      identities: this.identities,
+      view: (record) => this.view(record),
+      changed: (record) => this.changed(record),
+    };
+    this.registry = createRegistry(state);
+    this.delegator = createDelegator(state);
   }
 
   /** Loads known agents (offline until they reconnect), then listens. */
@@ -117,6 +114,7 @@ export class AgentMaster {
     for (const stored of (await this.store?.open()) ?? []) {
       this.records.set(stored.name, { ...stored, status: 'offline', error: '' });
     }
+    await this.identities.open();
     const { config } = this.options;
     const credentials =
       config.tlsCert && config.tlsKey
@@ -176,6 +174,7 @@ export class AgentMaster {
         resolve();
       });
     });
+    await this.identities.close();
     await this.store?.close();
   }
 
@@ -194,17 +193,14 @@ export class AgentMaster {
     };
     if (this.closing) return refuse(grpc.status.UNAVAILABLE, 'the master is stopping', 'info');
 
+    const refuseAs = (refusal: Refusal) => refuse(grpc.status[refusal.refused], refusal.why);
+
+    // The agent's own credential for the name it claims, else the join token (identities.ts).
     const header = String(call.metadata.get('authorization')[0] ?? '');
     const presented = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
-    const check = this.options.tokens.check(presented);
-    if (check !== 'ok') {
-      return refuse(
-        grpc.status.UNAUTHENTICATED,
-        check === 'missing'
-          ? 'no join token presented (give the agent --token or RUNNER_JOIN_TOKEN; `runner agent token show` on the master prints it)'
-          : 'wrong join token (compare with `runner agent token show` on the master)',
-      );
-    }
+    const credential = String(call.metadata.get(CREDENTIAL_HEADER)[0] ?? '').trim() || undefined;
+    const proof = this.identities.authenticate(claimed, credential, () => this.options.tokens.check(presented));
+    if (isRefusal(proof)) return refuseAs(proof);
 
     let session: AgentSession | undefined;
     const registerTimer = setTimeout(
@@ -240,7 +236,15 @@ export class AgentMaster {
           `agent name ${JSON.stringify(register.name)} is not valid: use letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit)`,
         );
       }
-      session = this.register(register, address, call);
+      if (claimed && register.name !== claimed) {
+        return refuse(
+          grpc.status.INVALID_ARGUMENT,
+          `registers as ${JSON.stringify(register.name)} but connected as ${JSON.stringify(claimed)} (x-runner-agent)`,
+        );
+      }
+      const admitted = this.identities.admit(register.name, proof, this.records.get(register.name)?.session?.address);
+      if (isRefusal(admitted)) return refuseAs(admitted);
+      session = this.register(register, address, call, proof, admitted.credential);
     });
     const ended = (why: string) => {
       clearTimeout(registerTimer);
@@ -264,14 +268,17 @@ export class AgentMaster {
     register: Register__Output,
     address: string,
     call: grpc.ServerDuplexStream<AgentMessage__Output, MasterMessage>,
+    proof: Proof,
+    credential: string | undefined,
   ): AgentSession {
     const { config, logger } = this.options;
     const name = register.name;
     const previous = this.records.get(name);
     if (previous?.session) {
-      // The newer connection wins: after a network blip the old stream may be half dead; an agent
-      // that restarted is the same agent. The old connection is told not to reconnect, so two
-      // processes claiming one name do not take turns forever.
+      // Only the agent's own credential gets here (identities.admit refuses the join token for a
+      // held name). The newer connection wins: after a network blip the old stream may be half
+      // dead; an agent that restarted is the same agent. The old connection is told not to
+      // reconnect, so two processes sharing one credential do not take turns forever.
       logger.warn(
         `agent ${name} connected again from ${address}; closing its previous connection from ${previous.session.address}`,
         { agent: name },
@@ -312,9 +319,13 @@ export class AgentMaster {
         heartbeat_interval: config.heartbeatIntervalMs / 1000,
         heartbeat_timeout: config.heartbeatTimeoutMs / 1000,
         address,
+        credential: credential ?? '',
       },
     });
-    logger.info(`agent ${name} connected from ${address}`, { agent: name, address, version: register.version });
+    logger.info(
+      `agent ${name} connected from ${address}${credential ? ' and was enrolled: issued its own credential' : proof === 'credential' ? ' with its credential' : ''}`,
+      { agent: name, address, version: register.version },
+    );
     this.store?.save(record);
     this.options.events?.emit('agent.connected', { agent_name: name, address, status: 'online' });
     this.changed(record);
@@ -407,9 +418,13 @@ export class AgentMaster {
       .join(', ');
   }
 
+  private view(record: AgentRecord): Agent {
+    return { ...toAgent(record), ...this.identities.summary(record.name) };
+  }
+
   private changed(record: AgentRecord): void {
     if (this.listeners.size === 0) return;
-    const agent = toAgent(record);
+    const agent = this.view(record);
     for (const listener of this.listeners) {
       try {
         listener(agent);
@@ -418,176 +433,4 @@ export class AgentMaster {
       }
     }
   }
-
-  // ---- calls to agents -------------------------------------------------------------------------
-
-  private session(name: string): AgentSession {
-    const record = this.records.get(name);
-    if (!record) throw unknownAgent(name);
-    if (!record.session) throw new AgentUnreachableError(name, `offline since ${record.last_heartbeat}`);
-    return record.session;
-  }
-
-  private async call(name: string, body: MasterRequest, options: CallOptions): Promise<AgentMessage__Output> {
-    return this.session(name).request(body, options);
-  }
-
-  private async getMetrics(
-    name: string,
-    detail: { processes?: boolean; network?: boolean; disks?: boolean },
-  ): Promise<MetricsResponse__Output> {
-    const answer = await this.call(
-      name,
-      { get_metrics: detail },
-      { what: 'GetMetrics', timeoutMs: this.options.config.callTimeoutMs },
-    );
-    return answer.metrics as MetricsResponse__Output;
-  }
-
-  private createRegistry(): AgentRegistry {
-    return {
-      list: () => [...this.records.values()].sort((a, b) => a.name.localeCompare(b.name)).map(toAgent),
-      get: (name) => {
-        const record = this.records.get(name);
-        return record && toAgent(record);
-      },
-      remove: async (name) => {
-        const record = this.records.get(name);
-        if (!record) throw unknownAgent(name);
-        this.records.delete(name);
-        this.store?.delete(name);
-        if (record.session) {
-          record.session.close('removed from the master', {
-            disconnect: { reason: 'removed from the master', reconnect: false },
-          });
-          this.options.events?.emit('agent.disconnected', {
-            agent_name: name,
-            address: record.address,
-            status: 'offline',
-          });
-        }
-        this.options.logger.info(`agent ${name} removed`, { agent: name });
-        const agent = toAgent({ ...record, session: undefined, status: 'offline' });
-        for (const listener of this.listeners) listener(agent);
-      },
-      metrics: async (name) => toMetrics((await this.getMetrics(name, {})).metrics),
-      processes: async (name) => (await this.getMetrics(name, { processes: true })).processes.map(toProcess),
-      network: async (name) => (await this.getMetrics(name, { network: true })).network.map(toInterface),
-      disks: async (name) => (await this.getMetrics(name, { disks: true })).disks.map(toDisk),
-      exec: async (name, command, options = {}) => {
-        const argv = Array.isArray(command) ? command : [];
-        if (Array.isArray(command) ? command.length === 0 || !command[0] : !command.trim()) {
-          throw new InvalidInputError('exec: command must not be empty', { field: 'command' });
-        }
-        const timeoutMs = options.timeoutMs ?? 0;
-        const answer = await this.call(
-          name,
-          {
-            exec: {
-              command: Array.isArray(command) ? '' : command,
-              argv,
-              cwd: options.cwd ?? '',
-              timeout_ms: Math.max(0, Math.round(timeoutMs)),
-            },
-          },
-          // The agent enforces the command's timeout (its default when 0); this only covers a lost answer.
-          { what: 'Exec', timeoutMs: (timeoutMs || this.options.config.callTimeoutMs * 10) + EXEC_MARGIN_MS },
-        );
-        const result = answer.exec_result;
-        return {
-          stdout: result?.stdout ?? '',
-          stderr: result?.stderr ?? '',
-          exit_code: result?.exited ? result.exit_code : null,
-          timed_out: result?.timed_out ?? false,
-          duration: result?.duration ?? 0,
-        } satisfies AgentExecResult;
-      },
-      restart: async (name) => {
-        await this.call(
-          name,
-          { control: { action: 'CONTROL_ACTION_RESTART' } },
-          { what: 'Control(restart)', timeoutMs: this.options.config.callTimeoutMs },
-        );
-      },
-      stop: async (name) => {
-        await this.call(
-          name,
-          { control: { action: 'CONTROL_ACTION_STOP' } },
-          { what: 'Control(stop)', timeoutMs: this.options.config.callTimeoutMs },
-        );
-      },
-      streamLogs: async (name, onEntry, signal) => {
-        if (signal.aborted) return;
-        // Resolves when the caller aborts; rejects when the agent goes away meanwhile.
-        await this.call(
-          name,
-          { stream_logs: { tail: this.options.config.logTail, follow: true } },
-          {
-            what: 'StreamLogs',
-            signal,
-            abortError: () => new StreamEnded(),
-            onLog: (entry) => onEntry(toAgentLog(entry)),
-          },
-        ).catch((error: unknown) => {
-          if (!(error instanceof StreamEnded)) throw error;
-        });
-      },
-      onChange: (listener) => {
-        this.listeners.add(listener);
-        return () => void this.listeners.delete(listener);
-      },
-    };
-  }
-
-  private createDelegator(): AgentDelegator {
-    return {
-      agent: (name) => {
-        const record = this.records.get(name);
-        return record && toFacts(record);
-      },
-      names: () => [...this.records.keys()],
-      isAvailable: (name) => this.records.get(name)?.session !== undefined,
-      execute: async (name, task, { signal, onLog }): Promise<DelegatedResult> => {
-        const session = this.session(name);
-        const answer = await session.request(
-          {
-            execute_task: {
-              run_id: task.runId,
-              workflow: task.workflowName,
-              task: task.task,
-              unit: task.unit,
-              script: task.script,
-              globals_json: JSON.stringify(task.globals),
-              dry_run: task.dryRun,
-              timeout_ms: task.timeoutMs ? Math.round(task.timeoutMs) : 0,
-              attempt: task.attempt,
-            },
-          },
-          {
-            what: 'the task',
-            task: true,
-            delegated: { runId: task.runId, workflow: task.workflowName, task: task.task, dryRun: task.dryRun },
-            signal,
-            // The agent enforces the task's timeout; past it plus the heartbeat timeout the answer is lost.
-            timeoutMs: task.timeoutMs ? task.timeoutMs + this.options.config.heartbeatTimeoutMs : undefined,
-            abortError: () => {
-              const reason = signal.reason as unknown;
-              return isRunnerError(reason)
-                ? reason
-                : new RunnerError('cancelled', `task ${task.unit} on agent ${name} was cancelled`, { status: 409 });
-            },
-            onLog: (entry) => onLog(toTaskLog(entry)),
-          },
-        );
-        const result = answer.task_result;
-        return {
-          success: result?.success === true,
-          message: result?.message || undefined,
-          outputs: result?.outputs_json ? (JSON.parse(result.outputs_json) as Record<string, LuaValue>) : undefined,
-        };
-      },
-    };
-  }
 }
-
-class StreamEnded extends Error {}

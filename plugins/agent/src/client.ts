@@ -53,6 +53,13 @@ export interface AgentClientOptions {
   /** `host:port` of the master. */
   master: string;
   token?: string;
+  /** The agent's own credential from an earlier enrolment (agent identities), when it has one. */
+  credential?: string;
+  /**
+   * Called when the master enrols the agent and issues it a credential: store it privately. The
+   * client presents it on every later connection of this process either way.
+   */
+  onCredential?(credential: string): void;
   /** TLS when set. */
   tls?: TlsOptions;
   labels?: Record<string, string>;
@@ -101,6 +108,8 @@ const PERMANENT = new Set<number>([
   grpc.status.PERMISSION_DENIED,
   grpc.status.INVALID_ARGUMENT,
   grpc.status.FAILED_PRECONDITION,
+  // The name is enrolled by another agent: the join token cannot take it.
+  grpc.status.ALREADY_EXISTS,
 ]);
 
 /**
@@ -122,8 +131,10 @@ export class AgentClient {
   private readonly running = new Map<number, AbortController>();
   /** Tasks accepted and waiting for the master's `start_task`. */
   private readonly accepted = new Map<number, TaskRequest__Output>();
+  private credential?: string;
 
   constructor(private readonly options: AgentClientOptions) {
+    this.credential = options.credential;
     this.reconnector = new Reconnector(options.reconnect);
     // grpc-js writes its own errors to the console; the ones that matter end a connection attempt
     // and are logged by the reconnection loop, so its lines go to the debug log.
@@ -241,7 +252,10 @@ export class AgentClient {
       ...options.channelOptions,
     }) as unknown as MasterClient;
     const metadata = new grpc.Metadata();
+    // Both when the agent has both: a master that no longer knows the credential (the agent was
+    // removed, or the master's store is new) enrols the agent again with the join token.
     if (options.token) metadata.set('authorization', `Bearer ${options.token}`);
+    if (this.credential) metadata.set('x-runner-agent-credential', this.credential);
     metadata.set('x-runner-agent', options.name);
     const stream = client.Connect(metadata);
     this.current = { stream, client };
@@ -289,6 +303,10 @@ export class AgentClient {
           registered = true;
           clearTimeout(connectTimer);
           const r = message.registered;
+          if (r.credential) {
+            this.credential = r.credential;
+            options.onCredential?.(r.credential);
+          }
           this.session = {
             heartbeatIntervalMs: r.heartbeat_interval * 1000,
             heartbeatTimeoutMs: r.heartbeat_timeout * 1000,

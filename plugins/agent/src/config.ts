@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   InvalidInputError,
   parseKeyValuePairs,
@@ -17,6 +18,8 @@ export interface AgentConfig {
   /** `host:port`. */
   master: string;
   token?: string;
+  /** `<data-dir>/agent.credential`: the agent's own credential, issued at its enrolment. */
+  credentialFile: string;
   tls?: { rootCert?: Buffer; certFile?: string; serverName?: string };
   labels: Record<string, string>;
   connectTimeoutMs: number;
@@ -148,6 +151,7 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
     name,
     master,
     token,
+    credentialFile: join(config.dataDir, 'agent.credential'),
     tls: useTls ? { rootCert, certFile, serverName } : undefined,
     labels: config.get<Record<string, string>>('agent.labels'),
     connectTimeoutMs: num('agent.connect_timeout') * 1000,

@@ -1,5 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { hostname, release, platform, arch } from 'node:os';
-import { createRedactor, type Logger, type LuaModules, type LuaRuntime, type Redactor } from '@runner/plugin-sdk';
+import {
+  createRedactor,
+  InvalidInputError,
+  writePrivateFile,
+  type Logger,
+  type LuaModules,
+  type LuaRuntime,
+  type Redactor,
+} from '@runner/plugin-sdk';
 import { AgentLog } from './agent-log.js';
 import { AgentClient, type ClientState } from './client.js';
 import type { AgentConfig } from './config.js';
@@ -40,6 +49,9 @@ export class AgentService implements AgentProcess {
     const logger = this.log.wrap(options.logger);
     this.metrics = new MetricsCollector({ cacheMs: config.metricsCacheMs, diskPath: '/', processLimit: 200 });
     const controlled = new Promise<AgentEnd>((resolve) => (this.control = resolve));
+    const credential = readCredential(config.credentialFile);
+    // Whatever a task prints or returns, the credential never reaches the master's records.
+    if (credential) redactor.addSecret(credential);
     this.stateCalls = new StateCalls({
       master: config.master,
       timeoutMs: config.stateTimeoutMs,
@@ -49,6 +61,20 @@ export class AgentService implements AgentProcess {
       name: config.name,
       master: config.master,
       token: config.token,
+      credential,
+      onCredential: (issued) => {
+        redactor.addSecret(issued);
+        writePrivateFile(config.credentialFile, `${issued}\n`).then(
+          () =>
+            logger.info(
+              `enrolled with master ${config.master}: this agent's credential is in ${config.credentialFile} (mode 0600); it connects with it from now on`,
+            ),
+          (error: Error) =>
+            logger.error(
+              `enrolled with master ${config.master}, but cannot save the credential to ${config.credentialFile}: ${error.message}; this process keeps it until it ends, then the master refuses the name (make the data directory writable, then \`runner agent remove ${config.name}\` on the master)`,
+            ),
+        );
+      },
       tls: config.tls && { rootCert: config.tls.rootCert, serverName: config.tls.serverName },
       labels: config.labels,
       // Read at each registration: module plugins set up after this one.
@@ -121,5 +147,17 @@ export class AgentService implements AgentProcess {
 
   stop(): Promise<void> {
     return this.client.stop();
+  }
+}
+
+/** The credential of an earlier enrolment, or undefined before the first one. */
+function readCredential(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim() || undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new InvalidInputError(`cannot read the agent credential ${path}: ${(error as Error).message}`, {
+      field: 'agent.credential',
+    });
   }
 }

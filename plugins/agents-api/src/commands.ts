@@ -149,10 +149,18 @@ export const agentCommand: CommandSpec = {
     {
       name: 'remove',
       aliases: ['rm'],
-      description: 'forget an agent on the master (a running agent registers again)',
+      description: 'forget an agent and its credential on the master (the join token can enrol the name again)',
       arguments: [nameArg],
       options: [masterUrl],
       run: cli((m) => m.removeCommand),
+    },
+    {
+      name: 'revoke',
+      description:
+        "revoke an agent's credential: its session closes and it cannot reconnect (remove then frees the name for enrolment)",
+      arguments: [nameArg],
+      options: [masterUrl],
+      run: cli((m) => m.revokeCommand),
     },
     {
       name: 'install',

@@ -115,6 +115,14 @@ export class FakeRegistry implements AgentRegistry {
     this.agents.delete(name);
     for (const l of this.listeners) l({ ...agent, status: 'offline' });
   }
+  async revoke(name: string): Promise<Agent> {
+    this.calls.push({ method: 'revoke', name });
+    const agent = this.agents.get(name);
+    if (!agent) throw new NotFoundError(`agent "${name}" does not exist`);
+    const revoked: Agent = { ...agent, status: 'offline', revoked_at: agent.revoked_at ?? new Date().toISOString() };
+    this.change(revoked);
+    return revoked;
+  }
   async metrics(name: string): Promise<AgentMetrics> {
     this.reachable(name, 'metrics');
     return this.metricsValue();

@@ -94,7 +94,7 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
       ...agentRoute,
       method: 'DELETE',
       path: '/agents/:name',
-      summary: 'forget an agent (it registers again if it reconnects with a valid credential)',
+      summary: 'forget an agent and its credential (a revoked one too): the join token can enrol the name again',
       permission: Permissions.agentManage,
       responses: { 204: { description: 'removed' } },
       handler: async (request) => {
@@ -103,6 +103,25 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
         cache.forget(name);
         logger.info('agent removed', { agent: name });
         return undefined;
+      },
+    }),
+  );
+
+  router.add(
+    defineRoute({
+      ...agentRoute,
+      method: 'POST',
+      path: '/agents/:name/revoke',
+      summary:
+        "revoke an agent's credential: its session closes and it cannot reconnect; DELETE /agents/:name frees the name for enrolment",
+      permission: Permissions.agentManage,
+      responses: { 200: AgentSchema },
+      handler: async (request) => {
+        const { name } = agentOf(request.params.name);
+        const agent = await registry().revoke(name);
+        cache.forget(name);
+        logger.warn('agent credential revoked', { agent: name, remote: request.remoteAddress });
+        return agent;
       },
     }),
   );

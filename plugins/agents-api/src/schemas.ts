@@ -20,6 +20,16 @@ export const AgentSchema = Type.Object({
   registered_at: Iso,
   modules: Type.Array(Type.String()),
   labels: Type.Record(Type.String(), Type.String()),
+  enrolled_at: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: 'ISO 8601 UTC of when the master issued the agent its own credential; null when it has none',
+    }),
+  ),
+  revoked_at: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: 'ISO 8601 UTC of the revocation of its credential (`runner agent revoke`); null while valid',
+    }),
+  ),
 });
 
 export const AgentParams = Type.Object({ name: Type.String({ minLength: 1, description: 'the agent name' }) });

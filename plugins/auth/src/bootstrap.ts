@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { authPaths, InvalidInputError, type Logger } from '@runner/plugin-sdk';
+import { authPaths, InvalidInputError, readOptional, writePrivateFile, type Logger } from '@runner/plugin-sdk';
 import { checkPassword, sha256, type Accounts } from './accounts.js';
 import type { AuthConfig } from './config.js';
 import { randomPassword } from './passwords.js';
-import { readOptional, writePrivateFile } from './private-files.js';
 
 /** Where the plugin keeps its files: all 0600 in `<data-dir>/auth` (0700). */
 export function authFiles(dataDir: string) {

@@ -85,8 +85,8 @@ describe('agent list', () => {
     const { code, stdout } = await run(commands.listCommand, dataDir, []);
     expect(code).toBe(0);
     const lines = stdout.trim().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+STATUS\s+ADDRESS\s+CPU\s+MEMORY\s+UPTIME\s+LAST HEARTBEAT$/);
-    expect(lines[1]).toMatch(/^db-1\s+offline\s+10\.0\.0\.5:41234\s+0\.0%\s+40\.3%\s+1h 2m\s+\d+s ago$/);
+    expect(lines[0]).toMatch(/^NAME\s+STATUS\s+ADDRESS\s+CPU\s+MEMORY\s+UPTIME\s+LAST HEARTBEAT\s+ENROLLED$/);
+    expect(lines[1]).toMatch(/^db-1\s+offline\s+10\.0\.0\.5:41234\s+0\.0%\s+40\.3%\s+1h 2m\s+\d+s ago\s+no$/);
     expect(lines[2]).toMatch(/^web-1\s+online\s+/);
   });
 
@@ -147,6 +147,16 @@ describe('agent get, modules, stop, restart, remove', () => {
     expect(offline.message).toMatch(/^agent "db-1" is offline/);
     await run(commands.removeCommand, dataDir, ['web-1']);
     expect(registry.agents.has('web-1')).toBe(false);
+  });
+
+  it('revokes an agent through the master and says how to free the name', async () => {
+    const { dataDir, registry } = await master();
+    const { stdout } = await run(commands.revokeCommand, dataDir, ['web-1']);
+    expect(stdout).toMatch(
+      /^agent web-1: credential revoked at \d{4}-.*cannot reconnect \(`runner agent remove web-1`/,
+    );
+    expect(registry.get('web-1')).toMatchObject({ status: 'offline', revoked_at: expect.any(String) });
+    expect((await failure(run(commands.revokeCommand, dataDir, ['nope']))).status).toBe(404);
   });
 });
 

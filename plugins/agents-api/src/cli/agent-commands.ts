@@ -70,7 +70,18 @@ export async function restartCommand({ args, options }: CommandInput, ctx: Comma
 export async function removeCommand({ args, options }: CommandInput, ctx: CommandContext): Promise<number> {
   const master = await connectMaster(ctx, options.masterUrl);
   await master.call('DELETE', path(args[0]));
-  ctx.stdout.write(`agent ${args[0]} removed from the master (it registers again if it is still running)\n`);
+  ctx.stdout.write(
+    `agent ${args[0]} and its credential removed from the master (the join token can enrol the name again)\n`,
+  );
+  return 0;
+}
+
+export async function revokeCommand({ args, options }: CommandInput, ctx: CommandContext): Promise<number> {
+  const master = await connectMaster(ctx, options.masterUrl);
+  const agent = await master.call<Agent>('POST', path(args[0], '/revoke'));
+  ctx.stdout.write(
+    `agent ${agent.name}: credential revoked at ${agent.revoked_at ?? 'now'}; its session is closed and it cannot reconnect (\`runner agent remove ${agent.name}\` frees the name for the join token)\n`,
+  );
   return 0;
 }
 

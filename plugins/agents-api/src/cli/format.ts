@@ -26,7 +26,7 @@ export function formatAgo(iso: string, now = Date.now()): string {
 
 export function agentTable(agents: Agent[], now = Date.now()): string {
   return formatTable(
-    ['NAME', 'STATUS', 'ADDRESS', 'CPU', 'MEMORY', 'UPTIME', 'LAST HEARTBEAT'],
+    ['NAME', 'STATUS', 'ADDRESS', 'CPU', 'MEMORY', 'UPTIME', 'LAST HEARTBEAT', 'ENROLLED'],
     agents.map((a) => [
       a.name,
       a.status,
@@ -35,8 +35,19 @@ export function agentTable(agents: Agent[], now = Date.now()): string {
       formatPercent(a.memory_usage),
       formatUptime(a.uptime),
       formatAgo(a.last_heartbeat, now),
+      formatIdentity(a),
     ]),
   );
+}
+
+/**
+ * Whether the agent has its own credential (agent identities): `revoked`, the date it was issued
+ * (with the time when `full`), or `no` for an agent registered before identities.
+ */
+export function formatIdentity(agent: Agent, full = false): string {
+  if (agent.revoked_at) return full ? `revoked ${agent.revoked_at}` : 'revoked';
+  if (!agent.enrolled_at) return 'no';
+  return full ? agent.enrolled_at : agent.enrolled_at.slice(0, 10);
 }
 
 export function agentDetail(agent: Agent, now = Date.now()): string {
@@ -55,6 +66,7 @@ export function agentDetail(agent: Agent, now = Date.now()): string {
     ['uptime', formatUptime(agent.uptime)],
     ['last heartbeat', `${agent.last_heartbeat || 'never'} (${formatAgo(agent.last_heartbeat, now)})`],
     ['registered', agent.registered_at ?? '-'],
+    ['enrolled', formatIdentity(agent, true)],
     ['labels', labels || '-'],
     ['modules', agent.modules?.length ? `${agent.modules.length} (runner agent modules ${agent.name})` : '-'],
   ];

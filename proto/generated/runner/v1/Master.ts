@@ -26,8 +26,10 @@ import type {
 export interface MasterClient extends grpc.Client {
   /**
    * The agent's only call. Its first message must be `register`; the master answers `registered`
-   * or ends the stream with an error status (UNAUTHENTICATED for a wrong or missing join token,
-   * INVALID_ARGUMENT for a bad name, FAILED_PRECONDITION for an unsupported protocol version).
+   * or ends the stream with an error status (UNAUTHENTICATED for a wrong or missing join token or
+   * credential, PERMISSION_DENIED for a revoked credential, ALREADY_EXISTS for a name enrolled by
+   * another agent, INVALID_ARGUMENT for a bad name, FAILED_PRECONDITION for an unsupported
+   * protocol version).
    */
   Connect(
     metadata: grpc.Metadata,
@@ -38,8 +40,10 @@ export interface MasterClient extends grpc.Client {
   ): grpc.ClientDuplexStream<_runner_v1_AgentMessage, _runner_v1_MasterMessage__Output>;
   /**
    * The agent's only call. Its first message must be `register`; the master answers `registered`
-   * or ends the stream with an error status (UNAUTHENTICATED for a wrong or missing join token,
-   * INVALID_ARGUMENT for a bad name, FAILED_PRECONDITION for an unsupported protocol version).
+   * or ends the stream with an error status (UNAUTHENTICATED for a wrong or missing join token or
+   * credential, PERMISSION_DENIED for a revoked credential, ALREADY_EXISTS for a name enrolled by
+   * another agent, INVALID_ARGUMENT for a bad name, FAILED_PRECONDITION for an unsupported
+   * protocol version).
    */
   connect(
     metadata: grpc.Metadata,
@@ -107,8 +111,10 @@ export interface MasterClient extends grpc.Client {
 export interface MasterHandlers extends grpc.UntypedServiceImplementation {
   /**
    * The agent's only call. Its first message must be `register`; the master answers `registered`
-   * or ends the stream with an error status (UNAUTHENTICATED for a wrong or missing join token,
-   * INVALID_ARGUMENT for a bad name, FAILED_PRECONDITION for an unsupported protocol version).
+   * or ends the stream with an error status (UNAUTHENTICATED for a wrong or missing join token or
+   * credential, PERMISSION_DENIED for a revoked credential, ALREADY_EXISTS for a name enrolled by
+   * another agent, INVALID_ARGUMENT for a bad name, FAILED_PRECONDITION for an unsupported
+   * protocol version).
    */
   Connect: grpc.handleBidiStreamingCall<_runner_v1_AgentMessage__Output, _runner_v1_MasterMessage>;
 

@@ -15,6 +15,12 @@ export interface Registered {
    * `host:port` the master sees the agent connect from.
    */
   address?: string;
+  /**
+   * Set once, when the join token enrolled this name: the agent's own credential, to store
+   * privately and present in `x-runner-agent-credential` on every later connection. Empty when
+   * the agent connected with its credential.
+   */
+  credential?: string;
 }
 
 export interface Registered__Output {
@@ -31,4 +37,10 @@ export interface Registered__Output {
    * `host:port` the master sees the agent connect from.
    */
   address: string;
+  /**
+   * Set once, when the join token enrolled this name: the agent's own credential, to store
+   * privately and present in `x-runner-agent-credential` on every later connection. Empty when
+   * the agent connected with its credential.
+   */
+  credential: string;
 }

@@ -189,8 +189,25 @@ export interface paths {
         get: operations["getAgentsName"];
         put?: never;
         post?: never;
-        /** forget an agent (it registers again if it reconnects with a valid credential) */
+        /** forget an agent and its credential (a revoked one too): the join token can enrol the name again */
         delete: operations["deleteAgentsName"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agents/{name}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** revoke an agent's credential: its session closes and it cannot reconnect; DELETE /agents/:name frees the name for enrolment */
+        post: operations["postAgentsNameRevoke"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1227,6 +1244,10 @@ export interface operations {
                             labels: {
                                 [key: string]: string;
                             };
+                            /** @description ISO 8601 UTC of when the master issued the agent its own credential; null when it has none */
+                            enrolled_at?: string | null;
+                            /** @description ISO 8601 UTC of the revocation of its credential (`runner agent revoke`); null while valid */
+                            revoked_at?: string | null;
                         }[];
                         /** @description agents matching the filters, before paging */
                         total: number;
@@ -1278,6 +1299,10 @@ export interface operations {
                         labels: {
                             [key: string]: string;
                         };
+                        /** @description ISO 8601 UTC of when the master issued the agent its own credential; null when it has none */
+                        enrolled_at?: string | null;
+                        /** @description ISO 8601 UTC of the revocation of its credential (`runner agent revoke`); null while valid */
+                        revoked_at?: string | null;
                     };
                 };
             };
@@ -1302,6 +1327,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    postAgentsNameRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the agent name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description host:port the agent connected from */
+                        address: string;
+                        status: "online" | "offline" | "warning" | "error";
+                        /** @description ISO 8601 UTC; empty before the first heartbeat */
+                        last_heartbeat: string;
+                        /** @description percent */
+                        cpu_usage: number;
+                        /** @description percent */
+                        memory_usage: number;
+                        /** @description seconds the agent process has run */
+                        uptime: number;
+                        version: string;
+                        hostname: string;
+                        os: string;
+                        /** @description ISO 8601 UTC */
+                        registered_at: string;
+                        modules: string[];
+                        labels: {
+                            [key: string]: string;
+                        };
+                        /** @description ISO 8601 UTC of when the master issued the agent its own credential; null when it has none */
+                        enrolled_at?: string | null;
+                        /** @description ISO 8601 UTC of the revocation of its credential (`runner agent revoke`); null while valid */
+                        revoked_at?: string | null;
+                    };
+                };
             };
             default: components["responses"]["Error"];
         };

@@ -1,0 +1,232 @@
+// The two services the rest of the master uses, built on the transport's state: the registry
+// (AgentRegistry: list, inspect, control, revoke) and task delegation (AgentDelegator).
+import {
+  InvalidInputError,
+  isRunnerError,
+  RunnerError,
+  type Agent,
+  type AgentDelegator,
+  type AgentExecResult,
+  type AgentRegistry,
+  type DelegatedResult,
+  type EventBus,
+  type Logger,
+  type LuaValue,
+} from '@runner/plugin-sdk';
+import type { AgentMessage__Output, MetricsResponse__Output } from '@runner/proto';
+import type { AgentStore } from './agent-store.js';
+import type { MasterTransportConfig } from './config.js';
+import { AgentUnreachableError, unknownAgent } from './errors.js';
+import type { AgentIdentities } from './identities.js';
+import type { AgentSession, CallOptions, MasterRequest } from './session.js';
+import {
+  toAgentLog,
+  toDisk,
+  toFacts,
+  toInterface,
+  toMetrics,
+  toProcess,
+  toTaskLog,
+  type AgentRecord,
+} from './wire-shapes.js';
+
+/** What AgentMaster shares with its services. */
+export interface MasterState {
+  readonly records: Map<string, AgentRecord>;
+  readonly listeners: Set<(agent: Agent) => void>;
+  readonly config: MasterTransportConfig;
+  readonly logger: Logger;
+  readonly events?: Pick<EventBus, 'emit'>;
+  readonly store?: AgentStore;
+  readonly identities: AgentIdentities;
+  /** An agent as the registry shows it (with its identity). */
+  view(record: AgentRecord): Agent;
+  /** Tells the registry's listeners about a change. */
+  changed(record: AgentRecord): void;
+}
+
+const EXEC_MARGIN_MS = 10_000;
+
+class StreamEnded extends Error {}
+
+function sessionOf(state: MasterState, name: string): AgentSession {
+  const record = state.records.get(name);
+  if (!record) throw unknownAgent(name);
+  if (!record.session) throw new AgentUnreachableError(name, `offline since ${record.last_heartbeat}`);
+  return record.session;
+}
+
+function calls(state: MasterState) {
+  const call = (name: string, body: MasterRequest, options: CallOptions): Promise<AgentMessage__Output> =>
+    sessionOf(state, name).request(body, options);
+  const getMetrics = async (
+    name: string,
+    detail: { processes?: boolean; network?: boolean; disks?: boolean },
+  ): Promise<MetricsResponse__Output> => {
+    const answer = await call(
+      name,
+      { get_metrics: detail },
+      { what: 'GetMetrics', timeoutMs: state.config.callTimeoutMs },
+    );
+    return answer.metrics as MetricsResponse__Output;
+  };
+  return { call, getMetrics };
+}
+
+export function createRegistry(state: MasterState): AgentRegistry {
+  const { call, getMetrics } = calls(state);
+  return {
+    list: () => [...state.records.values()].sort((a, b) => a.name.localeCompare(b.name)).map(state.view),
+    get: (name) => {
+      const record = state.records.get(name);
+      return record && state.view(record);
+    },
+    remove: async (name) => {
+      const record = state.records.get(name);
+      if (!record) throw unknownAgent(name);
+      state.records.delete(name);
+      state.store?.delete(name);
+      await state.identities.forget(name);
+      if (record.session) {
+        record.session.close('removed from the master', {
+          disconnect: { reason: 'removed from the master', reconnect: false },
+        });
+        state.events?.emit('agent.disconnected', {
+          agent_name: name,
+          address: record.address,
+          status: 'offline',
+        });
+      }
+      state.logger.info(`agent ${name} removed`, { agent: name });
+      const agent = state.view({ ...record, session: undefined, status: 'offline' });
+      for (const listener of state.listeners) listener(agent);
+    },
+    revoke: async (name) => {
+      const record = state.records.get(name);
+      if (!record) throw unknownAgent(name);
+      const identity = await state.identities.revoke(name);
+      state.logger.warn(`agent ${name}: credential revoked; the agent cannot reconnect`, { agent: name });
+      const reason = `the credential of agent ${name} was revoked on the master at ${identity.revoked_at}`;
+      // Closing the session marks the agent offline and tells the listeners; else tell them here.
+      if (record.session) record.session.close(reason, { disconnect: { reason, reconnect: false } });
+      else state.changed(record);
+      return state.view(record);
+    },
+    metrics: async (name) => toMetrics((await getMetrics(name, {})).metrics),
+    processes: async (name) => (await getMetrics(name, { processes: true })).processes.map(toProcess),
+    network: async (name) => (await getMetrics(name, { network: true })).network.map(toInterface),
+    disks: async (name) => (await getMetrics(name, { disks: true })).disks.map(toDisk),
+    exec: async (name, command, options = {}) => {
+      const argv = Array.isArray(command) ? command : [];
+      if (Array.isArray(command) ? command.length === 0 || !command[0] : !command.trim()) {
+        throw new InvalidInputError('exec: command must not be empty', { field: 'command' });
+      }
+      const timeoutMs = options.timeoutMs ?? 0;
+      const answer = await call(
+        name,
+        {
+          exec: {
+            command: Array.isArray(command) ? '' : command,
+            argv,
+            cwd: options.cwd ?? '',
+            timeout_ms: Math.max(0, Math.round(timeoutMs)),
+          },
+        },
+        // The agent enforces the command's timeout (its default when 0); this only covers a lost answer.
+        { what: 'Exec', timeoutMs: (timeoutMs || state.config.callTimeoutMs * 10) + EXEC_MARGIN_MS },
+      );
+      const result = answer.exec_result;
+      return {
+        stdout: result?.stdout ?? '',
+        stderr: result?.stderr ?? '',
+        exit_code: result?.exited ? result.exit_code : null,
+        timed_out: result?.timed_out ?? false,
+        duration: result?.duration ?? 0,
+      } satisfies AgentExecResult;
+    },
+    restart: async (name) => {
+      await call(
+        name,
+        { control: { action: 'CONTROL_ACTION_RESTART' } },
+        { what: 'Control(restart)', timeoutMs: state.config.callTimeoutMs },
+      );
+    },
+    stop: async (name) => {
+      await call(
+        name,
+        { control: { action: 'CONTROL_ACTION_STOP' } },
+        { what: 'Control(stop)', timeoutMs: state.config.callTimeoutMs },
+      );
+    },
+    streamLogs: async (name, onEntry, signal) => {
+      if (signal.aborted) return;
+      // Resolves when the caller aborts; rejects when the agent goes away meanwhile.
+      await call(
+        name,
+        { stream_logs: { tail: state.config.logTail, follow: true } },
+        {
+          what: 'StreamLogs',
+          signal,
+          abortError: () => new StreamEnded(),
+          onLog: (entry) => onEntry(toAgentLog(entry)),
+        },
+      ).catch((error: unknown) => {
+        if (!(error instanceof StreamEnded)) throw error;
+      });
+    },
+    onChange: (listener) => {
+      state.listeners.add(listener);
+      return () => void state.listeners.delete(listener);
+    },
+  };
+}
+
+export function createDelegator(state: MasterState): AgentDelegator {
+  return {
+    agent: (name) => {
+      const record = state.records.get(name);
+      return record && toFacts(record);
+    },
+    names: () => [...state.records.keys()],
+    isAvailable: (name) => state.records.get(name)?.session !== undefined,
+    execute: async (name, task, { signal, onLog }): Promise<DelegatedResult> => {
+      const session = sessionOf(state, name);
+      const answer = await session.request(
+        {
+          execute_task: {
+            run_id: task.runId,
+            workflow: task.workflowName,
+            task: task.task,
+            unit: task.unit,
+            script: task.script,
+            globals_json: JSON.stringify(task.globals),
+            dry_run: task.dryRun,
+            timeout_ms: task.timeoutMs ? Math.round(task.timeoutMs) : 0,
+            attempt: task.attempt,
+          },
+        },
+        {
+          what: 'the task',
+          task: true,
+          delegated: { runId: task.runId, workflow: task.workflowName, task: task.task, dryRun: task.dryRun },
+          signal,
+          // The agent enforces the task's timeout; past it plus the heartbeat timeout the answer is lost.
+          timeoutMs: task.timeoutMs ? task.timeoutMs + state.config.heartbeatTimeoutMs : undefined,
+          abortError: () => {
+            const reason = signal.reason as unknown;
+            return isRunnerError(reason)
+              ? reason
+              : new RunnerError('cancelled', `task ${task.unit} on agent ${name} was cancelled`, { status: 409 });
+          },
+          onLog: (entry) => onLog(toTaskLog(entry)),
+        },
+      );
+      const result = answer.task_result;
+      return {
+        success: result?.success === true,
+        message: result?.message || undefined,
+        outputs: result?.outputs_json ? (JSON.parse(result.outputs_json) as Record<string, LuaValue>) : undefined,
+      };
+    },
+  };
+}
