@@ -43,11 +43,14 @@ function sources(dir, out = []) {
 }
 
 // Workspace packages (@runner/*) are bundled from their TypeScript source, and so are pure
-// JavaScript libraries spread over many CommonJS files that Node would each resolve, read and
-// compile. Only libraries imported statically: esbuild gives a dynamic import() of a bundled
-// CommonJS module its default export alone (`await import('yaml')` would lose LineCounter), so
-// yaml, imported both ways, stays in node_modules. Every other bare import is left to Node.
-const BUNDLED = ['semver', 'commander', 'fengari'];
+// JavaScript libraries spread over many files that Node would each resolve, read and compile
+// (TypeBox alone was 200 ESM files on every command; yaml and pino dozens of CommonJS ones).
+// Only libraries imported statically: esbuild gives a dynamic import() of a bundled CommonJS
+// module its default export alone (`await import('yaml')` would lose LineCounter), so a module
+// that loads one lazily imports it statically and is itself imported lazily (kernel's
+// config-file.ts). pino is bundled without its transports (worker threads), which runner does not
+// use. Every other bare import is left to Node.
+const BUNDLED = ['semver', 'commander', 'fengari', '@sinclair/typebox', 'yaml', 'pino'];
 const thirdPartyExternal = {
   name: 'third-party-external',
   setup(b) {

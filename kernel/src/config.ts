@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -67,6 +67,8 @@ export async function readConfigSources(sources: ConfigSources = {}): Promise<Ra
     throw new InvalidInputError(`config file ${configFile} does not exist`, { field: 'config' });
   }
   if (!sources.ignoreFile && existsSync(configFile)) {
+    // Loaded only when there is a file: most commands of a fresh install have none.
+    const { readYamlConfig } = await import('./config-file.js');
     for (const [key, value] of flatten(await readYamlConfig(configFile))) set(key, value, configFile);
   }
 
@@ -130,28 +132,6 @@ function envKey(name: string): string | undefined {
   const rest = name.slice('RUNNER_'.length).toLowerCase();
   const at = rest.indexOf('_');
   return at > 0 ? `${rest.slice(0, at)}.${rest.slice(at + 1)}` : undefined;
-}
-
-async function readYamlConfig(file: string): Promise<Record<string, unknown>> {
-  const { parseDocument, LineCounter } = await import('yaml');
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(readFileSync(file, 'utf8'), { lineCounter, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const first = doc.errors[0];
-    const pos = lineCounter.linePos(first.pos[0]);
-    throw new InvalidInputError(`${file}:${pos.line}:${pos.col}: ${first.message.split('\n')[0]}`, { field: 'config' });
-  }
-  const value = doc.toJS() as unknown;
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidInputError(
-      `${file}: the config file must be a mapping of keys, not ${Array.isArray(value) ? 'a list' : typeof value}`,
-      {
-        field: 'config',
-      },
-    );
-  }
-  return value as Record<string, unknown>;
 }
 
 /** Only leaves are keys (`http.port`); whole sections are read from `values`. */

@@ -221,6 +221,8 @@ export interface WebSocketMessages {
     network: { bytes_sent: number; bytes_recv: number; bytes_sent_per_sec?: number; bytes_recv_per_sec?: number };
   };
   agent_update: { name: string; status: string; cpu_usage: number; memory_usage: number };
+  /** An agent group was created, changed (description or members) or deleted (agent-groups plugin). */
+  agent_group_update: { name: string; change: 'created' | 'updated' | 'deleted'; members: number };
   event_update: { id: number | string; event_type: string; status: string; data: unknown };
   hook_execution: { hook_id: number; hook_name: string; success: boolean; duration_ms: number };
   /** Fields not fixed by service.md. */

@@ -26,6 +26,13 @@ export interface LuaEnvironmentOptions {
   cwd?: string;
   /** What `os.getenv` reads and `os.execute`/`io.popen` commands get; default `process.env`. */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * The most memory the script may take (bytes; default 512 MiB). Enforced for the strings that
+   * one library call builds (`string.rep`, `table.concat`): a larger one fails the script with
+   * `memory limit of 512 MiB exceeded (...)` before anything is allocated. Tables and strings a
+   * script grows step by step are not measured against it yet.
+   */
+  memoryLimitBytes?: number;
 }
 
 /** One execution of a chunk. */

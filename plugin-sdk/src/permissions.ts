@@ -114,6 +114,7 @@ const STREAM_PERMISSIONS: Readonly<Record<string, Permission>> = Object.freeze({
   workflow_update: P.workflowView,
   agent: P.agentView,
   agent_update: P.agentView,
+  agent_group_update: P.groupView,
   hook: P.hookView,
   hook_execution: P.hookView,
   event_update: P.hookView,

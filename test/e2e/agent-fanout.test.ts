@@ -5,7 +5,16 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, runRunner, runToEnd as runUntilEnd, spawnRunner, startFleet, tempDataDir } from './helpers.js';
+import {
+  callApi,
+  localAuth,
+  runRunner,
+  runToEnd as runUntilEnd,
+  spawnRunner,
+  startFleet,
+  tempDataDir,
+  touchThenDelegate,
+} from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -89,26 +98,7 @@ describe('one task delegated to several agents', () => {
 });
 
 describe('a run naming an unknown agent is refused before any task runs', () => {
-  /** A first local task that leaves a file, then a task for `agents`. */
-  function workflow(name: string, agents: string): { content: string; marker: string } {
-    const marker = join(work, `${name}.ran`);
-    const content = `version: "1.0"
-vars:
-  target: web-1
-tasks:
-  - name: touch
-    exec:
-      script: |
-        file.write("${marker}", "ran")
-        return true
-  - name: ship
-    depends_on: [touch]
-    delegate_to: ${agents}
-    exec:
-      script: return true
-`;
-    return { content, marker };
-  }
+  const workflow = (name: string, target: string) => touchThenDelegate(work, name, target);
 
   it('over REST: 400 naming the task and the agent with a did-you-mean; no run recorded', async () => {
     const { content, marker } = workflow('rest-unknown', '[web-1, wbe-2]');

@@ -5,7 +5,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localAuth, runRunner, spawnRunner, startFleet, tempDataDir } from './helpers.js';
+import { localAuth, runRunner, spawnRunner, startFleet, tempDataDir, touchThenDelegate } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -99,24 +99,7 @@ describe('delegate_to a group', () => {
     expect(made.status).toBe(201);
   });
 
-  /** A first local task that leaves a file, then a task for `target`. */
-  function workflow(name: string, target: string): { content: string; marker: string } {
-    const marker = join(work, `${name}.ran`);
-    const content = `version: "1.0"
-tasks:
-  - name: touch
-    exec:
-      script: |
-        file.write("${marker}", "ran")
-        return true
-  - name: ship
-    depends_on: [touch]
-    delegate_to: ${target}
-    exec:
-      script: return true
-`;
-    return { content, marker };
-  }
+  const workflow = (name: string, target: string) => touchThenDelegate(work, name, target);
 
   it('runs the task on every member of the group', async () => {
     const { content, marker } = workflow('group-run', 'group:web');
@@ -146,7 +129,7 @@ tasks:
     expect(answer.status).toBe(400);
     expect(answer.body.error.code).toBe('invalid_workflow');
     expect(answer.body.error.message).toMatch(
-      /^group-unknown:8:5: tasks\[1\]\.delegate_to: task "ship": unknown agent group "wbe" \(did you mean "web"\?\) \(agent groups: .*web\)$/,
+      /^group-unknown:10:5: tasks\[1\]\.delegate_to: task "ship": unknown agent group "wbe" \(did you mean "web"\?\) \(agent groups: .*web\)$/,
     );
     expect(existsSync(marker)).toBe(false);
     const { body: list } = await api<{ executions: unknown[] }>('GET', '/executions?workflow=group-unknown');

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { context, launch, screenshot, seriousViolations, watch } from './ui/browser.js';
 
 const groups: Record<string, string[]> = { olga: ['ops', 'staff'], dave: ['devs'], nora: ['visitors'] };
 let issuerServer: Server;
@@ -55,6 +56,7 @@ beforeAll(async () => {
       '  oauth:',
       '    providers:',
       '      - name: corp',
+      '        display_name: Corp SSO',
       `        issuer: ${issuer}`,
       '        client_id: runner',
       '        client_secret: runner-client-secret-for-tests',
@@ -154,4 +156,59 @@ describe('OpenID Connect login against oidc-provider', () => {
     });
     expect(forged.status).toBe(403);
   });
+});
+
+describe('the login page with a provider configured', () => {
+  it('lists the provider publicly: its name and display name, never its secret', async () => {
+    const response = await fetch(`${runner}/api/v1/auth/providers`);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(JSON.parse(text)).toEqual({
+      providers: [{ name: 'corp', display_name: 'Corp SSO', login_url: '/api/v1/auth/oidc/corp/login' }],
+    });
+    expect(text).not.toContain('runner-client-secret-for-tests');
+  });
+
+  it('signs in with the provider from its button in chromium and lands logged in', async () => {
+    const browser = await launch();
+    try {
+      const page = await (await context(browser, { origin: runner })).newPage();
+      await page.goto('/agents');
+      await page.waitForURL((url) => url.pathname === '/login');
+      await page.getByRole('link', { name: 'Sign in with Corp SSO' }).click();
+      // oidc-provider's development pages: a login form, then a consent form.
+      await page.waitForURL((url) => !url.href.startsWith(runner));
+      await page.locator('input[name=login]').fill('olga');
+      await page.locator('input[name=password]').fill('any');
+      await page.locator('button[type=submit]').click();
+      await page.locator('button[type=submit]').click();
+      await page.waitForURL((url) => url.href.startsWith(runner) && url.pathname === '/');
+      await page.getByRole('button', { name: 'Log out' }).waitFor();
+      expect(await page.getByText('olga').first().isVisible()).toBe(true);
+      await page.context().close();
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+
+  it('shows the button legibly, light and dark, at both sizes', async () => {
+    const browser = await launch();
+    try {
+      for (const theme of ['light', 'dark'] as const) {
+        for (const viewport of ['desktop', 'phone'] as const) {
+          const page = await (await context(browser, { origin: runner, theme, viewport })).newPage();
+          const { problems } = watch(page);
+          await page.goto('/login');
+          await page.getByRole('link', { name: 'Sign in with Corp SSO' }).waitFor();
+          await screenshot(page, `login-oidc-${theme}-${viewport}`);
+          expect(await seriousViolations(page)).toEqual([]);
+          // The page asks who is logged in first: that 401 is how it knows to show the form.
+          expect(problems.filter((p) => !p.includes('/api/v1/auth/me'))).toEqual([]);
+          await page.context().close();
+        }
+      }
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });

@@ -69,7 +69,7 @@ describe('a master with default settings', () => {
     for (const address of listeners) expect(address).toMatch(/^(127\.0\.0\.1|\[::1\]):\d+$/);
   });
 
-  it('answers 401 without credentials on every route of its OpenAPI document except health, login and the document', async () => {
+  it('answers 401 without credentials on every route of its OpenAPI document except health, login, the providers list and the document', async () => {
     const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as OpenApi;
     const open: string[] = [];
     const checked: string[] = [];
@@ -92,7 +92,12 @@ describe('a master with default settings', () => {
         checked.push(route);
       }
     }
-    expect(open.sort()).toEqual(['GET /api/v1/health', 'GET /api/v1/openapi.json', 'POST /api/v1/auth/login']);
+    expect(open.sort()).toEqual([
+      'GET /api/v1/auth/providers',
+      'GET /api/v1/health',
+      'GET /api/v1/openapi.json',
+      'POST /api/v1/auth/login',
+    ]);
     expect(checked.length).toBeGreaterThan(20);
   });
 
@@ -240,6 +245,9 @@ describe('roles', () => {
     ['POST', '/agents/x/restart', { admin: true, operator: true, developer: false, viewer: false }],
     ['POST', '/agents/x/exec', { admin: true, operator: true, developer: false, viewer: false }],
     ['DELETE', '/agents/x', { admin: true, operator: false, developer: false, viewer: false }],
+    ['GET', '/agent-groups', { admin: true, operator: true, developer: true, viewer: true }],
+    ['POST', '/agent-groups', { admin: true, operator: true, developer: false, viewer: false }],
+    ['DELETE', '/agent-groups/x', { admin: true, operator: true, developer: false, viewer: false }],
     ['GET', '/db/stats', { admin: true, operator: false, developer: false, viewer: false }],
     ['GET', '/users', { admin: true, operator: false, developer: false, viewer: false }],
     ['POST', '/auth/tokens', { admin: true, operator: false, developer: false, viewer: false }],

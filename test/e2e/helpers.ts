@@ -195,3 +195,28 @@ export async function runToEnd<R extends { status: string }>(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/**
+ * A workflow whose first task, local, leaves `<dir>/<name>.ran` and whose second (`ship`, at line
+ * 10) delegates to `target` (YAML, as written after `delegate_to:`): a run refused before it
+ * starts leaves no file. `vars.target` is `web-1`, for templates.
+ */
+export function touchThenDelegate(dir: string, name: string, target: string): { content: string; marker: string } {
+  const marker = join(dir, `${name}.ran`);
+  const content = `version: "1.0"
+vars:
+  target: web-1
+tasks:
+  - name: touch
+    exec:
+      script: |
+        file.write("${marker}", "ran")
+        return true
+  - name: ship
+    depends_on: [touch]
+    delegate_to: ${target}
+    exec:
+      script: return true
+`;
+  return { content, marker };
+}

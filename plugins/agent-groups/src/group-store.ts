@@ -34,6 +34,8 @@ export const MAX_DESCRIPTION = 500;
 /** Most members a group holds: well above any fleet the master serves, small enough to list in one answer. */
 export const MAX_MEMBERS = 10_000;
 
+export type GroupChange = 'created' | 'updated' | 'deleted';
+
 interface GroupRow {
   name: string;
   description: string;
@@ -76,6 +78,8 @@ function checkMembers(agents: readonly unknown[], field: string): string[] {
 export class AgentGroupStore implements AgentGroups {
   constructor(
     private readonly store: Store,
+    /** Told after each change is durable (the plugin broadcasts `agent_group_update`). */
+    private readonly onChange: (group: string, change: GroupChange, members: number) => void = () => {},
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -137,7 +141,7 @@ export class AgentGroupStore implements AgentGroups {
         params: [name, agent],
       })),
     ]);
-    return this.require(name);
+    return this.changed(name, 'created');
   }
 
   async update(name: string, change: { description?: string; members?: readonly string[] }): Promise<AgentGroup> {
@@ -160,7 +164,7 @@ export class AgentGroupStore implements AgentGroups {
           ]),
       this.touch(name),
     ]);
-    return this.require(name);
+    return this.changed(name, 'updated');
   }
 
   async addMembers(name: string, agents: readonly string[]): Promise<AgentGroup> {
@@ -177,7 +181,7 @@ export class AgentGroupStore implements AgentGroups {
       })),
       this.touch(name),
     ]);
-    return this.require(name);
+    return this.changed(name, 'updated');
   }
 
   async removeMembers(name: string, agents: readonly string[]): Promise<AgentGroup> {
@@ -191,7 +195,7 @@ export class AgentGroupStore implements AgentGroups {
       })),
       this.touch(name),
     ]);
-    return this.require(name);
+    return this.changed(name, 'updated');
   }
 
   async delete(name: string): Promise<void> {
@@ -201,6 +205,13 @@ export class AgentGroupStore implements AgentGroups {
       { sql: 'DELETE FROM agent_group_members WHERE group_name = ?', params: [name] },
       { sql: 'DELETE FROM agent_groups WHERE name = ?', params: [name] },
     ]);
+    this.onChange(name, 'deleted', 0);
+  }
+
+  private changed(name: string, change: GroupChange): AgentGroup {
+    const group = this.require(name);
+    this.onChange(name, change, group.members.length);
+    return group;
   }
 
   private touch(name: string) {

@@ -1,4 +1,4 @@
-import { AgentGroupsRef, HttpRouterRef, definePlugin, optional, StoreRef } from '@runner/plugin-sdk';
+import { AgentGroupsRef, HttpRouterRef, definePlugin, optional, StoreRef, WebSocketHubRef } from '@runner/plugin-sdk';
 import { agentGroupCommand } from './commands.js';
 
 /**
@@ -12,14 +12,17 @@ export const plugin = definePlugin({
   // The store and the routes belong to the master; the commands are offered everywhere (they call one).
   profiles: ['master'],
   provides: [AgentGroupsRef],
-  dependsOn: { store: StoreRef, router: optional(HttpRouterRef) },
+  dependsOn: { store: StoreRef, router: optional(HttpRouterRef), hub: optional(WebSocketHubRef) },
   commands: [agentGroupCommand],
-  async setup(ctx, { store, router }) {
+  async setup(ctx, { store, router, hub }) {
     const [{ AgentGroupStore }, { registerGroupRoutes }] = await Promise.all([
       import('./group-store.js'),
       import('./routes.js'),
     ]);
-    const groups = new AgentGroupStore(store);
+    // Open pages reload their group lists on it (groups change through the API only).
+    const groups = new AgentGroupStore(store, (name, change, members) =>
+      hub?.broadcast('agent_group_update', { name, change, members }),
+    );
     await groups.open();
     ctx.provide(AgentGroupsRef, groups);
     if (router) registerGroupRoutes(router, groups);

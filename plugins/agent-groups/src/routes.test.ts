@@ -5,6 +5,7 @@ import { AgentGroupsRef, HttpRouterRef } from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as storePlugin } from '@runner/plugin-store';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { plugin } from './plugin.js';
 
 const kernels: TestKernel[] = [];
@@ -31,7 +32,7 @@ async function start(dataDir?: string) {
     const text = await response.text();
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   };
-  return { kernel, call };
+  return { kernel, call, port };
 }
 
 describe('/api/v1/agent-groups', () => {
@@ -118,5 +119,32 @@ describe('/api/v1/agent-groups', () => {
       description: 'front',
       members: ['offline-9', 'web-1', 'web-2'],
     });
+  });
+});
+
+describe('WebSocket agent_group_update', () => {
+  it('tells open pages of every created, changed and deleted group, once durable', async () => {
+    const { call, port } = await start();
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/v1/ws`);
+    const seen: unknown[] = [];
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { type: string; data: unknown };
+      if (message.type === 'agent_group_update') seen.push(message.data);
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    try {
+      await call('POST', '/agent-groups', { name: 'web', members: ['web-1'] });
+      await call('POST', '/agent-groups/web/members', { agents: ['web-1'] }); // nothing new: no message
+      await call('POST', '/agent-groups/web/members', { agents: ['web-2'] });
+      await call('DELETE', '/agent-groups/web');
+      await expect.poll(() => seen.length).toBe(3);
+      expect(seen).toEqual([
+        { name: 'web', change: 'created', members: 1 },
+        { name: 'web', change: 'updated', members: 2 },
+        { name: 'web', change: 'deleted', members: 0 },
+      ]);
+    } finally {
+      ws.terminate();
+    }
   });
 });

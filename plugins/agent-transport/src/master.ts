@@ -1,5 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import {
+  AGENT_NAME_PATTERN,
+  AGENT_NAME_RULE,
   RunnerError,
   type Agent,
   type AgentDelegator,
@@ -45,7 +47,6 @@ export interface AgentMasterOptions {
   httpAddress?: () => { host: string; port: number; tls?: boolean } | null;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 /**
  * The master side of the agent transport: the gRPC server agents dial, their sessions, the
@@ -230,10 +231,10 @@ export class AgentMaster {
           `protocol version ${register.protocol_version} is not supported (this master speaks ${PROTOCOL_VERSION}); upgrade the agent or the master so they match`,
         );
       }
-      if (!NAME.test(register.name)) {
+      if (!AGENT_NAME_PATTERN.test(register.name)) {
         return refuse(
           grpc.status.INVALID_ARGUMENT,
-          `agent name ${JSON.stringify(register.name)} is not valid: use letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit)`,
+          `agent name ${JSON.stringify(register.name)} is not valid: use ${AGENT_NAME_RULE}`,
         );
       }
       if (claimed && register.name !== claimed) {

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  AGENT_NAME_PATTERN,
+  AGENT_NAME_RULE,
   InvalidInputError,
   parseKeyValuePairs,
   positiveNumber as positive,
@@ -10,7 +12,6 @@ import {
 import { DEFAULT_RECONNECT, type ReconnectPolicy } from './reconnect.js';
 
 export const DEFAULT_MASTER_PORT = 50053;
-export const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 /** The agent side's settings (README: configuration). */
 export interface AgentConfig {
@@ -167,11 +168,10 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
 }
 
 export function checkAgentName(name: string): void {
-  if (!AGENT_NAME.test(name)) {
-    throw new InvalidInputError(
-      `agent name ${JSON.stringify(name)} is not valid: use letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit)`,
-      { field: 'agent.name' },
-    );
+  if (!AGENT_NAME_PATTERN.test(name)) {
+    throw new InvalidInputError(`agent name ${JSON.stringify(name)} is not valid: use ${AGENT_NAME_RULE}`, {
+      field: 'agent.name',
+    });
   }
 }
 

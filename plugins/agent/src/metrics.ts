@@ -1,5 +1,6 @@
-import { statfsSync, readdirSync } from 'node:fs';
-import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { statfsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { cpus, freemem, loadavg, networkInterfaces, totalmem } from 'node:os';
 import type {
   Disk,
   Metrics,
@@ -10,18 +11,28 @@ import type {
   ResourceUsage,
 } from '@runner/proto';
 
+import { busyPercent, cpuTimes, NetworkCounters, type InterfaceCounters } from './host-counters.js';
+
 type Si = typeof import('systeminformation');
 
 /**
- * The agent's host metrics. The full metrics object (GetMetrics) comes from systeminformation
- * and is cached for `cacheMs` (service.md: metrics cache 5 s), because several of its probes spawn
- * processes or sample for a while. The heartbeat's summary runs every interval on every agent, so
- * it uses only cheap reads: CPU time deltas, available memory, and statfs of the root file system.
+ * The agent's host metrics (also the master's, for its dashboard). CPU, memory and network come
+ * from reads that never block the event loop (host-counters.ts: os.cpus(), os.freemem(), which is
+ * MemAvailable on Linux, and /proc/net/dev); processes and disks, asked for by GetMetrics alone,
+ * from systeminformation, whose probes spawn processes. The full object is cached for `cacheMs`
+ * (service.md: metrics cache 5 s). The heartbeat's summary uses CPU time deltas, available memory
+ * and statfs of the root file system.
  */
 export class MetricsCollector {
   private si?: Promise<Si>;
   private cached?: { at: number; metrics: Metrics };
   private lastCpu = cpuTimes();
+  /** The CPU reading the full metrics' usage is measured from (their own window, not the heartbeat's). */
+  private metricsCpu = cpuTimes();
+  private metricsCpuPercent: number;
+  private readonly network = new NetworkCounters();
+  /** One network reading serves a whole collect (metrics and interfaces), so rates span the sample interval. */
+  private networkSample?: { at: number; counters: Promise<InterfaceCounters[]> };
   /**
    * Until a window of CPU time has passed (the heartbeat sent right after registering comes
    * sooner), the last minute's load average stands in: `agent list` showed 0 % until the next beat.
@@ -29,29 +40,29 @@ export class MetricsCollector {
   private cpuPercent = Math.min(100, (loadavg()[0] / Math.max(1, cpus().length)) * 100);
   private readonly startedAt = Date.now();
 
-  constructor(private readonly options: { cacheMs: number; diskPath: string; processLimit: number }) {}
+  constructor(private readonly options: { cacheMs: number; diskPath: string; processLimit: number }) {
+    this.metricsCpuPercent = this.cpuPercent;
+  }
 
   /** Seconds this agent process has run. */
   uptime(): number {
     return (Date.now() - this.startedAt) / 1000;
   }
 
-  /** Loads systeminformation and takes the first samples its rates are measured from. */
+  /** Takes the first samples the rates are measured from. */
   prime(): void {
     // CPU usage is measured from here on, not over the busy start-up of the process.
     this.lastCpu = cpuTimes();
-    void this.lib().then(async (si) => {
-      await Promise.allSettled([si.currentLoad(), si.networkStats('*')]);
-    });
+    this.metricsCpu = this.lastCpu;
+    void this.networkCounters();
   }
 
   usage(): ResourceUsage {
     const now = cpuTimes();
-    const busy = now.busy - this.lastCpu.busy;
-    const total = now.total - this.lastCpu.total;
-    // Over less than ~100 ms of CPU time the ratio is noise: keep the previous value then.
-    if (total >= 100) {
-      this.cpuPercent = (busy / total) * 100;
+    // Over too short a window the ratio is noise: keep the previous value then.
+    const percent = busyPercent(this.lastCpu, now);
+    if (percent !== undefined) {
+      this.cpuPercent = percent;
       this.lastCpu = now;
     }
     const cpu = this.cpuPercent;
@@ -65,14 +76,32 @@ export class MetricsCollector {
   }
 
   async collect(request: MetricsRequest__Output): Promise<MetricsResponse> {
-    const si = await this.lib();
     const [metrics, processes, network, disks] = await Promise.all([
-      this.metrics(si),
-      request.processes ? this.processes(si) : Promise.resolve<Process[]>([]),
-      request.network ? this.interfaces(si) : Promise.resolve<NetworkInterface[]>([]),
-      request.disks ? this.disks(si) : Promise.resolve<Disk[]>([]),
+      this.metrics(),
+      request.processes ? this.lib().then((si) => this.processes(si)) : Promise.resolve<Process[]>([]),
+      request.network ? this.interfaces() : Promise.resolve<NetworkInterface[]>([]),
+      request.disks ? this.lib().then((si) => this.disks(si)) : Promise.resolve<Disk[]>([]),
     ]);
     return { metrics, processes, network, disks };
+  }
+
+  /** /proc/net/dev where there is one; systeminformation (which spawns processes) elsewhere. */
+  private networkCounters(): Promise<InterfaceCounters[]> {
+    const now = Date.now();
+    if (this.networkSample && now - this.networkSample.at < 1000) return this.networkSample.counters;
+    const counters = this.network.read().then(async (read) => {
+      if (read) return read;
+      const stats = await (await this.lib()).networkStats('*').catch(() => []);
+      return stats.map((n) => ({
+        name: n.iface,
+        rx_bytes: n.rx_bytes,
+        tx_bytes: n.tx_bytes,
+        rx_bytes_per_sec: Math.max(0, n.rx_sec ?? 0),
+        tx_bytes_per_sec: Math.max(0, n.tx_sec ?? 0),
+      }));
+    });
+    this.networkSample = { at: now, counters };
+    return counters;
   }
 
   private lib(): Promise<Si> {
@@ -81,28 +110,37 @@ export class MetricsCollector {
     return this.si;
   }
 
-  private async metrics(si: Si): Promise<Metrics> {
+  private async metrics(): Promise<Metrics> {
     if (this.cached && Date.now() - this.cached.at < this.options.cacheMs) return this.cached.metrics;
-    const [load, mem, net] = await Promise.all([si.currentLoad(), si.mem(), si.networkStats('*').catch(() => [])]);
+    const net = await this.networkCounters();
+    const now = cpuTimes();
+    const percent = busyPercent(this.metricsCpu, now);
+    if (percent !== undefined) {
+      this.metricsCpuPercent = percent;
+      this.metricsCpu = now;
+    }
     const disk = this.disk();
     const [one, five, fifteen] = loadavg();
+    const total = totalmem();
+    const available = freemem();
+    const external = net.filter((n) => n.name !== 'lo');
     const metrics: Metrics = {
       cpu: {
-        cores: load.cpus?.length || cpus().length,
-        usage_percent: round(load.currentLoad),
+        cores: cpus().length,
+        usage_percent: round(this.metricsCpuPercent),
         load_avg: [one, five, fifteen].map(round),
       },
       memory: {
-        total_bytes: mem.total,
-        used_bytes: mem.total - mem.available,
-        usage_percent: round(((mem.total - mem.available) / mem.total) * 100),
+        total_bytes: total,
+        used_bytes: total - available,
+        usage_percent: round(((total - available) / total) * 100),
       },
       disk,
       network: {
-        rx_bytes_per_sec: round(net.reduce((sum, n) => sum + (n.iface === 'lo' ? 0 : Math.max(0, n.rx_sec ?? 0)), 0)),
-        tx_bytes_per_sec: round(net.reduce((sum, n) => sum + (n.iface === 'lo' ? 0 : Math.max(0, n.tx_sec ?? 0)), 0)),
+        rx_bytes_per_sec: round(external.reduce((sum, n) => sum + n.rx_bytes_per_sec, 0)),
+        tx_bytes_per_sec: round(external.reduce((sum, n) => sum + n.tx_bytes_per_sec, 0)),
       },
-      processes: await processCount(si),
+      processes: await this.processCount(),
       uptime: this.uptime(),
       collected_at: new Date().toISOString(),
     };
@@ -138,20 +176,25 @@ export class MetricsCollector {
       }));
   }
 
-  private async interfaces(si: Si): Promise<NetworkInterface[]> {
-    const [interfaces, stats] = await Promise.all([si.networkInterfaces(), si.networkStats('*').catch(() => [])]);
-    const list = Array.isArray(interfaces) ? interfaces : [interfaces];
-    return list.map((i) => {
-      const s = stats.find((n) => n.iface === i.iface);
-      return {
-        name: i.iface,
-        addresses: [i.ip4, i.ip6].filter(Boolean),
-        rx_bytes: s?.rx_bytes ?? 0,
-        tx_bytes: s?.tx_bytes ?? 0,
-        rx_bytes_per_sec: round(Math.max(0, s?.rx_sec ?? 0)),
-        tx_bytes_per_sec: round(Math.max(0, s?.tx_sec ?? 0)),
-      };
-    });
+  private async interfaces(): Promise<NetworkInterface[]> {
+    const addresses = networkInterfaces();
+    return (await this.networkCounters()).map((n) => ({
+      name: n.name,
+      addresses: (addresses[n.name] ?? []).map((a) => a.address),
+      rx_bytes: n.rx_bytes,
+      tx_bytes: n.tx_bytes,
+      rx_bytes_per_sec: round(n.rx_bytes_per_sec),
+      tx_bytes_per_sec: round(n.tx_bytes_per_sec),
+    }));
+  }
+
+  /** /proc has a directory per process on Linux; elsewhere systeminformation counts (slower). */
+  private async processCount(): Promise<number> {
+    try {
+      return (await readdir('/proc')).filter((name) => /^\d+$/.test(name)).length;
+    } catch {
+      return (await (await this.lib()).processes()).all;
+    }
   }
 
   private async disks(si: Si): Promise<Disk[]> {
@@ -163,26 +206,6 @@ export class MetricsCollector {
       usage_percent: round(d.use ?? 0),
     }));
   }
-}
-
-/** /proc has a directory per process on Linux; elsewhere systeminformation counts (slower). */
-async function processCount(si: Si): Promise<number> {
-  try {
-    return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).length;
-  } catch {
-    return (await si.processes()).all;
-  }
-}
-
-function cpuTimes(): { busy: number; total: number } {
-  let busy = 0;
-  let total = 0;
-  for (const cpu of cpus()) {
-    const { user, nice, sys, idle, irq } = cpu.times;
-    busy += user + nice + sys + irq;
-    total += user + nice + sys + irq + idle;
-  }
-  return { busy, total };
 }
 
 function round(value: number): number {

@@ -62,6 +62,14 @@ export const ACCOUNT_MIGRATIONS: readonly Migration[] = [
         expires_at INTEGER NOT NULL
       );`,
   },
+  {
+    id: 2,
+    description: "when a user's sessions were last ended (a password change ends the others)",
+    sql: `CREATE TABLE auth_session_floor (
+        user_id TEXT PRIMARY KEY,
+        after_ms INTEGER NOT NULL
+      );`,
+  },
 ];
 
 /** The password hash of a user whose password the directory checks (never a valid scrypt hash). */
@@ -111,6 +119,8 @@ export class Accounts {
   private readonly tokensByHash = new Map<string, ApiToken>();
   private readonly tokensByName = new Map<string, ApiToken>();
   private readonly revoked = new Map<string, number>();
+  /** Sessions of a user issued before this time (Unix ms) are no longer accepted. */
+  private readonly sessionFloor = new Map<string, number>();
 
   constructor(private readonly store: Store) {}
 
@@ -123,6 +133,20 @@ export class Accounts {
     for (const row of this.store.all<{ jti: string; expires_at: number }>('SELECT * FROM auth_revoked')) {
       this.revoked.set(row.jti, row.expires_at);
     }
+    for (const row of this.store.all<{ user_id: string; after_ms: number }>('SELECT * FROM auth_session_floor')) {
+      this.sessionFloor.set(row.user_id, row.after_ms);
+    }
+  }
+
+  /** Unix ms before which the user's sessions are refused, if their sessions were ever ended. */
+  sessionsValidAfter(userId: string): number | undefined {
+    return this.sessionFloor.get(userId);
+  }
+
+  /** Ends every session of the user issued before `atMs` (a session issued later still works). */
+  async endSessionsBefore(userId: string, atMs: number): Promise<void> {
+    await this.store.run('INSERT OR REPLACE INTO auth_session_floor (user_id, after_ms) VALUES (?, ?)', [userId, atMs]);
+    this.sessionFloor.set(userId, atMs);
   }
 
   userCount(): number {

@@ -105,10 +105,11 @@ export class Authenticator {
   }
 
   issueSession(user: User): Session {
-    const iat = Math.floor(this.now() / 1000);
+    const ims = this.now();
+    const iat = Math.floor(ims / 1000);
     const jti = randomUUID();
     const expires = iat + Math.floor(this.sessionMs / 1000);
-    const token = signJwt({ sub: user.id, name: user.name, jti, iat, exp: expires }, this.secret);
+    const token = signJwt({ sub: user.id, name: user.name, jti, iat, ims, exp: expires }, this.secret);
     return { token, jti, expires, csrf: this.csrfFor(jti) };
   }
 
@@ -127,6 +128,9 @@ export class Authenticator {
     // The role is the user's now, not when the token was issued; a removed user's tokens die with it.
     const user = this.accounts.userById(claims.sub);
     if (!user) throw new UnauthorizedError(SESSION_REFUSED);
+    // Sessions issued before the user's password was changed (by a session issued after) end.
+    const floor = this.accounts.sessionsValidAfter(user.id);
+    if (floor !== undefined && (claims.ims ?? claims.iat * 1000) < floor) throw new UnauthorizedError(SESSION_REFUSED);
     return {
       principal: principalFor({ id: user.id, name: user.name, role: user.role, method: 'jwt' }),
       jti: claims.jti,

@@ -20,7 +20,7 @@ export interface GuardOptions {
 }
 
 /** Routes whose handlers write their own, more telling records (auth.login, auth.login_failed, auth.logout). */
-const SELF_AUDITED = new Set(['/api/v1/auth/login', '/api/v1/auth/logout']);
+const SELF_AUDITED = new Set(['/api/v1/auth/login', '/api/v1/auth/logout', '/api/v1/auth/me/password']);
 
 /** The path of a request without its query string. */
 const pathOf = (context: GuardContext) => (context.req.url ?? '').split('?')[0];

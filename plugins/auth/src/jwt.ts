@@ -10,6 +10,8 @@ export interface SessionClaims {
   jti: string;
   /** Unix seconds. */
   iat: number;
+  /** Issued at, Unix ms: a password change ends the sessions issued before it, to the millisecond. */
+  ims?: number;
   exp: number;
 }
 

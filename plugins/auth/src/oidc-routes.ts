@@ -1,7 +1,7 @@
 import { defineRoute, Permissions, reply, type HttpRouter } from '@runner/plugin-sdk';
 import { Type } from '@runner/plugin-sdk/schema';
 import { cookieValue } from './authenticator.js';
-import type { OidcLogins } from './oidc.js';
+import type { OidcLogins, OidcProvider } from './oidc.js';
 import { auditBase, overTls, sessionCookie, type AuthRouteDeps } from './session-routes.js';
 
 const STATE_COOKIE = 'runner_oidc_state';
@@ -70,6 +70,39 @@ export function registerOidcRoutes(
           'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000), request),
         });
       },
+    }),
+  );
+}
+
+/**
+ * `GET /auth/providers`, public: the login page shows a button per configured provider. Names and
+ * display names only (never the issuer's client secret), with where the button leads.
+ */
+export function registerProvidersRoute(router: HttpRouter, providers: readonly OidcProvider[]): void {
+  const list = providers.map((p) => ({
+    name: p.name,
+    display_name: p.displayName,
+    login_url: `/api/v1/auth/oidc/${p.name}/login`,
+  }));
+  router.add(
+    defineRoute({
+      method: 'GET',
+      path: '/auth/providers',
+      summary: 'The OpenID Connect providers a user may sign in with (names only), for the login page',
+      tags: ['auth'],
+      permission: Permissions.public,
+      responses: {
+        200: Type.Object({
+          providers: Type.Array(
+            Type.Object({
+              name: Type.String(),
+              display_name: Type.String(),
+              login_url: Type.String({ description: 'where a browser starts the login (a redirect to the provider)' }),
+            }),
+          ),
+        }),
+      },
+      handler: () => ({ providers: list }),
     }),
   );
 }

@@ -14,6 +14,8 @@ import type { Accounts, User } from './accounts.js';
 export interface OidcProvider {
   /** In the login URL: `/api/v1/auth/oidc/<name>/login`. */
   name: string;
+  /** What the login page's button says: "Sign in with <displayName>" (default: the name). */
+  displayName: string;
   issuer: string;
   clientId: string;
   clientSecret: string;
@@ -31,7 +33,7 @@ export const OIDC_CONFIG = {
   'auth.oauth.providers': {
     schema: { type: 'array', items: { type: 'object' } },
     default: [],
-    help: 'OpenID Connect providers: name, issuer, client_id, client_secret, scope, role_claim, role_mapping, default_role, redirect_uri',
+    help: 'OpenID Connect providers: name, display_name, issuer, client_id, client_secret, scope, role_claim, role_mapping, default_role, redirect_uri',
     // Each entry holds a client_secret.
     secret: true,
   },
@@ -72,6 +74,7 @@ export function readOidcProviders(config: RunnerConfig): OidcProvider[] {
     }
     return {
       name,
+      displayName: text('display_name', false) ?? name,
       issuer: text('issuer')!,
       clientId: text('client_id')!,
       clientSecret: text('client_secret')!,

@@ -8,7 +8,8 @@ import type { AuthConfig } from './config.js';
 import { authGuards } from './guards.js';
 import { LoginThrottle } from './login-throttle.js';
 import { OidcLogins } from './oidc.js';
-import { registerOidcRoutes } from './oidc-routes.js';
+import { registerOidcRoutes, registerProvidersRoute } from './oidc-routes.js';
+import { registerPasswordRoute } from './password-route.js';
 import { registerSessionRoutes } from './session-routes.js';
 
 export interface AuthServiceOptions {
@@ -45,7 +46,9 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
   for (const guard of authGuards({ enabled: config.enabled, authenticator, audit })) router.guard(guard);
   const deps = { accounts, authenticator, audit };
   registerSessionRoutes(router, deps);
+  registerPasswordRoute(router, deps);
   registerAdminRoutes(router, deps);
+  registerProvidersRoute(router, config.oidc);
   if (config.oidc.length > 0) registerOidcRoutes(router, new OidcLogins(config.oidc, accounts), deps);
   if (!config.enabled) {
     logger.warn('authentication is OFF (--auth off): every caller of the REST API and WebSocket acts as admin');

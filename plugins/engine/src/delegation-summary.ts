@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { RunRequest } from '@runner/plugin-sdk';
+import { parse } from 'yaml';
 
 /** A task that would run on agents, and its `delegate_to` as written (names, or a template). */
 export interface DelegatedTask {
@@ -14,7 +15,6 @@ export interface DelegatedTask {
  * here: the caller then asks rather than skips the question.
  */
 export async function delegationSummary(request: RunRequest): Promise<DelegatedTask[] | undefined> {
-  const { parse } = await import('yaml');
   type LooseTask = { name?: unknown; depends_on?: unknown; delegate_to?: unknown };
   let doc: { tasks?: LooseTask[]; groups?: Record<string, unknown> };
   try {

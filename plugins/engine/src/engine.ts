@@ -46,6 +46,10 @@ export interface EngineDeps {
   signal: AbortSignal;
   /** Bytes of log kept per task (engine.task_log_bytes). */
   taskLogBytes: number;
+  /** Each attempt of a task without `timeout:` is stopped after this (engine.task_timeout); 0: never. */
+  taskTimeoutMs?: number;
+  /** What a local task's script may use (engine.memory_limit); undefined: the runtime's default. */
+  memoryLimitBytes?: number;
 }
 
 interface TaskView {
@@ -338,6 +342,8 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               values: workflow.values,
               signal: controller.signal,
               sleep,
+              defaultTimeoutMs: deps.taskTimeoutMs || undefined,
+              memoryLimitBytes: deps.memoryLimitBytes,
               beforeAttempt:
                 hooks.beforeTask.taps.length === 0
                   ? undefined

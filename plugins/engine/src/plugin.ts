@@ -13,6 +13,7 @@ import {
 } from '@runner/plugin-sdk';
 import { executionsCommand } from './executions-command-spec.js';
 import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
+import { RUN_LIMITS_CONFIG, runLimits } from './run-limits.js';
 import { runCommand } from './run-command-spec.js';
 import { WORKFLOW_FILES_CONFIG, workflowDirs } from './workflow-files.js';
 
@@ -51,6 +52,7 @@ export const plugin = definePlugin({
       default: 256 * 1024,
       help: "bytes of a task's message and outputs kept in its run record",
     },
+    ...RUN_LIMITS_CONFIG,
     ...RETENTION_CONFIG,
     ...WORKFLOW_FILES_CONFIG,
   },
@@ -78,6 +80,7 @@ export const plugin = definePlugin({
       logger: ctx.logger,
       signal: ctx.signal,
       taskLogBytes: ctx.config.get<number>('engine.task_log_bytes'),
+      ...runLimits(ctx.config),
     });
     ctx.provide(WorkflowEngineRef, engine);
     if (http) registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor);

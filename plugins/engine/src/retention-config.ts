@@ -1,4 +1,5 @@
-import { InvalidInputError, parseDuration, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
+import type { ConfigDeclaration, RunnerConfig } from '@runner/plugin-sdk';
+import { configDuration } from './run-limits.js';
 
 /** How long and how many executions, and their task logs, are kept. 0 turns a limit off. */
 export interface RetentionSettings {
@@ -36,17 +37,10 @@ export const RETENTION_CONFIG: ConfigDeclaration = {
 };
 
 export function retentionSettings(config: RunnerConfig): RetentionSettings {
-  const duration = (key: string) => {
-    try {
-      return parseDuration(config.get<string>(key));
-    } catch (error) {
-      throw new InvalidInputError(`${key} (${config.sourceOf(key)}): ${(error as Error).message}`, { field: key });
-    }
-  };
   return {
-    maxAgeMs: duration('engine.retention.max_age'),
+    maxAgeMs: configDuration(config, 'engine.retention.max_age'),
     maxRuns: config.get<number>('engine.retention.max_runs'),
-    logMaxAgeMs: duration('engine.retention.log_max_age'),
+    logMaxAgeMs: configDuration(config, 'engine.retention.log_max_age'),
     logMaxRuns: config.get<number>('engine.retention.log_max_runs'),
   };
 }

@@ -15,6 +15,7 @@ import {
 import { confirmationQuestion, delegationSummary } from './delegation-summary.js';
 import { runOnMaster } from './run-on-master.js';
 import { runViewFor } from './run-view.js';
+import { parse } from 'yaml';
 
 export interface RunOptions {
   file?: string;
@@ -151,7 +152,6 @@ async function readValues(
     );
   }
   if (!parser) {
-    const { parse } = await import('yaml');
     return parse(text) as Record<string, Record<string, unknown>>;
   }
   return parser.parseValues(text, { file: path });

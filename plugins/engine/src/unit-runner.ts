@@ -26,6 +26,10 @@ export interface UnitEnvironment {
   base: Record<string, unknown>;
   values: Record<string, Record<string, unknown>>;
   signal: AbortSignal;
+  /** The timeout of an attempt of a task without `timeout:` (engine.task_timeout); undefined: none. */
+  defaultTimeoutMs?: number;
+  /** What the script of a local unit may use (engine.memory_limit). */
+  memoryLimitBytes?: number;
   /** Waits between retries; abortable. */
   sleep(ms: number, signal: AbortSignal): Promise<unknown>;
   /** Before-task taps (absent when there are none): a reason refuses the attempt, failing the unit. */
@@ -124,7 +128,8 @@ async function attemptOnce(
         dryRun: env.dryRun,
         logger: log.logger,
         signal: env.signal,
-        timeoutMs: task.timeoutMs,
+        timeoutMs: task.timeoutMs ?? env.defaultTimeoutMs,
+        memoryLimitBytes: env.memoryLimitBytes,
         // os.getenv (and os.execute/io.popen) see what the `env` global shows: the runner's own
         // RUNNER_* settings, which may hold credentials, are left out of both.
         env: env.base.env as Record<string, string>,
@@ -170,7 +175,7 @@ async function delegate(
           script,
           globals: { ...globals, values: (env.values[agent] ?? {}) as LuaValue },
           dryRun: env.dryRun,
-          timeoutMs: unit.task.timeoutMs,
+          timeoutMs: unit.task.timeoutMs ?? env.defaultTimeoutMs,
           attempt,
         },
         { signal: env.signal, onLog: (line) => log.add(line.level, line.message, { ...line.fields, agent }) },

@@ -1,7 +1,16 @@
 import { InvalidInputError, LuaError, LuaTimeoutError, type LuaCallContext, type LuaValue } from '@runner/plugin-sdk';
 import fengari, { type LuaProxy, type LuaState } from 'fengari';
 import { ConversionError, pushJs, toJs, type ToJsOptions } from './convert.js';
-import { LuaFunctionHandle, SLICE, STOP, type Host, type HostExecution, type HostTask } from './host.js';
+import {
+  describeJsError,
+  isMemoryError,
+  LuaFunctionHandle,
+  SLICE,
+  STOP,
+  type Host,
+  type HostExecution,
+  type HostTask,
+} from './host.js';
 import { jsString } from './lua-strings.js';
 import type { Resumable } from './scheduler.js';
 
@@ -60,22 +69,20 @@ class Task implements HostTask, Resumable {
     host.running = this;
     host.pendingYield = null;
     host.scheduler.beginSlice();
-    let status: number;
     try {
-      status = lua.lua_resume(this.thread, null, nargs);
+      let status: number;
+      try {
+        status = lua.lua_resume(this.thread, null, nargs);
+      } finally {
+        host.running = previous;
+      }
+      exec.afterResume(this, status);
     } catch (error) {
-      // fengari turns JavaScript errors into Lua errors; reaching here is a bug in the runtime.
-      host.running = previous;
-      const message = error instanceof Error ? error.message : String(error);
-      this.complete({
-        ok: false,
-        error: new LuaError(`${exec.prefix}internal error of the Lua runtime: ${message}`, { cause: error }),
-      });
-      return;
-    } finally {
-      host.running = previous;
+      // fengari turns most JavaScript errors into Lua errors, but not all (an error inside its own
+      // error handling, a state left inconsistent by one). This runs from setImmediate or a promise
+      // callback: whatever escapes here would take the process down, so it ends this script instead.
+      this.complete({ ok: false, error: internalError(exec.prefix, error) });
     }
-    exec.afterResume(this, status);
   }
 
   complete(outcome: Outcome): void {
@@ -345,7 +352,13 @@ export class Execution implements HostExecution {
   #luaError(task: Task): LuaError {
     const thread = task.thread;
     const host = this.host;
+    // When fengari's own error handling failed (a JavaScript error while it ran the handler), the
+    // thread is dead with no error value: the JavaScript error is all there is to report.
+    // What is left is the JavaScript error itself (a light userdata), or nothing at all.
+    const prefix = task.main ? this.prefix : '';
+    if (lua.lua_gettop(thread) === 0) return internalError(prefix, host.lastJsError?.error);
     const type = lua.lua_type(thread, -1);
+    if (type === lua.LUA_TLIGHTUSERDATA) return internalError(prefix, lua.lua_touserdata(thread, -1));
     let raw: string;
     let value: LuaValue | undefined;
     if (type === lua.LUA_TSTRING || type === lua.LUA_TNUMBER) {
@@ -368,4 +381,16 @@ export class Execution implements HostExecution {
     if (value !== undefined) details.value = value;
     return new LuaError(`${task.main ? this.prefix : ''}${message}`, { cause, details });
   }
+}
+
+/**
+ * An error that escaped fengari's error handling, as the script's error. Memory exhaustion in the
+ * JavaScript engine (a table past V8's Map limit, a string past its length limit) is reported as
+ * Lua reports its own: `not enough memory`.
+ */
+function internalError(prefix: string, error: unknown): LuaError {
+  const text = isMemoryError(error)
+    ? describeJsError(error)
+    : `internal error of the Lua runtime: ${describeJsError(error)}`;
+  return new LuaError(`${prefix}${text}`, { cause: error });
 }

@@ -55,6 +55,7 @@ declare module 'fengari' {
     lua_createtable(L: LuaState, narr: number, nrec: number): void;
     lua_error(L: LuaState): never;
     lua_getfield(L: LuaState, idx: number, k: LuaStringInput): number;
+    lua_geti(L: LuaState, idx: number, n: number): number;
     lua_getglobal(L: LuaState, name: LuaStringInput): number;
     lua_getinfo(L: LuaState, what: LuaStringInput, ar: lua_Debug): number;
     lua_getmetatable(L: LuaState, idx: number): boolean;
@@ -62,6 +63,7 @@ declare module 'fengari' {
     lua_gettop(L: LuaState): number;
     lua_insert(L: LuaState, idx: number): void;
     lua_isinteger(L: LuaState, idx: number): boolean;
+    lua_isstring(L: LuaState, idx: number): boolean;
     lua_isnil(L: LuaState, idx: number): boolean;
     lua_isnone(L: LuaState, idx: number): boolean;
     lua_isnoneornil(L: LuaState, idx: number): boolean;
@@ -125,6 +127,7 @@ declare module 'fengari' {
     luaL_checkstack(L: LuaState, sz: number, msg: LuaStringInput | null): void;
     luaL_checkstring(L: LuaState, arg: number): LuaString;
     luaL_checktype(L: LuaState, arg: number, t: number): void;
+    luaL_len(L: LuaState, idx: number): number;
     luaL_checkudata(L: LuaState, arg: number, tname: LuaStringInput): any;
     luaL_error(L: LuaState, fmt: LuaStringInput, ...args: unknown[]): never;
     luaL_loadbufferx(

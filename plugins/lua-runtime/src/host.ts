@@ -4,6 +4,7 @@ import { ConversionError, pushJs, toJs, type PushOptions, type ToJsOptions } fro
 import { installBaseLibrary } from './lib-base.js';
 import { createStdFiles, installIoLibrary, type LuaFile, type StdFiles } from './lib-io.js';
 import { installOsLibrary } from './lib-os.js';
+import { installStringLimits } from './lib-string-limits.js';
 import { concatBytes, jsString, luaString } from './lua-strings.js';
 import type { ModuleFunction, RegisteredModule } from './module-registry.js';
 import type { Scheduler } from './scheduler.js';
@@ -59,6 +60,8 @@ export interface HostEnvironment {
   stdin: Uint8Array;
   stdoutSink?: (text: string) => void;
   stderrSink?: (text: string) => void;
+  /** See LuaEnvironmentOptions.memoryLimitBytes; undefined: DEFAULT_MEMORY_LIMIT_BYTES. */
+  memoryLimitBytes?: number;
 }
 
 export interface HostOptions {
@@ -201,6 +204,33 @@ export class OutputStream {
   }
 }
 
+/**
+ * The message a JavaScript error becomes in Lua. V8's stack and memory RangeErrors get Lua's words
+ * for them; the message is read defensively, since a getter that throws here would escape fengari's
+ * error handling.
+ */
+export function describeJsError(error: unknown): string {
+  let message: string;
+  try {
+    message = error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'an error whose message cannot be read';
+  }
+  if (error instanceof RangeError && /call stack/i.test(message)) return 'stack overflow';
+  if (isMemoryError(error)) return `not enough memory (${message})`;
+  return message;
+}
+
+/** RangeErrors V8 throws when a table or string cannot grow. */
+export function isMemoryError(error: unknown): boolean {
+  return (
+    error instanceof RangeError &&
+    /Map maximum size|Invalid string length|Invalid array length|Array buffer allocation|Invalid typed array length/i.test(
+      error.message,
+    )
+  );
+}
+
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
@@ -292,12 +322,7 @@ export class Host {
 
   readonly #onNativeError = (L1: LuaState): number => {
     const error: unknown = lua.lua_touserdata(L1, -1);
-    const message =
-      error instanceof RangeError && /call stack/i.test(error.message)
-        ? 'stack overflow'
-        : error instanceof Error
-          ? error.message
-          : String(error);
+    const message = describeJsError(error);
     this.lastJsError = { message, error };
     lua.lua_pushstring(L1, luaString(message));
     return 1;
@@ -342,7 +367,7 @@ export class Host {
 
   /** Raises a JavaScript error as a Lua error whose value is exactly the error's message. */
   raiseJsError(L: LuaState, error: unknown): never {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = describeJsError(error);
     this.lastJsError = { message, error };
     lua.lua_pushstring(L, luaString(message));
     return lua.lua_error(L);
@@ -479,6 +504,7 @@ function buildState(modules: readonly RegisteredModule[], stdFiles: StdFiles): L
   installBaseLibrary(L);
   installIoLibrary(L, stdFiles);
   installOsLibrary(L);
+  installStringLimits(L);
   for (const module of modules) installModule(L, module);
   return L;
 }

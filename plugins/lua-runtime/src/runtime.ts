@@ -290,6 +290,7 @@ function environmentOf(options: LuaEnvironmentOptions): HostEnvironment {
       stdin === undefined ? new Uint8Array(0) : typeof stdin === 'string' ? luaString(stdin) : new Uint8Array(stdin),
     stdoutSink: options.io?.stdout,
     stderrSink: options.io?.stderr,
+    memoryLimitBytes: options.memoryLimitBytes,
   };
 }
 

@@ -6,6 +6,8 @@ export interface User {
   name: string;
   role: string;
   permissions: string[];
+  /** How this session authenticated: `jwt` after a login, `local` for the desktop's credential... */
+  method: string;
 }
 
 /**
@@ -41,7 +43,7 @@ class Session {
       return 'login';
     } else {
       this.authEnabled = true;
-      this.user = { name: me.name, role: me.role, permissions: me.permissions };
+      this.user = { name: me.name, role: me.role, permissions: me.permissions, method: me.method };
       setCsrfToken(me.csrf_token);
     }
     this.loaded = true;

@@ -1,12 +1,11 @@
 // What `runner agent install` / `update` will do, read from the command line before anything
 // happens on the remote host: the plan, the agent's environment, the master's certificate.
 import { readFileSync } from 'node:fs';
-import { InvalidInputError, type CommandContext, type CommandInput } from '@runner/plugin-sdk';
+import { AGENT_NAME_PATTERN, InvalidInputError, type CommandContext, type CommandInput } from '@runner/plugin-sdk';
 import { readLocalRecord, type LocalInstallRecord } from './local-record.js';
 import { SAFE_PATH } from './remote.js';
 import { defaultKnownHostsFile, type SshTarget } from './ssh.js';
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 const DEFAULT_WAIT_SECONDS = 60;
 
 /** `host:port` of the master's gRPC endpoint; IPv6 hosts in brackets. */
@@ -49,7 +48,7 @@ export async function planFrom(
   ctx: CommandContext,
 ): Promise<Plan> {
   const name = args[0];
-  if (!NAME.test(name ?? '')) {
+  if (!AGENT_NAME_PATTERN.test(name ?? '')) {
     throw new InvalidInputError(
       `agent name "${name}" must be 1-63 letters, digits, dots, dashes or underscores, starting with a letter or digit`,
       { field: 'name' },

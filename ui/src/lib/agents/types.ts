@@ -10,3 +10,6 @@ export type ApiError = components['schemas']['Error'];
 
 export const STATUS_FILTERS = ['all', 'online', 'offline', 'warning', 'error'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
+
+export type AgentGroupList = Json<paths['/api/v1/agent-groups']['get']['responses'][200]>;
+export type AgentGroup = AgentGroupList['groups'][number];

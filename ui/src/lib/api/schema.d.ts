@@ -400,6 +400,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your own password (the current one is asked); your other sessions end
+         * @description For users with a password here (not those of a directory or an OIDC provider). A wrong current password counts as a failed login (the same throttle). Session tokens of the user issued before the change stop working; the answer carries a new one for the caller, and sets the session cookie again when the request came with it. API tokens are not sessions and keep working. Recorded in the audit log as `auth.password_changed`.
+         */
+        post: operations["postAuthMePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users": {
         parameters: {
             query?: never;
@@ -513,6 +533,23 @@ export interface paths {
         };
         /** Audit records, newest first (with after_id: oldest first, for following) */
         get: operations["getAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The OpenID Connect providers a user may sign in with (names only), for the login page */
+        get: operations["getAuthProviders"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1739,6 +1776,42 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    postAuthMePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    current_password: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description a new session token (the others of this user ended) */
+                        token: string;
+                        /** @constant */
+                        token_type: "Bearer";
+                        /** Format: date-time */
+                        expires_at: string;
+                        csrf_token: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     getUsers: {
         parameters: {
             query?: never;
@@ -2031,6 +2104,34 @@ export interface operations {
                         total: number;
                         limit: number;
                         offset: number;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getAuthProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        providers: {
+                            name: string;
+                            display_name: string;
+                            /** @description where a browser starts the login (a redirect to the provider) */
+                            login_url: string;
+                        }[];
                     };
                 };
             };

@@ -1,0 +1,120 @@
+// Scripts that cannot take the master down, with real processes: a `runner server` master and one
+// `runner agent start` agent (web-1). A script asking string.rep for 1 GiB fails its task with the
+// memory-limit message, on the master and on the agent, while GET /health keeps answering and a
+// run started meanwhile succeeds; runner.log has the message. A spinning script is stopped by its
+// timeout and the master serves meanwhile. (The 1e8-entry table of issue 10 is not here: see
+// plugins/lua-runtime/README.md, "Limits", for what is and is not bounded.)
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchAs, spawnRunner, startFleet } from './helpers.js';
+
+type Child = ReturnType<typeof spawnRunner>;
+
+const children: Child[] = [];
+let masterDir: string;
+let base: string;
+let call: ReturnType<typeof fetchAs>;
+
+beforeAll(async () => {
+  ({ masterDir, base } = await startFleet('runner-e2e-lua-limits', ['web-1'], children));
+  call = fetchAs(masterDir);
+}, 60_000);
+
+afterAll(() => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
+interface ApiRun {
+  id: string;
+  status: string;
+  tasks: { name: string; status: string; message?: string }[];
+}
+
+async function start(content: string, name: string): Promise<string> {
+  const response = await call(`${base}/workflows/run`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ content, workflow_name: name }),
+  });
+  expect(response.status).toBe(202);
+  return ((await response.json()) as { id: string }).id;
+}
+
+async function finish(id: string): Promise<ApiRun> {
+  for (;;) {
+    const run = (await (await call(`${base}/executions/${id}`)).json()) as ApiRun;
+    if (run.status !== 'running' && run.status !== 'pending') return run;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** GET /health one request at a time until `until` settles; the latencies in ms. */
+async function healthWhile(until: Promise<unknown>): Promise<number[]> {
+  let done = false;
+  void until.finally(() => (done = true));
+  const latencies: number[] = [];
+  while (!done || latencies.length < 20) {
+    const started = performance.now();
+    const response = await fetch(`${base}/health`);
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    latencies.push(performance.now() - started);
+  }
+  return latencies;
+}
+
+function p99(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))];
+}
+
+const hog = (where: string) => `version: "1.0"
+tasks:
+  - name: hog
+${where}    exec:
+      script: |
+        local s = string.rep("x", 1024 * 1024 * 1024)
+        return true, "built " .. #s
+`;
+const quick = `version: "1.0"
+tasks:
+  - name: quick
+    exec: { script: 'return true, "fine"' }
+`;
+
+describe.each([
+  ['on the master', ''],
+  ['on an agent', '    delegate_to: web-1\n'],
+])('a 1 GiB string.rep %s', (_where, delegation) => {
+  it('fails its task with the memory-limit message while /health answers and another run succeeds', async () => {
+    const hogId = await start(hog(delegation), 'hog');
+    const quickId = await start(quick, 'quick');
+    const runs = Promise.all([finish(hogId), finish(quickId)]);
+    const latencies = await healthWhile(runs);
+    const [hogRun, quickRun] = await runs;
+    expect(hogRun.status).toBe('failed');
+    expect(hogRun.tasks[0].message).toMatch(
+      /memory limit of 512 MiB exceeded \(string\.rep would build a string of 1\.0 GiB\)/,
+    );
+    expect(quickRun.status).toBe('succeeded');
+    // Generous for a loaded two-core machine; test/bench/lua-limits.mjs measures the figure.
+    expect(p99(latencies)).toBeLessThan(500);
+  });
+});
+
+describe('the master', () => {
+  it('logs the failure in runner.log and keeps serving after a script is stopped by its timeout', async () => {
+    const spinId = await start(
+      `version: "1.0"\ntasks:\n  - name: spin\n    timeout: 1s\n    exec: { script: 'while true do end' }\n`,
+      'spin',
+    );
+    const spin = finish(spinId);
+    const latencies = await healthWhile(spin);
+    expect((await spin).tasks[0].message).toMatch(/^timed out after 1000 ms \(at spin:1\)/);
+    expect(p99(latencies)).toBeLessThan(500);
+    const log = readFileSync(join(masterDir, 'logs/runner.log'), 'utf8');
+    expect(log).toMatch(/failed: .*memory limit of 512 MiB exceeded/);
+    expect(log).toMatch(/failed: timed out after 1000 ms/);
+  });
+});

@@ -1,0 +1,155 @@
+// Agent groups in the web UI, in Debian's chromium against a real master with three real agents:
+// on /agent-control an admin selects two agents and adds them to a new group through the
+// "Add to Group" dialog, then adds another to the now existing group; the group filter (in the URL)
+// narrows /agents and /agent-control to its members; a Viewer sees the filter but not the action.
+// Screenshots light and dark go to ui/screenshots/ (agent-groups-*).
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { context, launch, logIn, screenshot, seriousViolations, watch, type Session, type Theme } from './browser.js';
+import { apiCall, Fleet, type Master } from './fleet.js';
+
+const fleet = new Fleet();
+let master: Master;
+let browser: Browser;
+let admin: Session;
+
+beforeAll(async () => {
+  master = await fleet.master();
+  await Promise.all(['web-1', 'web-2', 'db-1'].map((name) => fleet.agent(master, name)));
+  browser = await launch();
+  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await fleet.stop();
+});
+
+async function open(session: Session, path: string, theme: Theme = 'light', viewport: 'desktop' | 'phone' = 'desktop') {
+  const ctx = await context(browser, { origin: master.origin, session, theme, viewport });
+  const page = await ctx.newPage();
+  const { problems } = watch(page);
+  await page.goto(path);
+  return { page, problems };
+}
+
+/** The agent names of the table rows on /agent-control. */
+async function rows(page: Page): Promise<string[]> {
+  return page.locator('tbody tr td:nth-child(2)').allTextContents();
+}
+
+describe('Add to Group and the group filter', () => {
+  it('adds two selected agents to a new group, then one more to the existing group', async () => {
+    const { page, problems } = await open(admin, '/agent-control');
+    await page.getByRole('checkbox', { name: 'Select web-1' }).click();
+    await page.getByRole('checkbox', { name: 'Select web-2' }).click();
+    await page.waitForURL((url) => url.searchParams.get('selected') === 'web-1,web-2');
+    await page.getByRole('button', { name: 'Add to Group' }).click();
+
+    const dialog = page.getByRole('dialog', { name: 'Add 2 agents to a group' });
+    await dialog.waitFor();
+    // No group exists yet: the dialog starts on "A new group".
+    expect(await dialog.getByRole('radio', { name: 'A new group' }).isChecked()).toBe(true);
+    await dialog.getByLabel('Name').fill('web');
+    await dialog.getByLabel('Description').fill('the front ends');
+    await screenshot(page, 'agent-groups-dialog-light-desktop');
+    expect(await seriousViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Add to group' }).click();
+    await page.getByRole('status').filter({ hasText: 'Added 2 agents to group web (2 members).' }).waitFor();
+    expect(await dialog.isVisible()).toBe(false);
+
+    const group = await apiCall<{ description: string; members: string[] }>(master, 'GET', '/agent-groups/web');
+    expect(group).toMatchObject({ description: 'the front ends', members: ['web-1', 'web-2'] });
+
+    // Now the group exists: the dialog offers it first.
+    await page.getByRole('button', { name: 'Clear selection' }).click();
+    await page.getByRole('checkbox', { name: 'Select db-1' }).click();
+    await page.getByRole('button', { name: 'Add to Group' }).click();
+    const again = page.getByRole('dialog', { name: 'Add 1 agent to a group' });
+    expect(await again.getByRole('radio', { name: 'An existing group' }).isChecked()).toBe(true);
+    await again.getByRole('combobox').selectOption('web');
+    await again.getByRole('button', { name: 'Add to group' }).click();
+    await page.getByRole('status').filter({ hasText: 'Added 1 agent to group web (3 members).' }).waitFor();
+    expect((await apiCall<{ members: string[] }>(master, 'GET', '/agent-groups/web')).members).toEqual([
+      'db-1',
+      'web-1',
+      'web-2',
+    ]);
+    await apiCall(master, 'DELETE', '/agent-groups/web/members?agents=db-1');
+    // A group made elsewhere (the CLI, another tab) reaches the open page's filter live.
+    await apiCall(master, 'POST', '/agent-groups', { name: 'db', members: ['db-1'] });
+    await page.getByLabel('Group').locator('option', { hasText: 'db (1)' }).waitFor({ state: 'attached' });
+    await page.getByLabel('Group').locator('option', { hasText: 'web (2)' }).waitFor({ state: 'attached' });
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('shows an API error in the dialog (a bad name) and keeps it open', async () => {
+    const { page, problems } = await open(admin, '/agent-control?selected=db-1');
+    await page.getByRole('button', { name: 'Add to Group' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add 1 agent to a group' });
+    await dialog.getByRole('radio', { name: 'A new group' }).check();
+    await dialog.getByLabel('Name').fill('db tier');
+    await dialog.getByRole('button', { name: 'Add to group' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'group name "db tier" is not valid' }).waitFor();
+    expect(await dialog.isVisible()).toBe(true);
+    // The refused request is the one failure on this page (the browser logs it too), the API's 400.
+    expect(problems).toEqual([
+      expect.stringMatching(/^HTTP 400: POST .*\/api\/v1\/agent-groups$/),
+      'console error: Failed to load resource: the server responded with a status of 400 (Bad Request)',
+    ]);
+    await page.context().close();
+  });
+
+  for (const theme of ['light', 'dark'] as const) {
+    it(`filters /agents and /agent-control by group through the URL (${theme})`, async () => {
+      const { page, problems } = await open(admin, '/agents', theme);
+      await page.getByRole('heading', { name: 'db-1' }).waitFor();
+      await page.getByLabel('Group').selectOption('web');
+      await page.waitForURL((url) => url.searchParams.get('group') === 'web');
+      await page.getByRole('status').filter({ hasText: '2 agents' }).waitFor();
+      await page.getByRole('heading', { name: 'web-2' }).waitFor();
+      expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
+      await screenshot(page, `agent-groups-agents-${theme}-desktop`);
+      expect(await seriousViolations(page)).toEqual([]);
+
+      await page.goto('/agent-control?group=web');
+      await expect.poll(() => rows(page)).toEqual(['web-1', 'web-2']);
+      expect(await page.getByLabel('Group').inputValue()).toBe('web');
+      await screenshot(page, `agent-groups-control-${theme}-desktop`);
+      expect(await seriousViolations(page)).toEqual([]);
+      if (theme === 'dark') {
+        await page.getByRole('button', { name: 'Select all 2 shown' }).click();
+        await page.getByRole('button', { name: 'Add to Group' }).click();
+        await page.getByRole('dialog', { name: 'Add 2 agents to a group' }).waitFor();
+        await screenshot(page, 'agent-groups-dialog-dark-desktop');
+        expect(await seriousViolations(page)).toEqual([]);
+      }
+      expect(problems).toEqual([]);
+      await page.context().close();
+
+      // On a phone the filters wrap and the dialog fits the width.
+      const phone = await open(admin, '/agent-control?group=web&selected=web-1,web-2', theme, 'phone');
+      await expect.poll(() => rows(phone.page)).toEqual(['web-1', 'web-2']);
+      await phone.page.getByRole('button', { name: 'Add to Group' }).click();
+      await phone.page.getByRole('dialog', { name: 'Add 2 agents to a group' }).waitFor();
+      await screenshot(phone.page, `agent-groups-dialog-${theme}-phone`);
+      expect(phone.problems).toEqual([]);
+      await phone.page.context().close();
+    }, 60_000);
+  }
+
+  it('lets a Viewer filter by group but not add to one', async () => {
+    await apiCall(master, 'POST', '/users', { name: 'gina', role: 'viewer', password: 'viewer-password-2' });
+    const viewer = await logIn(browser, master.origin, 'gina', 'viewer-password-2');
+    const { page, problems } = await open(viewer, '/agents?group=web');
+    await page.getByRole('heading', { name: 'web-1' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
+    expect(await page.getByLabel('Group').inputValue()).toBe('web');
+    await page.goto('/agent-control?selected=web-1');
+    await page.getByRole('heading', { level: 1 }).first().waitFor();
+    expect(await page.getByRole('button', { name: 'Add to Group' }).count()).toBe(0);
+    expect(problems.filter((p) => !p.includes('403'))).toEqual([]);
+    await page.context().close();
+  });
+});
