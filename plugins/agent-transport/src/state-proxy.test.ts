@@ -31,7 +31,8 @@ async function storeState(): Promise<StateService> {
 }
 
 async function master(state: StateService): Promise<TestMaster> {
-  const m = await startMaster({ state });
+  // Liveness is not under test here: a loaded machine must not give an agent up mid-task.
+  const m = await startMaster({ state, config: { heartbeatTimeoutMs: 15_000 } });
   cleanups.push(() => m.master.close());
   return m;
 }
