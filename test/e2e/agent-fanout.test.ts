@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   callApi,
-  localAuth,
   runRunner,
   runToEnd as runUntilEnd,
   spawnRunner,

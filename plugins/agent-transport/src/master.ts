@@ -47,7 +47,6 @@ export interface AgentMasterOptions {
   httpAddress?: () => { host: string; port: number; tls?: boolean } | null;
 }
 
-
 /**
  * The master side of the agent transport: the gRPC server agents dial, their sessions, the
  * registry (AgentRegistry) and task delegation (AgentDelegator).
