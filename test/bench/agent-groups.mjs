@@ -3,13 +3,10 @@
 // (what "Add to Group" on a whole selection sends), listing groups, the `?group=` filter of the
 // agents list, and a run delegated to `group:all` against the same run naming every agent.
 // Run: npm run build && node test/bench/agent-groups.mjs [--agents 1000] [--rounds 20]
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { percentile, root, round, startMaster } from './support/master.mjs';
+import { percentile, round, startMaster, startSimAgents } from './support/master.mjs';
 
 const { values } = parseArgs({
   options: { agents: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '20' } },
@@ -22,30 +19,9 @@ const master = await startMaster({ env: { RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1' 
 let sim;
 const result = { agents, rounds };
 try {
-  const token = readFileSync(join(master.dataDir, 'agent-token'), 'utf8').trim();
-  sim = spawn(
-    process.execPath,
-    [
-      join(root, 'test/bench/agent-sim.mjs'),
-      '--master',
-      `127.0.0.1:${master.grpcPort}`,
-      '--token',
-      token,
-      '--count',
-      String(agents),
-      '--report',
-      '3600',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  await new Promise((resolve, reject) => {
-    let out = '';
-    sim.stdout.on('data', (d) => {
-      out += d;
-      if (/"ready"/.test(out)) resolve();
-    });
-    sim.once('exit', (code) => reject(new Error(`agent-sim exited ${code}: ${out}`)));
-  });
+  const sims = startSimAgents(master, agents);
+  sim = sims.child;
+  await sims.ready;
 
   const ok = (r, what) => {
     if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);

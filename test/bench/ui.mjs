@@ -9,14 +9,11 @@
 // Prints readable lines, then one JSON line.
 // The functions given to page.evaluate run in the browser, with its globals.
 /* global document, performance, requestAnimationFrame, scrollTo, innerHeight */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
-import { root, round, startMaster } from './support/master.mjs';
+import { round, startMaster, startSimAgents } from './support/master.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -39,30 +36,9 @@ let sim;
 let browser;
 try {
   // Agents: one process of simulated agents (real clients, real protocol).
-  const token = readFileSync(join(master.dataDir, 'agent-token'), 'utf8').trim();
-  sim = spawn(
-    process.execPath,
-    [
-      join(root, 'test/bench/agent-sim.mjs'),
-      '--master',
-      `127.0.0.1:${master.grpcPort}`,
-      '--token',
-      token,
-      '--count',
-      String(agents),
-      '--report',
-      '60',
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const ready = new Promise((resolve, reject) => {
-    let out = '';
-    sim.stdout.on('data', (d) => {
-      out += d;
-      if (/"ready"/.test(out)) resolve();
-    });
-    sim.once('exit', (code) => reject(new Error(`agent-sim exited ${code}: ${out}`)));
-  });
+  const sims = startSimAgents(master, agents);
+  sim = sims.child;
+  const ready = sims.ready;
 
   // Executions: `runs` one-task runs, 32 in flight.
   const seeded = Date.now();

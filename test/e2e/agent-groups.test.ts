@@ -5,7 +5,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localAuth, runRunner, spawnRunner, startFleet, tempDataDir, touchThenDelegate } from './helpers.js';
+import { callApi, runRunner, runToEnd, spawnRunner, startFleet, tempDataDir, touchThenDelegate } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -23,15 +23,7 @@ afterAll(() => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...localAuth(masterDir), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
-}
+const api = <T>(method: string, path: string, body?: unknown) => callApi<T>({ masterDir, base }, method, path, body);
 
 const cli = (...args: string[]) => runRunner(['agent', 'group', ...args], { env: { RUNNER_DATA_DIR: masterDir } });
 
@@ -103,14 +95,10 @@ describe('delegate_to a group', () => {
 
   it('runs the task on every member of the group', async () => {
     const { content, marker } = workflow('group-run', 'group:web');
-    const started = await api<{ id: string }>('POST', '/workflows/run', { content, workflow_name: 'group-run' });
-    expect(started.status).toBe(202);
-    let run: { status: string; tasks: { name: string; agent: string; status: string }[] };
-    for (;;) {
-      ({ body: run } = await api<typeof run>('GET', `/executions/${started.body.id}`));
-      if (run.status !== 'running') break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    const run = await runToEnd<{ status: string; tasks: { name: string; agent: string; status: string }[] }>(
+      { masterDir, base },
+      { content, workflow_name: 'group-run' },
+    );
     expect(run.status).toBe('succeeded');
     expect(existsSync(marker)).toBe(true);
     expect(run.tasks.map((t) => [t.name, t.agent, t.status])).toEqual([

@@ -179,7 +179,9 @@ export async function callApi<T>(
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as T };
+  const text = await response.text();
+  // A 204 (DELETE) has no body.
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
 /** Starts a run with POST /workflows/run and polls it until it has ended; the record as the API gives it. */

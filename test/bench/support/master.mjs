@@ -126,3 +126,36 @@ export async function startMaster({
   };
   return { base, dataDir, httpPort, grpcPort, child, request, headers, stop, output: () => output };
 }
+
+/**
+ * `count` simulated agents (agent-sim.mjs: real agent clients, the real protocol, in one process)
+ * joined to a master from startMaster with its join token. `ready` resolves once every one has
+ * registered; kill `child` to end them.
+ */
+export function startSimAgents(master, count) {
+  const token = readFileSync(join(master.dataDir, 'agent-token'), 'utf8').trim();
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'test/bench/agent-sim.mjs'),
+      '--master',
+      `127.0.0.1:${master.grpcPort}`,
+      '--token',
+      token,
+      '--count',
+      String(count),
+      '--report',
+      '3600',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const ready = new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (/"ready"/.test(out)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`agent-sim exited ${code}: ${out}`)));
+  });
+  return { child, ready };
+}
