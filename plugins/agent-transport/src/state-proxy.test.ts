@@ -31,7 +31,8 @@ async function storeState(): Promise<StateService> {
 }
 
 async function master(state: StateService): Promise<TestMaster> {
-  const m = await startMaster({ state });
+  // Liveness is not under test here: a loaded machine must not give an agent up mid-task.
+  const m = await startMaster({ state, config: { heartbeatTimeoutMs: 15_000 } });
   cleanups.push(() => m.master.close());
   return m;
 }
@@ -169,6 +170,19 @@ describe('state of delegated tasks', () => {
         { workflow: 'secrets', task: '', dryRun: false },
       ),
     ).toEqual({ keys: [] });
+  });
+
+  it('a task fanned out to two agents: state.changed on one key is true on exactly one of them', async () => {
+    const m = await master(await storeState());
+    for (const name of ['web-1', 'web-2']) {
+      agent(m, name, async (calls, run) =>
+        calls.forward({ operation: 'changed', scope: 'workflow', key: 'release', value: 'v7' }, run),
+      );
+    }
+    await m.status('web-1', 'online');
+    await m.status('web-2', 'online');
+    const answers = await Promise.all(['web-1', 'web-2'].map((name) => delegate(m, name)));
+    expect(answers.map((a) => (a.value as StateAnswer).changed).sort()).toEqual([false, true]);
   });
 
   it('pairs each answer with its call when many are in flight and answered out of order', async () => {

@@ -17,8 +17,9 @@ opts.scope picks where a key lives:
 Outside a run (the REPL) the workflow and task scopes use the name "${OUTSIDE_RUN}".
 Tables compare by content: key order does not matter, and an empty table equals an empty table
 however it was built. Numbers are compared as numbers (1 and 1.0 are equal).
-Within one runner process, calls on the same key run one after another, so two goroutines calling
-state.changed on one key never both see the old value.
+Calls on the same key run one after another where the state is kept (the master also orders its
+agents' calls), so two goroutines, or one task fanned out to two agents, calling state.changed on
+one key never both see the old value.
 In dry-run nothing is stored: set and clear say what they would do, and changed still reports the
 comparison. In a task delegated to an agent, every call goes to the master and runs on its store with
 the same scopes: the workflow and task are those of the run the master delegated, and a later task
