@@ -360,7 +360,8 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
     );
     masters.push(master);
     const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
-    const masterUrl = `http://${http}`;
+    // --tls-cert serves the REST API over HTTPS too: the install command reaches it trusting the cert.
+    const masterUrl = `https://${http}`;
 
     const result = await install(
       'db-1',
@@ -376,7 +377,7 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
         // Known already when the tests before ran; this one may run alone.
         '--accept-new-host-key',
       ],
-      { RUNNER_TOKEN: localToken(masterData) },
+      { RUNNER_TOKEN: localToken(masterData), RUNNER_CA: cert },
     );
     expect(result.stderr).not.toMatch(/^runner:/m);
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
