@@ -208,9 +208,11 @@ export interface WorkflowEngine {
   get(runId: string, options?: { log?: boolean }): RunRecord | undefined;
   /**
    * What a run was started with (source, vars, values, group, delegation, dry run), to start it
-   * again; undefined for an unknown run or one recorded before runs kept their inputs.
+   * again; undefined for an unknown run or one recorded before runs kept their inputs;
+   * `'withheld'` when they held a secret (a registered value or a secret-named field), which is
+   * never stored.
    */
-  request(runId: string): RunRequest | undefined;
+  request(runId: string): RunRequest | 'withheld' | undefined;
   /**
    * Everything `start` checks before a run is recorded, and nothing else: throws what `start`
    * would (a WorkflowValidationError with every problem at its line and column); records nothing.

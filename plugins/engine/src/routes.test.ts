@@ -305,6 +305,24 @@ tasks:
     expect((body.error as { message: string }).message).toContain('before runs kept their inputs');
   });
 
+  it('never stores inputs holding a secret, and says so instead of running them again', async () => {
+    const first = await api('POST', '/workflows/run', {
+      content: greet.replace('vars: { who: nobody }', 'vars: { who: nobody, db_password: none }'),
+      workflow_name: 'greet',
+      vars: { who: 'world', db_password: 'hunter2-in-vars' },
+    });
+    expect(first.status).toBe(202);
+    await waitEnd(first.body.id as string);
+    const stored = kernel
+      .get(StoreRef)
+      .all<{ request: string }>('SELECT request FROM run_inputs WHERE run_id = ?', [first.body.id as string]);
+    expect(stored).toHaveLength(1);
+    expect(stored[0].request).not.toContain('hunter2-in-vars');
+    const { status, body } = await api('POST', `/executions/${first.body.id as string}/rerun`);
+    expect(status).toBe(409);
+    expect((body.error as { message: string }).message).toContain('secret in its inputs');
+  });
+
   it('answers 404 for a run that does not exist', async () => {
     const { status, body } = await api('POST', '/executions/r-nope/rerun');
     expect(status).toBe(404);

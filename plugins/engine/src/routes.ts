@@ -165,6 +165,10 @@ export function registerRoutes(
             `execution "${id}" was recorded before runs kept their inputs; start it from its workflow instead`,
           );
         }
+        if (stored === 'withheld')
+          throw new ConflictError(
+            `execution "${id}" was started with a secret in its inputs, which runs never store; start it again from its workflow`,
+          );
         const source = 'file' in stored.source ? { file: stored.source.file, within: workflowDirs } : stored.source;
         const { runId } = await engine.start({
           ...stored,

@@ -18,6 +18,8 @@ import { executionRetention, taskLogRetention } from './run-retention.js';
 import { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER } from './run-lifecycle-schema.js';
 import { RunList, type RunPage } from './run-list.js';
 
+/** run_inputs.request of a run whose inputs held a secret (not valid JSON of a request). */
+const WITHHELD = 'withheld: held a secret';
 export const RUN_MIGRATIONS: readonly Migration[] = [
   {
     id: 1,
@@ -161,8 +163,10 @@ export class RunStore {
   }
 
   /**
-   * `request`: what the run was started with, kept to run it again (stored as given: secrets in
-   * it must reach the new run, and it is never served).
+   * `request`: what the run was started with, kept to run it again. Stored as given only when it
+   * holds nothing the redactor would mask: a registered secret value or a secret-named field must
+   * never reach the disk (the store is a file), and a masked copy would start a different run. Such
+   * a run keeps a marker instead, and Run again says why it cannot.
    */
   insertRun(run: Omit<RunRecord, 'tasks'>, request?: RunRequest): Promise<WriteResult> {
     const statements = [
@@ -185,7 +189,10 @@ export class RunStore {
     if (request)
       statements.push({
         sql: 'INSERT INTO run_inputs (run_id, request) VALUES (?, ?)',
-        params: [run.id, JSON.stringify(request)],
+        params: [
+          run.id,
+          this.redactor && this.redactor.redact(request) !== request ? WITHHELD : JSON.stringify(request),
+        ],
       });
     const write = this.track(
       statements.length === 1
@@ -297,9 +304,10 @@ export class RunStore {
   }
 
   /** What a run was started with; undefined for an unknown run or one recorded before runs kept it. */
-  request(runId: string): RunRequest | undefined {
+  request(runId: string): RunRequest | 'withheld' | undefined {
     const row = this.store.get<{ request: string }>('SELECT request FROM run_inputs WHERE run_id = ?', [runId]);
-    return row ? (JSON.parse(row.request) as RunRequest) : undefined;
+    if (!row) return undefined;
+    return row.request === WITHHELD ? 'withheld' : (JSON.parse(row.request) as RunRequest);
   }
 
   /** Runs started from now on are leased to this process (run-lifecycle.ts). */
