@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,6 +40,25 @@ describe.each([
     expect(r).toMatchObject({ stdout: 'hello\n', stderr: 'oops\n', exit_code: 3, success: false });
     expect(r.duration).toBeGreaterThan(0);
     expect(r.timed_out).toBeUndefined();
+  });
+
+  it('starts a string of plain words naming a program by path without the shell, with the same meaning', async () => {
+    // The program's parent is the launcher itself, not a /bin/sh in between.
+    const status = await run('/bin/cat /proc/self/status');
+    const ppid = /^PPid:\s+(\d+)$/m.exec(status.stdout)?.[1];
+    expect(readFileSync(`/proc/${ppid}/comm`, 'utf8').trim()).not.toBe('sh');
+    expect(await run('/bin/echo a=b c,d 50% x@y:z +1')).toMatchObject({
+      stdout: 'a=b c,d 50% x@y:z +1\n',
+      exit_code: 0,
+    });
+    // A script without a #! line still runs as a shell script, as /bin/sh would run it.
+    const dir = mkdtempSync(join(tmpdir(), 'exec-plain-'));
+    writeFileSync(join(dir, 'noshebang'), 'echo "from $0"\n', { mode: 0o755 });
+    expect(await run(`${dir}/noshebang`)).toMatchObject({ stdout: `from ${dir}/noshebang\n`, exit_code: 0 });
+    expect(await run('/nonexistent/program --flag')).toMatchObject({ exit_code: 127, success: false });
+    // Anything the shell would expand still goes through it.
+    expect((await run('/bin/echo $0')).stdout).not.toBe('$0\n');
+    expect((await run('/bin/echo ~')).stdout).not.toBe('~\n');
   });
 
   it('runs a list as program and arguments with no shell', async () => {

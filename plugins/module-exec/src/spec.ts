@@ -6,7 +6,9 @@ export const execModule = defineLuaModule({
   description: 'Run commands and programs on the machine the task runs on',
   docs: `
 A string command runs through /bin/sh -c (pipes, redirections and variables work); a list runs the
-program with exactly those arguments and no shell, so nothing needs quoting. The process runs in a
+program with exactly those arguments and no shell, so nothing needs quoting. A string of plain
+words naming its program by path ("/usr/bin/systemctl restart nginx") is started directly, which
+means the same and saves the shell's start. The process runs in a
 process group and session of its own, with no terminal: a timeout or a cancelled task kills the
 whole group (SIGTERM, then SIGKILL after 2s), and a password prompt fails instead of hanging.
 stdout and stderr are kept up to 10 MiB each (the rest is read and dropped, truncated = true) and
