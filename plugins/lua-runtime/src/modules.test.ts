@@ -84,7 +84,6 @@ describe('Lua functions called from JavaScript', () => {
   it('run concurrently, each in a coroutine of its own, and give their results in order', async () => {
     const log: string[] = [];
     const { values } = testRuntime({ modules: [parModule([], log)] });
-    const started = performance.now();
     const result = await values(`
       local shared = 0
       return par.parallel({
@@ -94,9 +93,9 @@ describe('Lua functions called from JavaScript', () => {
       }), shared
     `);
     expect(result).toEqual([['a1', 'b2', 'c3'], 2]);
+    // Concurrent: b starts before a has ended and ends first (a timing bound would fail on a
+    // loaded machine; the order proves the overlap).
     expect(log).toEqual(['start a', 'start b', 'end b', 'end a']);
-    // Concurrent: about the longest sleep, not the sum.
-    expect(performance.now() - started).toBeLessThan(35 + 10 + 200);
   });
 
   it('report an error of one function to the caller, which may catch it', async () => {
