@@ -65,10 +65,10 @@ describe('the run log, tail first', () => {
 
     await page.getByRole('searchbox').fill('line 299');
     await expect.poll(() => status.textContent()).toContain('11 of');
-    expect(await shownMessages(page)).toEqual([
-      'line 299',
-      ...Array.from({ length: 10 }, (_, i) => `line ${2990 + i}`),
-    ]);
+    // The count can show a frame before the rows of the new page are drawn.
+    await expect
+      .poll(() => shownMessages(page))
+      .toEqual(['line 299', ...Array.from({ length: 10 }, (_, i) => `line ${2990 + i}`)]);
     const href = await page.getByRole('link', { name: 'Download' }).getAttribute('href');
     expect(href).toBe(`/api/v1/executions/${id}/log?format=text&q=line+299`);
     // The download is the server's, with the session cookie.
