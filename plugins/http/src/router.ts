@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
@@ -10,7 +9,6 @@ import {
   type EncodedJson,
   type Guard,
   type HttpMethod,
-  type HttpReply,
   type HttpRequest,
   type HttpRouter,
   type Logger,
@@ -22,6 +20,7 @@ import {
   type StaticMount,
 } from '@runner/plugin-sdk';
 import polka, { type NextHandler, type Polka, type Request } from 'polka';
+import { EncodedBodies, ifNoneMatch, isEncodedJson } from './encoded-body.js';
 import { errorAnswer, MethodNotAllowedError } from './errors.js';
 import { finalStatus, GuardChain } from './guard-chain.js';
 import { readJsonBody } from './json-body.js';
@@ -29,13 +28,13 @@ import { buildOpenApi } from './openapi.js';
 import { originAllowed } from './network-checks.js';
 import { API_PREFIX, checkDeclaration, METHODS, WEBSOCKET_ROUTE, type CompiledRoute } from './route-declaration.js';
 import { compilePart } from './route-schema.js';
+import { firstValues, isReply, pathOf, requestIdOf } from './request-parts.js';
 
 export { API_PREFIX } from './route-declaration.js';
+export { requestIdOf } from './request-parts.js';
 import { StaticFiles } from './static-files.js';
 
 const DEFAULT_ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
-/** A client's own id is kept (it ties the CLI's logs to ours) when it cannot smuggle anything into a log line. */
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface ApiRouterOptions {
   logger: Logger;
@@ -60,10 +59,12 @@ export class ApiRouter implements HttpRouter {
   private readonly statics: StaticFiles[] = [];
   private readonly plainRoutes = new Map<string, { route: PlainRoute; meta: RouteMeta }>();
   private readonly allowAllOrigins: boolean;
+  private readonly encoded: EncodedBodies;
   private listeningOn: { host: string; port: number; tls?: boolean } | null = null;
 
   constructor(private readonly options: ApiRouterOptions) {
     this.allowAllOrigins = options.corsOrigins.includes('*');
+    this.encoded = new EncodedBodies(options.redactor);
     this.app = polka({
       onNoMatch: (req, res) => this.sendError(req, res, this.noRouteError(req.method, req.path)),
       onError: (error, req, res) => this.sendError(req, res, error),
@@ -300,24 +301,42 @@ export class ApiRouter implements HttpRouter {
     headers: Record<string, string>,
   ): void {
     if (res.headersSent || res.destroyed) return;
-    // Serialised before any header is written, so a body that cannot be encoded still gets a 500.
-    const json =
-      body === undefined || status === 204 || status === 304
-        ? undefined
-        : isEncodedJson(body)
-          ? body.text
-          : JSON.stringify(body);
-    // The one serialisation point of every answer: registered secrets are masked here.
-    const payload = json === undefined || !this.options.redactor ? json : this.options.redactor.redactText(json);
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     // An unread body would otherwise be read (and discarded) to keep the connection alive.
     if (!req.complete) res.setHeader('connection', 'close');
+    if (isEncodedJson(body) && status !== 204 && status !== 304) return this.writeEncoded(req, res, status, body);
+    // Serialised before any header is written, so a body that cannot be encoded still gets a 500.
+    const json = body === undefined || status === 204 || status === 304 ? undefined : JSON.stringify(body);
+    // The one serialisation point of every answer: registered secrets are masked here (and in
+    // EncodedBodies for pre-encoded ones).
+    const payload = json === undefined || !this.options.redactor ? json : this.options.redactor.redactText(json);
     if (payload !== undefined) {
       res.setHeader('content-type', 'application/json; charset=utf-8');
       res.setHeader('content-length', Buffer.byteLength(payload));
     }
     res.writeHead(status);
     res.end(payload);
+  }
+
+  /**
+   * A pre-encoded body: its kept bytes, with an ETag and revalidation asked of caches (the data
+   * changes with every run); 304 without a body when a GET names that ETag in If-None-Match.
+   */
+  private writeEncoded(req: IncomingMessage, res: ServerResponse, status: number, body: EncodedJson): void {
+    const { bytes, etag } = this.encoded.of(body);
+    if (status === 200) {
+      res.setHeader('etag', etag);
+      res.setHeader('cache-control', 'private, no-cache');
+      if ((req.method === 'GET' || req.method === 'HEAD') && ifNoneMatch(req.headers['if-none-match'], etag)) {
+        res.writeHead(304);
+        res.end();
+        return;
+      }
+    }
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.setHeader('content-length', bytes.length);
+    res.writeHead(status);
+    res.end(bytes);
   }
 
   private noRouteError(method: string, path: string): RunnerError {
@@ -364,32 +383,4 @@ export class ApiRouter implements HttpRouter {
     }
     this.writeJson(req, res, 204, undefined, {});
   }
-}
-
-export function requestIdOf(req: IncomingMessage): string {
-  const given = req.headers['x-request-id'];
-  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
-}
-
-function pathOf(url: string | undefined): string {
-  const raw = url ?? '/';
-  const at = raw.indexOf('?');
-  return at === -1 ? raw : raw.slice(0, at);
-}
-
-function firstValues(query: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(query)) {
-    const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined) out[key] = first;
-  }
-  return out;
-}
-
-function isEncodedJson(value: unknown): value is EncodedJson {
-  return typeof value === 'object' && value !== null && (value as Partial<EncodedJson>).kind === 'encoded-json';
-}
-
-function isReply(value: unknown): value is HttpReply {
-  return typeof value === 'object' && value !== null && (value as Partial<HttpReply>).kind === 'http-reply';
 }
