@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EncodedJson, Redactor } from '@runner/plugin-sdk';
 
 /** What the router keeps with an EncodedJson: its masked bytes and their ETag. */
@@ -55,4 +56,24 @@ export function ifNoneMatch(header: string | string[] | undefined, etag: string)
     if ((tag.startsWith('W/') ? tag.slice(2) : tag) === etag) return true;
   }
   return false;
+}
+
+/**
+ * Sends a pre-encoded body's kept bytes, with its ETag and revalidation asked of caches (the data
+ * changes with every run); 304 without a body when a GET names that ETag in If-None-Match.
+ */
+export function writeEncoded(req: IncomingMessage, res: ServerResponse, status: number, body: EncodedBody): void {
+  if (status === 200) {
+    res.setHeader('etag', body.etag);
+    res.setHeader('cache-control', 'private, no-cache');
+    if ((req.method === 'GET' || req.method === 'HEAD') && ifNoneMatch(req.headers['if-none-match'], body.etag)) {
+      res.writeHead(304);
+      res.end();
+      return;
+    }
+  }
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('content-length', body.bytes.length);
+  res.writeHead(status);
+  res.end(body.bytes);
 }

@@ -6,7 +6,6 @@ import {
   NotFoundError,
   RunnerError,
   STREAMED,
-  type EncodedJson,
   type Guard,
   type HttpMethod,
   type HttpRequest,
@@ -20,7 +19,7 @@ import {
   type StaticMount,
 } from '@runner/plugin-sdk';
 import polka, { type NextHandler, type Polka, type Request } from 'polka';
-import { EncodedBodies, ifNoneMatch, isEncodedJson } from './encoded-body.js';
+import { EncodedBodies, isEncodedJson, writeEncoded } from './encoded-body.js';
 import { errorAnswer, MethodNotAllowedError } from './errors.js';
 import { finalStatus, GuardChain } from './guard-chain.js';
 import { readJsonBody } from './json-body.js';
@@ -325,7 +324,8 @@ export class ApiRouter implements HttpRouter {
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     // An unread body would otherwise be read (and discarded) to keep the connection alive.
     if (!req.complete) res.setHeader('connection', 'close');
-    if (isEncodedJson(body) && status !== 204 && status !== 304) return this.writeEncoded(req, res, status, body);
+    if (isEncodedJson(body) && status !== 204 && status !== 304)
+      return writeEncoded(req, res, status, this.encoded.of(body));
     // Serialised before any header is written, so a body that cannot be encoded still gets a 500.
     const json = body === undefined || status === 204 || status === 304 ? undefined : JSON.stringify(body);
     // The one serialisation point of every answer: registered secrets are masked here (and in
@@ -337,27 +337,6 @@ export class ApiRouter implements HttpRouter {
     }
     res.writeHead(status);
     res.end(payload);
-  }
-
-  /**
-   * A pre-encoded body: its kept bytes, with an ETag and revalidation asked of caches (the data
-   * changes with every run); 304 without a body when a GET names that ETag in If-None-Match.
-   */
-  private writeEncoded(req: IncomingMessage, res: ServerResponse, status: number, body: EncodedJson): void {
-    const { bytes, etag } = this.encoded.of(body);
-    if (status === 200) {
-      res.setHeader('etag', etag);
-      res.setHeader('cache-control', 'private, no-cache');
-      if ((req.method === 'GET' || req.method === 'HEAD') && ifNoneMatch(req.headers['if-none-match'], etag)) {
-        res.writeHead(304);
-        res.end();
-        return;
-      }
-    }
-    res.setHeader('content-type', 'application/json; charset=utf-8');
-    res.setHeader('content-length', bytes.length);
-    res.writeHead(status);
-    res.end(bytes);
   }
 
   private noRouteError(method: string, path: string): RunnerError {
