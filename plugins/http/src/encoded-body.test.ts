@@ -1,29 +1,12 @@
 // Pre-encoded JSON answers (EncodedJson) through a real server on an ephemeral loopback port:
 // bytes, headers, HEAD, ETag revalidation, masking of secrets registered later, and the guard
 // chain still deciding every request before a kept body is sent.
-import {
-  encodedJson,
-  ForbiddenError,
-  Permissions,
-  RedactorRef,
-  REDACTED,
-  UnauthorizedError,
-  type HttpRouter,
-} from '@runner/plugin-sdk';
-import { afterEach, describe, expect, it } from 'vitest';
+import { encodedJson, ForbiddenError, Permissions, RedactorRef, REDACTED, UnauthorizedError } from '@runner/plugin-sdk';
+import { describe, expect, it } from 'vitest';
 import { ifNoneMatch } from './encoded-body.js';
-import { startHttp, testRoute, type RunningHttp } from './test-support.js';
+import { serverPerTest, testRoute } from './test-support.js';
 
-const running: RunningHttp[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) await r.kernel.stop();
-});
-
-async function start(routes: (router: HttpRouter) => void): Promise<RunningHttp> {
-  const r = await startHttp({}, routes);
-  running.push(r);
-  return r;
-}
+const start = serverPerTest();
 
 const PAGE_TEXT = JSON.stringify({ executions: [{ id: 'run-1', note: 'tea for two', é: 'ünïcode' }], total: 1 });
 

@@ -1,20 +1,10 @@
 // Routes without path parameters are found by a map read; these check that the route answering
 // is the one polka's pattern walk would have run, over a real server on a loopback port.
-import type { HttpRouter } from '@runner/plugin-sdk';
 import { Type } from '@runner/plugin-sdk/schema';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startHttp, testRoute, type RunningHttp } from './test-support.js';
+import { describe, expect, it } from 'vitest';
+import { serverPerTest, testRoute } from './test-support.js';
 
-const running: RunningHttp[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) await r.kernel.stop();
-});
-
-async function start(routes: (router: HttpRouter) => void): Promise<RunningHttp> {
-  const r = await startHttp({}, routes);
-  running.push(r);
-  return r;
-}
+const start = serverPerTest();
 
 describe('route lookup', () => {
   it('answers a fixed path with its query and no params, for GET, HEAD and with a trailing slash', async () => {
