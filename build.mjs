@@ -49,8 +49,31 @@ function sources(dir, out = []) {
 // module its default export alone (`await import('yaml')` would lose LineCounter), so a module
 // that loads one lazily imports it statically and is itself imported lazily (kernel's
 // config-file.ts). pino is bundled without its transports (worker threads), which runner does not
-// use. Every other bare import is left to Node.
-const BUNDLED = ['semver', 'commander', 'fengari', '@sinclair/typebox', 'yaml', 'pino'];
+// use. pino's own dependencies, tapable and two of fengari's are CommonJS spread over files too
+// (a one-task run loaded 37 such files); readline-sync stays out, as it runs scripts beside
+// itself. Every other bare import is left to Node.
+const BUNDLED = [
+  'semver',
+  'commander',
+  'fengari',
+  '@sinclair/typebox',
+  'yaml',
+  'pino',
+  'tapable',
+  'sprintf-js',
+  'tmp',
+  'sonic-boom',
+  'thread-stream',
+  'pino-std-serializers',
+  '@pinojs/redact',
+  'quick-format-unescaped',
+  'atomic-sleep',
+  'on-exit-leak-free',
+  'safe-stable-stringify',
+  'process-warning',
+  'real-require',
+  'pino-abstract-transport',
+];
 const thirdPartyExternal = {
   name: 'third-party-external',
   setup(b) {
