@@ -10,6 +10,7 @@
 // Test helpers (*.test.ts, test-support.ts, fake-registry.ts, test-master.ts) are not built;
 // plugin-sdk/testing.ts is, being the SDK's public test kit.
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 
@@ -44,36 +45,60 @@ function sources(dir, out = []) {
 
 // Workspace packages (@runner/*) are bundled from their TypeScript source, and so are pure
 // JavaScript libraries spread over many files that Node would each resolve, read and compile
-// (TypeBox alone was 200 ESM files on every command; yaml and pino dozens of CommonJS ones).
+// (TypeBox alone was 200 ESM files on every command; tapable 15 CommonJS ones).
 // Only libraries imported statically: esbuild gives a dynamic import() of a bundled CommonJS
-// module its default export alone (`await import('yaml')` would lose LineCounter), so a module
-// that loads one lazily imports it statically and is itself imported lazily (kernel's
-// config-file.ts). pino is bundled without its transports (worker threads), which runner does not
-// use. pino's own dependencies, tapable and two of fengari's are CommonJS spread over files too
-// (a one-task run loaded 37 such files); readline-sync stays out, as it runs scripts beside
-// itself. Every other bare import is left to Node.
-const BUNDLED = [
-  'semver',
-  'commander',
-  'fengari',
-  '@sinclair/typebox',
-  'yaml',
-  'pino',
-  'tapable',
-  'sprintf-js',
-  'tmp',
-  'sonic-boom',
-  'thread-stream',
-  'pino-std-serializers',
-  '@pinojs/redact',
-  'quick-format-unescaped',
-  'atomic-sleep',
-  'on-exit-leak-free',
-  'safe-stable-stringify',
-  'process-warning',
-  'real-require',
-  'pino-abstract-transport',
-];
+// module its default export alone, so a module that loads one lazily imports it statically and
+// is itself imported lazily. Every other bare import is left to Node, but VENDORED ones.
+const BUNDLED = ['semver', '@sinclair/typebox', 'tapable'];
+// Vendored libraries, the large CommonJS ones a `runner run` loads, are built on their own into
+// kernel/dist/vendor/<name>.cjs, one file (with all their dependencies) that
+// kernel/src/vendor-loader.ts compiles through V8's code cache: Node 20 has none for ES modules,
+// and these 1.1 MB were compiled anew by every command. Each lists the specifiers the code
+// imports; an import of any other is a build error. Their named exports are read from the built
+// bundle. pino is built without its transports (worker threads), which runner does not use;
+// readline-sync (fengari's debug.debug) runs scripts beside itself and stays in node_modules.
+// `from` is the package whose dependency it is: the bundle is built from the copy that package
+// resolves, and an importer that would resolve another copy is a build error.
+const VENDORED = {
+  fengari: {
+    from: 'plugins/lua-runtime',
+    specifiers: ['fengari', 'fengari/src/defs.js', 'fengari/src/lobject.js', 'fengari/src/ltable.js'],
+  },
+  commander: { from: 'kernel', specifiers: ['commander'] },
+  yaml: { from: 'plugins/workflow', specifiers: ['yaml'] },
+  pino: { from: 'kernel', specifiers: ['pino'] },
+};
+const vendorFile = (name) => join(root, 'kernel/dist/vendor', `${name}.cjs`);
+const vendorLoader = join(root, 'kernel/src/vendor-loader.ts');
+const vendored = {
+  name: 'vendored',
+  setup(b) {
+    for (const [name, { from, specifiers }] of Object.entries(VENDORED)) {
+      const resolveFrom = createRequire(join(root, from, 'package.json'));
+      b.onResolve({ filter: new RegExp(`^${name}(/|$)`) }, (args) => {
+        if (!specifiers.includes(args.path)) {
+          return { errors: [{ text: `${args.path} is not among VENDORED.${name} in build.mjs; add it there` }] };
+        }
+        const own = createRequire(join(args.resolveDir, 'index.js')).resolve(args.path);
+        if (own !== resolveFrom.resolve(args.path)) {
+          return { errors: [{ text: `${args.path} resolves to ${own} here, not to the copy ${from} vendors` }] };
+        }
+        return { path: args.path, namespace: 'runner-vendor', pluginData: name };
+      });
+    }
+    b.onLoad({ filter: /.*/, namespace: 'runner-vendor' }, (args) => {
+      const exports = createRequire(import.meta.url)(vendorFile(args.pluginData))[args.path];
+      const names = Object.keys(exports).filter((k) => k !== 'default' && /^[A-Za-z_$][\w$]*$/.test(k));
+      const m = `loadVendor(${JSON.stringify(args.pluginData)})[${JSON.stringify(args.path)}]`;
+      return {
+        contents: `import { loadVendor } from ${JSON.stringify(vendorLoader)};\nconst m = ${m};\nexport default m;\nexport const { ${names.join(', ')} } = m;\n`,
+        resolveDir: root,
+        loader: 'js',
+      };
+    });
+  },
+};
+
 const thirdPartyExternal = {
   name: 'third-party-external',
   setup(b) {
@@ -128,6 +153,25 @@ const entryPoints = [...packages.map((pkg) => join(pkg, 'index.ts')), ...ENTRY_F
     return { in: file, out: relative(root, join(pkg, 'dist', relative(pkg, file))).replace(/\.ts$/, '') };
   });
 checkRelativeUrls(new Set(entryPoints.map((e) => e.in)));
+for (const [name, { from, specifiers }] of Object.entries(VENDORED)) {
+  await build({
+    stdin: {
+      contents: `module.exports = {${specifiers.map((s) => `${JSON.stringify(s)}: require(${JSON.stringify(s)})`).join(', ')}};`,
+      resolveDir: join(root, from),
+      sourcefile: `vendor-${name}.cjs`,
+      loader: 'js',
+    },
+    outfile: vendorFile(name),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // readline-sync (fengari's debug.debug) runs scripts that sit beside it: left in node_modules.
+    external: ['readline-sync'],
+    logLevel: 'warning',
+  });
+}
+
 const { metafile } = await build({
   entryPoints,
   metafile: true,
@@ -136,7 +180,7 @@ const { metafile } = await build({
   splitting: true,
   chunkNames: 'kernel/dist/chunks/[name]-[hash]',
   conditions: ['runner-source'],
-  plugins: [thirdPartyExternal],
+  plugins: [vendored, thirdPartyExternal],
   // The bundled CommonJS libraries require Node's built-ins; ESM output has no require of its own.
   banner: {
     js: "import { createRequire as __runnerCreateRequire } from 'node:module'; const require = __runnerCreateRequire(import.meta.url);",
