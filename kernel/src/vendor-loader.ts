@@ -18,13 +18,28 @@ const loaded = new Map<string, Record<string, unknown>>();
 export function loadVendor(name: string): Record<string, unknown> {
   const done = loaded.get(name);
   if (done) return done;
-  const file = join(kernelDir, 'dist', 'vendor', `${name}.cjs`);
+  const bundle = compileCommonJs(join(kernelDir, 'dist', 'vendor', `${name}.cjs`));
+  if (!bundle.cacheUsed) process.once('exit', () => bundle.writeCache());
+  loaded.set(name, bundle.exports);
+  return bundle.exports;
+}
+
+/** A CommonJS file run through the code cache beside it (`<file>.v8-cache`). */
+export interface CompiledCommonJs {
+  exports: Record<string, unknown>;
+  /** Whether V8 took the cache (false: there was none, or V8 refused it). */
+  cacheUsed: boolean;
+  /** Writes the cache of what has been compiled so far; a failure (a read-only directory) is ignored. */
+  writeCache(): void;
+}
+
+export function compileCommonJs(file: string): CompiledCommonJs {
   const cacheFile = `${file}.v8-cache`;
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(cacheFile);
   } catch {
-    // No cache yet: written at exit.
+    // No cache yet.
   }
   const wrapper = `(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`;
   const script = new Script(wrapper, { filename: file, cachedData });
@@ -37,11 +52,11 @@ export function loadVendor(name: string): Record<string, unknown> {
     file,
     dirname(file),
   );
-  if (cachedData === undefined || script.cachedDataRejected === true) {
-    process.once('exit', () => writeCache(script, cacheFile));
-  }
-  loaded.set(name, module.exports);
-  return module.exports;
+  return {
+    exports: module.exports,
+    cacheUsed: cachedData !== undefined && script.cachedDataRejected === false,
+    writeCache: () => writeCache(script, cacheFile),
+  };
 }
 
 function writeCache(script: Script, cacheFile: string): void {
