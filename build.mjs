@@ -49,7 +49,7 @@ function sources(dir, out = []) {
 // Only libraries imported statically: esbuild gives a dynamic import() of a bundled CommonJS
 // module its default export alone, so a module that loads one lazily imports it statically and
 // is itself imported lazily. Every other bare import is left to Node, but VENDORED ones.
-const BUNDLED = ['semver', '@sinclair/typebox', 'tapable'];
+const BUNDLED = ['@sinclair/typebox', 'tapable'];
 // Vendored libraries, the large CommonJS ones a `runner run` loads, are built on their own into
 // kernel/dist/vendor/<name>.cjs, one file (with all their dependencies) that
 // kernel/src/vendor-loader.ts compiles through V8's code cache: Node 20 has none for ES modules,
