@@ -9,9 +9,9 @@
 // Type-checking is `npm run typecheck` (tsc --noEmit); this step only strips types and links.
 // Test helpers (*.test.ts, test-support.ts, fake-registry.ts, test-master.ts) are not built;
 // plugin-sdk/testing.ts is, being the SDK's public test kit.
-import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { build } from 'esbuild';
 
 const root = new URL('.', import.meta.url).pathname;
@@ -67,6 +67,8 @@ const VENDORED = {
   commander: { from: 'kernel', specifiers: ['commander'] },
   yaml: { from: 'plugins/workflow', specifiers: ['yaml'] },
   pino: { from: 'kernel', specifiers: ['pino'] },
+  // Its JavaScript only; it reads sql-wasm.wasm beside itself, copied there below.
+  sqljs: { from: 'plugins/store', specifiers: ['sql.js'], files: ['sql.js/dist/sql-wasm.wasm'] },
 };
 const vendorFile = (name) => join(root, 'kernel/dist/vendor', `${name}.cjs`);
 const vendorLoader = join(root, 'kernel/src/vendor-loader.ts');
@@ -75,7 +77,8 @@ const vendored = {
   setup(b) {
     for (const [name, { from, specifiers }] of Object.entries(VENDORED)) {
       const resolveFrom = createRequire(join(root, from, 'package.json'));
-      b.onResolve({ filter: new RegExp(`^${name}(/|$)`) }, (args) => {
+      const packageName = specifiers[0].split('/')[0].replace(/[.]/g, '\\.');
+      b.onResolve({ filter: new RegExp(`^${packageName}(/|$)`) }, (args) => {
         if (!specifiers.includes(args.path)) {
           return { errors: [{ text: `${args.path} is not among VENDORED.${name} in build.mjs; add it there` }] };
         }
@@ -153,7 +156,10 @@ const entryPoints = [...packages.map((pkg) => join(pkg, 'index.ts')), ...ENTRY_F
     return { in: file, out: relative(root, join(pkg, 'dist', relative(pkg, file))).replace(/\.ts$/, '') };
   });
 checkRelativeUrls(new Set(entryPoints.map((e) => e.in)));
-for (const [name, { from, specifiers }] of Object.entries(VENDORED)) {
+for (const [name, { from, specifiers, files = [] }] of Object.entries(VENDORED)) {
+  const resolveFrom = createRequire(join(root, from, 'package.json'));
+  mkdirSync(join(root, 'kernel/dist/vendor'), { recursive: true });
+  for (const file of files) copyFileSync(resolveFrom.resolve(file), join(root, 'kernel/dist/vendor', basename(file)));
   await build({
     stdin: {
       contents: `module.exports = {${specifiers.map((s) => `${JSON.stringify(s)}: require(${JSON.stringify(s)})`).join(', ')}};`,
