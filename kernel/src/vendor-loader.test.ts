@@ -1,8 +1,11 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cachedDataVersionTag } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { compileCommonJs } from './vendor-loader.js';
+
+const cacheOf = (file: string) => `${file}.${cachedDataVersionTag()}.v8-cache`;
 
 function bundle(): string {
   const file = join(mkdtempSync(join(tmpdir(), 'vendor-loader-')), 'lib.cjs');
@@ -24,7 +27,7 @@ describe('a vendored CommonJS bundle', () => {
     expect((first.exports.square as (n: number) => number)(7)).toBe(49);
     expect(first.cacheUsed).toBe(false);
     first.writeCache();
-    expect(existsSync(`${file}.v8-cache`)).toBe(true);
+    expect(existsSync(cacheOf(file))).toBe(true);
 
     const second = compileCommonJs(file);
     expect(second.cacheUsed).toBe(true);
@@ -33,12 +36,12 @@ describe('a vendored CommonJS bundle', () => {
 
   it('loads past a cache V8 refuses, replaces it, and shrugs off one it cannot write', () => {
     const file = bundle();
-    writeFileSync(`${file}.v8-cache`, 'not a code cache');
+    writeFileSync(cacheOf(file), 'not a code cache');
     const refused = compileCommonJs(file);
     expect(refused.cacheUsed).toBe(false);
     expect(refused.exports.name).toBe('lib.cjs');
     refused.writeCache();
-    expect(readFileSync(`${file}.v8-cache`, 'utf8')).not.toBe('not a code cache');
+    expect(readFileSync(cacheOf(file), 'utf8')).not.toBe('not a code cache');
     expect(compileCommonJs(file).cacheUsed).toBe(true);
 
     // The directory is gone by exit (as root, permissions would not stop the write).

@@ -1,6 +1,7 @@
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { cachedDataVersionTag } from 'node:v8';
 import { Script } from 'node:vm';
 import { kernelDir } from './paths.js';
 
@@ -8,8 +9,8 @@ import { kernelDir } from './paths.js';
 // loaded through V8's code cache: Node 20 has no compile cache for ES modules, and fengari alone is
 // 600 KB that every `runner run` compiled anew (~20 ms of CPU; with the cache, a few). The cache is
 // written beside the bundle when the process exits, so it holds the functions that run compiled,
-// not only the top level; V8 refuses a cache made by another V8 or with other flags, and then it
-// is written again. A bundle directory the user cannot write (a system-wide install) gets no
+// not only the top level; each V8 version and set of flags has its own (a cache V8 refuses anyway
+// is written again). A bundle directory the user cannot write (a system-wide install) gets no
 // cache: the library loads as it would without one.
 
 const loaded = new Map<string, Record<string, unknown>>();
@@ -24,7 +25,11 @@ export function loadVendor(name: string): Record<string, unknown> {
   return bundle.exports;
 }
 
-/** A CommonJS file run through the code cache beside it (`<file>.v8-cache`). */
+/**
+ * A CommonJS file run through the code cache beside it, `<file>.<tag>.v8-cache`. The tag is V8's
+ * (its version and flags): a master (`runner server`) and a one-shot command (which sets
+ * `--liftoff-only`) each keep their own cache instead of each refusing and rewriting the other's.
+ */
 export interface CompiledCommonJs {
   exports: Record<string, unknown>;
   /** Whether V8 took the cache (false: there was none, or V8 refused it). */
@@ -34,7 +39,7 @@ export interface CompiledCommonJs {
 }
 
 export function compileCommonJs(file: string): CompiledCommonJs {
-  const cacheFile = `${file}.v8-cache`;
+  const cacheFile = `${file}.${cachedDataVersionTag()}.v8-cache`;
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(cacheFile);
