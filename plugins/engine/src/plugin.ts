@@ -57,12 +57,14 @@ export const plugin = definePlugin({
     ...WORKFLOW_FILES_CONFIG,
   },
   async setup(ctx, { parser, runtime, template, store, http, delegator, groups, processGroups }) {
-    const [{ createEngine }, { RunStore }, { registerRoutes }, { startRunLifecycle }] = await Promise.all([
-      import('./engine.js'),
-      import('./run-store.js'),
-      import('./routes.js'),
-      import('./run-lifecycle-start.js'),
-    ]);
+    const [{ createEngine }, { RunStore }, { registerRoutes }, { registerLogStreamRoute }, { startRunLifecycle }] =
+      await Promise.all([
+        import('./engine.js'),
+        import('./run-store.js'),
+        import('./routes.js'),
+        import('./log-stream-route.js'),
+        import('./run-lifecycle-start.js'),
+      ]);
     const runs = new RunStore(store, ctx.config.get<number>('engine.task_result_bytes'), ctx.redactor);
     await runs.migrate();
     // Before any run starts: runs a dead process left `running` end `interrupted`.
@@ -83,7 +85,10 @@ export const plugin = definePlugin({
       ...runLimits(ctx.config),
     });
     ctx.provide(WorkflowEngineRef, engine);
-    if (http) registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor, (id) => runs.logTexts(id));
+    if (http) {
+      registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor, (id) => runs.logTexts(id));
+      registerLogStreamRoute(http, engine, ctx.redactor, ctx.signal);
+    }
     // Runs still going when the kernel stops were cancelled through ctx.signal; wait for them to
     // record that before the store closes.
     ctx.onStop(async () => {

@@ -92,6 +92,83 @@ describe('the run log, tail first', () => {
   }
 });
 
+describe('a running run', () => {
+  const TICKS = 60;
+  const ticker = [
+    'version: "1.0"',
+    'tasks:',
+    '  - name: ticker',
+    '    exec:',
+    '      script: |',
+    `        for i = 1, ${TICKS} do log.info("tick " .. i); goroutine.sleep("100ms") end`,
+    '        log.info("waiting")',
+    '        goroutine.sleep("60s")',
+  ].join('\n');
+
+  it('streams its log lines as they are written (no polling), filtered on the server, and ends in order', async () => {
+    const { id } = await apiCall<{ id: string }>(master, 'POST', '/workflows/run', {
+      content: ticker,
+      workflow_name: 'ticker',
+    });
+    const ctx = await context(browser, { origin: master.origin, session: admin });
+    const page = await ctx.newPage();
+    const { problems } = watch(page);
+    const pages: string[] = [];
+    const streams: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/log?')) pages.push(r.url());
+      if (r.url().includes('/log/stream')) streams.push(r.url());
+    });
+    await page.goto(`/executions/${id}`);
+    const log = page.getByRole('log', { name: 'Log of the run' });
+    await log.getByText('tick 3', { exact: true }).waitFor();
+    const readsAtStart = pages.length;
+    // Lines keep coming while no page of the log is read again: they are pushed.
+    await log.getByText('tick 15', { exact: true }).waitFor();
+    expect(pages.length).toBe(readsAtStart);
+    expect(streams).toHaveLength(1);
+    // Every line once, in order, the viewer following the tail.
+    await expect.poll(() => shownMessages(page)).toContain('tick 15');
+    const seen = (await shownMessages(page)).filter((m) => m.startsWith('tick '));
+    const numbers = seen.map((m) => Number(m.slice(5)));
+    expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => numbers[0] + i));
+
+    // A search opens the stream again with the filter: later matching lines arrive, others do not.
+    await page.getByRole('searchbox').fill('tick 5');
+    await expect
+      .poll(() => shownMessages(page), { timeout: 15_000 })
+      .toEqual(['tick 5', ...Array.from({ length: 10 }, (_, i) => `tick ${50 + i}`)]);
+    expect(streams.length).toBe(2);
+    expect(streams[1]).toContain('q=tick+5');
+    await page.getByRole('searchbox').fill('');
+    await log.getByText('waiting', { exact: true }).waitFor();
+    await screenshot(page, 'run-view-streaming-light-desktop');
+    expect(await seriousViolations(page)).toEqual([]);
+    // The same live view in the other theme and on a phone, while the run still goes on.
+    for (const [theme, viewport] of [
+      ['dark', 'desktop'],
+      ['light', 'phone'],
+      ['dark', 'phone'],
+    ] as const) {
+      const other = await open(`/executions/${id}`, { theme, viewport });
+      await other.page.getByRole('log').getByText('waiting', { exact: true }).waitFor();
+      await screenshot(other.page, `run-view-streaming-${theme}-${viewport}`);
+      expect(await seriousViolations(other.page)).toEqual([]);
+      expect(other.problems).toEqual([]);
+      await other.page.context().close();
+    }
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByText('Cancelled by', { exact: true }).waitFor({ timeout: 20_000 });
+    const final = await apiCall<{ total: number }>(master, 'GET', `/executions/${id}/log?tail=1`);
+    const status = page.getByRole('status').filter({ hasText: 'lines' });
+    await expect.poll(() => status.textContent()).toBe(`${final.total} of ${final.total} lines`);
+    expect(problems).toEqual([]);
+    await ctx.close();
+  }, 60_000);
+});
+
 describe('run again', () => {
   it('starts the same workflow with the same inputs from a finished run, as the user who clicked', async () => {
     const content =
