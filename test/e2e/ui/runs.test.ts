@@ -203,38 +203,42 @@ describe('validate before running', () => {
     '    exec: { script: "return true" }',
   ].join('\n');
 
-  it('shows each problem at its line and starts nothing', async () => {
+  it('shows each problem at its line in the editor and starts nothing', async () => {
     const before = (await apiCall<{ total: number }>(master, 'GET', '/executions?limit=1')).total;
     const { page, problems } = await open('/executions?new=1');
     const form = page.getByRole('form', { name: 'New run' });
-    await form.getByLabel('Workflow', { exact: true }).fill(bad);
+    const editor = form.getByLabel('Workflow', { exact: true });
+    await editor.fill(bad);
+    // CodeMirror: numbered lines, YAML highlighted.
+    expect(await form.locator('.cm-lineNumbers .cm-gutterElement').allTextContents()).toEqual(
+      expect.arrayContaining(['1', '6']),
+    );
+    expect(await form.locator('.cm-line').count()).toBe(6);
     await form.getByRole('button', { name: 'Start' }).click();
-    const listing = form.getByRole('list', { name: 'Workflow with its problems' });
-    await listing.waitFor();
-    const marked = listing.locator('li.bad');
-    expect(await marked.count()).toBe(1);
-    expect(await marked.textContent()).toContain('5');
-    expect(await marked.textContent()).toContain('- nme: typo');
-    expect(await listing.locator('li.note').first().textContent()).toMatch(/Error at line 5, column \d+:.*nme/);
+    const list = form.getByRole('list', { name: 'Problems with their lines' });
+    await list.waitFor();
+    expect(await list.locator('li').first().textContent()).toMatch(/Error at line 5, column \d+:.*nme/);
+    // Both problems (unknown key, missing name) are marked at line 5: underlined, one gutter marker.
+    const marked = form.locator('.cm-line').nth(4).locator('.cm-lintRange-error').first();
+    await marked.waitFor();
+    expect(await marked.textContent()).toContain('nme');
+    expect(await form.locator('.cm-lint-marker-error').count()).toBe(1);
+    expect(await editor.getAttribute('aria-invalid')).toBe('true');
     // Clicking the problem selects its line in the editor.
-    await listing
+    await list
       .getByRole('button', { name: /Error at line 5/ })
       .first()
       .click();
-    const selected = await form
-      .getByLabel('Workflow', { exact: true })
-      .evaluate((t) =>
-        (t as unknown as { value: string; selectionStart: number; selectionEnd: number }).value.slice(
-          (t as unknown as { selectionStart: number }).selectionStart,
-          (t as unknown as { selectionEnd: number }).selectionEnd,
-        ),
-      );
-    expect(selected).toBe('  - nme: typo');
+    expect(await page.evaluate('getSelection().toString()')).toBe('  - nme: typo');
     expect((await apiCall<{ total: number }>(master, 'GET', '/executions?limit=1')).total).toBe(before);
-    // A valid workflow checks clean and says what would run.
-    await form.getByLabel('Workflow', { exact: true }).fill(bad.replace('nme', 'name'));
+    // Hovering the mark shows the message.
+    await marked.hover();
+    await page.locator('.cm-tooltip-lint').getByText(/nme/).first().waitFor();
+    // A valid workflow checks clean, its marks go, and it says what would run.
+    await editor.fill(bad.replace('nme', 'name'));
     await form.getByRole('button', { name: 'Check' }).click();
     await form.getByText('Valid: 2 tasks would run (ok, typo).').waitFor();
+    expect(await form.locator('.cm-lintRange-error').count()).toBe(0);
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -246,8 +250,9 @@ describe('validate before running', () => {
         const form = page.getByRole('form', { name: 'New run' });
         await form.getByLabel('Workflow', { exact: true }).fill(bad);
         await form.getByRole('button', { name: 'Start' }).click();
-        await form.getByRole('list', { name: 'Workflow with its problems' }).waitFor();
-        await form.getByRole('list', { name: 'Workflow with its problems' }).scrollIntoViewIfNeeded();
+        await form.getByRole('list', { name: 'Problems with their lines' }).waitFor();
+        await form.locator('.cm-lintRange-error').waitFor();
+        await form.locator('.cm-editor').scrollIntoViewIfNeeded();
         await screenshot(page, `new-run-problems-${theme}-${viewport}`);
         expect(await seriousViolations(page)).toEqual([]);
         expect(problems).toEqual([]);
