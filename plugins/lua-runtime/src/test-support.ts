@@ -9,6 +9,7 @@ import type {
 } from '@runner/plugin-sdk';
 import { ModuleRegistry } from './module-registry.js';
 import { LuaRuntimeService, type LuaRuntimeOptions } from './runtime.js';
+import { WorkerLuaRuntime } from './worker-runtime.js';
 
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -40,7 +41,7 @@ export function recordingLogger(lines: LogLine[] = [], bound: LogFields = {}): R
 }
 
 export interface TestRuntime {
-  runtime: LuaRuntimeService;
+  runtime: LuaRuntimeService | WorkerLuaRuntime;
   registry: ModuleRegistry;
   logger: RecordingLogger;
   /** Runs `source` with chunk name `test` and the recording logger, plus `options`. */
@@ -60,7 +61,12 @@ export function testRuntime(options: LuaRuntimeOptions & { modules?: readonly Te
   for (const [spec, implementation] of options.modules ?? []) {
     registry.provide(spec, implementation as LuaModuleImplementation<string>);
   }
-  const runtime = new LuaRuntimeService(registry, options);
+  // RUNNER_TEST_LUA_ISOLATION=worker runs this plugin's tests with scripts in worker threads: the
+  // same tests are the contract of both modes.
+  const runtime =
+    process.env.RUNNER_TEST_LUA_ISOLATION === 'worker'
+      ? new WorkerLuaRuntime(registry, options)
+      : new LuaRuntimeService(registry, options);
   const logger = recordingLogger();
   const run = (source: string, runOptions: Partial<LuaRunOptions> = {}) =>
     runtime.run(source, { chunkName: 'test', logger, ...runOptions });

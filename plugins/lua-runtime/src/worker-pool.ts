@@ -1,0 +1,253 @@
+import type { LuaModuleSpec } from '@runner/plugin-sdk';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.js';
+
+export interface WorkerPoolOptions {
+  /** Workers alive at most (busy and idle); a run past that waits for one. */
+  max: number;
+  /** Idle workers kept for reuse; more are ended as their runs finish. */
+  idle: number;
+  sliceMs?: number;
+  hookInstructions?: number;
+  /** The modules' specs: a worker installs a stub for each function. */
+  modules(): LuaModuleSpec[];
+}
+
+/** Heap beyond the script's limit: the worker's own code, fengari, a Lua state. */
+const BASE_HEAP_MB = 48;
+
+/**
+ * One Lua worker thread. It runs one script at a time: a worker that must be ended (out of memory,
+ * stuck in a library call past its timeout) then takes no other script with it.
+ */
+export class LuaWorker {
+  readonly worker: Worker;
+  readonly memoryLimitBytes: number;
+  /** Resolves once the worker has loaded and installed its modules. */
+  readonly ready: Promise<void>;
+  /** Where the worker's lazy-table answers go, with the flag it waits on. */
+  readonly lazyPort: MessagePort;
+  readonly lazyFlag: Int32Array;
+  /** Set once the worker has exited, with why. */
+  exit: Error | null = null;
+  onMessage: (message: FromWorker) => void = () => {};
+  /** The pool's: drops a worker that died idle. */
+  onExit: (error: Error) => void = () => {};
+  /** The run's that holds the worker: reports why its script ended. */
+  onRunExit: (error: Error) => void = () => {};
+
+  constructor(entry: string, memoryLimitBytes: number, options: WorkerPoolOptions) {
+    this.memoryLimitBytes = memoryLimitBytes;
+    const channel = new MessageChannel();
+    const lazySignal = new SharedArrayBuffer(4);
+    this.lazyFlag = new Int32Array(lazySignal);
+    this.lazyPort = channel.port1;
+    const data: WorkerData & { modules: LuaModuleSpec[] } = {
+      lazySignal,
+      lazyPort: channel.port2,
+      memoryLimitBytes,
+      sliceMs: options.sliceMs,
+      hookInstructions: options.hookInstructions,
+      modules: options.modules().map((spec) => ({ ...spec, functions: { ...spec.functions } })),
+    };
+    const limitMb = Math.ceil(memoryLimitBytes / 1024 / 1024);
+    this.worker = new Worker(entry, {
+      workerData: data,
+      transferList: [channel.port2],
+      // The script's limit plus the worker's own needs; the heap guard (heap-guard.ts) stops the
+      // script at its limit first, V8's limit is the backstop for what the guard cannot see in time.
+      resourceLimits: { maxOldGenerationSizeMb: limitMb + BASE_HEAP_MB, maxYoungGenerationSizeMb: 16 },
+      // The worker inherits no stdin: a script's io.read reads the run's stdin, passed with the run.
+      stdin: false,
+    });
+    this.worker.unref();
+    let readyResolve!: () => void;
+    let readyReject!: (error: Error) => void;
+    this.ready = new Promise((resolve, reject) => {
+      readyResolve = resolve;
+      readyReject = reject;
+    });
+    this.ready.catch(() => {});
+    this.worker.on('message', (message: FromWorker) => {
+      if (message.type === 'ready') readyResolve();
+      else this.onMessage(message);
+    });
+    const exited = (error: Error): void => {
+      if (this.exit !== null) return;
+      this.exit = error;
+      this.lazyPort.close();
+      readyReject(error);
+      this.onExit(error);
+      this.onRunExit(error);
+    };
+    this.worker.on('error', (error) => exited(error));
+    this.worker.on('exit', (code) => exited(new Error(`the Lua worker exited with code ${code}`)));
+  }
+
+  post(message: ToWorker): void {
+    if (this.exit === null) this.worker.postMessage(message);
+  }
+
+  /** Answers a lazy-table read the worker is blocked on. */
+  answerLazy(value: unknown): void {
+    this.lazyPort.postMessage(value);
+    Atomics.store(this.lazyFlag, 0, 1);
+    Atomics.notify(this.lazyFlag, 0);
+  }
+
+  terminate(): Promise<number> {
+    return this.worker.terminate();
+  }
+}
+
+/**
+ * The pool of Lua workers: a run takes an idle worker with its memory limit (resourceLimits are
+ * fixed when a worker starts) or starts one; a worker that died is not reused, the next run starts
+ * another. Runs beyond `max` wait in order.
+ */
+export class WorkerPool {
+  readonly #options: WorkerPoolOptions;
+  readonly #idle: LuaWorker[] = [];
+  readonly #busy = new Set<LuaWorker>();
+  readonly #waiting: { limit: number; resolve(worker: LuaWorker): void; reject(error: Error): void }[] = [];
+  #entry: Promise<string> | null = null;
+  #closed = false;
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = options;
+  }
+
+  get size(): number {
+    return this.#idle.length + this.#busy.size;
+  }
+
+  get idleCount(): number {
+    return this.#idle.length;
+  }
+
+  async acquire(memoryLimitBytes: number): Promise<LuaWorker> {
+    if (this.#closed) throw new Error('the Lua worker pool is closed');
+    const at = this.#idle.findIndex((w) => w.memoryLimitBytes === memoryLimitBytes && w.exit === null);
+    if (at >= 0) {
+      const [worker] = this.#idle.splice(at, 1);
+      this.#busy.add(worker);
+      return worker;
+    }
+    // An idle worker of another limit gives its place to one of this limit.
+    if (this.size >= this.#options.max && this.#idle.length > 0) void this.#idle.shift()!.terminate();
+    if (this.size >= this.#options.max) {
+      return new Promise((resolve, reject) => this.#waiting.push({ limit: memoryLimitBytes, resolve, reject }));
+    }
+    return this.#start(memoryLimitBytes);
+  }
+
+  /** Gives a worker back after its run; `healthy` false ends it (terminated, or in doubt). */
+  release(worker: LuaWorker, healthy: boolean): void {
+    this.#busy.delete(worker);
+    worker.onMessage = () => {};
+    worker.onRunExit = () => {};
+    if (!healthy || worker.exit !== null || this.#closed) {
+      void worker.terminate();
+    } else {
+      const next = this.#waiting.findIndex((w) => w.limit === worker.memoryLimitBytes);
+      if (next >= 0) {
+        const [waiter] = this.#waiting.splice(next, 1);
+        this.#busy.add(worker);
+        waiter.resolve(worker);
+        return;
+      }
+      if (this.#idle.length < this.#options.idle) this.#idle.push(worker);
+      else void worker.terminate();
+    }
+    this.#serveWaiting();
+  }
+
+  /** Ends the idle workers (their modules changed); busy ones end after their run. */
+  drainIdle(): void {
+    for (const worker of this.#idle.splice(0)) void worker.terminate();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.drainIdle();
+    for (const worker of this.#busy) void worker.terminate();
+    for (const waiter of this.#waiting.splice(0)) waiter.reject(new Error('the Lua worker pool is closed'));
+  }
+
+  #serveWaiting(): void {
+    while (this.#waiting.length > 0 && this.size < this.#options.max) {
+      const waiter = this.#waiting.shift()!;
+      this.#start(waiter.limit).then(waiter.resolve, waiter.reject);
+    }
+  }
+
+  async #start(memoryLimitBytes: number): Promise<LuaWorker> {
+    this.#entry ??= workerEntry();
+    const entry = await this.#entry;
+    const worker = new LuaWorker(entry, memoryLimitBytes, this.#options);
+    this.#busy.add(worker);
+    worker.onExit = () => {
+      // Died while idle: drop it; while busy, the run that holds it reports and releases it.
+      const at = this.#idle.indexOf(worker);
+      if (at >= 0) this.#idle.splice(at, 1);
+    };
+    try {
+      await worker.ready;
+    } catch (error) {
+      this.#busy.delete(worker);
+      this.#serveWaiting();
+      throw error;
+    }
+    return worker;
+  }
+}
+
+/**
+ * The worker's entry file. Built, it is dist/src/worker-entry.js of this package (an entry of
+ * build.mjs). From source (vitest), Node cannot load TypeScript in a worker, so the entry is
+ * bundled once per process into a temporary file with esbuild, a development dependency.
+ */
+async function workerEntry(): Promise<string> {
+  const here = fileURLToPath(import.meta.url);
+  const pkg = packageDir(dirname(here));
+  if (!here.endsWith('.ts')) return join(pkg, 'dist', 'src', 'worker-entry.js');
+  const { build } = await import('esbuild');
+  const outfile = join(mkdtempSync(join(tmpdir(), 'runner-lua-worker-')), 'worker-entry.mjs');
+  await build({
+    entryPoints: [join(pkg, 'src', 'worker-entry.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    conditions: ['runner-source'],
+    // Only what the SDK loads lazily with require (tapable...) stays outside.
+    banner: {
+      js: "import { createRequire as __runnerCreateRequire } from 'node:module'; const require = __runnerCreateRequire(import.meta.url);",
+    },
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+/**
+ * This package's directory, found by walking up from this module: it is bundled into a shared chunk
+ * (kernel/dist/chunks) when built, so its own location says little.
+ */
+function packageDir(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    for (const candidate of [dir, join(dir, 'plugins', 'lua-runtime')]) {
+      const manifest = join(candidate, 'package.json');
+      if (
+        existsSync(manifest) &&
+        (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@runner/plugin-lua-runtime'
+      )
+        return candidate;
+    }
+    if (dirname(dir) === dir) throw new Error(`cannot find the lua-runtime plugin's directory above ${from}`);
+  }
+}
