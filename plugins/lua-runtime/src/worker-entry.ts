@@ -16,6 +16,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { ModuleRegistry } from './module-registry.js';
 import { LuaRuntimeService } from './runtime.js';
 import {
+  CALL_ID,
   decodeError,
   decodeValue,
   encodeError,
@@ -129,6 +130,7 @@ function callMain(
       },
       reject(error) {
         signal?.removeEventListener('abort', onAbort);
+        (error as Error & { [CALL_ID]?: number })[CALL_ID] = callId;
         reject(error);
       },
     });

@@ -104,15 +104,23 @@ export class LuaWorker {
   }
 }
 
+/** A worker of the pool, possibly still starting. */
+interface Slot {
+  limit: number;
+  worker: LuaWorker | null;
+  ready: Promise<LuaWorker>;
+}
+
 /**
  * The pool of Lua workers: a run takes an idle worker with its memory limit (resourceLimits are
- * fixed when a worker starts) or starts one; a worker that died is not reused, the next run starts
- * another. Runs beyond `max` wait in order.
+ * fixed when a worker starts) or starts one, and the pool starts spares in the background so that
+ * `idle` of them are ready for the next runs. A worker that died is not reused. Runs beyond `max`
+ * wait in order.
  */
 export class WorkerPool {
   readonly #options: WorkerPoolOptions;
-  readonly #idle: LuaWorker[] = [];
-  readonly #busy = new Set<LuaWorker>();
+  readonly #idle: Slot[] = [];
+  readonly #busy = new Set<Slot>();
   readonly #waiting: { limit: number; resolve(worker: LuaWorker): void; reject(error: Error): void }[] = [];
   #entry: Promise<string> | null = null;
   #closed = false;
@@ -131,78 +139,111 @@ export class WorkerPool {
 
   async acquire(memoryLimitBytes: number): Promise<LuaWorker> {
     if (this.#closed) throw new Error('the Lua worker pool is closed');
-    const at = this.#idle.findIndex((w) => w.memoryLimitBytes === memoryLimitBytes && w.exit === null);
+    const at = this.#idle.findIndex((s) => s.limit === memoryLimitBytes && s.worker?.exit == null);
+    let slot: Slot;
     if (at >= 0) {
-      const [worker] = this.#idle.splice(at, 1);
-      this.#busy.add(worker);
-      return worker;
+      slot = this.#idle.splice(at, 1)[0];
+    } else {
+      // An idle worker of another limit gives its place to one of this limit.
+      if (this.size >= this.#options.max && this.#idle.length > 0) this.#end(this.#idle.shift()!);
+      if (this.size >= this.#options.max) {
+        return new Promise((resolve, reject) => this.#waiting.push({ limit: memoryLimitBytes, resolve, reject }));
+      }
+      slot = this.#spawn(memoryLimitBytes);
     }
-    // An idle worker of another limit gives its place to one of this limit.
-    if (this.size >= this.#options.max && this.#idle.length > 0) void this.#idle.shift()!.terminate();
-    if (this.size >= this.#options.max) {
-      return new Promise((resolve, reject) => this.#waiting.push({ limit: memoryLimitBytes, resolve, reject }));
+    this.#busy.add(slot);
+    this.#topUp(memoryLimitBytes);
+    try {
+      return await slot.ready;
+    } catch (error) {
+      this.#busy.delete(slot);
+      // A spare that failed to start (or died idle) is replaced once; a new one failing is the answer.
+      if (at >= 0) return this.acquire(memoryLimitBytes);
+      throw error;
     }
-    return this.#start(memoryLimitBytes);
   }
 
   /** Gives a worker back after its run; `healthy` false ends it (terminated, or in doubt). */
   release(worker: LuaWorker, healthy: boolean): void {
-    this.#busy.delete(worker);
+    const slot = [...this.#busy].find((s) => s.worker === worker);
+    if (slot === undefined) return;
+    this.#busy.delete(slot);
     worker.onMessage = () => {};
     worker.onRunExit = () => {};
     if (!healthy || worker.exit !== null || this.#closed) {
-      void worker.terminate();
+      this.#end(slot);
     } else {
-      const next = this.#waiting.findIndex((w) => w.limit === worker.memoryLimitBytes);
+      const next = this.#waiting.findIndex((w) => w.limit === slot.limit);
       if (next >= 0) {
         const [waiter] = this.#waiting.splice(next, 1);
-        this.#busy.add(worker);
+        this.#busy.add(slot);
         waiter.resolve(worker);
         return;
       }
-      if (this.#idle.length < this.#options.idle) this.#idle.push(worker);
-      else void worker.terminate();
+      if (this.#idle.length < this.#options.idle) this.#idle.push(slot);
+      else this.#end(slot);
     }
     this.#serveWaiting();
   }
 
   /** Ends the idle workers (their modules changed); busy ones end after their run. */
   drainIdle(): void {
-    for (const worker of this.#idle.splice(0)) void worker.terminate();
+    for (const slot of this.#idle.splice(0)) this.#end(slot);
   }
 
   close(): void {
     this.#closed = true;
     this.drainIdle();
-    for (const worker of this.#busy) void worker.terminate();
+    for (const slot of this.#busy) this.#end(slot);
     for (const waiter of this.#waiting.splice(0)) waiter.reject(new Error('the Lua worker pool is closed'));
+  }
+
+  #topUp(limit: number): void {
+    while (
+      !this.#closed &&
+      this.size < this.#options.max &&
+      this.#idle.filter((s) => s.limit === limit).length < this.#options.idle
+    ) {
+      this.#idle.push(this.#spawn(limit));
+    }
+  }
+
+  #end(slot: Slot): void {
+    slot.ready.then((worker) => worker.terminate()).catch(() => {});
   }
 
   #serveWaiting(): void {
     while (this.#waiting.length > 0 && this.size < this.#options.max) {
       const waiter = this.#waiting.shift()!;
-      this.#start(waiter.limit).then(waiter.resolve, waiter.reject);
+      const slot = this.#spawn(waiter.limit);
+      this.#busy.add(slot);
+      slot.ready.then(waiter.resolve, (error: Error) => {
+        this.#busy.delete(slot);
+        waiter.reject(error);
+      });
     }
   }
 
-  async #start(memoryLimitBytes: number): Promise<LuaWorker> {
-    this.#entry ??= workerEntry();
-    const entry = await this.#entry;
-    const worker = new LuaWorker(entry, memoryLimitBytes, this.#options);
-    this.#busy.add(worker);
-    worker.onExit = () => {
+  #spawn(limit: number): Slot {
+    const slot: Slot = { limit, worker: null, ready: null as unknown as Promise<LuaWorker> };
+    slot.ready = (async () => {
+      this.#entry ??= workerEntry();
+      const worker = new LuaWorker(await this.#entry, limit, this.#options);
+      slot.worker = worker;
       // Died while idle: drop it; while busy, the run that holds it reports and releases it.
-      const at = this.#idle.indexOf(worker);
-      if (at >= 0) this.#idle.splice(at, 1);
-    };
-    try {
+      worker.onExit = () => {
+        const at = this.#idle.indexOf(slot);
+        if (at >= 0) this.#idle.splice(at, 1);
+      };
+      if (this.#closed) void worker.terminate();
       await worker.ready;
-    } catch (error) {
-      this.#busy.delete(worker);
-      this.#serveWaiting();
-      throw error;
-    }
-    return worker;
+      return worker;
+    })();
+    slot.ready.catch(() => {
+      const at = this.#idle.indexOf(slot);
+      if (at >= 0) this.#idle.splice(at, 1);
+    });
+    return slot;
   }
 }
 

@@ -128,7 +128,12 @@ export interface EncodedError {
   code?: string;
   status?: number;
   details?: Record<string, unknown>;
+  /** The main thread's call whose failure caused this error: the main thread gives it back as `cause`. */
+  causeCall?: number;
 }
+
+/** Marks an error a call to the main thread failed with, so that a script's error can name its cause. */
+export const CALL_ID = Symbol('runner.luaWorkerCall');
 
 export function encodeError(error: unknown): EncodedError {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
@@ -138,12 +143,14 @@ export function encodeError(error: unknown): EncodedError {
     encoded.status = error.status;
     if (error.details !== undefined) encoded.details = cloneable(error.details);
   }
+  const callId = (error.cause as { [CALL_ID]?: number } | undefined)?.[CALL_ID];
+  if (typeof callId === 'number') encoded.causeCall = callId;
   return encoded;
 }
 
 /** The error on this side: the SDK's classes rebuilt, so callers can still test `instanceof` and `code`. */
-export function decodeError(encoded: EncodedError): Error {
-  const options = { details: encoded.details };
+export function decodeError(encoded: EncodedError, cause?: unknown): Error {
+  const options = { details: encoded.details, cause };
   switch (encoded.name) {
     case 'LuaError':
       return new LuaError(encoded.message, options);
@@ -153,11 +160,11 @@ export function decodeError(encoded: EncodedError): Error {
       return new InvalidInputError(encoded.message, options);
   }
   if (encoded.code !== undefined) {
-    const error = new RunnerError(encoded.code, encoded.message, { status: encoded.status, details: encoded.details });
+    const error = new RunnerError(encoded.code, encoded.message, { ...options, status: encoded.status });
     error.name = encoded.name;
     return error;
   }
-  const error = new Error(encoded.message);
+  const error = new Error(encoded.message, cause === undefined ? undefined : { cause });
   error.name = encoded.name;
   return error;
 }

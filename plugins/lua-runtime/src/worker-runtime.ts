@@ -126,6 +126,8 @@ class WorkerRun {
   readonly #refIds = new WeakMap<object, number>();
   /** Module calls in flight, by the worker's call id: their signals. */
   readonly #calls = new Map<number, AbortController>();
+  /** Errors of module calls that failed, by call id: a script's error caused by one gets it as cause. */
+  readonly #failures = new Map<number, unknown>();
   readonly #luaCalls = new Map<number, { resolve(values: LuaValue[]): void; reject(error: Error): void }>();
   #nextLuaCall = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -225,6 +227,7 @@ class WorkerRun {
     this.#calls.clear();
     for (const call of this.#luaCalls.values()) call.reject(ended);
     this.#luaCalls.clear();
+    this.#failures.clear();
     this.#release(healthy);
     settle(outcome);
   }
@@ -277,7 +280,7 @@ class WorkerRun {
         if (message.ok) {
           this.#end({ ok: true, values: decodeValue(message.values, this.#decoders) as LuaValue[] }, true);
         } else {
-          this.#end({ ok: false, error: decodeError(message.error!) }, true);
+          this.#end({ ok: false, error: this.#scriptError(message.error!) }, true);
         }
         return;
       case 'log':
@@ -303,6 +306,17 @@ class WorkerRun {
         this.#worker.answerLazy(this.#lazyAnswer(message.slot, message.key));
         return;
     }
+  }
+
+  /** The error the script ended with; a stop for the run's own signal is the very reason it gave. */
+  #scriptError(encoded: EncodedError): Error {
+    const signal = this.#options.signal;
+    if (signal?.aborted) {
+      const stopped = abortError(this.#prefix, signal.reason);
+      if (stopped.message === encoded.message) return stopped;
+    }
+    const cause = encoded.causeCall === undefined ? undefined : this.#failures.get(encoded.causeCall);
+    return decodeError(encoded, cause);
   }
 
   #lazyAnswer(slot: number, key: string | null): unknown {
@@ -337,6 +351,7 @@ class WorkerRun {
     } catch (error) {
       // As the script would have seen it inline: host.ts gives V8's memory and stack errors Lua's words.
       reply = { ok: false, error: { ...encodeError(error), message: describeJsError(error) } };
+      this.#failures.set(callId, error);
     } finally {
       this.#calls.delete(callId);
     }
