@@ -180,7 +180,8 @@ export class WorkerPool {
         waiter.resolve(worker);
         return;
       }
-      if (this.#idle.length < this.#options.idle) this.#idle.push(slot);
+      // Warm workers first: acquire takes from the front.
+      if (this.#idle.length < this.#options.idle) this.#idle.unshift(slot);
       else this.#end(slot);
     }
     this.#serveWaiting();
@@ -198,14 +199,19 @@ export class WorkerPool {
     for (const waiter of this.#waiting.splice(0)) waiter.reject(new Error('the Lua worker pool is closed'));
   }
 
+  /**
+   * Starts one spare when none of this limit is idle: the next run then finds one started. One, not
+   * `idle`: workers that finish their runs fill the idle list, and spares beyond them would only be
+   * started to be ended (a start costs tens of milliseconds of CPU).
+   */
   #topUp(limit: number): void {
-    while (
-      !this.#closed &&
-      this.size < this.#options.max &&
-      this.#idle.filter((s) => s.limit === limit).length < this.#options.idle
-    ) {
-      this.#idle.push(this.#spawn(limit));
-    }
+    if (this.#closed || this.#options.idle === 0 || this.size >= this.#options.max) return;
+    if (!this.#idle.some((s) => s.limit === limit)) this.#idle.push(this.#spawn(limit));
+  }
+
+  /** Starts a spare ahead of the first run (the first run would otherwise wait for a start). */
+  warm(limit: number): void {
+    this.#topUp(limit);
   }
 
   #end(slot: Slot): void {

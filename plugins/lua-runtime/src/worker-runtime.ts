@@ -53,6 +53,8 @@ export class WorkerLuaRuntime implements LuaRuntime {
   readonly #unsubscribe: () => void;
   #nextId = 0;
   #closed = false;
+  /** The memory limit of the last run: the limit a worker started ahead of need gets. */
+  #lastLimit = DEFAULT_MEMORY_LIMIT_BYTES;
 
   constructor(registry: ModuleRegistry, options: WorkerRuntimeOptions = {}) {
     this.#registry = registry;
@@ -75,6 +77,8 @@ export class WorkerLuaRuntime implements LuaRuntime {
   }
 
   compile(source: string, chunkName: string): void {
+    // A run's scripts are compiled before it starts: the time to start a worker for its first task.
+    if (!this.#closed) this.#pool.warm(this.#lastLimit);
     this.#inline.compile(source, chunkName);
   }
 
@@ -87,6 +91,7 @@ export class WorkerLuaRuntime implements LuaRuntime {
     const prefix = options.run === undefined ? '' : `task ${options.run.task}: `;
     if (options.signal?.aborted) throw abortError(prefix, options.signal.reason);
     const limit = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
+    this.#lastLimit = limit;
     const worker = await this.#pool.acquire(limit);
     if (options.signal?.aborted) {
       this.#pool.release(worker, true);
