@@ -57,6 +57,8 @@ export const plugin = definePlugin({
             idleWorkers: ctx.config.get<number>('lua.workers.idle'),
           });
     ctx.provide(LuaRuntimeRef, runtime);
+    // The first task script need not wait for a worker to start: one starts while the rest boots.
+    if ('warm' in runtime) runtime.warm();
     return { stop: () => runtime.close() };
   },
 });

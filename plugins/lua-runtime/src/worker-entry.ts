@@ -29,7 +29,7 @@ import {
 
 const port = parentPort;
 if (port === null) throw new Error('worker-entry.ts runs in a worker thread only');
-const data = workerData as WorkerData & { modules: LuaModuleSpec[] };
+const data = workerData as WorkerData;
 const lazyFlag = new Int32Array(data.lazySignal);
 
 function post(message: FromWorker): void {
@@ -165,26 +165,33 @@ function runLogger(id: number, bound: LogFields): Logger {
   return logger;
 }
 
-const registry = new ModuleRegistry();
-for (const spec of data.modules) {
-  const implementation: Record<string, (call: LuaCallContext, ...args: LuaValue[]) => unknown> = {};
-  for (const fn of Object.keys(spec.functions)) {
-    implementation[fn] = (call, ...args) => {
-      const run = runOfLogger.get(call.logger);
-      if (run === undefined) throw new Error(`${spec.name}.${fn}: no run of this worker is calling`);
-      return callMain(run, { module: spec.name, fn }, args, call.signal);
-    };
+/** The runtime with a stub for every module function; rebuilt when the main thread's modules change. */
+let runtime = newRuntime([]);
+let lastEnv: WorkerRunOptions['env'];
+
+function newRuntime(modules: readonly LuaModuleSpec[]): LuaRuntimeService {
+  const registry = new ModuleRegistry();
+  for (const spec of modules) {
+    const implementation: Record<string, (call: LuaCallContext, ...args: LuaValue[]) => unknown> = {};
+    for (const fn of Object.keys(spec.functions)) {
+      implementation[fn] = (call, ...args) => {
+        const run = runOfLogger.get(call.logger);
+        if (run === undefined) throw new Error(`${spec.name}.${fn}: no run of this worker is calling`);
+        return callMain(run, { module: spec.name, fn }, args, call.signal);
+      };
+    }
+    registry.provide(spec, implementation as LuaModuleImplementation<string>);
   }
-  registry.provide(spec, implementation as LuaModuleImplementation<string>);
+  return new LuaRuntimeService(registry, {
+    sliceMs: data.sliceMs,
+    hookInstructions: data.hookInstructions,
+    heapGuardRatio: 0,
+    memoryLimitBytes: data.memoryLimitBytes,
+  });
 }
-const runtime = new LuaRuntimeService(registry, {
-  sliceMs: data.sliceMs,
-  hookInstructions: data.hookInstructions,
-  heapGuardRatio: 0,
-  memoryLimitBytes: data.memoryLimitBytes,
-});
 
 async function runScript(id: number, source: string, options: WorkerRunOptions): Promise<void> {
+  if (!options.sameEnv) lastEnv = options.env;
   const run: WorkerRun = {
     id,
     controller: new AbortController(),
@@ -205,7 +212,7 @@ async function runScript(id: number, source: string, options: WorkerRunOptions):
       timeoutMs: options.timeoutMs,
       memoryLimitBytes: options.memoryLimitBytes,
       cwd: options.cwd,
-      env: options.env,
+      env: options.sameEnv ? lastEnv : options.env,
       io: {
         stdin: options.stdin,
         stdout: options.stdoutSink ? (text) => post({ type: 'output', id, stream: 'stdout', text }) : undefined,
@@ -237,6 +244,10 @@ async function callLua(id: number, callId: number, fnId: number, args: unknown[]
 port.on('message', (message: ToWorker) => {
   switch (message.type) {
     case 'run':
+      if (message.modules !== undefined) {
+        runtime.close();
+        runtime = newRuntime(message.modules);
+      }
       void runScript(message.id, message.source, message.options);
       return;
     case 'abort':

@@ -1,4 +1,3 @@
-import type { LuaModuleSpec } from '@runner/plugin-sdk';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,8 +12,6 @@ export interface WorkerPoolOptions {
   idle: number;
   sliceMs?: number;
   hookInstructions?: number;
-  /** The modules' specs: a worker installs a stub for each function. */
-  modules(): LuaModuleSpec[];
 }
 
 /** Heap beyond the script's limit: the worker's own code, fengari, a Lua state. */
@@ -27,13 +24,17 @@ const BASE_HEAP_MB = 48;
 export class LuaWorker {
   readonly worker: Worker;
   readonly memoryLimitBytes: number;
-  /** Resolves once the worker has loaded and installed its modules. */
+  /** Resolves once the worker has loaded. */
   readonly ready: Promise<void>;
   /** Where the worker's lazy-table answers go, with the flag it waits on. */
   readonly lazyPort: MessagePort;
   readonly lazyFlag: Int32Array;
   /** Set once the worker has exited, with why. */
   exit: Error | null = null;
+  /** The version of the module list the worker has installed (sent with a run when it changed). */
+  modulesVersion = -1;
+  /** The `env` object last sent: the next run with the same one does not send it again. */
+  lastEnv: object | undefined = undefined;
   onMessage: (message: FromWorker) => void = () => {};
   /** The pool's: drops a worker that died idle. */
   onExit: (error: Error) => void = () => {};
@@ -46,13 +47,12 @@ export class LuaWorker {
     const lazySignal = new SharedArrayBuffer(4);
     this.lazyFlag = new Int32Array(lazySignal);
     this.lazyPort = channel.port1;
-    const data: WorkerData & { modules: LuaModuleSpec[] } = {
+    const data: WorkerData = {
       lazySignal,
       lazyPort: channel.port2,
       memoryLimitBytes,
       sliceMs: options.sliceMs,
       hookInstructions: options.hookInstructions,
-      modules: options.modules().map((spec) => ({ ...spec, functions: { ...spec.functions } })),
     };
     const limitMb = Math.ceil(memoryLimitBytes / 1024 / 1024);
     this.worker = new Worker(entry, {
@@ -187,7 +187,7 @@ export class WorkerPool {
     this.#serveWaiting();
   }
 
-  /** Ends the idle workers (their modules changed); busy ones end after their run. */
+  /** Ends the idle workers. */
   drainIdle(): void {
     for (const slot of this.#idle.splice(0)) this.#end(slot);
   }

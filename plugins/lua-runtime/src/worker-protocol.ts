@@ -1,5 +1,5 @@
 import { InvalidInputError, LuaError, LuaTimeoutError, RunnerError, type LogFields } from '@runner/plugin-sdk';
-import type { LuaCallContext } from '@runner/plugin-sdk';
+import type { LuaCallContext, LuaModuleSpec } from '@runner/plugin-sdk';
 import type { MessagePort } from 'node:worker_threads';
 
 /*
@@ -17,7 +17,9 @@ export interface WorkerRunOptions {
   timeoutMs?: number;
   memoryLimitBytes?: number;
   cwd?: string;
+  /** Absent with `sameEnv`: the env of the worker's previous run. */
   env?: Readonly<Record<string, string | undefined>>;
+  sameEnv?: boolean;
   stdin?: Uint8Array;
   stdoutSink: boolean;
   stderrSink: boolean;
@@ -25,7 +27,8 @@ export interface WorkerRunOptions {
 }
 
 export type ToWorker =
-  | { type: 'run'; id: number; source: string; options: WorkerRunOptions }
+  /** `modules`: the specs to install stubs for, when they changed since the worker's last run. */
+  | { type: 'run'; id: number; source: string; options: WorkerRunOptions; modules?: LuaModuleSpec[] }
   | { type: 'abort'; id: number; error: EncodedError }
   /** The answer to a module or JavaScript-function call the worker made. */
   | { type: 'reply'; callId: number; ok: boolean; value?: unknown; error?: EncodedError }
