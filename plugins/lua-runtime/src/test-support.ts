@@ -56,7 +56,9 @@ export type TestModule = readonly [
   Readonly<Record<string, (call: LuaCallContext, ...args: any[]) => unknown>>,
 ];
 
-export function testRuntime(options: LuaRuntimeOptions & { modules?: readonly TestModule[] } = {}): TestRuntime {
+export function testRuntime(
+  options: LuaRuntimeOptions & { modules?: readonly TestModule[]; isolation?: 'inline' | 'worker' } = {},
+): TestRuntime {
   const registry = new ModuleRegistry();
   for (const [spec, implementation] of options.modules ?? []) {
     registry.provide(spec, implementation as LuaModuleImplementation<string>);
@@ -64,7 +66,7 @@ export function testRuntime(options: LuaRuntimeOptions & { modules?: readonly Te
   // RUNNER_TEST_LUA_ISOLATION=worker runs this plugin's tests with scripts in worker threads: the
   // same tests are the contract of both modes.
   const runtime =
-    process.env.RUNNER_TEST_LUA_ISOLATION === 'worker'
+    (options.isolation ?? process.env.RUNNER_TEST_LUA_ISOLATION) === 'worker'
       ? new WorkerLuaRuntime(registry, options)
       : new LuaRuntimeService(registry, options);
   const logger = recordingLogger();

@@ -47,6 +47,10 @@ interface WorkerRun {
 }
 
 const runs = new Map<number, WorkerRun>();
+const FOREIGN_FUNCTION = {
+  kind: 'lua-function',
+  call: () => Promise.reject(new Error('a Lua function of another script cannot be called from this one')),
+} as const;
 const runOfLogger = new WeakMap<Logger, WorkerRun>();
 const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
 let nextCall = 0;
@@ -67,7 +71,8 @@ function encoders(run: WorkerRun) {
 
 function decoders(run: WorkerRun) {
   return {
-    luaFunction: (id: number) => run.handles.get(id),
+    // Unknown: a function of another script, which pushing then refuses as it does inline.
+    luaFunction: (id: number) => run.handles.get(id) ?? FOREIGN_FUNCTION,
     // A JavaScript function a module returned: calling it asks the main thread.
     jsFunction:
       (id: number) =>

@@ -122,7 +122,6 @@ export class WorkerPool {
   readonly #idle: Slot[] = [];
   readonly #busy = new Set<Slot>();
   readonly #waiting: { limit: number; resolve(worker: LuaWorker): void; reject(error: Error): void }[] = [];
-  #entry: Promise<string> | null = null;
   #closed = false;
 
   constructor(options: WorkerPoolOptions) {
@@ -233,8 +232,8 @@ export class WorkerPool {
   #spawn(limit: number): Slot {
     const slot: Slot = { limit, worker: null, ready: null as unknown as Promise<LuaWorker> };
     slot.ready = (async () => {
-      this.#entry ??= workerEntry();
-      const worker = new LuaWorker(await this.#entry, limit, this.#options);
+      entry ??= workerEntry();
+      const worker = new LuaWorker(await entry, limit, this.#options);
       slot.worker = worker;
       // Died while idle: drop it; while busy, the run that holds it reports and releases it.
       worker.onExit = () => {
@@ -252,6 +251,9 @@ export class WorkerPool {
     return slot;
   }
 }
+
+/** Found (or bundled, from source) once per process. */
+let entry: Promise<string> | null = null;
 
 /**
  * The worker's entry file. Built, it is dist/src/worker-entry.js of this package (an entry of

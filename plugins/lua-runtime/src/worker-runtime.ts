@@ -93,7 +93,13 @@ export class WorkerLuaRuntime implements LuaRuntime {
     if (options.signal?.aborted) throw abortError(prefix, options.signal.reason);
     const limit = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
     this.#lastLimit = limit;
-    const worker = await this.#pool.acquire(limit);
+    let worker: LuaWorker;
+    try {
+      worker = await this.#pool.acquire(limit);
+    } catch (error) {
+      if (this.#closed) throw stoppedError();
+      throw error;
+    }
     if (options.signal?.aborted) {
       this.#pool.release(worker, true);
       throw abortError(prefix, options.signal.reason);
@@ -255,9 +261,8 @@ class WorkerRun {
 
   readonly #encoders = {
     luaFunction: (ref: object): number => {
-      const id = this.#refIds.get(ref);
-      if (id === undefined) throw new TypeError('a Lua function of another script cannot be passed into this one');
-      return id;
+      // 0: another script's, which the worker refuses to push as the inline runtime does.
+      return this.#refIds.get(ref) ?? 0;
     },
     jsFunction: (fn: (...args: any[]) => unknown): number => this.#jsFunctions.push(fn) - 1,
     lazyTable: (source: Readonly<Record<string, unknown>>): number => this.#lazy.push(source) - 1,
