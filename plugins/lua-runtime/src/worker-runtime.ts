@@ -100,6 +100,10 @@ export class WorkerLuaRuntime implements LuaRuntime {
       if (this.#closed) throw stoppedError();
       throw error;
     }
+    if (this.#closed) {
+      this.#pool.release(worker, false);
+      throw stoppedError();
+    }
     if (options.signal?.aborted) {
       this.#pool.release(worker, true);
       throw abortError(prefix, options.signal.reason);
