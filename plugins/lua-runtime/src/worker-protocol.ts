@@ -109,8 +109,7 @@ export function encodeValue(value: unknown, enc: Encoders, seen = new Map<object
 
 /** The inverse of encodeValue, in place (the value is the receiver's own clone). */
 export function decodeValue(value: unknown, dec: Decoders, seen = new Set<object>()): unknown {
-  if (typeof value !== 'object' || value === null || value instanceof Uint8Array || value instanceof Date)
-    return value;
+  if (typeof value !== 'object' || value === null || value instanceof Uint8Array || value instanceof Date) return value;
   if (seen.has(value)) return value;
   seen.add(value);
   if (Array.isArray(value)) {

@@ -46,7 +46,12 @@ describe('WorkerLuaRuntime', () => {
     const { values } = await runtime.run(
       `print("hi") local x = probe.echo({a = 1}) local ok, err = pcall(probe.fail)
        return x.a, err, probe.each({1, 2}, function(v) return v * 10 end), probe.ctx()`,
-      { chunkName: '=t', logger, dryRun: true, run: { workflow: 'w', runId: 'r', task: 'tk', attempt: 1, agent: 'localhost' } },
+      {
+        chunkName: '=t',
+        logger,
+        dryRun: true,
+        run: { workflow: 'w', runId: 'r', task: 'tk', attempt: 1, agent: 'localhost' },
+      },
     );
     expect(values).toEqual([1, 'probe failed on purpose', [10, 20], { dry: true, task: 'tk' }]);
     expect(logger.messages('info')).toEqual(['hi']);
@@ -55,18 +60,25 @@ describe('WorkerLuaRuntime', () => {
   it('reads lazy tables entry by entry', async () => {
     const { runtime, logger } = setup();
     const tasks = { a: { status: 'ok' }, b: { status: 'failed' } };
-    const { values } = await runtime.run(`local n = 0 for k in pairs(tasks) do n = n + 1 end return tasks.b.status, n`, {
-      chunkName: '=t',
-      logger,
-      globals: { tasks: luaLazyTable(tasks) },
-    });
+    const { values } = await runtime.run(
+      `local n = 0 for k in pairs(tasks) do n = n + 1 end return tasks.b.status, n`,
+      {
+        chunkName: '=t',
+        logger,
+        globals: { tasks: luaLazyTable(tasks) },
+      },
+    );
     expect(values).toEqual(['failed', 2]);
   });
 
   it('fails a task whose script allocates past its limit, and the next run gets a new worker', async () => {
     const { runtime, logger } = setup();
     await expect(
-      runtime.run('local t = {} for i = 1, 1e8 do t[i] = i end', { chunkName: '=t', logger, memoryLimitBytes: 64 * 1024 * 1024 }),
+      runtime.run('local t = {} for i = 1, 1e8 do t[i] = i end', {
+        chunkName: '=t',
+        logger,
+        memoryLimitBytes: 64 * 1024 * 1024,
+      }),
     ).rejects.toThrow(/memory limit of 64 MiB exceeded/);
     const { values } = await runtime.run('return 1', { chunkName: '=t', logger, memoryLimitBytes: 64 * 1024 * 1024 });
     expect(values).toEqual([1]);
