@@ -4,6 +4,8 @@
 // here: each is a stub that asks the main thread, which runs the plugin's implementation with the
 // task's call context (worker-runtime.ts).
 import {
+  formatBytes,
+  LuaError,
   luaLazyTable,
   type LogFields,
   type Logger,
@@ -227,10 +229,24 @@ async function runScript(id: number, source: string, options: WorkerRunOptions):
     });
     post({ type: 'done', id, ok: true, values: encodeValue(values, encoders(run)) as unknown[] });
   } catch (error) {
-    post({ type: 'done', id, ok: false, error: encodeError(error) });
+    post({ type: 'done', id, ok: false, error: encodeError(overLimit(error) ?? error) });
   } finally {
     runs.delete(id);
   }
+}
+
+/**
+ * A script that ran out of memory where no check could see it coming (`s = s .. s` doubles a string
+ * in one instruction, so no hook runs between doublings; V8 refuses the buffer at its size limit)
+ * fails with fengari's words; in a worker, what it holds is the script's, so say which limit it broke.
+ */
+function overLimit(error: unknown): LuaError | undefined {
+  if (!(error instanceof LuaError) || !/not enough memory|could not handle/.test(error.message)) return undefined;
+  const prefix = /^task [^:]+: /.exec(error.message)?.[0] ?? '';
+  return new LuaError(
+    `${prefix}memory limit of ${formatBytes(data.memoryLimitBytes)} exceeded (${error.message.slice(prefix.length)})`,
+    { details: error.details },
+  );
 }
 
 async function callLua(id: number, callId: number, fnId: number, args: unknown[]): Promise<void> {
