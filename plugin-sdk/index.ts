@@ -30,4 +30,5 @@ export * from './src/core-config.js';
 export * from './src/plugin-order.js';
 export * from './src/process-groups.js';
 export * from './src/private-files.js';
+export * from './src/tls-files.js';
 export * from './src/state.js';

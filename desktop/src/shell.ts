@@ -141,8 +141,9 @@ export class DesktopShell {
       next = { ...saved, origin: new URL(saved.url).origin, authorization: async () => authorization };
     }
     this.active = next;
-    await this.store.setLast(id);
+    // Menus follow `active` at once, not after the file write (a menu must never offer the old master).
     this.renderMenus();
+    await this.store.setLast(id);
     void this.tray?.follow({ name: next.name, base: next.url, authorization: next.authorization });
     if (id !== EMBEDDED && this.embedded) await this.stopEmbedded();
     await this.window?.loadURL(`${next.url}/`);

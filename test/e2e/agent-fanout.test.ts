@@ -11,6 +11,7 @@ import {
   runToEnd as runUntilEnd,
   spawnRunner,
   startFleet,
+  stopAll,
   tempDataDir,
   touchThenDelegate,
 } from './helpers.js';
@@ -28,7 +29,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  stopAll(children);
 });
 
 interface ApiRun {

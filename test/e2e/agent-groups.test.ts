@@ -5,7 +5,16 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, runRunner, runToEnd, spawnRunner, startFleet, tempDataDir, touchThenDelegate } from './helpers.js';
+import {
+  callApi,
+  runRunner,
+  runToEnd,
+  spawnRunner,
+  startFleet,
+  stopAll,
+  tempDataDir,
+  touchThenDelegate,
+} from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -20,7 +29,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  stopAll(children);
 });
 
 const api = <T>(method: string, path: string, body?: unknown) => callApi<T>({ masterDir, base }, method, path, body);

@@ -6,14 +6,15 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  fetchAs,
   FAST_AGENTS,
+  fetchAs,
   finished,
   runRunner,
   spawnRunner,
+  stopAll,
   tempDataDir,
-  waitForOutput,
   type Finished,
+  waitForOutput,
 } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
@@ -24,7 +25,7 @@ const FAST = { ...FAST_AGENTS, RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3', RUNNER_A
 
 const children: Child[] = [];
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  stopAll(children);
 });
 
 const masterDir = tempDataDir('runner-e2e-ident-master-');

@@ -4,7 +4,7 @@
 // task on the master reads, a second run sees state.changed false for the same value, and a
 // dry-run compares without writing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runToEnd as runUntilEnd, spawnRunner, startFleet } from './helpers.js';
+import { runToEnd as runUntilEnd, spawnRunner, startFleet, stopAll } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -17,7 +17,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  stopAll(children);
 });
 
 interface ApiRun {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AgentLogEntry, DelegatedTask, TaskLogLine } from '@runner/plugin-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startMaster, TOKEN, type TestMaster } from '../../plugins/agent-transport/src/test-support.js';
-import { finished, spawnRunner, tempDataDir } from './helpers.js';
+import { finished, spawnRunner, stopAll, tempDataDir } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -17,8 +17,7 @@ const children: Child[] = [];
 const extraPids: number[] = [];
 
 afterEach(() => {
-  for (const child of children.splice(0))
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  stopAll(children);
   for (const pid of extraPids.splice(0)) {
     try {
       process.kill(pid, 'SIGKILL');

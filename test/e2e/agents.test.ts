@@ -16,6 +16,7 @@ import {
   runRunner,
   selfSignedCert,
   spawnRunner,
+  stopAll,
   tempDataDir,
 } from './helpers.js';
 
@@ -34,7 +35,7 @@ const FAST = {
 
 const children: Child[] = [];
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  stopAll(children);
 });
 
 function output(child: Child): string {

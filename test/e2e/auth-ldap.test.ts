@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LDAP_SUFFIX, startSlapd, type Slapd } from '../support/slapd.js';
 import { hasTool } from '../support/tools.js';
-import { spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
 const haveSlapd = hasTool('slapd', 'slapd');
 let slapd: Slapd;
@@ -58,7 +58,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGTERM');
+  stopAll(children, 'SIGTERM');
   await slapd?.stop();
 });
 

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 import { context, launch, screenshot, seriousViolations, watch } from './ui/browser.js';
 
 const groups: Record<string, string[]> = { olga: ['ops', 'staff'], dave: ['devs'], nora: ['visitors'] };
@@ -74,7 +74,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGTERM');
+  stopAll(children, 'SIGTERM');
   await new Promise((resolve) => issuerServer?.close(resolve));
 });
 

@@ -2,7 +2,7 @@
 // the current password is asked, the user's other sessions end, the caller's goes on with a new
 // session token, and the audit log has it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchAs, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { fetchAs, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
 const children: ReturnType<typeof spawnRunner>[] = [];
 let base: string;
@@ -24,7 +24,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGTERM');
+  stopAll(children, 'SIGTERM');
 });
 
 async function call(path: string, init: { token?: string; body?: unknown; method?: string } = {}) {

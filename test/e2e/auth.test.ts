@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { hasTool } from '../support/tools.js';
-import { localAuth, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { localAuth, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
 const children: ReturnType<typeof spawnRunner>[] = [];
 let dataDir: string;
@@ -25,7 +25,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGTERM');
+  stopAll(children, 'SIGTERM');
 });
 
 /** curl as a separate process: status code and body. */

@@ -6,13 +6,13 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hasTool } from '../support/tools.js';
-import { fetchAs, finished, repoRoot, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { fetchAs, finished, repoRoot, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
 const greeterDir = join(repoRoot, 'test/fixtures/external-plugins');
 const children: ReturnType<typeof spawnRunner>[] = [];
 
 afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  stopAll(children);
 });
 
 async function startMaster(dataDir: string) {

@@ -48,6 +48,11 @@ export function spawnRunner(
   return child;
 }
 
+/** Ends every child still running (a test's clean-up); empties the list so a later hook finds none. */
+export function stopAll(children: ChildProcess[], signal: NodeJS.Signals = 'SIGKILL'): void {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+}
+
 export function finished(child: ChildProcess & { output?: { stdout: string; stderr: string } }): Promise<Finished> {
   return new Promise((resolvePromise, reject) => {
     child.once('error', reject);

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { localAuth, repoRoot, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { localAuth, repoRoot, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -25,7 +25,7 @@ const FAST = {
 
 const children: Child[] = [];
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  stopAll(children);
 });
 
 function everyFile(dir: string): string[] {

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finished, localAuth, runRunner, spawnRunner, startFleet, tempDataDir } from './helpers.js';
+import { finished, localAuth, runRunner, spawnRunner, startFleet, stopAll, tempDataDir } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -21,7 +21,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  stopAll(children);
 });
 
 interface ApiRun {

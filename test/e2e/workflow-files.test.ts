@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchAs, runRunner, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import { fetchAs, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
 const children: ReturnType<typeof spawnRunner>[] = [];
 let dataDir: string;
@@ -41,7 +41,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGTERM');
+  stopAll(children, 'SIGTERM');
 });
 
 async function run(file: string) {

@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { InvalidInputError, positiveNumber, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
+import {
+  configuredTlsPair,
+  InvalidInputError,
+  positiveNumber,
+  type ConfigDeclaration,
+  type RunnerConfig,
+} from '@runner/plugin-sdk';
 
 /** The master side's settings, read once at setup so a bad value fails the boot, not an agent. */
 export interface MasterTransportConfig {
@@ -8,6 +14,8 @@ export interface MasterTransportConfig {
   /** PEM files; both or neither. */
   tlsCert?: string;
   tlsKey?: string;
+  /** Whose keys named them (`grpc` or `http`), for errors reading them. */
+  tlsSection?: 'grpc' | 'http';
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
   /** Percent of CPU, memory or disk above which an agent's status is `warning`. */
@@ -74,14 +82,7 @@ export function readMasterConfig(config: RunnerConfig): MasterTransportConfig {
     config.get<string | undefined>('grpc.tls_cert') || config.get<string | undefined>('grpc.tls_key'),
   );
   const section = own ? 'grpc' : 'http';
-  const tlsCert = config.get<string | undefined>(`${section}.tls_cert`) || undefined;
-  const tlsKey = config.get<string | undefined>(`${section}.tls_key`) || undefined;
-  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
-    const missing = tlsCert === undefined ? `${section}.tls_cert (--tls-cert)` : `${section}.tls_key (--tls-key)`;
-    throw new InvalidInputError(`TLS for agents needs both a certificate and its key: ${missing} is not set`, {
-      field: tlsCert === undefined ? `${section}.tls_cert` : `${section}.tls_key`,
-    });
-  }
+  const tls = configuredTlsPair(config, section, 'TLS for agents');
   const interval = config.get<number>('agent.heartbeat_interval');
   const timeout = config.get<number>('agent.heartbeat_timeout');
   if (timeout <= interval) {
@@ -96,8 +97,9 @@ export function readMasterConfig(config: RunnerConfig): MasterTransportConfig {
     bindAddress: (
       config.get<string | undefined>('grpc.bind_address') ?? config.get<string>('http.bind_address', '127.0.0.1')
     ).trim(),
-    tlsCert,
-    tlsKey,
+    tlsCert: tls?.cert,
+    tlsSection: section,
+    tlsKey: tls?.key,
     heartbeatIntervalMs: interval * 1000,
     heartbeatTimeoutMs: timeout * 1000,
     warningThreshold: config.get<number>('agent.warning_threshold'),

@@ -122,8 +122,8 @@ export class AgentMaster {
             null,
             [
               {
-                cert_chain: readPem(config.tlsCert, 'grpc.tls_cert'),
-                private_key: readPem(config.tlsKey, 'grpc.tls_key'),
+                cert_chain: readPem(config.tlsCert, `${config.tlsSection ?? 'grpc'}.tls_cert`),
+                private_key: readPem(config.tlsKey, `${config.tlsSection ?? 'grpc'}.tls_key`),
               },
             ],
             false,

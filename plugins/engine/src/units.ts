@@ -126,39 +126,30 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
         );
     }
     const withAgent = (agent: string) => (agents.length > 1 ? `${label}@${agent}` : label);
+    /** A unit bound to one agent, which must be online now. */
+    const onOne = (agent: string) => {
+      if (!ctx.delegator?.isAvailable(agent))
+        throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
+      units.push({
+        seq: ctx.nextSeq(),
+        name: withAgent(agent),
+        task,
+        item,
+        loopIndex,
+        agents: [agent],
+        failover: false,
+      });
+    };
     switch (task.delegation.strategy) {
       case 'all':
-        for (const agent of agents) {
-          if (!ctx.delegator?.isAvailable(agent))
-            throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
-          units.push({
-            seq: ctx.nextSeq(),
-            name: withAgent(agent),
-            task,
-            item,
-            loopIndex,
-            agents: [agent],
-            failover: false,
-          });
-        }
+        for (const agent of agents) onOne(agent);
         break;
       case 'round_robin': {
         // Keyed by workflow and task and kept by the engine, so it rotates across runs too.
         const key = `${ctx.workflowName}:${task.name}`;
         const turn = ctx.rotation.get(key) ?? 0;
         ctx.rotation.set(key, turn + 1);
-        const agent = agents[turn % agents.length];
-        if (!ctx.delegator?.isAvailable(agent))
-          throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
-        units.push({
-          seq: ctx.nextSeq(),
-          name: withAgent(agent),
-          task,
-          item,
-          loopIndex,
-          agents: [agent],
-          failover: false,
-        });
+        onOne(agents[turn % agents.length]);
         break;
       }
       case 'failover':
@@ -173,19 +164,7 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
             ctx.syntax,
           ),
         );
-        for (const agent of chosen) {
-          if (!ctx.delegator?.isAvailable(agent))
-            throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
-          units.push({
-            seq: ctx.nextSeq(),
-            name: withAgent(agent),
-            task,
-            item,
-            loopIndex,
-            agents: [agent],
-            failover: false,
-          });
-        }
+        for (const agent of chosen) onOne(agent);
         break;
       }
     }

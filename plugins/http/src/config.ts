@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
-  InvalidInputError,
+  configuredTlsPair,
+  readPemFile,
   positiveNumber as positive,
   type ConfigDeclaration,
   type RunnerConfig,
@@ -89,36 +89,11 @@ export function readHttpConfig(config: RunnerConfig): HttpConfig {
 
 /** Both files or neither; each read now, so that a wrong path fails the boot naming its key. */
 function readTls(config: RunnerConfig): HttpConfig['tls'] {
-  const cert = config.get<string | undefined>('http.tls_cert') || undefined;
-  const key = config.get<string | undefined>('http.tls_key') || undefined;
-  if (cert === undefined && key === undefined) return undefined;
-  if (cert === undefined || key === undefined) {
-    const missing = cert === undefined ? 'http.tls_cert (--tls-cert)' : 'http.tls_key (--tls-key)';
-    throw new InvalidInputError(`HTTPS needs both a certificate and its key: ${missing} is not set`, {
-      field: cert === undefined ? 'http.tls_cert' : 'http.tls_key',
-    });
-  }
-  const read = (file: string, field: string, what: RegExp, name: string): Buffer => {
-    let text: Buffer;
-    try {
-      text = readFileSync(file);
-    } catch (error) {
-      const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-      throw new InvalidInputError(
-        `${field} ${file} (from ${config.sourceOf(field)}): ${missing ? 'no such file' : (error as Error).message}`,
-        { field },
-      );
-    }
-    if (!what.test(text.toString('latin1'))) {
-      throw new InvalidInputError(`${field} ${file} (from ${config.sourceOf(field)}): not a PEM ${name}`, {
-        field,
-      });
-    }
-    return text;
-  };
+  const pair = configuredTlsPair(config, 'http', 'HTTPS');
+  if (pair === undefined) return undefined;
   return {
-    cert: read(cert, 'http.tls_cert', /-----BEGIN CERTIFICATE-----/, 'certificate'),
-    key: read(key, 'http.tls_key', /-----BEGIN [A-Z ]*PRIVATE KEY-----/, 'private key'),
-    certFile: resolve(cert),
+    cert: readPemFile(config, 'http.tls_cert', pair.cert, 'certificate'),
+    key: readPemFile(config, 'http.tls_key', pair.key, 'private key'),
+    certFile: resolve(pair.cert),
   };
 }
