@@ -135,9 +135,6 @@ export async function startMaster({
     if (ok) break;
     await sleep(50);
   }
-  // A reused data directory holds the previous master's credential until this one writes its own
-  // (before it serves): read it again now.
-  token = undefined;
 
   const stop = async () => {
     if (exit) return exit;
