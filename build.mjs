@@ -178,6 +178,8 @@ const ENTRY_FILES = [
   'plugins/agent-transport/src/token.ts',
   'plugins/agent-transport/src/master.ts',
   'plugins/store/src/sql-store.ts',
+  // Loaded by path as a worker thread's entry (plugins/lua-runtime/src/worker-pool.ts).
+  'plugins/lua-runtime/src/worker-entry.ts',
 ];
 const entryPoints = [...packages.map((pkg) => join(pkg, 'index.ts')), ...ENTRY_FILES.map((f) => join(root, f))]
   .filter((file) => existsSync(file))
