@@ -82,6 +82,11 @@ export interface WorkflowDefinition {
   parallel: number;
   /** Delegated units that may run at once across the run (`forks:`); absent: the engine's default, 10. */
   forks?: number;
+  /**
+   * The most memory a local task's script may use, in bytes (`memory_limit:`); absent: the engine's
+   * `engine.memory_limit`. In worker isolation the script's worker gets it as its heap limit.
+   */
+  memoryLimitBytes?: number;
   vars: Record<string, string>;
   groups: Record<string, string[]>;
   tasks: TaskDefinition[];

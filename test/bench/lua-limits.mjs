@@ -4,14 +4,17 @@
 //
 //  - idle: the baseline;
 //  - string.rep of 1 GiB: refused before anything is built (`memory limit of 512 MiB exceeded`);
-//  - a table grown to --table-entries entries (default 2e6; the issue's script is 1e8): NOT bounded
-//    yet, fengari tables live on the master's heap, so this shows what the missing worker isolation
-//    costs (GC and Map rehash pauses on the event loop);
-//  - a backtracking string.find (--find-length, default 150): one library call, NOT bounded yet.
+//  - a table grown to --table-entries entries (default 1e8, the issue's script): in a Lua worker
+//    (lua.isolation: worker, the default) it fails at the memory limit (512 MiB) and only its worker
+//    ends; inline it lives on the master's heap (GC and Map rehash pauses on the event loop);
+//  - a backtracking string.find (--find-length, default 150): one library call that completes;
+//  - a backtracking string.find that would run for ages, with `timeout: 2s`: the worker is ended;
+//  - `s = s .. s` doubling: one instruction per doubling, which no hook sees.
 //
+// Run it once per mode: RUNNER_LUA_ISOLATION=inline node test/bench/lua-limits.mjs compares.
 // Target (issue 10): /health p99 under 50 ms and the beside run succeeding, in every phase.
 //
-//   node build.mjs && node test/bench/lua-limits.mjs [--table-entries 2e6] [--find-length 150]
+//   node build.mjs && node test/bench/lua-limits.mjs [--table-entries 1e8] [--find-length 150]
 //
 // Prints readable lines, then one JSON line.
 import { cpus, loadavg } from 'node:os';
@@ -23,13 +26,13 @@ import { percentile, round, startMaster } from './support/master.mjs';
 const TARGET_P99_MS = 50;
 const { values } = parseArgs({
   options: {
-    'table-entries': { type: 'string', default: '2e6' },
+    'table-entries': { type: 'string', default: '1e8' },
     'find-length': { type: 'string', default: '150' },
   },
 });
 
-const workflow = (name, script) =>
-  `version: "1.0"\ntasks:\n  - name: ${name}\n    timeout: 60s\n    exec:\n      script: |\n        ${script}\n`;
+const workflow = (name, script, timeout = '60s') =>
+  `version: "1.0"\ntasks:\n  - name: ${name}\n    timeout: ${timeout}\n    exec:\n      script: |\n        ${script}\n`;
 const PHASES = [
   ['string.rep 1 GiB', workflow('rep', 'local s = string.rep("x", 1024 * 1024 * 1024) return true, tostring(#s)')],
   [
@@ -39,6 +42,14 @@ const PHASES = [
   [
     `string.find backtracking over ${values['find-length']} bytes`,
     workflow('find', `return true, tostring(string.find(string.rep("a", ${values['find-length']}), ".-.-.-b"))`),
+  ],
+  [
+    'string.find stuck (timeout 2s)',
+    workflow('stuck', 'return true, tostring(string.find(string.rep("a", 40), string.rep("a*", 20) .. "b"))', '2s'),
+  ],
+  [
+    's = s .. s doubling',
+    workflow('doubling', 'local s = "x" for i = 1, 40 do s = s .. s end return true, tostring(#s)'),
   ],
 ];
 const QUICK = workflow('quick', 'return true, "fine"');
@@ -78,7 +89,11 @@ const summary = (latencies) => ({
   max_ms: round(Math.max(...latencies)),
 });
 
-const results = { machine: { cpus: cpus().length, loadavg_at_start: round(loadavg()[0]) }, phases: {} };
+const results = {
+  isolation: process.env.RUNNER_LUA_ISOLATION ?? 'worker',
+  machine: { cpus: cpus().length, loadavg_at_start: round(loadavg()[0]) },
+  phases: {},
+};
 let failure;
 try {
   for (let i = 0; i < 50; i++) await request('GET', '/api/v1/health'); // warm-up

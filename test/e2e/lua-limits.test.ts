@@ -1,11 +1,13 @@
 // Scripts that cannot take the master down, with real processes: a `runner server` master and one
-// `runner agent start` agent (web-1). A script asking string.rep for 1 GiB fails its task with the
-// memory-limit message, on the master and on the agent, while GET /health keeps answering and a
-// run started meanwhile succeeds; runner.log has the message. A spinning script is stopped by its
-// timeout and the master serves meanwhile. The issue's 1e8-entry table runs on a master whose heap
-// is capped at 384 MiB (NODE_OPTIONS), so that the heap guard's 70% is reached in seconds: the task
-// fails with `not enough memory` and the master goes on (with its default 4 GiB heap here, the same
-// script reaches fengari's table limit first: README of lua-runtime, "Memory and long calls").
+// `runner agent start` agent (web-1). In Lua workers (lua.isolation: worker, the default) the issue's
+// 1e8-entry table fails its task at the memory limit (the workflow's memory_limit on the master) and
+// a backtracking string.find is ended at its timeout, on the master and on the agent, while GET
+// /health keeps answering and a run started meanwhile succeeds. A script asking string.rep for 1 GiB
+// fails its task with the memory-limit message, on the master and on the agent; runner.log has the
+// message. A spinning script is stopped by its timeout and the master serves meanwhile. Inline
+// (lua.isolation: inline), the 1e8-entry table runs on a master whose heap is capped at 384 MiB
+// (NODE_OPTIONS), so that the heap guard's 70% is reached in seconds: the task fails with `not
+// enough memory` and the master goes on.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,11 +123,56 @@ describe('the master', () => {
   });
 });
 
-describe('a table grown without bound (the 1e8-entry script)', () => {
+const grow = (where: string, limit: string) => `version: "1.0"
+${limit}tasks:
+  - name: grow
+${where}    exec: { script: 'local t = {} for i = 1, 1e8 do t[i] = i end' }
+`;
+const backtrack = (where: string) => `version: "1.0"
+tasks:
+  - name: find
+    timeout: 1s
+${where}    exec: { script: 'return string.find(string.rep("a", 40), string.rep("a*", 20) .. "b")' }
+`;
+
+// Lua runs in worker threads (lua.isolation: worker, the default): the script's worker has the
+// memory limit as its heap limit and is ended when stuck in one library call past its timeout.
+describe.each([
+  // The master's case also proves the workflow's memory_limit key (agents use engine.memory_limit's default).
+  ['on the master', '', 'memory_limit: 128MiB\n', '128 MiB'],
+  ['on an agent', '    delegate_to: web-1\n', '', '512 MiB'],
+])('in a Lua worker %s', (_where, delegation, limit, shown) => {
+  it('the 1e8-entry table fails its task at the memory limit while /health answers and another run succeeds', async () => {
+    const tableId = await start(grow(delegation, limit), 'grow');
+    const quickId = await start(quick, 'quick');
+    const runs = Promise.all([finish(tableId), finish(quickId)]);
+    const latencies = await healthWhile(runs);
+    const [tableRun, quickRun] = await runs;
+    expect(tableRun.status).toBe('failed');
+    expect(tableRun.tasks[0].message).toMatch(new RegExp(`memory limit of ${shown} exceeded`));
+    expect(quickRun.status).toBe('succeeded');
+    expect(p99(latencies)).toBeLessThan(500);
+  }, 120_000);
+
+  it('a backtracking string.find is ended at its timeout while /health answers and another run succeeds', async () => {
+    const findId = await start(backtrack(delegation), 'find');
+    const quickId = await start(quick, 'quick');
+    const runs = Promise.all([finish(findId), finish(quickId)]);
+    const latencies = await healthWhile(runs);
+    const [findRun, quickRun] = await runs;
+    expect(findRun.status).toBe('failed');
+    expect(findRun.tasks[0].message).toMatch(/^timed out after 1000 ms/);
+    expect(quickRun.status).toBe('succeeded');
+    expect(p99(latencies)).toBeLessThan(500);
+  }, 60_000);
+});
+
+describe('a table grown without bound (the 1e8-entry script), inline', () => {
   it('fails its task with not enough memory on a master with a small heap, which goes on serving', async () => {
     const dataDir = tempDataDir('runner-e2e-lua-heap-');
+    // lua.isolation: inline runs scripts on the master's own thread, where the heap guard is the defence.
     const small = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
-      env: { RUNNER_DATA_DIR: dataDir, NODE_OPTIONS: '--max-old-space-size=384' },
+      env: { RUNNER_DATA_DIR: dataDir, NODE_OPTIONS: '--max-old-space-size=384', RUNNER_LUA_ISOLATION: 'inline' },
     });
     children.push(small);
     const [, http] = await waitForOutput(small, /REST API listening on (127\.0\.0\.1:\d+)/);

@@ -347,7 +347,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               signal: controller.signal,
               sleep,
               defaultTimeoutMs: deps.taskTimeoutMs || undefined,
-              memoryLimitBytes: deps.memoryLimitBytes,
+              memoryLimitBytes: workflow.memoryLimitBytes ?? deps.memoryLimitBytes,
               beforeAttempt:
                 hooks.beforeTask.taps.length === 0
                   ? undefined

@@ -13,7 +13,7 @@ export const RUN_LIMITS_CONFIG: ConfigDeclaration = {
   'engine.memory_limit': {
     schema: { type: 'integer', minimum: 1 },
     default: 512,
-    help: "MiB a task's script may use; enforced today for strings one call builds (string.rep, table.concat)",
+    help: "MiB a task's script may use unless its workflow sets memory_limit: (the heap limit of its Lua worker; also bounds what one string.rep/table.concat builds)",
   },
 };
 

@@ -307,17 +307,8 @@ export class Execution implements HostExecution {
     this.stop(this.#abortError(this.#signal?.reason));
   };
 
-  /** A RunnerError reason (e.g. the engine's cancellation) passes through; anything else is a timeout. */
   #abortError(reason: unknown): Error {
-    if (
-      reason instanceof Error &&
-      typeof (reason as { code?: unknown }).code === 'string' &&
-      typeof (reason as { status?: unknown }).status === 'number'
-    ) {
-      return reason;
-    }
-    const why = reason instanceof Error ? reason.message : reason === undefined ? 'aborted' : String(reason);
-    return new LuaTimeoutError(`${this.prefix}stopped: ${why}`, { cause: reason });
+    return abortError(this.prefix, reason);
   }
 
   #end(): void {
@@ -403,4 +394,17 @@ function internalError(prefix: string, error: unknown): LuaError {
     ? describeJsError(error)
     : `internal error of the Lua runtime: ${describeJsError(error)}`;
   return new LuaError(`${prefix}${text}`, { cause: error });
+}
+
+/** A RunnerError reason (e.g. the engine's cancellation) passes through; anything else is a timeout. */
+export function abortError(prefix: string, reason: unknown): Error {
+  if (
+    reason instanceof Error &&
+    typeof (reason as { code?: unknown }).code === 'string' &&
+    typeof (reason as { status?: unknown }).status === 'number'
+  ) {
+    return reason;
+  }
+  const why = reason instanceof Error ? reason.message : reason === undefined ? 'aborted' : String(reason);
+  return new LuaTimeoutError(`${prefix}stopped: ${why}`, { cause: reason });
 }

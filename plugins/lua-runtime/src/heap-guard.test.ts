@@ -2,10 +2,11 @@ import { LuaError } from '@runner/plugin-sdk';
 import { describe, expect, it } from 'vitest';
 import { testRuntime } from './test-support.js';
 
-// The real heap is far from full in a test: a tiny ratio makes any heap "full".
+// The real heap is far from full in a test: a tiny ratio makes any heap "full". This is the guard of
+// the process's heap (inline mode); a worker's, at the script's memory limit, is in worker-runtime.test.ts.
 describe('the heap guard', () => {
   it('stops a script that uses up its slice while the heap is over its share, with the figures', async () => {
-    const { run } = testRuntime({ heapGuardRatio: 1e-9 });
+    const { run } = testRuntime({ heapGuardRatio: 1e-9, isolation: 'inline' });
     const failure = await run('local t = {} for i = 1, 1e7 do t[i] = i end', {
       run: { workflow: 'w', runId: 'r', task: 'grow', attempt: 1, agent: 'localhost' },
     }).then(

@@ -13,11 +13,14 @@ import { getHeapStatistics } from 'node:v8';
 export class HeapGuard {
   readonly ratio: number;
   readonly intervalMs: number;
+  /** In a Lua worker: the script's memory limit, which the worker's heap and buffers must stay under. */
+  readonly limitBytes: number | undefined;
   #next = 0;
 
-  constructor(ratio: number, intervalMs = 20) {
+  constructor(ratio: number, intervalMs = 20, limitBytes?: number) {
     this.ratio = ratio;
     this.intervalMs = intervalMs;
+    this.limitBytes = limitBytes;
   }
 
   /** The reason to stop the running script, or null while the heap has room. */
@@ -27,6 +30,9 @@ export class HeapGuard {
     // Lua strings are Uint8Arrays, whose bytes V8 counts as external memory, not heap: both count.
     const { used_heap_size: heap, external_memory: external, heap_size_limit: limit } = getHeapStatistics();
     const used = heap + external;
+    // A worker runs one script: all it holds is that script's, so the script's own limit applies.
+    if (this.limitBytes !== undefined && used >= this.limitBytes)
+      return `memory limit of ${formatBytes(this.limitBytes)} exceeded (the script's worker holds ${formatBytes(used)})`;
     if (used < limit * this.ratio) return null;
     return `not enough memory: the runner's heap holds ${formatBytes(used)} of its ${formatBytes(limit)} limit; the script was stopped to keep the runner up`;
   }

@@ -18,6 +18,21 @@ export const plugin = definePlugin({
       default: 0.7,
       help: "share of the process's heap limit past which a running script is stopped to keep the process up (0: off)",
     },
+    'lua.isolation': {
+      schema: { type: 'string', enum: ['worker', 'inline'] },
+      default: 'worker',
+      help: "where task scripts run: 'worker' (a pooled worker thread each, whose heap limit is the script's memory limit; a runaway script or a stuck library call ends its worker, not the process) or 'inline' (the process's own thread, the REPL's way)",
+    },
+    'lua.workers.max': {
+      schema: { type: 'integer', minimum: 1 },
+      default: 16,
+      help: 'Lua worker threads alive at most (one script each); task scripts beyond wait for a free one',
+    },
+    'lua.workers.idle': {
+      schema: { type: 'integer', minimum: 0 },
+      default: 2,
+      help: 'idle Lua worker threads kept started for the next task scripts',
+    },
     'lua.pool_size': {
       schema: { type: 'integer', minimum: 1 },
       default: 2,
@@ -28,13 +43,22 @@ export const plugin = definePlugin({
     const registry = new ModuleRegistry();
     ctx.provide(LuaModulesRef, registry);
     // fengari loads here, not at import: `runner --help` imports every plugin's entry.
-    const { LuaRuntimeService } = await import('./runtime.js');
-    const runtime = new LuaRuntimeService(registry, {
+    const options = {
       sliceMs: ctx.config.get<number>('lua.time_slice_ms'),
       poolSize: ctx.config.get<number>('lua.pool_size'),
       heapGuardRatio: ctx.config.get<number>('lua.heap_guard_ratio'),
-    });
+    };
+    const runtime =
+      ctx.config.get<string>('lua.isolation') === 'inline'
+        ? new (await import('./runtime.js')).LuaRuntimeService(registry, options)
+        : new (await import('./worker-runtime.js')).WorkerLuaRuntime(registry, {
+            ...options,
+            maxWorkers: ctx.config.get<number>('lua.workers.max'),
+            idleWorkers: ctx.config.get<number>('lua.workers.idle'),
+          });
     ctx.provide(LuaRuntimeRef, runtime);
+    // The first task script need not wait for a worker to start: one starts while the rest boots.
+    if ('warm' in runtime) runtime.warm();
     return { stop: () => runtime.close() };
   },
 });

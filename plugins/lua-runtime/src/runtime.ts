@@ -34,6 +34,11 @@ export interface LuaRuntimeOptions {
    * Default 0.7; 0 turns the guard off.
    */
   heapGuardRatio?: number;
+  /**
+   * In a Lua worker (worker-entry.ts): the heap guard also stops a script once the worker's heap and
+   * buffers hold this many bytes, reporting `memory limit of ... exceeded`.
+   */
+  memoryLimitBytes?: number;
 }
 
 const TEXT_ONLY = luaString('t');
@@ -67,7 +72,11 @@ export class LuaRuntimeService implements LuaRuntime {
   constructor(registry: ModuleRegistry, options: LuaRuntimeOptions = {}) {
     this.#registry = registry;
     const heapGuardRatio = options.heapGuardRatio ?? 0.7;
-    this.#scheduler = new Scheduler(options.sliceMs ?? 5, heapGuardRatio > 0 ? new HeapGuard(heapGuardRatio) : null);
+    const guarded = heapGuardRatio > 0 || options.memoryLimitBytes !== undefined;
+    this.#scheduler = new Scheduler(
+      options.sliceMs ?? 5,
+      guarded ? new HeapGuard(heapGuardRatio > 0 ? heapGuardRatio : 1, 20, options.memoryLimitBytes) : null,
+    );
     this.#poolSize = options.poolSize ?? 2;
     this.#hookInstructions = options.hookInstructions ?? 1000;
     // A state built before a module was provided lacks it.

@@ -14,6 +14,8 @@ interface Seen {
   signal?: AbortSignal;
   open?: () => void;
   failure?: Promise<unknown>;
+  /** Called when a script reaches `slow.gate()`. */
+  reached?: () => void;
 }
 
 function slowModule(calls: string[], seen: Seen = {}) {
@@ -26,7 +28,10 @@ function slowModule(calls: string[], seen: Seen = {}) {
           call.signal.addEventListener('abort', () => reject(new Error('aborted, and nobody listens'))),
         )),
       // Settles when the test calls `seen.open()`.
-      gate: () => new Promise<void>((resolve) => (seen.open = resolve)),
+      gate: () => {
+        seen.reached?.();
+        return new Promise<void>((resolve) => (seen.open = resolve));
+      },
       echo: (_call: LuaCallContext, value: unknown) => {
         calls.push(`echo ${String(value)}`);
         return new Promise((resolve) => setTimeout(() => resolve(value), 10));
@@ -72,9 +77,10 @@ function stopper(): AbortController {
 }
 
 describe('waiting for JavaScript', () => {
+  // The round robin of one thread's scheduler (inline mode); workers run scripts side by side.
   it('suspends only the calling script: two scripts calling an async function interleave', async () => {
     const calls: string[] = [];
-    const { run } = testRuntime({ modules: [slowModule(calls)] });
+    const { run } = testRuntime({ modules: [slowModule(calls)], isolation: 'inline' });
     const script = (who: string) =>
       `for i = 1, 3 do slow.note("${who}" .. i .. " start") slow.echo("${who}" .. i) end return "${who}"`;
     const results = await Promise.all([run(script('A')), run(script('B'))]);
@@ -99,7 +105,10 @@ describe('waiting for JavaScript', () => {
     const calls: string[] = [];
     const seen: Seen = {};
     const { run } = testRuntime({ modules: [slowModule(calls, seen)] });
+    const gateReached = new Promise<void>((resolve) => (seen.reached = resolve));
     const waiting = run('slow.note("waiter start") slow.gate() slow.note("waiter end") return "waited"');
+    // In worker mode the scripts start on threads of their own: the other starts once this one waits.
+    await gateReached;
     const busy = await run('local n = 0 for i = 1, 100000 do n = n + 1 end slow.note("busy done") return n');
     expect(busy.values).toEqual([100000]);
     expect(calls).toEqual(['waiter start', 'busy done']);
@@ -207,9 +216,10 @@ describe('CPU fairness', () => {
     }
   });
 
+  // The slices of one thread (inline mode); workers share the CPU as the OS shares threads.
   it('shares the CPU between spinning scripts', async () => {
     const calls: string[] = [];
-    const { run } = testRuntime({ modules: [slowModule(calls)] });
+    const { run } = testRuntime({ modules: [slowModule(calls)], isolation: 'inline' });
     const stop = stopper();
     const spin = (who: string) =>
       `local n = 0 while true do n = n + 1 if n % 1000 == 0 then slow.note("${who}") end end`;
@@ -240,6 +250,8 @@ describe('CPU fairness', () => {
 describe('timeouts and stopping', () => {
   it('stops a spinning script at timeoutMs with a timeout error naming the task and line', async () => {
     const { run } = testRuntime();
+    // Started first: in worker mode the first run also starts a worker.
+    await run('return 1');
     const started = performance.now();
     const error = await run('local n = 0\nwhile true do n = n + 1 end', {
       chunkName: 'build',

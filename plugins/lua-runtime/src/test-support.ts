@@ -9,6 +9,7 @@ import type {
 } from '@runner/plugin-sdk';
 import { ModuleRegistry } from './module-registry.js';
 import { LuaRuntimeService, type LuaRuntimeOptions } from './runtime.js';
+import { WorkerLuaRuntime } from './worker-runtime.js';
 
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';
@@ -40,7 +41,7 @@ export function recordingLogger(lines: LogLine[] = [], bound: LogFields = {}): R
 }
 
 export interface TestRuntime {
-  runtime: LuaRuntimeService;
+  runtime: LuaRuntimeService | WorkerLuaRuntime;
   registry: ModuleRegistry;
   logger: RecordingLogger;
   /** Runs `source` with chunk name `test` and the recording logger, plus `options`. */
@@ -55,12 +56,19 @@ export type TestModule = readonly [
   Readonly<Record<string, (call: LuaCallContext, ...args: any[]) => unknown>>,
 ];
 
-export function testRuntime(options: LuaRuntimeOptions & { modules?: readonly TestModule[] } = {}): TestRuntime {
+export function testRuntime(
+  options: LuaRuntimeOptions & { modules?: readonly TestModule[]; isolation?: 'inline' | 'worker' } = {},
+): TestRuntime {
   const registry = new ModuleRegistry();
   for (const [spec, implementation] of options.modules ?? []) {
     registry.provide(spec, implementation as LuaModuleImplementation<string>);
   }
-  const runtime = new LuaRuntimeService(registry, options);
+  // RUNNER_TEST_LUA_ISOLATION=worker runs this plugin's tests with scripts in worker threads: the
+  // same tests are the contract of both modes.
+  const runtime =
+    (options.isolation ?? process.env.RUNNER_TEST_LUA_ISOLATION) === 'worker'
+      ? new WorkerLuaRuntime(registry, options)
+      : new LuaRuntimeService(registry, options);
   const logger = recordingLogger();
   const run = (source: string, runOptions: Partial<LuaRunOptions> = {}) =>
     runtime.run(source, { chunkName: 'test', logger, ...runOptions });

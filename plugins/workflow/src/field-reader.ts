@@ -108,6 +108,31 @@ export class FieldReader {
     return undefined;
   }
 
+  /**
+   * A memory size in bytes: `256MiB`, `1GiB`, `512 KiB`, or a whole number of MiB (as the
+   * `engine.memory_limit` setting); at least `minMiB`.
+   */
+  protected byteSize(node: MaybeNode, path: string, minMiB: number): number | undefined {
+    const n = this.r.resolve(node, path);
+    if (n === undefined) return undefined;
+    const units: Record<string, number> = { kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+    let bytes: number | undefined;
+    if (isScalar(n) && typeof n.value === 'number' && Number.isInteger(n.value)) bytes = n.value * units.mib;
+    else if (isScalar(n) && typeof n.value === 'string') {
+      const match = /^\s*(\d+(?:\.\d+)?)\s*(KiB|MiB|GiB)\s*$/i.exec(n.value);
+      if (match) bytes = Math.round(Number(match[1]) * units[match[2].toLowerCase()]);
+    }
+    if (bytes === undefined) {
+      this.r.typeError(n, node, path, 'a size such as 256MiB or 1GiB (or a whole number of MiB)');
+      return undefined;
+    }
+    if (bytes < minMiB * units.mib) {
+      this.r.error(n, path, `${path}: must be at least ${minMiB}MiB`);
+      return undefined;
+    }
+    return bytes;
+  }
+
   /** A duration string or a number of seconds; `positive` refuses zero. */
   protected duration(node: MaybeNode, path: string, positive: boolean): number | undefined {
     const n = this.r.resolve(node, path);

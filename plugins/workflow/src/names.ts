@@ -7,6 +7,7 @@ export const WORKFLOW_KEYS = [
   'template',
   'parallel',
   'forks',
+  'memory_limit',
   'vars',
   'groups',
   'tasks',

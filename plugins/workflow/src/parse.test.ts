@@ -86,7 +86,7 @@ describe('the file as a whole', () => {
   it('reports an unknown top-level key, suggesting a near one or listing the known ones', () => {
     expect(check(task() + 'taks: []\nflavour: x\nname: deploy\n').problems).toEqual([
       '5:1 taks | unknown top-level key "taks" (did you mean "tasks"?)',
-      '6:1 flavour | unknown top-level key "flavour" (known keys: version, description, template, parallel, forks, vars, groups, tasks, values)',
+      '6:1 flavour | unknown top-level key "flavour" (known keys: version, description, template, parallel, forks, memory_limit, vars, groups, tasks, values)',
       '7:1 name | unknown top-level key "name" (a workflow is named by the command line or the saved flow, not in the file)',
     ]);
   });
@@ -204,7 +204,7 @@ describe('version', () => {
   });
 });
 
-describe('description, template, parallel and forks', () => {
+describe('description, template, parallel, forks and memory_limit', () => {
   it('reads them', () => {
     const text = yaml(
       'version: "1"',
@@ -220,6 +220,17 @@ describe('description, template, parallel and forks', () => {
     expect(workflow).toMatchObject({ description: 'Deploys.\n', template: 'go', parallel: 4, forks: 3 });
   });
 
+  it('reads memory_limit as a size, or a whole number of MiB', () => {
+    for (const [written, bytes] of [
+      ['256MiB', 256 * 1024 ** 2],
+      ['1 GiB', 1024 ** 3],
+      ['300', 300 * 1024 ** 2],
+    ] as const) {
+      const { workflow } = parseWorkflow(`memory_limit: ${written}\n` + task(), { file: FILE });
+      expect(workflow.memoryLimitBytes).toBe(bytes);
+    }
+  });
+
   it.each([
     ['description: 5', '1:14 description | description: expected a string, found the number 5'],
     [
@@ -231,6 +242,11 @@ describe('description, template, parallel and forks', () => {
     ['parallel: 1.5', '1:11 parallel | parallel: expected an integer of at least 1, found the number 1.5'],
     ['parallel: "2"', '1:11 parallel | parallel: expected an integer of at least 1, found the string "2"'],
     ['forks: 0', '1:8 forks | forks: expected an integer of at least 1, found the number 0'],
+    ['memory_limit: 8MiB', '1:15 memory_limit | memory_limit: must be at least 32MiB'],
+    [
+      'memory_limit: lots',
+      '1:15 memory_limit | memory_limit: expected a size such as 256MiB or 1GiB (or a whole number of MiB), found the string "lots"',
+    ],
   ])('refuses %s', (line, problem) => {
     expect(check(line + '\n' + task()).problems).toEqual([problem]);
   });

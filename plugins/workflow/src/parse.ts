@@ -88,6 +88,7 @@ function build(reader: Reader, draft: WorkflowDraft): WorkflowDefinition {
   };
   if (draft.description !== undefined) workflow.description = draft.description;
   if (draft.forks !== undefined) workflow.forks = draft.forks;
+  if (draft.memoryLimitBytes !== undefined) workflow.memoryLimitBytes = draft.memoryLimitBytes;
   return workflow;
 }
 

@@ -47,6 +47,7 @@ export interface WorkflowDraft {
   template: TemplateEngine;
   parallel: number;
   forks?: number;
+  memoryLimitBytes?: number;
   vars: Record<string, string>;
   groups: { name: string; members: NameRef[] }[];
   tasks: TaskDraft[];

@@ -55,6 +55,9 @@ export class WorkflowSchema extends TaskPartsReader {
     if (parallel) draft.parallel = this.number(parallel.value, 'parallel', 1, true) ?? 1;
     const forks = e.get('forks');
     if (forks) draft.forks = this.number(forks.value, 'forks', 1, true);
+    const memoryLimit = e.get('memory_limit');
+    // 32 MiB: below that a Lua worker cannot hold fengari and a state.
+    if (memoryLimit) draft.memoryLimitBytes = this.byteSize(memoryLimit.value, 'memory_limit', 32);
     const vars = e.get('vars');
     if (vars) draft.vars = this.vars(vars.value);
     const groups = e.get('groups');

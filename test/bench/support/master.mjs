@@ -32,6 +32,15 @@ export function percentile(values, p) {
 
 export const round = (x, digits = 2) => +x.toFixed(digits);
 
+const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
+/** CPU time (user + system) a process has used so far, in ms (10 ms resolution; Linux). */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /s, '')
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime, stime
+}
+
 /**
  * Starts `runner server` on free loopback ports with a fresh data directory (or `dataDir`) and waits
  * for /api/v1/health. `request` sends the master's local credential once the auth plugin wrote one.
@@ -43,9 +52,13 @@ export async function startMaster({
 } = {}) {
   const [httpPort, grpcPort] = [await freePort(), await freePort()];
   const base = `http://127.0.0.1:${httpPort}`;
+  // BENCH_MASTER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the master (Node refuses
+  // --cpu-prof in NODE_OPTIONS, and that would profile the load generator too).
+  const nodeArgs = (process.env.BENCH_MASTER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(
     process.execPath,
     [
+      ...nodeArgs,
       bin,
       'server',
       '--http-port',
@@ -122,6 +135,9 @@ export async function startMaster({
     if (ok) break;
     await sleep(50);
   }
+  // A reused data directory holds the previous master's credential until this one writes its own
+  // (before it serves): read it again now.
+  token = undefined;
 
   const stop = async () => {
     if (exit) return exit;
