@@ -128,6 +128,9 @@ export async function startMaster({
     if (ok) break;
     await sleep(50);
   }
+  // Read the credential again: one read during the health checks may be an earlier master's on
+  // this data directory; a healthy master has written its own.
+  token = undefined;
 
   const stop = async () => {
     if (exit) return exit;
