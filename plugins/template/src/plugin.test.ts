@@ -81,6 +81,10 @@ describe('template plugin', () => {
       platform: 'node',
       format: 'esm',
       conditions: ['runner-source'],
+      // As build.mjs does: bundled CommonJS dependencies (tapable) require Node's modules.
+      banner: {
+        js: "import { createRequire as __testCreateRequire } from 'node:module'; const require = __testCreateRequire(import.meta.url);",
+      },
       logLevel: 'silent',
     });
     // Follow static imports only: the engine is loaded with import() in setup.
@@ -110,6 +114,10 @@ describe('template plugin', () => {
       format: 'esm',
       external: ['nunjucks'],
       conditions: ['runner-source'],
+      // As build.mjs does: bundled CommonJS dependencies (tapable) require Node's modules.
+      banner: {
+        js: "import { createRequire as __testCreateRequire } from 'node:module'; const require = __testCreateRequire(import.meta.url);",
+      },
       logLevel: 'silent',
     });
     try {
