@@ -61,10 +61,10 @@ function waitFor(
       cleanup();
       reject(
         new Error(
-          `no output matching ${pattern} within ${options.timeoutMs ?? 15_000} ms; got:\n${output(child).slice(from)}`,
+          `no output matching ${pattern} within ${options.timeoutMs ?? 30_000} ms; got:\n${output(child).slice(from)}`,
         ),
       );
-    }, options.timeoutMs ?? 15_000);
+    }, options.timeoutMs ?? 30_000);
     const onExit = () => {
       check();
       cleanup();
@@ -667,7 +667,8 @@ describe('security', () => {
     const untrusted = await runRunner(['run', 'ci', '--file', wf], { env });
     expect(untrusted.code).toBe(1);
     expect(untrusted.stderr).toMatch(new RegExp(`^runner: master ${tls.grpc}: `));
-  });
+    // Seven processes started one after the other: on a loaded 2-core machine this takes a while.
+  }, 90_000);
 });
 
 describe('the agents REST API and WebSocket, against real agents', () => {
@@ -676,7 +677,7 @@ describe('the agents REST API and WebSocket, against real agents', () => {
   beforeAll(async () => {
     master = await startMaster(tempDataDir('runner-e2e-master-'));
     [agents.ops1, agents.ops2] = await Promise.all([startAgent(master, 'ops1'), startAgent(master, 'ops2')]);
-  }, 30_000);
+  }, 60_000);
 
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await master.fetch(`${master.base}${path}`, {
