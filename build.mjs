@@ -9,8 +9,9 @@
 // Type-checking is `npm run typecheck` (tsc --noEmit); this step only strips types and links.
 // Test helpers (*.test.ts, test-support.ts, fake-registry.ts, test-master.ts) are not built;
 // plugin-sdk/testing.ts is, being the SDK's public test kit.
-import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, join, relative } from 'node:path';
 import { build } from 'esbuild';
 
 const root = new URL('.', import.meta.url).pathname;
@@ -44,13 +45,63 @@ function sources(dir, out = []) {
 
 // Workspace packages (@runner/*) are bundled from their TypeScript source, and so are pure
 // JavaScript libraries spread over many files that Node would each resolve, read and compile
-// (TypeBox alone was 200 ESM files on every command; yaml and pino dozens of CommonJS ones).
+// (TypeBox alone was 200 ESM files on every command; tapable 15 CommonJS ones).
 // Only libraries imported statically: esbuild gives a dynamic import() of a bundled CommonJS
-// module its default export alone (`await import('yaml')` would lose LineCounter), so a module
-// that loads one lazily imports it statically and is itself imported lazily (kernel's
-// config-file.ts). pino is bundled without its transports (worker threads), which runner does not
-// use. Every other bare import is left to Node.
-const BUNDLED = ['semver', 'commander', 'fengari', '@sinclair/typebox', 'yaml', 'pino'];
+// module its default export alone, so a module that loads one lazily imports it statically and
+// is itself imported lazily. Every other bare import is left to Node, but VENDORED ones.
+const BUNDLED = ['@sinclair/typebox', 'tapable'];
+// Vendored libraries, the large CommonJS ones a `runner run` loads, are built on their own into
+// kernel/dist/vendor/<name>.cjs, one file (with all their dependencies) that
+// kernel/src/vendor-loader.ts compiles through V8's code cache: Node 20 has none for ES modules,
+// and these 1.1 MB were compiled anew by every command. Each lists the specifiers the code
+// imports; an import of any other is a build error. Their named exports are read from the built
+// bundle. pino is built without its transports (worker threads), which runner does not use;
+// readline-sync (fengari's debug.debug) runs scripts beside itself and stays in node_modules.
+// `from` is the package whose dependency it is: the bundle is built from the copy that package
+// resolves, and an importer that would resolve another copy is a build error.
+const VENDORED = {
+  fengari: {
+    from: 'plugins/lua-runtime',
+    specifiers: ['fengari', 'fengari/src/defs.js', 'fengari/src/lobject.js', 'fengari/src/ltable.js'],
+  },
+  commander: { from: 'kernel', specifiers: ['commander'] },
+  yaml: { from: 'plugins/workflow', specifiers: ['yaml'] },
+  pino: { from: 'kernel', specifiers: ['pino'] },
+  // Its JavaScript only; it reads sql-wasm.wasm beside itself, copied there below.
+  sqljs: { from: 'plugins/store', specifiers: ['sql.js'], files: ['sql.js/dist/sql-wasm.wasm'] },
+};
+const vendorFile = (name) => join(root, 'kernel/dist/vendor', `${name}.cjs`);
+const vendorLoader = join(root, 'kernel/src/vendor-loader.ts');
+const vendored = {
+  name: 'vendored',
+  setup(b) {
+    for (const [name, { from, specifiers }] of Object.entries(VENDORED)) {
+      const resolveFrom = createRequire(join(root, from, 'package.json'));
+      const packageName = specifiers[0].split('/')[0].replace(/[.]/g, '\\.');
+      b.onResolve({ filter: new RegExp(`^${packageName}(/|$)`) }, (args) => {
+        if (!specifiers.includes(args.path)) {
+          return { errors: [{ text: `${args.path} is not among VENDORED.${name} in build.mjs; add it there` }] };
+        }
+        const own = createRequire(join(args.resolveDir, 'index.js')).resolve(args.path);
+        if (own !== resolveFrom.resolve(args.path)) {
+          return { errors: [{ text: `${args.path} resolves to ${own} here, not to the copy ${from} vendors` }] };
+        }
+        return { path: args.path, namespace: 'runner-vendor', pluginData: name };
+      });
+    }
+    b.onLoad({ filter: /.*/, namespace: 'runner-vendor' }, (args) => {
+      const exports = createRequire(import.meta.url)(vendorFile(args.pluginData))[args.path];
+      const names = Object.keys(exports).filter((k) => k !== 'default' && /^[A-Za-z_$][\w$]*$/.test(k));
+      const m = `loadVendor(${JSON.stringify(args.pluginData)})[${JSON.stringify(args.path)}]`;
+      return {
+        contents: `import { loadVendor } from ${JSON.stringify(vendorLoader)};\nconst m = ${m};\nexport default m;\nexport const { ${names.join(', ')} } = m;\n`,
+        resolveDir: root,
+        loader: 'js',
+      };
+    });
+  },
+};
+
 const thirdPartyExternal = {
   name: 'third-party-external',
   setup(b) {
@@ -107,6 +158,28 @@ const entryPoints = [...packages.map((pkg) => join(pkg, 'index.ts')), ...ENTRY_F
     return { in: file, out: relative(root, join(pkg, 'dist', relative(pkg, file))).replace(/\.ts$/, '') };
   });
 checkRelativeUrls(new Set(entryPoints.map((e) => e.in)));
+for (const [name, { from, specifiers, files = [] }] of Object.entries(VENDORED)) {
+  const resolveFrom = createRequire(join(root, from, 'package.json'));
+  mkdirSync(join(root, 'kernel/dist/vendor'), { recursive: true });
+  for (const file of files) copyFileSync(resolveFrom.resolve(file), join(root, 'kernel/dist/vendor', basename(file)));
+  await build({
+    stdin: {
+      contents: `module.exports = {${specifiers.map((s) => `${JSON.stringify(s)}: require(${JSON.stringify(s)})`).join(', ')}};`,
+      resolveDir: join(root, from),
+      sourcefile: `vendor-${name}.cjs`,
+      loader: 'js',
+    },
+    outfile: vendorFile(name),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // readline-sync (fengari's debug.debug) runs scripts that sit beside it: left in node_modules.
+    external: ['readline-sync'],
+    logLevel: 'warning',
+  });
+}
+
 const { metafile } = await build({
   entryPoints,
   metafile: true,
@@ -115,7 +188,7 @@ const { metafile } = await build({
   splitting: true,
   chunkNames: 'kernel/dist/chunks/[name]-[hash]',
   conditions: ['runner-source'],
-  plugins: [thirdPartyExternal],
+  plugins: [vendored, thirdPartyExternal],
   // The bundled CommonJS libraries require Node's built-ins; ESM output has no require of its own.
   banner: {
     js: "import { createRequire as __runnerCreateRequire } from 'node:module'; const require = __runnerCreateRequire(import.meta.url);",

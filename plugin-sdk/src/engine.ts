@@ -122,6 +122,14 @@ export type RunProgress =
   | { kind: 'task'; runId: string; task: Omit<TaskResult, 'log'> }
   | { kind: 'log'; runId: string; task: string; line: TaskLogLine };
 
+/**
+ * What a follower of a running run's log hears: each line as a unit keeps it, numbered in the
+ * order lines were written (`seq`, from 0 over the whole run), then the run's end.
+ */
+export type LogFollowerEvent =
+  { kind: 'line'; seq: number; task: string; agent: string; line: TaskLogLine } | { kind: 'end'; status: RunStatus };
+export type LogFollower = (event: LogFollowerEvent) => void;
+
 export interface ExecutionFilter {
   workflow?: string;
   status?: RunStatus;
@@ -218,6 +226,12 @@ export interface WorkflowEngine {
    * would (a WorkflowValidationError with every problem at its line and column); records nothing.
    */
   validate(request: RunRequest): Promise<{ workflowName: string; tasks: string[]; warnings: WorkflowProblem[] }>;
+  /**
+   * Follows a running run's log from now on: `written` is how many lines it had (the `seq` of the
+   * next one); undefined when the run is not running. The listener runs synchronously as lines
+   * are kept, so it must be cheap; `stop` ends the subscription.
+   */
+  followLog(runId: string, listener: LogFollower): { written: number; stop(): void } | undefined;
   /** Runs, newest first, without task logs. */
   list(filter?: ExecutionFilter): { runs: Omit<RunRecord, 'tasks'>[]; total: number };
   /** Whether a run delegates to agents (the CLI asks for confirmation on a terminal). */

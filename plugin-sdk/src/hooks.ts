@@ -1,9 +1,4 @@
-import { createRequire } from 'node:module';
-import type { AsyncSeriesHook, SyncHook } from 'tapable';
-
-// tapable is loaded when a kernel boots, not when a plugin's entry is imported: every command,
-// `runner --help` included, imports every plugin entry, and through it this file.
-const load = () => createRequire(import.meta.url)('tapable') as typeof import('tapable');
+import { AsyncSeriesHook, SyncHook } from 'tapable';
 
 /** Public facts about a loaded plugin, as other plugins and the CLI see them. */
 export interface PluginDescriptor {
@@ -22,7 +17,6 @@ export interface PluginDescriptor {
  * A plugin that offers hooks of its own exposes them through its service, never by adding here.
  */
 export function createKernelHooks() {
-  const { AsyncSeriesHook, SyncHook } = load();
   return Object.freeze({
     /** After one plugin's setup resolved, in dependency order; sync so it cannot delay boot. */
     pluginReady: new SyncHook(['plugin']) as SyncHook<[PluginDescriptor]>,

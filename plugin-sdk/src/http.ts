@@ -37,14 +37,24 @@ export function reply(status: number, body?: unknown, headers?: Record<string, s
 }
 
 /**
- * A JSON body already encoded (a cached page of a list): the router sends the text as it is,
- * through the redactor like every answer, instead of serialising a body again per request.
+ * A JSON body encoded already, for an answer served many times unchanged (a cached page of a
+ * list). Return the same object for as long as the body stays the same: the router keeps, with
+ * each object, its bytes with registered secrets masked (masked again once the set of secrets
+ * changed) and a strong ETag, so a repeated answer costs no serialisation, masking or encoding,
+ * and a request whose `If-None-Match` names that ETag gets 304 without a body.
+ *
+ * Contract: guards run before the handler as for every answer, so what the router keeps was
+ * already returned to a caller that passed them; it is never served to one that did not. A
+ * handler whose body depends on who asks (a role that may see less) must keep one object per
+ * distinct view, keyed by what the caller may see, never one shared by all.
  */
 export interface EncodedJson {
   readonly kind: 'encoded-json';
+  /** The JSON text, unmasked: the router masks it (once per set of secrets). */
   readonly text: string;
 }
 
+/** Wraps encoded JSON text; keep the returned object with the data it encodes (see EncodedJson). */
 export function encodedJson(text: string): EncodedJson {
   return { kind: 'encoded-json', text };
 }

@@ -5,7 +5,7 @@
 // then pinned: that exact certificate is accepted whatever host name the CLI dialled (it reaches
 // a local master on 127.0.0.1, which a certificate for master.example.com does not name).
 import { readFile } from 'node:fs/promises';
-import { checkServerIdentity, rootCertificates, type PeerCertificate } from 'node:tls';
+import type { PeerCertificate } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
 import { InvalidInputError } from './errors.js';
 
@@ -49,6 +49,9 @@ export async function masterTlsOptions(trust: MasterTrust): Promise<MasterTlsOpt
       { field: 'master.tls_cert' },
     );
   }
+  // node:tls loads here: imported statically, it cost every command ~5-10 ms (its ESM facade
+  // parses the system roots), and only a command that dials an https:// master needs it.
+  const { checkServerIdentity, rootCertificates } = await import('node:tls');
   return {
     ca: [...rootCertificates, pem],
     checkServerIdentity: (host, cert) =>

@@ -1,9 +1,14 @@
-// satisfies alone, not semver's index: the index loads all of semver, about 10 ms of every start-up,
-// for this one range check. (A static import, so that a bundler sees it.)
-import satisfies from 'semver/functions/satisfies.js';
+import { createRequire } from 'node:module';
 import { RunnerError } from './errors.js';
 import type { Plugin } from './plugin.js';
 import { dependencyTarget } from './service-ref.js';
+
+// Loaded only for a plugin that names the kernel versions it needs (no built-in one does): semver
+// compiles some forty regular expressions as it loads, which every command paid for. satisfies
+// alone, not semver's index, which loads all of semver.
+type Satisfies = (version: string, range: string, options: { includePrerelease: boolean }) => boolean;
+const satisfies: Satisfies = (...args) =>
+  (createRequire(import.meta.url)('semver/functions/satisfies.js') as Satisfies)(...args);
 
 /** Makes the error a refusal throws; the kernel passes its PluginGraphError. */
 export type PluginGraphErrorFactory = (

@@ -80,6 +80,22 @@ describe('createRedactor', () => {
     expect(r.hasSecrets()).toBe(false);
   });
 
+  it('changes its generation whenever the registered secrets change, and only then', () => {
+    const r = createRedactor();
+    const start = r.generation();
+    r.addSecret('on');
+    r.redactText('nothing to see');
+    expect(r.generation()).toBe(start);
+    const forget = r.addSecret('letmein');
+    const added = r.generation();
+    expect(added).not.toBe(start);
+    forget();
+    expect(r.generation()).not.toBe(added);
+    const after = r.generation();
+    forget();
+    expect(r.generation()).toBe(after);
+  });
+
   it('redacts errors keeping their class, code and details', () => {
     const r = createRedactor();
     r.addSecret('p4ssw0rd');

@@ -27,6 +27,11 @@ export interface Redactor {
   isSecretKey(key: string): boolean;
   /** True when at least one secret value is registered (callers may skip work otherwise). */
   hasSecrets(): boolean;
+  /**
+   * A number that changes whenever a secret is registered or forgotten: text masked while it had
+   * one value may be reused (not masked again) while it keeps that value.
+   */
+  generation(): number;
 }
 
 export const RedactorRef = createServiceRef<Redactor>({
@@ -61,8 +66,10 @@ export function createRedactor(): Redactor {
   const counts = new Map<string, number>();
   let forms: string[] = [];
   let detector: RegExp | undefined;
+  let generation = 0;
 
   const rebuild = () => {
+    generation++;
     const all = new Set<string>();
     for (const value of counts.keys()) {
       all.add(value);
@@ -167,6 +174,7 @@ export function createRedactor(): Redactor {
     redactText,
     isSecretKey: isSecretField,
     hasSecrets: () => detector !== undefined,
+    generation: () => generation,
     addSecret(value: string) {
       if (typeof value !== 'string' || value.length < MIN_SECRET_LENGTH) return () => {};
       counts.set(value, (counts.get(value) ?? 0) + 1);

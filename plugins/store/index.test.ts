@@ -136,6 +136,23 @@ describe('store plugin', () => {
     expect(existsSync(join(dataDir, 'store', 'snapshot.db'))).toBe(true);
   });
 
+  it("leaves an embedded kernel's few writes in the journal at stop, for the next start to replay", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'store-plugin-'));
+    const embedded = await createTestKernel({ plugins: [plugin], dataDir, profile: 'embedded' });
+    const store = embedded.get(StoreRef);
+    await store.migrate('test', [{ id: 1, description: 'items', sql: 'CREATE TABLE items (name TEXT)' }]);
+    await store.run("INSERT INTO items (name) VALUES ('kept')");
+    await embedded.stop();
+    expect(existsSync(join(dataDir, 'store', 'snapshot.db'))).toBe(false);
+    expect(await readLockHolder(dataDir)).toBeNull();
+
+    // A master folds it at stop, as before.
+    const master = await createTestKernel({ plugins: [plugin], dataDir, profile: 'master' });
+    expect(master.get(StoreRef).all('SELECT name FROM items')).toEqual([{ name: 'kept' }]);
+    await master.stop();
+    expect(existsSync(join(dataDir, 'store', 'snapshot.db'))).toBe(true);
+  });
+
   it('refuses a bad store.snapshot_journal_bytes, naming the key', async () => {
     await expect(
       createTestKernel({ plugins: [plugin], config: { store: { snapshot_journal_bytes: 0 } } }),

@@ -3,7 +3,11 @@
 // the first time (the master reads the whole record once) and after, and what the paged log route
 // answers in: the tail, an older page, a search, the run without its log, the whole log as text.
 //
-//   npm run build && node test/bench/run-log.mjs [--log-lines 300000] [--repeat 5]
+// Then a run that writes `--stream-lines` lines in 20 bursts while its view is open: whether the
+// streamed view keeps up (the last line on screen how long after it was written; the longest
+// frame while lines pour in; the line count equal to the API's).
+//
+//   npm run build && node test/bench/run-log.mjs [--log-lines 300000] [--repeat 5] [--stream-lines 100000]
 //
 // Prints readable lines, then one JSON line.
 // The function given to page.evaluate runs in the browser, with its globals.
@@ -14,8 +18,13 @@ import { chromium } from 'playwright-core';
 import { round, startMaster } from './support/master.mjs';
 
 const { values } = parseArgs({
-  options: { 'log-lines': { type: 'string', default: '300000' }, repeat: { type: 'string', default: '5' } },
+  options: {
+    'log-lines': { type: 'string', default: '300000' },
+    repeat: { type: 'string', default: '5' },
+    'stream-lines': { type: 'string', default: '100000' },
+  },
 });
+const streamLines = Number(values['stream-lines']);
 const logLines = Number(values['log-lines']);
 const repeat = Number(values.repeat);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -111,6 +120,65 @@ try {
   result.api_ms.text_download = text.ms;
   result.text_download_mb = round(text.bytes / 1e6, 1);
   console.log(`route: ${JSON.stringify(result.api_ms)} (text: ${result.text_download_mb} MB)`);
+
+  // A run writing lines in bursts while its view is open: the view follows the stream.
+  await page.goto('/settings');
+  const burst = Math.max(1, Math.floor(streamLines / 20));
+  const streamed = await master.request('POST', '/api/v1/workflows/run', {
+    content: `version: "1.0"\ntasks:\n  - name: burst\n    exec:\n      script: |\n        goroutine.sleep("1s")\n        for b = 0, 19 do\n          for i = 1, ${burst} do log.info("streamed " .. (b * ${burst} + i)) end\n          goroutine.sleep("100ms")\n        end\n`,
+    workflow_name: 'streamed-log',
+  });
+  const streamId = streamed.body.id;
+  await page.goto(`/executions/${streamId}`);
+  const watched = await page.evaluate(
+    (n) =>
+      new Promise((resolve) => {
+        const want = `streamed ${n}`;
+        let last = performance.now();
+        let longest = 0;
+        const frames = [];
+        const check = () => {
+          const now = performance.now();
+          frames.push(now - last);
+          longest = Math.max(longest, now - last);
+          last = now;
+          if ([...document.querySelectorAll('[role=log] .msg')].some((e) => e.textContent === want))
+            resolve({
+              shown_at: Date.now(),
+              longest_frame_ms: longest,
+              frames: frames.length,
+              late: frames.filter((f) => f > 50).length,
+            });
+          else requestAnimationFrame(check);
+        };
+        check();
+      }),
+    burst * 20,
+  );
+  const lastLine = await master.request('GET', `/api/v1/executions/${streamId}/log?tail=1`);
+  const written = Date.parse(lastLine.body.lines[0].timestamp);
+  result.stream = {
+    lines: burst * 20,
+    last_line_latency_ms: watched.shown_at - written,
+    longest_frame_ms: round(watched.longest_frame_ms, 0),
+    frames_over_50ms: watched.late,
+    frames: watched.frames,
+  };
+  // The view's count once the run ended equals the API's.
+  for (let i = 0; i < 50; i++) {
+    const count = await page.getByRole('status').filter({ hasText: 'lines' }).textContent();
+    if (
+      count === `${lastLine.body.total.toLocaleString('en-US')} of ${lastLine.body.total.toLocaleString('en-US')} lines`
+    ) {
+      result.stream.count_matches = true;
+      break;
+    }
+    await sleep(100);
+  }
+  result.stream.count_matches ??= false;
+  console.log(
+    `streaming ${result.stream.lines} lines in 20 bursts: the last line on screen ${result.stream.last_line_latency_ms} ms after it was written; longest frame ${result.stream.longest_frame_ms} ms (${result.stream.frames_over_50ms} of ${result.stream.frames} frames over 50 ms); final count equal to the API's: ${result.stream.count_matches}`,
+  );
 } finally {
   await browser?.close();
   await master.stop();

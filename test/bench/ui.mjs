@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { round, startMaster, startSimAgents } from './support/master.mjs';
+import { seedRuns } from './support/seed-runs.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -27,47 +28,41 @@ const runs = Number(values.runs);
 const logLines = Number(values['log-lines']);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-const master = await startMaster({
-  // Room for the long run log (the default keeps 1 MiB of log per task).
-  env: { RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1', RUNNER_ENGINE_TASK_LOG_BYTES: String(64 * 1024 * 1024) },
-});
+// Room for the long run log (the default keeps 1 MiB of log per task).
+const masterEnv = { RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1', RUNNER_ENGINE_TASK_LOG_BYTES: String(64 * 1024 * 1024) };
 const result = { agents, runs, log_lines: logLines };
+let master;
 let sim;
 let browser;
 try {
-  // Agents: one process of simulated agents (real clients, real protocol).
-  const sims = startSimAgents(master, agents);
-  sim = sims.child;
-  const ready = sims.ready;
-
-  // Executions: `runs` one-task runs, 32 in flight.
-  const seeded = Date.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 32 }, async () => {
-      while (next < runs) {
-        const i = next++;
-        const r = await master.request('POST', '/api/v1/workflows/run', {
-          content: `version: "1.0"\ntasks:\n  - name: only\n    exec:\n      script: return ${i % 10 !== 0}, "run ${i}"\n`,
-          workflow_name: ['build', 'deploy', 'backup', 'report'][i % 4],
-        });
-        if (r.status !== 202) throw new Error(`seeding run ${i}: ${r.status} ${JSON.stringify(r.body)}`);
-      }
-    }),
-  );
-  // One run with a long log, for the log viewer.
+  // A first start makes the data directory (schema, credentials) and the run with a long log,
+  // for the log viewer; then, with the master stopped, `runs` executions are written into its
+  // store directly (seed-runs.mjs: over REST they took minutes), and the master starts again.
+  master = await startMaster({ env: masterEnv });
   const long = await master.request('POST', '/api/v1/workflows/run', {
     content: `version: "1.0"\ntasks:\n  - name: chatty\n    exec:\n      script: |\n        for i = 1, ${logLines} do log.info("line " .. i .. " of a long log") end\n`,
     workflow_name: 'long-log',
   });
-  await ready;
   for (;;) {
-    const r = await master.request('GET', '/api/v1/executions?status=running&limit=1');
-    if (r.body.total === 0) break;
+    const r = await master.request('GET', `/api/v1/executions/${long.body.id}?log=false`);
+    if (r.body.status !== 'running') break;
     await sleep(200);
   }
+  await master.stop();
+  const seededMs = await seedRuns(master.dataDir, runs);
+  master = await startMaster({ dataDir: master.dataDir, env: masterEnv });
+  const listed = await master.request('GET', '/api/v1/executions?limit=1');
+  const stored = listed.body.total;
+  if (typeof stored !== 'number')
+    throw new Error(`listing executions: ${listed.status} ${JSON.stringify(listed.body)}`);
+  if (stored < runs) throw new Error(`${stored} executions stored after seeding ${runs}`);
+
+  // Agents: one process of simulated agents (real clients, real protocol).
+  const sims = startSimAgents(master, agents);
+  sim = sims.child;
+  await sims.ready;
   console.log(
-    `seeded ${runs} executions, a ${logLines}-line run and ${agents} agents in ${round((Date.now() - seeded) / 1000, 1)} s`,
+    `seeded ${runs} executions into the store in ${round(seededMs / 1000, 1)} s (${stored} stored), a ${logLines}-line run, and ${agents} agents`,
   );
 
   browser = await chromium.launch({
@@ -243,6 +238,6 @@ try {
 } finally {
   await browser?.close();
   sim?.kill('SIGTERM');
-  await master.stop();
+  await master?.stop();
 }
 console.log(JSON.stringify(result));

@@ -12,13 +12,12 @@
 //
 // Prints readable lines, then one JSON line.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { WebSocket } from 'ws';
-import { percentile, round, startMaster } from './support/master.mjs';
+import { cpuMs, percentile, round, startMaster } from './support/master.mjs';
 
 const TARGET_CPU_RATIO = 1.5;
 const TARGET_P99_MS = 10;
@@ -37,14 +36,6 @@ const runs = Number(values.runs);
 
 let content = `version: "1.0"\nparallel: 1\ntasks:\n`;
 for (let i = 1; i <= taskCount; i++) content += `  - name: t${i}\n    exec:\n      script: return true\n`;
-
-const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    .replace(/^.*\) /s, '')
-    .split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime, stime
-}
 
 async function runOnce(master) {
   const cpu0 = cpuMs(master.child.pid);

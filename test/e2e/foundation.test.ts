@@ -103,6 +103,10 @@ describe('the master process', () => {
     const stats = await runRunner(['db', 'stats', '--output', 'json'], { env: { RUNNER_DATA_DIR: dataDir } });
     expect(stats.code).toBe(0);
     expect(JSON.parse(stats.stdout)).toMatchObject({ path: join(dataDir, 'store') });
+    // Everything that grows is under a retention policy the master runs (engine and auth plugins).
+    expect((JSON.parse(stats.stdout) as { retention: { name: string }[] }).retention.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['executions', 'task logs', 'audit records', 'revoked sessions']),
+    );
     const backup = await runRunner(['db', 'backup', '--output', join(dataDir, 'through-master.db')], {
       env: { RUNNER_DATA_DIR: dataDir },
     });

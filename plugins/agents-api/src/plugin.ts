@@ -9,7 +9,6 @@ import {
 import { broadcastAgentUpdates } from './agent-updates.js';
 import { agentCommand } from './commands.js';
 import { MetricsCache } from './metrics-cache.js';
-import { registerAgentRoutes } from './routes.js';
 
 export const plugin = definePlugin({
   id: 'agents-api',
@@ -39,7 +38,10 @@ export const plugin = definePlugin({
       help: 'seconds between keep-alive comments on server-sent event streams',
     },
   },
-  setup(ctx, { router, hub, registry, groups }) {
+  async setup(ctx, { router, hub, registry, groups }) {
+    // Loaded here, not at import: every command imports every plugin's entry, and the routes bring
+    // TypeBox (a one-task `runner run` never needs it).
+    const { registerAgentRoutes } = await import('./routes.js');
     const cacheSeconds = ctx.config.get<number>('agents.metrics_cache');
     const heartbeatSeconds = ctx.config.get<number>('agents.sse_heartbeat');
     const cache = new MetricsCache(cacheSeconds * 1000);

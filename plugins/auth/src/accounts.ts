@@ -128,7 +128,7 @@ export class Accounts {
     await this.store.migrate('auth', ACCOUNT_MIGRATIONS);
     for (const user of this.store.all<User>('SELECT * FROM auth_users')) this.remember(user);
     for (const token of this.store.all<ApiToken>('SELECT * FROM auth_tokens')) this.rememberToken(token);
-    // Revocations of tokens that have expired anyway need not be kept.
+    // Revocations of tokens that have expired anyway need not be kept (later ones go by retention).
     await this.store.run('DELETE FROM auth_revoked WHERE expires_at <= ?', [nowSeconds]);
     for (const row of this.store.all<{ jti: string; expires_at: number }>('SELECT * FROM auth_revoked')) {
       this.revoked.set(row.jti, row.expires_at);
@@ -318,6 +318,30 @@ export class Accounts {
   async revokeSession(jti: string, expiresAt: number): Promise<void> {
     await this.store.run('INSERT OR IGNORE INTO auth_revoked (jti, expires_at) VALUES (?, ?)', [jti, expiresAt]);
     this.revoked.set(jti, expiresAt);
+  }
+
+  /** How many revocations are kept, and when the first of them expires (ISO 8601). */
+  revocations(): { count: number; oldest?: string } {
+    let first: number | undefined;
+    for (const expires of this.revoked.values()) if (first === undefined || expires < first) first = expires;
+    return {
+      count: this.revoked.size,
+      ...(first === undefined ? {} : { oldest: new Date(first * 1000).toISOString() }),
+    };
+  }
+
+  /** Forgets up to `limit` revocations of sessions expired at `nowSeconds`; resolves with how many. */
+  async forgetExpiredRevocations(nowSeconds: number, limit: number): Promise<number> {
+    const jtis = this.store
+      .all<{ jti: string }>('SELECT jti FROM auth_revoked WHERE expires_at <= ? ORDER BY expires_at LIMIT ?', [
+        nowSeconds,
+        limit,
+      ])
+      .map((row) => row.jti);
+    if (jtis.length === 0) return 0;
+    await this.store.run(`DELETE FROM auth_revoked WHERE jti IN (${jtis.map(() => '?').join(', ')})`, jtis);
+    for (const jti of jtis) this.revoked.delete(jti);
+    return jtis.length;
   }
 
   private keepAnAdmin(user: User, what: string): void {

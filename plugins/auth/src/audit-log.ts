@@ -68,22 +68,15 @@ export class AuditLog {
   private pending: AuditEntry[] = [];
   private scheduled?: NodeJS.Immediate;
   private flushing: Promise<void> = Promise.resolve();
-  private pruner?: NodeJS.Timeout;
 
   constructor(
     private readonly store: Store,
     private readonly logger: Logger,
-    private readonly retentionMs: number,
   ) {}
 
+  /** Creates the table; retention (audit-retention.ts) is the store's to run. */
   async open(): Promise<void> {
     await this.store.migrate('audit', AUDIT_MIGRATIONS);
-    await this.prune();
-    this.pruner = setInterval(
-      () => void this.prune().catch((e: Error) => this.logger.warn(`audit prune: ${e.message}`)),
-      3_600_000,
-    );
-    this.pruner.unref();
   }
 
   record(entry: AuditEntry): void {
@@ -100,7 +93,6 @@ export class AuditLog {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.pruner);
     if (this.scheduled) clearImmediate(this.scheduled);
     this.scheduled = undefined;
     await this.flush();
@@ -146,11 +138,5 @@ export class AuditLog {
       // The store refuses writes while it stops; losing audit silently would hide that.
       this.logger.error(`could not write ${batch.length} audit record(s): ${(error as Error).message}`);
     }
-  }
-
-  private async prune(): Promise<void> {
-    const before = new Date(Date.now() - this.retentionMs).toISOString();
-    const { changes } = await this.store.run('DELETE FROM audit_log WHERE timestamp < ?', [before]);
-    if (changes > 0) this.logger.info(`audit: removed ${changes} record(s) older than the retention`, { before });
   }
 }

@@ -1,4 +1,5 @@
 import { InvalidInputError, parseDuration, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
+import type { AuditRetentionSettings } from './audit-retention.js';
 import { LDAP_CONFIG, readLdapConfig, type LdapConfig } from './ldap.js';
 import { OIDC_CONFIG, readOidcProviders, type OidcProvider } from './oidc.js';
 
@@ -15,7 +16,8 @@ export interface AuthConfig {
   adminPassword?: string;
   /** Failed logins per user and address before each further one waits. */
   failuresBeforeDelay: number;
-  auditRetentionMs: number;
+  /** Age and count limits of the audit log (audit-retention.ts). */
+  auditRetention: AuditRetentionSettings;
   /** LDAP/AD login, when `auth.ldap.url` is set. */
   ldap?: LdapConfig;
   /** OpenID Connect providers (`auth.oauth.providers`). */
@@ -65,7 +67,12 @@ export const AUTH_CONFIG: ConfigDeclaration = {
   'audit.retention': {
     schema: { type: 'string', minLength: 1 },
     default: '90d',
-    help: 'how long audit records are kept (a duration: 30d, 365d)',
+    help: 'how long audit records are kept (a duration: 30d, 365d); pruned in the background, runner db stats shows them',
+  },
+  'audit.retention_max_records': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 100_000,
+    help: 'at most this many audit records are kept, the newest (0: no limit by count); refused requests are recorded too, so this bounds a flood',
   },
   ...LDAP_CONFIG,
   ...OIDC_CONFIG,
@@ -93,7 +100,10 @@ export function readAuthConfig(config: RunnerConfig): AuthConfig {
     adminPasswordFile: config.get<string | undefined>('auth.admin_password_file') || undefined,
     adminPassword: config.get<string | undefined>('auth.admin_password') || undefined,
     failuresBeforeDelay: config.get<number>('auth.login_failures_before_delay'),
-    auditRetentionMs: duration(config, 'audit.retention'),
+    auditRetention: {
+      maxAgeMs: duration(config, 'audit.retention'),
+      maxRecords: config.get<number>('audit.retention_max_records'),
+    },
     ldap: readLdapConfig(config),
     oidc: readOidcProviders(config),
   };

@@ -2,6 +2,7 @@ import type { HttpRouter, Logger, Store } from '@runner/plugin-sdk';
 import { Accounts } from './accounts.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { AuditLog } from './audit-log.js';
+import { auditRetention, revokedSessionRetention } from './audit-retention.js';
 import { Authenticator } from './authenticator.js';
 import { ensureAdmin, jwtSecret, writeLocalToken } from './bootstrap.js';
 import type { AuthConfig } from './config.js';
@@ -41,8 +42,13 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
     Date.now,
     config.ldap,
   );
-  const audit = new AuditLog(store, logger, config.auditRetentionMs);
+  const audit = new AuditLog(store, logger);
   await audit.open();
+  // Pruned by the store in the background (store.retention_interval); runner db stats shows them.
+  const unretain = [
+    store.retain(auditRetention(store, config.auditRetention)),
+    store.retain(revokedSessionRetention(accounts)),
+  ];
   for (const guard of authGuards({ enabled: config.enabled, authenticator, audit })) router.guard(guard);
   const deps = { accounts, authenticator, audit };
   registerSessionRoutes(router, deps);
@@ -53,5 +59,13 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
   if (!config.enabled) {
     logger.warn('authentication is OFF (--auth off): every caller of the REST API and WebSocket acts as admin');
   }
-  return { accounts, authenticator, audit, close: () => audit.close() };
+  return {
+    accounts,
+    authenticator,
+    audit,
+    close: async () => {
+      for (const remove of unretain) remove();
+      await audit.close();
+    },
+  };
 }

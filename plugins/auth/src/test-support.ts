@@ -44,7 +44,7 @@ export async function authParts(options: { enabled?: boolean; now?: () => number
     3_600_000,
     now,
   );
-  const audit = new AuditLog(store, silentLogger, 86_400_000);
+  const audit = new AuditLog(store, silentLogger);
   await audit.open();
   const guards = authGuards({ enabled: options.enabled ?? true, authenticator, audit });
   const pass = async (request: FakeRequest) => {

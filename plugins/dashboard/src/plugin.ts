@@ -9,7 +9,6 @@ import {
   WorkflowEngineRef,
 } from '@runner/plugin-sdk';
 import { HealthWatch, type SystemAlert, type SystemMetrics } from './health.js';
-import { registerDashboardRoutes } from './routes.js';
 import { SystemMetricsSource } from './system-metrics.js';
 
 const percent = (fallback: number, help: string): ConfigKeySpec => ({
@@ -41,7 +40,10 @@ export const plugin = definePlugin({
     'health.memory_threshold': percent(85, 'master memory percent above which system_alert fires'),
     'health.disk_threshold': percent(90, 'percent of the data directory file system above which system_alert fires'),
   },
-  setup(ctx, { router, hub, registry, engine }) {
+  async setup(ctx, { router, hub, registry, engine }) {
+    // Loaded here, not at import: every command imports every plugin's entry, and the routes bring
+    // TypeBox (a one-task `runner run` never needs it).
+    const { registerDashboardRoutes } = await import('./routes.js');
     const intervalMs = ctx.config.get<number>('dashboard.metrics_interval') * 1000;
     const thresholds = {
       cpu: ctx.config.get<number>('health.cpu_threshold'),

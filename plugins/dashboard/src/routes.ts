@@ -16,6 +16,7 @@ export interface DashboardSources {
 }
 
 const DAY_MS = 24 * 3600 * 1000;
+const MINUTE_MS = 60_000;
 
 export function registerDashboardRoutes(router: HttpRouter, sources: DashboardSources): void {
   router.add(
@@ -60,7 +61,11 @@ export function dashboard(sources: DashboardSources, now = Date.now()): Dashboar
   }
   if (sources.engine) {
     const engine = sources.engine;
-    const since = new Date(now - DAY_MS).toISOString();
+    // From the start of the current minute: the same `since` for a minute lets the engine answer
+    // from its first-page cache (kept per filter until a run is written). A new `since` each
+    // millisecond cost three counts over the index per call and evicted the executions list's
+    // cached pages (about 1.6 ms a call at 10,000 runs).
+    const since = new Date(Math.floor(now / MINUTE_MS) * MINUTE_MS - DAY_MS).toISOString();
     const latest = engine.list({ limit: 10 });
     result.executions = {
       total: latest.total,

@@ -26,6 +26,7 @@ import { newRunId } from './run-id.js';
 import type { RunStore } from './run-store.js';
 import { schedule } from './scheduler.js';
 import { WorkflowSources } from './sources.js';
+import { LogFollowers } from './log-followers.js';
 import { createTaskLog, lazyChild } from './task-log.js';
 import { agentLabel, notRunResult } from './unit-records.js';
 import { runUnit, type UnitOutcome } from './unit-runner.js';
@@ -90,6 +91,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   // trivial task's cost). Until then it lives here, by run and position, and `get` shows it from
   // here, so readers still see every started unit, its attempts and its log so far.
   const unitsRunning = new Map<string, Map<number, TaskResult>>();
+  const followers = new LogFollowers();
 
   const prepare = (request: RunRequest) => prepareRun(deps, sources, request);
 
@@ -227,6 +229,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
 
     const liveUnits = new Map<number, TaskResult>();
     unitsRunning.set(run.id, liveUnits);
+    followers.open(run.id);
     deps.events.emit('workflow.started', { ...payload('running'), duration: 0 });
     observe({ kind: 'run', run });
     const runLogger = deps.logger.child({ workflow: run.workflowName, run_id: run.id });
@@ -307,6 +310,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           const log = createTaskLog(
             deps.taskLogBytes,
             (line) => {
+              followers.line(run.id, unit.name, agent, line);
               if (request.verbose || line.level !== 'debug')
                 observe({ kind: 'log', runId: run.id, task: unit.name, line });
             },
@@ -397,7 +401,11 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
         expandFailed: (task, message) => {
           const status = task.ignoreErrors ? 'ignored' : 'failed';
           const now = new Date().toISOString();
-          const log = createTaskLog(deps.taskLogBytes, () => {}, lazyChild(runLogger, { task: task.name }));
+          const log = createTaskLog(
+            deps.taskLogBytes,
+            (line) => followers.line(run.id, task.name, 'localhost', line),
+            lazyChild(runLogger, { task: task.name }),
+          );
           log.add('error', `failed: ${message}`);
           const result = notRunResult({ name: task.name, task: task.name, status, message, log: log.lines, at: now });
           results.push(result);
@@ -452,6 +460,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     };
     await deps.runs.finishRun(finished);
     unitsRunning.delete(run.id);
+    followers.close(run.id, finished.status);
     await deps.runs.flush();
     const eventPayload = payload(finished.status, unixSeconds(finished.completedAt as string));
     eventPayload.duration = finished.duration;
@@ -471,6 +480,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     start,
     get: (runId, options) => deps.runs.get(runId, unitsRunning.get(runId), options),
     list: (filter) => deps.runs.list(filter),
+    followLog: (runId, listener) => followers.follow(runId, listener),
     request: (runId) => deps.runs.request(runId),
     async validate(request) {
       const { name, tasks, warnings } = await prepare(request);

@@ -57,10 +57,12 @@ export const plugin = definePlugin({
     ...WORKFLOW_FILES_CONFIG,
   },
   async setup(ctx, { parser, runtime, template, store, http, delegator, groups, processGroups }) {
-    const [{ createEngine }, { RunStore }, { registerRoutes }, { startRunLifecycle }] = await Promise.all([
+    // The routes (and TypeBox, which their schemas need) only on a master: `runner run` has no HTTP.
+    const [{ createEngine }, { RunStore }, routes, logStream, { startRunLifecycle }] = await Promise.all([
       import('./engine.js'),
       import('./run-store.js'),
-      import('./routes.js'),
+      http ? import('./routes.js') : undefined,
+      http ? import('./log-stream-route.js') : undefined,
       import('./run-lifecycle-start.js'),
     ]);
     const runs = new RunStore(store, ctx.config.get<number>('engine.task_result_bytes'), ctx.redactor);
@@ -83,7 +85,10 @@ export const plugin = definePlugin({
       ...runLimits(ctx.config),
     });
     ctx.provide(WorkflowEngineRef, engine);
-    if (http) registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor, (id) => runs.logTexts(id));
+    if (http && routes && logStream) {
+      routes.registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor, (id) => runs.logTexts(id));
+      logStream.registerLogStreamRoute(http, engine, ctx.redactor, ctx.signal);
+    }
     // Runs still going when the kernel stops were cancelled through ctx.signal; wait for them to
     // record that before the store closes.
     ctx.onStop(async () => {

@@ -117,6 +117,38 @@ describe('run and cancel over REST', () => {
   });
 });
 
+describe('the executions list', () => {
+  const quick = `version: "1.0"
+tasks:
+  - name: only
+    exec: { script: 'return true, "done"' }
+`;
+  const list = (query: string, headers: Record<string, string> = {}) =>
+    fetch(`${base}/executions${query}`, { headers });
+
+  it('answers a first page with an ETag that holds until a run is written, 304 when it still holds', async () => {
+    const first = await list('?workflow=etag-check');
+    const etag = first.headers.get('etag') as string;
+    expect(etag).toMatch(/^"/);
+    const before = (await first.json()) as { total: number };
+    const same = await list('?workflow=etag-check', { 'if-none-match': etag });
+    expect(same.status).toBe(304);
+
+    const { body } = await api('POST', '/workflows/run', { content: quick, workflow_name: 'etag-check' });
+    await until(async () => (await api('GET', `/executions/${body.id}`)).body.status === 'succeeded');
+    const changed = await list('?workflow=etag-check', { 'if-none-match': etag });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get('etag')).not.toBe(etag);
+    const after = (await changed.json()) as { total: number; executions: { id: string; status: string }[] };
+    expect(after.total).toBe(before.total + 1);
+    expect(after.executions[0]).toMatchObject({ id: body.id, status: 'succeeded' });
+    // Another filter or page size is another page with its own encoding.
+    const small = await list('?workflow=etag-check&limit=1');
+    expect(small.headers.get('etag')).not.toBe(changed.headers.get('etag'));
+    expect(((await small.json()) as { limit: number }).limit).toBe(1);
+  });
+});
+
 describe('the run log in pages', () => {
   // Two tasks: 1,200 numbered lines, then 10 lines with a secret-looking field.
   const chatty = `version: "1.0"

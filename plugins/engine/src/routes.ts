@@ -7,6 +7,7 @@ import {
   Permissions,
   reply,
   STREAMED,
+  type EncodedJson,
   type HttpRouter,
   type Redactor,
   type RunRequest,
@@ -80,7 +81,7 @@ export function registerRoutes(
   redactor?: Redactor,
   storedLogs?: StoredLogs,
 ): void {
-  const encodedPages = new WeakMap<object, string>();
+  const encodedPages = new WeakMap<object, EncodedJson>();
   /** The answer to a started run: 202 while it goes on. */
   const accepted = (runId: string) => {
     const run = engine.get(runId, { log: false });
@@ -194,14 +195,18 @@ export function registerRoutes(
       handler: ({ query }) => {
         const page = engine.list(query);
         // The engine hands back the same page object until a run is written (first pages are
-        // cached): its encoding is kept with it, so a busy list costs no serialisation per request.
-        let text = encodedPages.get(page);
-        if (text === undefined) {
+        // cached): the same EncodedJson goes with it, so the router serves the bytes it kept (masked,
+        // encoded, with an ETag) and a busy list costs no serialisation per request. Every caller
+        // that passed workflow:view sees the same runs, so one encoding per page serves them all.
+        let encoded = encodedPages.get(page);
+        if (encoded === undefined) {
           const { runs, total } = page;
-          text = JSON.stringify({ executions: runs.map(runToApi), total, limit: query.limit, offset: query.offset });
-          encodedPages.set(page, text);
+          encoded = encodedJson(
+            JSON.stringify({ executions: runs.map(runToApi), total, limit: query.limit, offset: query.offset }),
+          );
+          encodedPages.set(page, encoded);
         }
-        return encodedJson(text);
+        return encoded;
       },
     }),
   );

@@ -72,6 +72,18 @@ function lineText(line: TaskLogLine): string {
     : line.message;
 }
 
+/** Whether a line of unit `task` on `agent` passes a page's filters (the live stream applies them too). */
+export function lineMatches(
+  filter: Omit<LogQuery, 'tail' | 'before'>,
+  task: string,
+  agent: string,
+  line: TaskLogLine,
+): boolean {
+  if (filter.task !== undefined && task !== filter.task) return false;
+  if (filter.agent !== undefined && agent !== filter.agent) return false;
+  return filter.q === undefined || lineText(line).toLowerCase().includes(filter.q.toLowerCase());
+}
+
 /** Runs whose log was read last, ended ones only: scrolling up reads the same run again and again. */
 const CACHED_RUNS = 4;
 

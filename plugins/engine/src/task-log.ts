@@ -11,7 +11,7 @@ export interface TaskLog {
 
 /**
  * A task's log: every line is kept in order up to `capBytes` (a chatty script must not grow a run
- * record without bound), then one note says how much was dropped. Each kept line is also handed
+ * record without bound), then one note says how much was dropped. Each kept line (and the note) is also handed
  * to `onLine` for live views, and to `mirror` (the process log) with the run's context fields.
  */
 export function createTaskLog(capBytes: number, onLine: (line: TaskLogLine) => void, mirror?: Logger): TaskLog {
@@ -36,11 +36,14 @@ export function createTaskLog(capBytes: number, onLine: (line: TaskLogLine) => v
         dropped++;
         if (!log.truncated) {
           log.truncated = true;
-          log.lines.push({
+          const note: TaskLogLine = {
             timestamp: line.timestamp,
             level: 'warn',
             message: `log truncated at ${capBytes} bytes; later lines are not kept`,
-          });
+          };
+          log.lines.push(note);
+          // Live views count the note as a line too (their count must match the stored log's).
+          onLine(note);
         }
         log.lines[log.lines.length - 1].fields = { dropped_lines: dropped };
         return;

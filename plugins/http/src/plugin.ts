@@ -1,17 +1,7 @@
-import {
-  definePlugin,
-  defineRoute,
-  HttpRouterRef,
-  Permissions,
-  reply,
-  WebSocketHubRef,
-  type PluginContext,
-} from '@runner/plugin-sdk';
-import { Type } from '@runner/plugin-sdk/schema';
+import { definePlugin, HttpRouterRef, WebSocketHubRef } from '@runner/plugin-sdk';
 import { serverCommand, uiCommand } from './commands.js';
 import { HTTP_CONFIG, readHttpConfig } from './config.js';
 import { checkExposure, hostGuard } from './network-checks.js';
-import type { ApiRouter } from './router.js';
 
 export const plugin = definePlugin({
   id: 'http',
@@ -25,8 +15,9 @@ export const plugin = definePlugin({
     const config = readHttpConfig(ctx.config);
     // auth.enabled is the auth plugin's key; without that plugin nothing authenticates.
     checkExposure(config.bindAddress, ctx.config.get<boolean>('auth.enabled', false), config.insecure, ctx.logger);
-    // polka and ws load here, not at import: `runner --help` imports every plugin's entry.
-    const { HttpService } = await import('./server.js');
+    // polka, ws and the routes' schemas (TypeBox) load here, not at import: every command, `runner
+    // --help` and `runner run` included, imports every plugin's entry.
+    const [{ HttpService }, { addOwnRoutes }] = await Promise.all([import('./server.js'), import('./own-routes.js')]);
     const service = new HttpService({
       config,
       logger: ctx.logger,
@@ -45,71 +36,4 @@ export const plugin = definePlugin({
     ctx.hooks.beforeStop.tapPromise('http', () => service.shutdown());
     return { stop: () => service.shutdown() };
   },
-});
-
-function addOwnRoutes(ctx: PluginContext, router: ApiRouter): void {
-  const startedAt = Date.now();
-  router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/health',
-      summary: 'whether the master is up, its version and plugins',
-      tags: ['system'],
-      permission: Permissions.public,
-      responses: { 200: HealthSchema },
-      handler: () => ({
-        status: 'ok',
-        version: ctx.kernelVersion,
-        uptime_seconds: Math.floor((Date.now() - startedAt) / 1000),
-        profile: ctx.profile,
-        plugins: ctx.plugins.map((p) => p.id),
-      }),
-    }),
-  );
-  // Built on first request: every plugin has added its routes by then, and startup does not pay for it.
-  let document: string | undefined;
-  router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/openapi.json',
-      summary: 'this OpenAPI 3.1 document',
-      tags: ['system'],
-      permission: Permissions.public,
-      responses: { 200: { description: 'the OpenAPI 3.1 document', contentType: 'application/json' } },
-      handler: () => {
-        document ??= JSON.stringify(router.openApi(ctx.kernelVersion));
-        return JSON.parse(document) as unknown;
-      },
-    }),
-  );
-  // A plain GET of the WebSocket endpoint (the upgrade never reaches the router).
-  router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/ws',
-      summary: 'the WebSocket channel of live events (needs an Upgrade: websocket request)',
-      tags: ['system'],
-      permission: Permissions.workflowView,
-      responses: { 426: { description: 'a plain GET; the channel needs a WebSocket upgrade' } },
-      handler: () =>
-        reply(
-          426,
-          {
-            error: {
-              code: 'upgrade_required',
-              message: 'GET /api/v1/ws needs a WebSocket upgrade (Upgrade: websocket)',
-            },
-          },
-          { upgrade: 'websocket', connection: 'Upgrade' },
-        ),
-    }),
-  );
-}
-
-const HealthSchema = Type.Object({
-  status: Type.Literal('ok'),
-  version: Type.String(),
-  uptime_seconds: Type.Integer({ minimum: 0 }),
-  profile: Type.String(),
-  plugins: Type.Array(Type.String()),
 });

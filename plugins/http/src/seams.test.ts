@@ -5,23 +5,14 @@ import { get, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { ForbiddenError, Permissions, UnauthorizedError, type GuardContext, type HttpRouter } from '@runner/plugin-sdk';
+import { ForbiddenError, Permissions, UnauthorizedError, type GuardContext } from '@runner/plugin-sdk';
 import { Type } from '@runner/plugin-sdk/schema';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { ApiRouter } from './router.js';
-import { startHttp, testRoute, type RunningHttp } from './test-support.js';
+import { serverPerTest, testRoute } from './test-support.js';
 
-const running: RunningHttp[] = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) await r.kernel.stop();
-});
-
-async function start(routes: (router: HttpRouter) => void): Promise<RunningHttp> {
-  const r = await startHttp({}, routes);
-  running.push(r);
-  return r;
-}
+const start = serverPerTest();
 
 function uiDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'http-static-'));

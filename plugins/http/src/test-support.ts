@@ -9,6 +9,7 @@ import {
   type WebSocketHub,
 } from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
+import { afterEach } from 'vitest';
 import { plugin } from './plugin.js';
 
 export interface RunningHttp {
@@ -64,5 +65,21 @@ export function testRoute(
     responses: { 200: { description: 'test answer' } },
     handler: handler as RouteSpec['handler'],
     ...extra,
+  };
+}
+
+/**
+ * A test file's `start(routes)`: a server with default config and the given routes, stopped after
+ * each test (call at the top level of the file).
+ */
+export function serverPerTest(): (routes: (router: HttpRouter) => void) => Promise<RunningHttp> {
+  const running: RunningHttp[] = [];
+  afterEach(async () => {
+    for (const r of running.splice(0)) await r.kernel.stop();
+  });
+  return async (routes) => {
+    const r = await startHttp({}, routes);
+    running.push(r);
+    return r;
   };
 }

@@ -6,7 +6,6 @@ import {
   type CommandContext,
   type CommandInput,
 } from '@runner/plugin-sdk';
-import { registerLogRoutes } from './routes.js';
 
 export const plugin = definePlugin({
   id: 'logs',
@@ -46,7 +45,10 @@ export const plugin = definePlugin({
       help: 'seconds between checks of the log file for a live tail',
     },
   },
-  setup(ctx, { router }) {
+  async setup(ctx, { router }) {
+    // Loaded here, not at import: every command imports every plugin's entry, and the routes bring
+    // TypeBox (a one-task `runner run` never needs it).
+    const { registerLogRoutes } = await import('./routes.js');
     const current = join(ctx.config.dataDir, 'logs', 'runner.log');
     registerLogRoutes(router, {
       files: [`${current}.1`, current],

@@ -23,7 +23,7 @@ function children(marker: string): number[] {
 describe('the process helper', () => {
   it('reports a run in flight when the helper dies, then starts processes directly', async () => {
     const problems: string[] = [];
-    const launcher = new HelperLauncher((p) => problems.push(p));
+    const launcher = new HelperLauncher((p) => problems.push(p), { directLaunches: 0 });
     const exec = createExecModule(launcher);
     expect(((await exec.run(luaCallContext().call, 'echo warm')) as any).stdout).toBe('warm\n');
     expect(await launcher.whenReady()).toBe(true);
@@ -53,7 +53,10 @@ describe('the process helper', () => {
     const launcher = new HelperLauncher();
     const exec = createExecModule(launcher);
     const parent = async () => Number(((await exec.run(luaCallContext().call, 'echo $PPID')) as any).stdout);
-    // The first call starts the helper and does not wait for it.
+    // The first call starts no helper: a run of one command would pay a Node start for nothing.
+    expect(await parent()).toBe(process.pid);
+    expect(launcher.helperPid).toBeUndefined();
+    // The second starts it and does not wait for it.
     expect(await parent()).toBe(process.pid);
     expect(launcher.helperPid).toBeDefined();
     expect(await launcher.whenReady()).toBe(true);
@@ -63,7 +66,7 @@ describe('the process helper', () => {
   });
 
   it('reports an exit when it happens, while the output of what the command left running stays open', async () => {
-    const launcher = new HelperLauncher();
+    const launcher = new HelperLauncher(undefined, { directLaunches: 0 });
     const spec = (script: string) => ({
       file: '/bin/sh',
       args: ['-c', script],
@@ -95,10 +98,12 @@ describe('the process helper', () => {
     launcher.close();
   });
 
-  it('is started on first use and stopped with the plugin', async () => {
+  it('is started on the second use and stopped with the plugin', async () => {
     const { modules, kernel } = await setUpLuaModules([plugin]);
     const marker = 'startChild(spawn, m.spec';
     const before = children(marker);
+    await modules.get('exec')!.run(luaCallContext().call, '/bin/true');
+    expect(children(marker).filter((pid) => !before.includes(pid))).toEqual([]);
     await modules.get('exec')!.run(luaCallContext().call, '/bin/true');
     const started = children(marker).filter((pid) => !before.includes(pid));
     expect(started).toHaveLength(1);

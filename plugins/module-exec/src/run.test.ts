@@ -20,7 +20,7 @@ function dead(pid: number): boolean {
 // Every behaviour holds for both ways of starting processes: through the helper process (what
 // the plugin uses) and directly (its fallback).
 describe.each([
-  ['through the helper', () => new HelperLauncher()],
+  ['through the helper', () => new HelperLauncher(undefined, { directLaunches: 0 })],
   ['directly', () => new DirectLauncher()],
 ])('exec.run %s', (_label, makeLauncher: () => Launcher) => {
   let launcher: Launcher;

@@ -218,6 +218,31 @@ describe('journal replay and snapshots', () => {
     expect(again.stats().journalRecords).toBe(3);
   });
 
+  it('leaves a journal no longer than snapshotAboveBytes at close, and folds a longer one', async () => {
+    const dataDir = tempDataDir();
+    const layout = storeLayout(dataDir);
+    const { store } = await open(dataDir);
+    await store.migrate('test', ITEMS);
+    await store.run("INSERT INTO items (name) VALUES ('small')");
+    const small = journalBytes(dataDir);
+    await store.close({ snapshotAboveBytes: small });
+    expect(existsSync(layout.snapshot)).toBe(false);
+    expect(journalBytes(dataDir)).toBe(small);
+
+    const { store: again } = await open(dataDir);
+    expect(again.all('SELECT name FROM items')).toEqual([{ name: 'small' }]);
+    await again.run("INSERT INTO items (name) VALUES ('one more')");
+    await again.close({ snapshotAboveBytes: small });
+    expect(existsSync(layout.snapshot)).toBe(true);
+    expect(journalBytes(dataDir)).toBe(0);
+    const { store: third } = await open(dataDir);
+    expect(third.stats().journalRecords).toBe(0);
+    expect(third.all<{ name: string }>('SELECT name FROM items ORDER BY id').map((r) => r.name)).toEqual([
+      'small',
+      'one more',
+    ]);
+  });
+
   it('folds the journal into a snapshot and starts a new journal, losing nothing', async () => {
     const dataDir = tempDataDir();
     const layout = storeLayout(dataDir);

@@ -34,6 +34,13 @@ export interface StoreOptions {
   snapshotJournalBytes?: number;
 }
 
+export interface CloseOptions {
+  /** Fold the journal into a snapshot before closing (default true). */
+  snapshot?: boolean;
+  /** Snapshot only when the journals hold more bytes than this (default 0: whenever behind). */
+  snapshotAboveBytes?: number;
+}
+
 /** The store as its opener holds it: the Store service plus its lifecycle. */
 export interface OpenedStore extends Store {
   /** `<dataDir>/store`. */
@@ -41,10 +48,11 @@ export interface OpenedStore extends Store {
   /** Folds the journal into a new snapshot now. */
   snapshot(): Promise<void>;
   /**
-   * Waits for pending writes, takes a snapshot (unless `snapshot: false`, which leaves the journal
-   * for start-up to replay), closes the database and releases the data-directory lock. Idempotent.
+   * Waits for pending writes, takes a snapshot (unless `snapshot: false`, or the journal holds no
+   * more than `snapshotAboveBytes`: either leaves the journal for start-up to replay), closes the
+   * database and releases the data-directory lock. Idempotent.
    */
-  close(options?: { snapshot?: boolean }): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
   /** Prunes the registered retention policies now, then every `intervalMs` (see retention.ts). */
   startRetention(intervalMs: number): void;
   /** One retention pass over every policy now; resolves when it ended. */
@@ -464,12 +472,12 @@ class SqlStore implements OpenedStore {
 
   // ---- lifecycle
 
-  close(options: { snapshot?: boolean } = {}): Promise<void> {
-    this.closing ??= this.shutdown(options.snapshot ?? true);
+  close(options: CloseOptions = {}): Promise<void> {
+    this.closing ??= this.shutdown(options.snapshot ?? true, options.snapshotAboveBytes ?? 0);
     return this.closing;
   }
 
-  private async shutdown(snapshot: boolean): Promise<void> {
+  private async shutdown(snapshot: boolean, snapshotAboveBytes: number): Promise<void> {
     // A pass under way ends after its batch; its writes are then drained like any other.
     await this.retention.stop();
     this.state = 'closing';
@@ -477,7 +485,8 @@ class SqlStore implements OpenedStore {
       await this.snapshots;
       await this.writer.drain();
       const behind = this.seq > this.snapshotSeq || this.generations.length > 1;
-      if (snapshot && behind && !this.writer.failed) await this.takeSnapshot();
+      const journalBytes = this.olderJournalBytes + this.writer.file.size;
+      if (snapshot && behind && journalBytes > snapshotAboveBytes && !this.writer.failed) await this.takeSnapshot();
     } catch (error) {
       this.logger.error(
         `final snapshot of ${this.layout.dir} failed; start-up will replay the journal: ${(error as Error).message}`,

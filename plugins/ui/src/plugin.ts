@@ -1,5 +1,4 @@
 import { definePlugin, HttpRouterRef, Permissions } from '@runner/plugin-sdk';
-import { registerConfigRoute } from './config-route.js';
 import { findUiDir } from './ui-dir.js';
 
 export const plugin = definePlugin({
@@ -16,7 +15,10 @@ export const plugin = definePlugin({
       help: 'directory of a built web UI to serve at / (default: the one built with this runner)',
     },
   },
-  setup(ctx, { router }) {
+  async setup(ctx, { router }) {
+    // Loaded here, not at import: every command imports every plugin's entry, and the routes bring
+    // TypeBox (a one-task `runner run` never needs it).
+    const { registerConfigRoute } = await import('./config-route.js');
     registerConfigRoute(router, ctx);
     const found = findUiDir(ctx.config.get<string>('ui.dir') || undefined, import.meta.url);
     if ('missing' in found) {

@@ -2,7 +2,7 @@
 // master, authenticated requests (the master's local credential when authentication is on), and
 // percentiles. Benchmarks print readable lines, then one JSON line.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,6 +32,15 @@ export function percentile(values, p) {
 
 export const round = (x, digits = 2) => +x.toFixed(digits);
 
+const TICK_MS = 1000 / 100; // USER_HZ is 100 on Linux
+/** CPU time (user + system) a process has used so far, in ms (10 ms resolution; Linux). */
+export function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /s, '')
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime, stime
+}
+
 /**
  * Starts `runner server` on free loopback ports with a fresh data directory (or `dataDir`) and waits
  * for /api/v1/health. `request` sends the master's local credential once the auth plugin wrote one.
@@ -43,9 +52,13 @@ export async function startMaster({
 } = {}) {
   const [httpPort, grpcPort] = [await freePort(), await freePort()];
   const base = `http://127.0.0.1:${httpPort}`;
+  // BENCH_MASTER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the master (Node refuses
+  // --cpu-prof in NODE_OPTIONS, and that would profile the load generator too).
+  const nodeArgs = (process.env.BENCH_MASTER_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(
     process.execPath,
     [
+      ...nodeArgs,
       bin,
       'server',
       '--http-port',
@@ -66,8 +79,15 @@ export async function startMaster({
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const tokenFile = join(dataDir, 'auth', 'local.token');
   let token;
+  let tokenWritten;
+  // Read again when the file changes: a master started again on the same data directory writes
+  // a new credential, after the health check that first read the old one.
   const headers = () => {
-    if (token === undefined && existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim();
+    const written = existsSync(tokenFile) ? statSync(tokenFile).mtimeMs : undefined;
+    if (written !== tokenWritten) {
+      tokenWritten = written;
+      token = written === undefined ? undefined : readFileSync(tokenFile, 'utf8').trim();
+    }
     return token ? { authorization: `Bearer ${token}` } : {};
   };
 
@@ -115,6 +135,9 @@ export async function startMaster({
     if (ok) break;
     await sleep(50);
   }
+  // A reused data directory holds the previous master's credential until this one writes its own
+  // (before it serves): read it again now.
+  token = undefined;
 
   const stop = async () => {
     if (exit) return exit;

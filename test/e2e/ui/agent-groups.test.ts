@@ -153,3 +153,83 @@ describe('Add to Group and the group filter', () => {
     await page.context().close();
   });
 });
+
+describe('managing a group on /agents', () => {
+  beforeAll(async () => {
+    await apiCall(master, 'POST', '/agent-groups', {
+      name: 'ops',
+      description: 'to be changed',
+      members: ['web-1', 'web-2', 'db-1'],
+    });
+  });
+
+  it('shows the chosen group to a Viewer without any action', async () => {
+    await apiCall(master, 'POST', '/users', { name: 'vera', role: 'viewer', password: 'viewer-password-3' });
+    const viewer = await logIn(browser, master.origin, 'vera', 'viewer-password-3');
+    const { page, problems } = await open(viewer, '/agents?group=ops');
+    const panel = page.getByRole('region', { name: 'ops: description and members' });
+    await panel.getByText('to be changed').waitFor();
+    expect(await panel.getByRole('list', { name: 'Members of ops' }).getByRole('link').allTextContents()).toEqual([
+      'db-1',
+      'web-1',
+      'web-2',
+    ]);
+    expect(await panel.getByRole('button').count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  for (const theme of ['light', 'dark'] as const) {
+    for (const viewport of ['desktop', 'phone'] as const) {
+      it(`looks right with its actions in ${theme} at ${viewport} size`, async () => {
+        const { page, problems } = await open(admin, '/agents?group=ops', theme, viewport);
+        const panel = page.getByRole('region', { name: 'ops: description and members' });
+        await panel.getByRole('button', { name: 'Remove db-1 from ops' }).waitFor();
+        await screenshot(page, `agent-groups-manage-${theme}-${viewport}`);
+        expect(await seriousViolations(page)).toEqual([]);
+        expect(problems).toEqual([]);
+        await page.context().close();
+      });
+    }
+  }
+
+  it('edits the description, takes a member out and deletes the group', async () => {
+    const { page, problems } = await open(admin, '/agents?group=ops');
+    const panel = page.getByRole('region', { name: 'ops: description and members' });
+    await page.getByRole('status').filter({ hasText: '3 agents' }).waitFor();
+
+    await panel.getByRole('button', { name: 'Edit description' }).click();
+    await panel.getByRole('textbox', { name: 'Description' }).fill('the operators');
+    await panel.getByRole('button', { name: 'Save' }).click();
+    await panel.getByText('the operators', { exact: true }).waitFor();
+    expect((await apiCall<{ description: string }>(master, 'GET', '/agent-groups/ops')).description).toBe(
+      'the operators',
+    );
+
+    await panel.getByRole('button', { name: 'Remove db-1 from ops' }).click();
+    await page.getByRole('status').filter({ hasText: '2 agents' }).waitFor();
+    await expect
+      .poll(() => panel.getByRole('list', { name: 'Members of ops' }).getByRole('link').allTextContents())
+      .toEqual(['web-1', 'web-2']);
+    expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
+    expect((await apiCall<{ members: string[] }>(master, 'GET', '/agent-groups/ops')).members).toEqual([
+      'web-1',
+      'web-2',
+    ]);
+
+    // A change made elsewhere reaches the panel live.
+    await apiCall(master, 'PATCH', '/agent-groups/ops', { description: 'changed by the CLI' });
+    await panel.getByText('changed by the CLI').waitFor();
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await panel.getByRole('button', { name: 'Delete group' }).click();
+    await page.waitForURL((url) => !url.searchParams.has('group'));
+    await page.getByRole('heading', { name: 'db-1' }).waitFor();
+    expect(await panel.count()).toBe(0);
+    const groups = await apiCall<{ groups: { name: string }[] }>(master, 'GET', '/agent-groups');
+    expect(groups.groups.map((g) => g.name)).not.toContain('ops');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});

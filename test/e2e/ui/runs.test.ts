@@ -92,6 +92,83 @@ describe('the run log, tail first', () => {
   }
 });
 
+describe('a running run', () => {
+  const TICKS = 60;
+  const ticker = [
+    'version: "1.0"',
+    'tasks:',
+    '  - name: ticker',
+    '    exec:',
+    '      script: |',
+    `        for i = 1, ${TICKS} do log.info("tick " .. i); goroutine.sleep("100ms") end`,
+    '        log.info("waiting")',
+    '        goroutine.sleep("60s")',
+  ].join('\n');
+
+  it('streams its log lines as they are written (no polling), filtered on the server, and ends in order', async () => {
+    const { id } = await apiCall<{ id: string }>(master, 'POST', '/workflows/run', {
+      content: ticker,
+      workflow_name: 'ticker',
+    });
+    const ctx = await context(browser, { origin: master.origin, session: admin });
+    const page = await ctx.newPage();
+    const { problems } = watch(page);
+    const pages: string[] = [];
+    const streams: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/log?')) pages.push(r.url());
+      if (r.url().includes('/log/stream')) streams.push(r.url());
+    });
+    await page.goto(`/executions/${id}`);
+    const log = page.getByRole('log', { name: 'Log of the run' });
+    await log.getByText('tick 3', { exact: true }).waitFor();
+    const readsAtStart = pages.length;
+    // Lines keep coming while no page of the log is read again: they are pushed.
+    await log.getByText('tick 15', { exact: true }).waitFor();
+    expect(pages.length).toBe(readsAtStart);
+    expect(streams).toHaveLength(1);
+    // Every line once, in order, the viewer following the tail.
+    await expect.poll(() => shownMessages(page)).toContain('tick 15');
+    const seen = (await shownMessages(page)).filter((m) => m.startsWith('tick '));
+    const numbers = seen.map((m) => Number(m.slice(5)));
+    expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => numbers[0] + i));
+
+    // A search opens the stream again with the filter: later matching lines arrive, others do not.
+    await page.getByRole('searchbox').fill('tick 5');
+    await expect
+      .poll(() => shownMessages(page), { timeout: 15_000 })
+      .toEqual(['tick 5', ...Array.from({ length: 10 }, (_, i) => `tick ${50 + i}`)]);
+    expect(streams.length).toBe(2);
+    expect(streams[1]).toContain('q=tick+5');
+    await page.getByRole('searchbox').fill('');
+    await log.getByText('waiting', { exact: true }).waitFor();
+    await screenshot(page, 'run-view-streaming-light-desktop');
+    expect(await seriousViolations(page)).toEqual([]);
+    // The same live view in the other theme and on a phone, while the run still goes on.
+    for (const [theme, viewport] of [
+      ['dark', 'desktop'],
+      ['light', 'phone'],
+      ['dark', 'phone'],
+    ] as const) {
+      const other = await open(`/executions/${id}`, { theme, viewport });
+      await other.page.getByRole('log').getByText('waiting', { exact: true }).waitFor();
+      await screenshot(other.page, `run-view-streaming-${theme}-${viewport}`);
+      expect(await seriousViolations(other.page)).toEqual([]);
+      expect(other.problems).toEqual([]);
+      await other.page.context().close();
+    }
+
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByText('Cancelled by', { exact: true }).waitFor({ timeout: 20_000 });
+    const final = await apiCall<{ total: number }>(master, 'GET', `/executions/${id}/log?tail=1`);
+    const status = page.getByRole('status').filter({ hasText: 'lines' });
+    await expect.poll(() => status.textContent()).toBe(`${final.total} of ${final.total} lines`);
+    expect(problems).toEqual([]);
+    await ctx.close();
+  }, 60_000);
+});
+
 describe('run again', () => {
   it('starts the same workflow with the same inputs from a finished run, as the user who clicked', async () => {
     const content =
@@ -126,38 +203,42 @@ describe('validate before running', () => {
     '    exec: { script: "return true" }',
   ].join('\n');
 
-  it('shows each problem at its line and starts nothing', async () => {
+  it('shows each problem at its line in the editor and starts nothing', async () => {
     const before = (await apiCall<{ total: number }>(master, 'GET', '/executions?limit=1')).total;
     const { page, problems } = await open('/executions?new=1');
     const form = page.getByRole('form', { name: 'New run' });
-    await form.getByLabel('Workflow', { exact: true }).fill(bad);
+    const editor = form.getByLabel('Workflow', { exact: true });
+    await editor.fill(bad);
+    // CodeMirror: numbered lines, YAML highlighted.
+    expect(await form.locator('.cm-lineNumbers .cm-gutterElement').allTextContents()).toEqual(
+      expect.arrayContaining(['1', '6']),
+    );
+    expect(await form.locator('.cm-line').count()).toBe(6);
     await form.getByRole('button', { name: 'Start' }).click();
-    const listing = form.getByRole('list', { name: 'Workflow with its problems' });
-    await listing.waitFor();
-    const marked = listing.locator('li.bad');
-    expect(await marked.count()).toBe(1);
-    expect(await marked.textContent()).toContain('5');
-    expect(await marked.textContent()).toContain('- nme: typo');
-    expect(await listing.locator('li.note').first().textContent()).toMatch(/Error at line 5, column \d+:.*nme/);
+    const list = form.getByRole('list', { name: 'Problems with their lines' });
+    await list.waitFor();
+    expect(await list.locator('li').first().textContent()).toMatch(/Error at line 5, column \d+:.*nme/);
+    // Both problems (unknown key, missing name) are marked at line 5: underlined, one gutter marker.
+    const marked = form.locator('.cm-line').nth(4).locator('.cm-lintRange-error').first();
+    await marked.waitFor();
+    expect(await marked.textContent()).toContain('nme');
+    expect(await form.locator('.cm-lint-marker-error').count()).toBe(1);
+    expect(await editor.getAttribute('aria-invalid')).toBe('true');
     // Clicking the problem selects its line in the editor.
-    await listing
+    await list
       .getByRole('button', { name: /Error at line 5/ })
       .first()
       .click();
-    const selected = await form
-      .getByLabel('Workflow', { exact: true })
-      .evaluate((t) =>
-        (t as unknown as { value: string; selectionStart: number; selectionEnd: number }).value.slice(
-          (t as unknown as { selectionStart: number }).selectionStart,
-          (t as unknown as { selectionEnd: number }).selectionEnd,
-        ),
-      );
-    expect(selected).toBe('  - nme: typo');
+    expect(await page.evaluate('getSelection().toString()')).toBe('  - nme: typo');
     expect((await apiCall<{ total: number }>(master, 'GET', '/executions?limit=1')).total).toBe(before);
-    // A valid workflow checks clean and says what would run.
-    await form.getByLabel('Workflow', { exact: true }).fill(bad.replace('nme', 'name'));
+    // Hovering the mark shows the message.
+    await marked.hover();
+    await page.locator('.cm-tooltip-lint').getByText(/nme/).first().waitFor();
+    // A valid workflow checks clean, its marks go, and it says what would run.
+    await editor.fill(bad.replace('nme', 'name'));
     await form.getByRole('button', { name: 'Check' }).click();
     await form.getByText('Valid: 2 tasks would run (ok, typo).').waitFor();
+    expect(await form.locator('.cm-lintRange-error').count()).toBe(0);
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -169,8 +250,9 @@ describe('validate before running', () => {
         const form = page.getByRole('form', { name: 'New run' });
         await form.getByLabel('Workflow', { exact: true }).fill(bad);
         await form.getByRole('button', { name: 'Start' }).click();
-        await form.getByRole('list', { name: 'Workflow with its problems' }).waitFor();
-        await form.getByRole('list', { name: 'Workflow with its problems' }).scrollIntoViewIfNeeded();
+        await form.getByRole('list', { name: 'Problems with their lines' }).waitFor();
+        await form.locator('.cm-lintRange-error').waitFor();
+        await form.locator('.cm-editor').scrollIntoViewIfNeeded();
         await screenshot(page, `new-run-problems-${theme}-${viewport}`);
         expect(await seriousViolations(page)).toEqual([]);
         expect(problems).toEqual([]);

@@ -19,6 +19,11 @@ export class AgentGroups {
     }
   }
 
+  /** A group as an answer gave it (undefined: deleted), before its `agent_group_update` arrives. */
+  put(name: string, group: AgentGroup | undefined): void {
+    this.list = group ? this.list.map((g) => (g.name === name ? group : g)) : this.list.filter((g) => g.name !== name);
+  }
+
   /** Loads now and on every change until the returned function is called (an $effect's cleanup). */
   follow(): () => void {
     void this.load();

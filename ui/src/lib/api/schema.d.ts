@@ -689,6 +689,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{id}/log/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * a running run's log lines as they are written, as server-sent events
+         * @description Events: `ready` `{written}` (lines the log held when following began), then `lines` `[{seq, task, agent, timestamp, level, message, fields?}]` batched over 100 ms, filtered by `task`, `agent` and `q` like the pages of `/executions/:id/log`, then `end` `{status}` when the run ends. `seq` counts every line of the run in the order they were written: a page read after `ready` already holds the lines whose `seq` is below its `total`. Secrets are masked.
+         */
+        get: operations["getExecutionsIdLogStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dashboard": {
         parameters: {
             query?: never;
@@ -2572,6 +2592,37 @@ export interface operations {
                             log_truncated: boolean;
                         }[];
                     };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getExecutionsIdLogStream: {
+        parameters: {
+            query?: {
+                /** @description only lines of this task */
+                task?: string;
+                /** @description only lines of units on this agent */
+                agent?: string;
+                /** @description only lines containing this text (any case) */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                /** @description the run id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `ready`, `lines` and `end` events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             default: components["responses"]["Error"];

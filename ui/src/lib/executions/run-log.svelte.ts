@@ -17,8 +17,11 @@ export interface RunLogLine {
 
 /** Lines read at once: a screenful many times over, small enough to answer in a few ms. */
 const PAGE = 500;
-/** The most lines a refresh of a running run's tail asks for. */
-const MAX_PAGE = 5000;
+/** The most lines held while following a run; past it the older half is let go. */
+const MAX_WINDOW = 200_000;
+
+/** A line of the live stream: `seq` is its position in the order the run's lines were written. */
+type StreamLine = Omit<PageLine, 'n'> & { seq: number };
 
 function viewLine(l: PageLine): RunLogLine {
   const fields = l.fields && Object.keys(l.fields).length ? ` ${JSON.stringify(l.fields)}` : '';
@@ -27,7 +30,7 @@ function viewLine(l: PageLine): RunLogLine {
 
 /**
  * A run's log read from the tail (`GET /executions/:id/log`): the last page first, older pages as
- * the viewer is scrolled up, the tail again while the run goes on, filters applied by the server.
+ * the viewer is scrolled up, new lines streamed while the run goes on, filters applied by the server.
  */
 export class RunLog {
   lines = $state.raw<RunLogLine[]>([]);
@@ -39,6 +42,8 @@ export class RunLog {
   error = $state<unknown>();
   loaded = $state(false);
   private filter: { task?: string; agent?: string; q?: string } = {};
+  private source: EventSource | undefined;
+  private ended: (() => void) | undefined;
   /** Answers to requests made before the latest filter change are dropped. */
   private generation = 0;
 
@@ -75,23 +80,65 @@ export class RunLog {
   }
 
   /**
-   * New lines of a running run: the tail again, joined to what is loaded where they meet (the
-   * window is replaced when more came than one read holds).
+   * Follows a running run: its new lines come from `GET /executions/:id/log/stream` as they are
+   * written and are appended. On every `ready` (the first, and after a reconnect) the tail is read
+   * again, and streamed lines that page already holds (`seq` below its `total`) are skipped.
+   * `ended` runs once the run has ended and its final tail is loaded.
    */
-  async refresh(): Promise<void> {
-    const page = await this.fetch(Math.min(MAX_PAGE, Math.max(PAGE, this.lines.length)));
-    if (!page) return;
-    const fresh = page.lines.map(viewLine);
-    const from = fresh[0]?.n ?? Infinity;
-    // The loaded lines reach into the new page: nothing between them is missing.
-    const overlaps = this.lines.length > 0 && (this.lines.at(-1)?.n ?? -1) >= from;
-    if (overlaps) {
-      this.lines = [...this.lines.filter((l) => l.n < from), ...fresh];
-    } else {
-      this.lines = fresh;
-      this.older = page.older;
-    }
-    this.loaded = true;
+  follow(ended?: () => void): void {
+    this.unfollow();
+    this.ended = ended;
+    const query = new URLSearchParams(this.filter);
+    const source = new EventSource(`/api/v1/executions/${encodeURIComponent(this.id)}/log/stream?${query}`);
+    this.source = source;
+    // Lines that arrive while the tail is read wait here; then only those after the page are kept.
+    let pending: StreamLine[] | undefined;
+    let skipBelow = Infinity;
+    source.addEventListener('ready', () => {
+      pending = [];
+      skipBelow = Infinity;
+      void this.fetch(PAGE).then((page) => {
+        if (this.source !== source || !page) return;
+        this.lines = page.lines.map(viewLine);
+        this.older = page.older;
+        this.loaded = true;
+        skipBelow = page.total;
+        const waiting = pending ?? [];
+        pending = undefined;
+        this.append(waiting.filter((l) => l.seq >= skipBelow));
+      });
+    });
+    source.addEventListener('lines', (event) => {
+      const batch = JSON.parse((event as MessageEvent<string>).data) as StreamLine[];
+      if (pending) pending.push(...batch);
+      else this.append(batch.filter((l) => l.seq >= skipBelow));
+    });
+    source.addEventListener('end', () => {
+      this.unfollow();
+      // The log in its final order (units in the run's order, no longer in the order written).
+      void this.tail().then(() => ended?.());
+    });
+  }
+
+  /** Stops following; true when it was following (the stream's `end` may not have come yet). */
+  unfollow(): boolean {
+    const was = this.source !== undefined;
+    this.source?.close();
+    this.source = undefined;
+    return was;
+  }
+
+  private append(batch: StreamLine[]): void {
+    if (batch.length === 0) return;
+    let n = (this.lines.at(-1)?.n ?? -1) + 1;
+    const added = batch.map((l) => viewLine({ ...l, n: n++ }));
+    const lines = this.lines.concat(added);
+    // A run that writes for hours must not fill the tab: the oldest loaded lines give way, and
+    // scrolling up reads them again from the server.
+    this.lines = lines.length > MAX_WINDOW ? lines.slice(lines.length - MAX_WINDOW / 2) : lines;
+    if (lines.length > MAX_WINDOW) this.older = this.lines[0]?.n;
+    this.total = Math.max(this.total + added.length, (batch.at(-1)?.seq ?? 0) + 1);
+    this.matched += added.length;
   }
 
   /** The page above the loaded lines; resolves with how many were added. */
@@ -109,7 +156,9 @@ export class RunLog {
   setFilter(q: string, task: string, agent: string): void {
     this.filter = { ...(q ? { q } : {}), ...(task ? { task } : {}), ...(agent ? { agent } : {}) };
     this.generation++;
-    void this.tail();
+    // A followed run's stream is opened again with the new filters; its `ready` reads the tail.
+    if (this.source) this.follow(this.ended);
+    else void this.tail();
   }
 
   /** Where the whole (filtered) log downloads from. */

@@ -1,0 +1,84 @@
+import type { ServerResponse } from 'node:http';
+import type { Redactor } from './redactor.js';
+
+export interface EventStreamOptions {
+  /** Between `: heartbeat` comments, which keep proxies from closing an idle stream. */
+  heartbeatMs: number;
+  /** Unsent bytes after which a client that stopped reading is dropped rather than buffered for. */
+  maxBufferedBytes: number;
+  /** Masks registered secrets in every event (the kernel's one redactor). */
+  redactor?: Redactor;
+  /** Ends the stream (with an `end` event) when aborted: the kernel is stopping. */
+  signal?: AbortSignal;
+  /** A comment sent first, saying what the stream is. */
+  comment?: string;
+}
+
+/** A server-sent-event answer opened by `openEventStream`. */
+export interface EventStream {
+  /** One event: `data` as JSON, with an `event:` name when given (default: a `message` event). */
+  send(data: unknown, event?: string): void;
+  /** A last event, when given, then the end of the answer. */
+  end(data?: unknown, event?: string): void;
+  /** Runs once when the stream ends, for whatever reason (client gone, `end`, signal, too slow). */
+  onClose(callback: () => void): void;
+  readonly closed: boolean;
+}
+
+/**
+ * Starts a `text/event-stream` answer on `res` (headers not yet sent) for a route declared with
+ * `streaming: true`: headers that keep proxies from buffering, heartbeats, redaction of every
+ * event, and a bound on what a slow client may hold unsent.
+ */
+export function openEventStream(res: ServerResponse, options: EventStreamOptions): EventStream {
+  const closers: (() => void)[] = [];
+  let closed = false;
+  const redact = (text: string) => (options.redactor ? options.redactor.redactText(text) : text);
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    options.signal?.removeEventListener('abort', onStop);
+    for (const callback of closers.splice(0)) callback();
+  };
+  const write = (chunk: string) => {
+    if (closed || res.destroyed || res.writableEnded) return;
+    if (res.writableLength > options.maxBufferedBytes) {
+      close();
+      res.destroy();
+      return;
+    }
+    res.write(chunk);
+  };
+  const frame = (data: unknown, event?: string) =>
+    `${event ? `event: ${event}\n` : ''}data: ${redact(JSON.stringify(data))}\n\n`;
+  const stream: EventStream = {
+    send: (data, event) => write(frame(data, event)),
+    end(data, event) {
+      if (closed) return;
+      if (data !== undefined || event) write(frame(data ?? {}, event));
+      close();
+      if (!res.destroyed && !res.writableEnded) res.end();
+    },
+    onClose: (callback) => (closed ? callback() : void closers.push(callback)),
+    get closed() {
+      return closed;
+    },
+  };
+  const onStop = () => stream.end({ reason: 'the master is stopping' }, 'end');
+
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    // nginx buffers responses unless told otherwise, which would hold events back.
+    'x-accel-buffering': 'no',
+  });
+  res.write(`retry: 3000\n${options.comment ? `: ${options.comment.replace(/\n/g, ' ')}\n` : ''}\n`);
+  const heartbeat = setInterval(() => write(`: heartbeat\n\n`), options.heartbeatMs);
+  heartbeat.unref();
+  res.on('close', close);
+  if (options.signal?.aborted) onStop();
+  else options.signal?.addEventListener('abort', onStop, { once: true });
+  return stream;
+}
