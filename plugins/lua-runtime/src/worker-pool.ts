@@ -120,6 +120,8 @@ interface Slot {
 export class WorkerPool {
   readonly #options: WorkerPoolOptions;
   readonly #idle: Slot[] = [];
+  /** Runs served so far: the first starts no spare. */
+  #acquired = 0;
   readonly #busy = new Set<Slot>();
   readonly #waiting: { limit: number; resolve(worker: LuaWorker): void; reject(error: Error): void }[] = [];
   #closed = false;
@@ -151,7 +153,10 @@ export class WorkerPool {
       slot = this.#spawn(memoryLimitBytes);
     }
     this.#busy.add(slot);
-    this.#topUp(memoryLimitBytes);
+    // Not at the first run: a one-task `runner run` would start a second worker (tens of ms of CPU,
+    // on a core the run competes for) only to end it. Later sequential runs find the first one's
+    // worker idle again; a run beside it starts one then.
+    if (this.#acquired++ > 0) this.#topUp(memoryLimitBytes);
     try {
       return await slot.ready;
     } catch (error) {

@@ -63,6 +63,15 @@ describe('WorkerLuaRuntime', () => {
     expect(values).toEqual([true, 2, 15]);
   });
 
+  it('serves a single run with the worker warmed at setup, starting no spare', async () => {
+    const { runtime, logger } = setup();
+    runtime.warm();
+    expect((await runtime.run('return 1', { chunkName: '=t', logger })).values).toEqual([1]);
+    expect(runtime.workers.alive).toBe(1);
+    expect((await runtime.run('return 2', { chunkName: '=t', logger })).values).toEqual([2]);
+    expect(runtime.workers.alive).toBeLessThanOrEqual(2);
+  });
+
   it('reuses an idle worker and replaces one that was ended', async () => {
     const { runtime, logger } = setup();
     const pid = 'return tostring(io.stdout):match("0x%x+") or "x"';

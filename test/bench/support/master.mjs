@@ -2,7 +2,7 @@
 // master, authenticated requests (the master's local credential when authentication is on), and
 // percentiles. Benchmarks print readable lines, then one JSON line.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -79,15 +79,8 @@ export async function startMaster({
   const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   const tokenFile = join(dataDir, 'auth', 'local.token');
   let token;
-  let tokenWritten;
-  // Read again when the file changes: a master started again on the same data directory writes
-  // a new credential, after the health check that first read the old one.
   const headers = () => {
-    const written = existsSync(tokenFile) ? statSync(tokenFile).mtimeMs : undefined;
-    if (written !== tokenWritten) {
-      tokenWritten = written;
-      token = written === undefined ? undefined : readFileSync(tokenFile, 'utf8').trim();
-    }
+    if (token === undefined && existsSync(tokenFile)) token = readFileSync(tokenFile, 'utf8').trim();
     return token ? { authorization: `Bearer ${token}` } : {};
   };
 
@@ -135,8 +128,8 @@ export async function startMaster({
     if (ok) break;
     await sleep(50);
   }
-  // A reused data directory holds the previous master's credential until this one writes its own
-  // (before it serves): read it again now.
+  // Read the credential again: one read during the health checks may be an earlier master's on
+  // this data directory; a healthy master has written its own.
   token = undefined;
 
   const stop = async () => {

@@ -1,33 +1,22 @@
 // A user's own account in Debian's chromium against a real master (auth on): the password change
 // of the Settings page's Profile section, which signs the user's other sessions out and keeps
 // this one; screenshots of the section light and dark at both sizes.
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { context, launch, logIn, screenshot, seriousViolations, watch, type Session } from './browser.js';
-import { apiCall, Fleet, type Master } from './fleet.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { context, logIn, screenshot, seriousViolations, watch } from './browser.js';
+import { apiCall } from './fleet.js';
+import { uiSuite } from './suite.js';
 
-const fleet = new Fleet();
-let master: Master;
-let browser: Browser;
-let admin: Session;
+const ui = uiSuite();
 
 beforeAll(async () => {
-  master = await fleet.master();
-  browser = await launch();
-  await apiCall(master, 'POST', '/users', { name: 'pat', role: 'viewer', password: 'pats-first-password' });
-  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
-}, 90_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await fleet.stop();
+  await apiCall(ui.master, 'POST', '/users', { name: 'pat', role: 'viewer', password: 'pats-first-password' });
 });
 
 describe('the password change in Settings', () => {
   it("changes a viewer's own password, keeps this session and signs the other out", async () => {
-    const here = await logIn(browser, master.origin, 'pat', 'pats-first-password');
-    const elsewhere = await logIn(browser, master.origin, 'pat', 'pats-first-password');
-    const ctx = await context(browser, { origin: master.origin, session: here });
+    const here = await logIn(ui.browser, ui.master.origin, 'pat', 'pats-first-password');
+    const elsewhere = await logIn(ui.browser, ui.master.origin, 'pat', 'pats-first-password');
+    const ctx = await context(ui.browser, { origin: ui.master.origin, session: here });
     const page = await ctx.newPage();
     const { problems } = watch(page);
     await page.goto('/settings');
@@ -46,18 +35,18 @@ describe('the password change in Settings', () => {
     expect(new URL(page.url()).pathname).toBe('/executions');
     expect(problems).toEqual([]);
     // The other one was signed out.
-    const other = await (await context(browser, { origin: master.origin, session: elsewhere })).newPage();
+    const other = await (await context(ui.browser, { origin: ui.master.origin, session: elsewhere })).newPage();
     await other.goto('/settings');
     await other.waitForURL((url) => url.pathname === '/login');
     await other.context().close();
     // And the new password is the one that logs in.
-    await logIn(browser, master.origin, 'pat', 'pats-second-password');
+    await logIn(ui.browser, ui.master.origin, 'pat', 'pats-second-password');
     await ctx.close();
     // Four logins (scrypt each) and three pages on a shared machine.
   }, 90_000);
 
   it('shows the API message for a wrong current password', async () => {
-    const page = await (await context(browser, { origin: master.origin, session: admin })).newPage();
+    const page = await (await context(ui.browser, { origin: ui.master.origin, session: ui.admin })).newPage();
     await page.goto('/settings');
     const form = page.getByRole('form', { name: 'Change your password' });
     await form.getByLabel('Current password').fill('not-the-password');
@@ -73,7 +62,7 @@ describe('the password change in Settings', () => {
     for (const viewport of ['desktop', 'phone'] as const) {
       it(`looks right in ${theme} at ${viewport} size`, async () => {
         const page = await (
-          await context(browser, { origin: master.origin, session: admin, theme, viewport })
+          await context(ui.browser, { origin: ui.master.origin, session: ui.admin, theme, viewport })
         ).newPage();
         const { problems } = watch(page);
         await page.goto('/settings');

@@ -3,34 +3,16 @@
 // "Add to Group" dialog, then adds another to the now existing group; the group filter (in the URL)
 // narrows /agents and /agent-control to its members; a Viewer sees the filter but not the action.
 // Screenshots light and dark go to ui/screenshots/ (agent-groups-*).
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { context, launch, logIn, screenshot, seriousViolations, watch, type Session, type Theme } from './browser.js';
-import { apiCall, Fleet, type Master } from './fleet.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { logIn, screenshot, seriousViolations, type Session, type Theme } from './browser.js';
+import { apiCall } from './fleet.js';
+import { uiSuite } from './suite.js';
 
-const fleet = new Fleet();
-let master: Master;
-let browser: Browser;
-let admin: Session;
+const ui = uiSuite({ agents: ['web-1', 'web-2', 'db-1'] });
 
-beforeAll(async () => {
-  master = await fleet.master();
-  await Promise.all(['web-1', 'web-2', 'db-1'].map((name) => fleet.agent(master, name)));
-  browser = await launch();
-  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
-}, 90_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await fleet.stop();
-});
-
-async function open(session: Session, path: string, theme: Theme = 'light', viewport: 'desktop' | 'phone' = 'desktop') {
-  const ctx = await context(browser, { origin: master.origin, session, theme, viewport });
-  const page = await ctx.newPage();
-  const { problems } = watch(page);
-  await page.goto(path);
-  return { page, problems };
+function open(session: Session, path: string, theme: Theme = 'light', viewport: 'desktop' | 'phone' = 'desktop') {
+  return ui.open(path, { session, theme, viewport });
 }
 
 /** The agent names of the table rows on /agent-control. */
@@ -40,7 +22,7 @@ async function rows(page: Page): Promise<string[]> {
 
 describe('Add to Group and the group filter', () => {
   it('adds two selected agents to a new group, then one more to the existing group', async () => {
-    const { page, problems } = await open(admin, '/agent-control');
+    const { page, problems } = await open(ui.admin, '/agent-control');
     await page.getByRole('checkbox', { name: 'Select web-1' }).click();
     await page.getByRole('checkbox', { name: 'Select web-2' }).click();
     await page.waitForURL((url) => url.searchParams.get('selected') === 'web-1,web-2');
@@ -58,7 +40,7 @@ describe('Add to Group and the group filter', () => {
     await page.getByRole('status').filter({ hasText: 'Added 2 agents to group web (2 members).' }).waitFor();
     expect(await dialog.isVisible()).toBe(false);
 
-    const group = await apiCall<{ description: string; members: string[] }>(master, 'GET', '/agent-groups/web');
+    const group = await apiCall<{ description: string; members: string[] }>(ui.master, 'GET', '/agent-groups/web');
     expect(group).toMatchObject({ description: 'the front ends', members: ['web-1', 'web-2'] });
 
     // Now the group exists: the dialog offers it first.
@@ -70,14 +52,14 @@ describe('Add to Group and the group filter', () => {
     await again.getByRole('combobox').selectOption('web');
     await again.getByRole('button', { name: 'Add to group' }).click();
     await page.getByRole('status').filter({ hasText: 'Added 1 agent to group web (3 members).' }).waitFor();
-    expect((await apiCall<{ members: string[] }>(master, 'GET', '/agent-groups/web')).members).toEqual([
+    expect((await apiCall<{ members: string[] }>(ui.master, 'GET', '/agent-groups/web')).members).toEqual([
       'db-1',
       'web-1',
       'web-2',
     ]);
-    await apiCall(master, 'DELETE', '/agent-groups/web/members?agents=db-1');
+    await apiCall(ui.master, 'DELETE', '/agent-groups/web/members?agents=db-1');
     // A group made elsewhere (the CLI, another tab) reaches the open page's filter live.
-    await apiCall(master, 'POST', '/agent-groups', { name: 'db', members: ['db-1'] });
+    await apiCall(ui.master, 'POST', '/agent-groups', { name: 'db', members: ['db-1'] });
     await page.getByLabel('Group').locator('option', { hasText: 'db (1)' }).waitFor({ state: 'attached' });
     await page.getByLabel('Group').locator('option', { hasText: 'web (2)' }).waitFor({ state: 'attached' });
     expect(problems).toEqual([]);
@@ -85,7 +67,7 @@ describe('Add to Group and the group filter', () => {
   });
 
   it('shows an API error in the dialog (a bad name) and keeps it open', async () => {
-    const { page, problems } = await open(admin, '/agent-control?selected=db-1');
+    const { page, problems } = await open(ui.admin, '/agent-control?selected=db-1');
     await page.getByRole('button', { name: 'Add to Group' }).click();
     const dialog = page.getByRole('dialog', { name: 'Add 1 agent to a group' });
     await dialog.getByRole('radio', { name: 'A new group' }).check();
@@ -93,7 +75,7 @@ describe('Add to Group and the group filter', () => {
     await dialog.getByRole('button', { name: 'Add to group' }).click();
     await dialog.getByRole('alert').filter({ hasText: 'group name "db tier" is not valid' }).waitFor();
     expect(await dialog.isVisible()).toBe(true);
-    // The refused request is the one failure on this page (the browser logs it too), the API's 400.
+    // The refused request is the one failure on this page (the ui.browser logs it too), the API's 400.
     expect(problems).toEqual([
       expect.stringMatching(/^HTTP 400: POST .*\/api\/v1\/agent-groups$/),
       'console error: Failed to load resource: the server responded with a status of 400 (Bad Request)',
@@ -103,7 +85,7 @@ describe('Add to Group and the group filter', () => {
 
   for (const theme of ['light', 'dark'] as const) {
     it(`filters /agents and /agent-control by group through the URL (${theme})`, async () => {
-      const { page, problems } = await open(admin, '/agents', theme);
+      const { page, problems } = await open(ui.admin, '/agents', theme);
       await page.getByRole('heading', { name: 'db-1' }).waitFor();
       await page.getByLabel('Group').selectOption('web');
       await page.waitForURL((url) => url.searchParams.get('group') === 'web');
@@ -129,7 +111,7 @@ describe('Add to Group and the group filter', () => {
       await page.context().close();
 
       // On a phone the filters wrap and the dialog fits the width.
-      const phone = await open(admin, '/agent-control?group=web&selected=web-1,web-2', theme, 'phone');
+      const phone = await open(ui.admin, '/agent-control?group=web&selected=web-1,web-2', theme, 'phone');
       await expect.poll(() => rows(phone.page)).toEqual(['web-1', 'web-2']);
       await phone.page.getByRole('button', { name: 'Add to Group' }).click();
       await phone.page.getByRole('dialog', { name: 'Add 2 agents to a group' }).waitFor();
@@ -140,8 +122,8 @@ describe('Add to Group and the group filter', () => {
   }
 
   it('lets a Viewer filter by group but not add to one', async () => {
-    await apiCall(master, 'POST', '/users', { name: 'gina', role: 'viewer', password: 'viewer-password-2' });
-    const viewer = await logIn(browser, master.origin, 'gina', 'viewer-password-2');
+    await apiCall(ui.master, 'POST', '/users', { name: 'gina', role: 'viewer', password: 'viewer-password-2' });
+    const viewer = await logIn(ui.browser, ui.master.origin, 'gina', 'viewer-password-2');
     const { page, problems } = await open(viewer, '/agents?group=web');
     await page.getByRole('heading', { name: 'web-1' }).waitFor();
     expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
@@ -156,7 +138,7 @@ describe('Add to Group and the group filter', () => {
 
 describe('managing a group on /agents', () => {
   beforeAll(async () => {
-    await apiCall(master, 'POST', '/agent-groups', {
+    await apiCall(ui.master, 'POST', '/agent-groups', {
       name: 'ops',
       description: 'to be changed',
       members: ['web-1', 'web-2', 'db-1'],
@@ -164,8 +146,8 @@ describe('managing a group on /agents', () => {
   });
 
   it('shows the chosen group to a Viewer without any action', async () => {
-    await apiCall(master, 'POST', '/users', { name: 'vera', role: 'viewer', password: 'viewer-password-3' });
-    const viewer = await logIn(browser, master.origin, 'vera', 'viewer-password-3');
+    await apiCall(ui.master, 'POST', '/users', { name: 'vera', role: 'viewer', password: 'viewer-password-3' });
+    const viewer = await logIn(ui.browser, ui.master.origin, 'vera', 'viewer-password-3');
     const { page, problems } = await open(viewer, '/agents?group=ops');
     const panel = page.getByRole('region', { name: 'ops: description and members' });
     await panel.getByText('to be changed').waitFor();
@@ -183,7 +165,7 @@ describe('managing a group on /agents', () => {
   for (const theme of ['light', 'dark'] as const) {
     for (const viewport of ['desktop', 'phone'] as const) {
       it(`looks right with its actions in ${theme} at ${viewport} size`, async () => {
-        const { page, problems } = await open(admin, '/agents?group=ops', theme, viewport);
+        const { page, problems } = await open(ui.admin, '/agents?group=ops', theme, viewport);
         const panel = page.getByRole('region', { name: 'ops: description and members' });
         await panel.getByRole('button', { name: 'Remove db-1 from ops' }).waitFor();
         await screenshot(page, `agent-groups-manage-${theme}-${viewport}`);
@@ -195,7 +177,7 @@ describe('managing a group on /agents', () => {
   }
 
   it('edits the description, takes a member out and deletes the group', async () => {
-    const { page, problems } = await open(admin, '/agents?group=ops');
+    const { page, problems } = await open(ui.admin, '/agents?group=ops');
     const panel = page.getByRole('region', { name: 'ops: description and members' });
     await page.getByRole('status').filter({ hasText: '3 agents' }).waitFor();
 
@@ -203,7 +185,7 @@ describe('managing a group on /agents', () => {
     await panel.getByRole('textbox', { name: 'Description' }).fill('the operators');
     await panel.getByRole('button', { name: 'Save' }).click();
     await panel.getByText('the operators', { exact: true }).waitFor();
-    expect((await apiCall<{ description: string }>(master, 'GET', '/agent-groups/ops')).description).toBe(
+    expect((await apiCall<{ description: string }>(ui.master, 'GET', '/agent-groups/ops')).description).toBe(
       'the operators',
     );
 
@@ -213,13 +195,13 @@ describe('managing a group on /agents', () => {
       .poll(() => panel.getByRole('list', { name: 'Members of ops' }).getByRole('link').allTextContents())
       .toEqual(['web-1', 'web-2']);
     expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
-    expect((await apiCall<{ members: string[] }>(master, 'GET', '/agent-groups/ops')).members).toEqual([
+    expect((await apiCall<{ members: string[] }>(ui.master, 'GET', '/agent-groups/ops')).members).toEqual([
       'web-1',
       'web-2',
     ]);
 
     // A change made elsewhere reaches the panel live.
-    await apiCall(master, 'PATCH', '/agent-groups/ops', { description: 'changed by the CLI' });
+    await apiCall(ui.master, 'PATCH', '/agent-groups/ops', { description: 'changed by the CLI' });
     await panel.getByText('changed by the CLI').waitFor();
 
     page.once('dialog', (dialog) => void dialog.accept());
@@ -227,7 +209,7 @@ describe('managing a group on /agents', () => {
     await page.waitForURL((url) => !url.searchParams.has('group'));
     await page.getByRole('heading', { name: 'db-1' }).waitFor();
     expect(await panel.count()).toBe(0);
-    const groups = await apiCall<{ groups: { name: string }[] }>(master, 'GET', '/agent-groups');
+    const groups = await apiCall<{ groups: { name: string }[] }>(ui.master, 'GET', '/agent-groups');
     expect(groups.groups.map((g) => g.name)).not.toContain('ops');
     expect(problems).toEqual([]);
     await page.context().close();

@@ -3,28 +3,13 @@
 // main-process side of its IPC is this test, which records the calls and answers them. The UI
 // opens a workflow file through it, raises a notification when a run fails, and offers to switch
 // masters.
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { injectPreload } from '../../../desktop/src/chromium-support.js';
 import type { FakeElectron } from '../../../desktop/src/fake-electron.js';
-import { context, launch, logIn, watch, type Session } from './browser.js';
-import { Fleet, type Master } from './fleet.js';
+import { context, watch } from './browser.js';
+import { uiSuite } from './suite.js';
 
-const fleet = new Fleet();
-let master: Master;
-let browser: Browser;
-let admin: Session;
-
-beforeAll(async () => {
-  master = await fleet.master();
-  browser = await launch();
-  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await fleet.stop();
-});
+const ui = uiSuite({ timeoutMs: 60_000 });
 
 it('opens a workflow file, notifies a failed run and switches masters through the desktop bridge', async () => {
   const calls: { channel: string; url: string; args: unknown[] }[] = [];
@@ -40,7 +25,7 @@ it('opens a workflow file, notifies a failed run and switches masters through th
       return null;
     },
   } as unknown as FakeElectron;
-  const ctx = await context(browser, { origin: master.origin, session: admin });
+  const ctx = await context(ui.browser, { origin: ui.master.origin, session: ui.admin });
   const page = await ctx.newPage();
   await injectPreload(page, main);
   const { problems } = watch(page);
@@ -48,7 +33,12 @@ it('opens a workflow file, notifies a failed run and switches masters through th
   await page.goto('/executions?new=1');
   await page.getByRole('button', { name: 'Open workflow file…' }).click();
   const form = page.getByRole('form', { name: 'New run' });
-  await expect.poll(() => form.getByLabel('Workflow', { exact: true }).inputValue()).toBe(file.content);
+  // The editor (CodeMirror) holds the file's text, one element a line.
+  await expect
+    .poll(async () =>
+      (await form.getByLabel('Workflow', { exact: true }).locator('.cm-line').allTextContents()).join('\n'),
+    )
+    .toBe(file.content);
   expect(await form.getByLabel('Name (optional)').inputValue()).toBe('deploy');
   await form.getByRole('button', { name: 'Start' }).click();
   await page.waitForURL(/\/executions\/[^/?]+$/);
@@ -62,7 +52,7 @@ it('opens a workflow file, notifies a failed run and switches masters through th
   await page.getByRole('button', { name: 'Switch master' }).click();
   await expect.poll(() => calls.some((c) => c.channel === 'runner-desktop:choose-connection')).toBe(true);
   // Every call came from the master's own pages.
-  expect(calls.every((c) => c.url.startsWith(master.origin))).toBe(true);
+  expect(calls.every((c) => c.url.startsWith(ui.master.origin))).toBe(true);
   expect(problems).toEqual([]);
   await ctx.close();
 });

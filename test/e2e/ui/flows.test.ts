@@ -2,44 +2,23 @@
 // agents (auth on, as by default): log in, see the dashboard's counts equal the API's, see an
 // agent go offline, run a command on several agents at once, start a run from pasted YAML, watch
 // its log stream and cancel it, and, as a Viewer, find no Execute and no Restart.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { context, launch, logIn, watch, type Session } from './browser.js';
-import { apiCall, Fleet, FAST, type Child, type Master } from './fleet.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { context, logIn, watch, type Session } from './browser.js';
+import { apiCall, FAST } from './fleet.js';
+import { uiSuite } from './suite.js';
 
-const fleet = new Fleet();
-let master: Master;
-let browser: Browser;
-let admin: Session;
-let doomed: Child;
+const ui = uiSuite({ agents: ['web-1', 'web-2', 'doomed'] });
+const { fleet } = ui;
 
-beforeAll(async () => {
-  master = await fleet.master();
-  [, , doomed] = await Promise.all([
-    fleet.agent(master, 'web-1'),
-    fleet.agent(master, 'web-2'),
-    fleet.agent(master, 'doomed'),
-  ]);
-  browser = await launch();
-  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
-}, 90_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await fleet.stop();
-});
-
-async function open(session: Session | undefined, path: string): Promise<{ page: Page; problems: string[] }> {
-  const ctx = await context(browser, { origin: master.origin, session });
-  const page = await ctx.newPage();
-  const { problems } = watch(page);
-  await page.goto(path);
-  return { page, problems };
+/** `session` undefined: a visitor without one. */
+function open(session: Session | undefined, path: string): Promise<{ page: Page; problems: string[] }> {
+  return ui.open(path, { session: session ?? null });
 }
 
 describe('the web UI with a real master', () => {
   it('sends a visitor without a session to the login page and back to where they were going', async () => {
-    const ctx = await context(browser, { origin: master.origin });
+    const ctx = await context(ui.browser, { origin: ui.master.origin });
     const page = await ctx.newPage();
     await page.goto('/executions?status=failed');
     await page.waitForURL((url) => url.pathname === '/login');
@@ -48,7 +27,7 @@ describe('the web UI with a real master', () => {
     await page.getByLabel('Password').fill('not the password');
     await page.getByRole('button', { name: 'Log in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/invalid|password|credentials/i);
-    await page.getByLabel('Password').fill(master.adminPassword);
+    await page.getByLabel('Password').fill(ui.master.adminPassword);
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.waitForURL((url) => url.pathname === '/executions' && url.searchParams.get('status') === 'failed');
     await page.getByRole('button', { name: 'Log out' }).waitFor();
@@ -56,9 +35,9 @@ describe('the web UI with a real master', () => {
   });
 
   it('shows the dashboard counts the API gives', async () => {
-    const { page, problems } = await open(admin, '/');
+    const { page, problems } = await open(ui.admin, '/');
     const api = await apiCall<{ agents: { total: number; online: number }; executions: { total: number } }>(
-      master,
+      ui.master,
       'GET',
       '/dashboard',
     );
@@ -70,13 +49,13 @@ describe('the web UI with a real master', () => {
   });
 
   it('shows an agent going offline within one heartbeat timeout', async () => {
-    const { page, problems } = await open(admin, '/agents?q=doomed');
+    const { page, problems } = await open(ui.admin, '/agents?q=doomed');
     const card = page.getByRole('article', { name: 'doomed' });
     await card
       .getByText(/online|warning/i)
       .first()
       .waitFor();
-    doomed.kill('SIGKILL');
+    ui.agents.doomed?.kill('SIGKILL');
     const killed = Date.now();
     // Live: agent_update / agent.disconnected over the WebSocket, no reload.
     await card.getByText('Offline').waitFor({ timeout: (Number(FAST.RUNNER_AGENT_HEARTBEAT_TIMEOUT) + 2) * 1000 });
@@ -86,7 +65,7 @@ describe('the web UI with a real master', () => {
   });
 
   it("runs a command on several agents and shows each agent's output and exit code", async () => {
-    const { page, problems } = await open(admin, '/agent-control?q=web');
+    const { page, problems } = await open(ui.admin, '/agent-control?q=web');
     await page.getByRole('button', { name: /Select all 2 shown/ }).click();
     await page.getByText('2 selected').waitFor();
     await page
@@ -104,7 +83,7 @@ describe('the web UI with a real master', () => {
   });
 
   it('starts a run from pasted YAML, streams its log and cancels it', async () => {
-    const { page, problems } = await open(admin, '/executions?new=1');
+    const { page, problems } = await open(ui.admin, '/executions?new=1');
     const yaml = [
       'version: "1.0"',
       'tasks:',
@@ -126,14 +105,14 @@ describe('the web UI with a real master', () => {
     await page.getByText('Cancelled by', { exact: true }).waitFor({ timeout: 20_000 });
     await page.getByText('cancelled', { exact: true }).first().waitFor();
     const id = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
-    const run = await apiCall<{ status: string; cancelled_by?: string }>(master, 'GET', `/executions/${id}`);
+    const run = await apiCall<{ status: string; cancelled_by?: string }>(ui.master, 'GET', `/executions/${id}`);
     expect(run).toMatchObject({ status: 'cancelled', cancelled_by: 'admin' });
     expect(problems).toEqual([]);
     await page.context().close();
   });
 
   it('shows a bad workflow the API refuses with its message', async () => {
-    const { page } = await open(admin, '/executions?new=1');
+    const { page } = await open(ui.admin, '/executions?new=1');
     const form = page.getByRole('form', { name: 'New run' });
     await form.getByLabel('Workflow', { exact: true }).fill('version: "1.0"\ntasks:\n  - nme: typo\n');
     await form.getByRole('button', { name: 'Start' }).click();
@@ -143,8 +122,8 @@ describe('the web UI with a real master', () => {
     await page.context().close();
   });
 
-  it('lets an admin add a user and create an API token, shown once, that works', async () => {
-    const { page, problems } = await open(admin, '/settings');
+  it('lets an ui.admin add a user and create an API token, shown once, that works', async () => {
+    const { page, problems } = await open(ui.admin, '/settings');
     const users = page.getByRole('form', { name: 'Add a user' });
     await users.getByLabel('User name').fill('otto');
     await users.getByLabel('Role').selectOption('operator');
@@ -152,7 +131,7 @@ describe('the web UI with a real master', () => {
     const shown = page.getByText(/Password of otto, shown this once/);
     await shown.waitFor();
     const password = (await shown.locator('code').textContent())!;
-    const otto = await fetch(`${master.origin}/api/v1/auth/me`, {
+    const otto = await fetch(`${ui.master.origin}/api/v1/auth/me`, {
       headers: { authorization: `Basic ${Buffer.from(`otto:${password}`).toString('base64')}` },
     });
     expect(await otto.json()).toMatchObject({ name: 'otto', role: 'operator' });
@@ -161,20 +140,20 @@ describe('the web UI with a real master', () => {
     await tokens.getByLabel('Name').fill('ci-deploy');
     await tokens.getByRole('button', { name: 'Create token' }).click();
     const token = (await page.locator('code.token').textContent())!;
-    const ci = await fetch(`${master.origin}/api/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
+    const ci = await fetch(`${ui.master.origin}/api/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
     expect(ci.status).toBe(200);
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke ci-deploy' }).click();
     await page.getByText('No API token yet.').waitFor();
-    const revoked = await fetch(`${master.origin}/api/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
+    const revoked = await fetch(`${ui.master.origin}/api/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
     expect(revoked.status).toBe(401);
     expect(problems).toEqual([]);
     await page.context().close();
   });
 
-  it('asks no login of a master whose authentication is off, and shows everything', async () => {
+  it('asks no login of a ui.master whose authentication is off, and shows everything', async () => {
     const open = await fleet.master({ RUNNER_AUTH_ENABLED: 'false' });
-    const ctx = await context(browser, { origin: open.origin });
+    const ctx = await context(ui.browser, { origin: open.origin });
     const page = await ctx.newPage();
     const { problems } = watch(page);
     await page.goto('/agent-control');
@@ -195,8 +174,8 @@ describe('the web UI with a real master', () => {
   });
 
   it('hides Execute, Restart and agent control from a Viewer', async () => {
-    await apiCall(master, 'POST', '/users', { name: 'vera', role: 'viewer', password: 'viewer-password-1' });
-    const viewer = await logIn(browser, master.origin, 'vera', 'viewer-password-1');
+    await apiCall(ui.master, 'POST', '/users', { name: 'vera', role: 'viewer', password: 'viewer-password-1' });
+    const viewer = await logIn(ui.browser, ui.master.origin, 'vera', 'viewer-password-1');
     const { page, problems } = await open(viewer, '/agents');
     await page.getByRole('heading', { name: 'web-1' }).waitFor();
     expect(await page.getByRole('button', { name: /^Restart/ }).count()).toBe(0);

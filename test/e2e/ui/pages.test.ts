@@ -1,32 +1,18 @@
 // Every page of the web UI against a real master with real agents, in Debian's chromium: it loads
 // with no console error and no failed request, axe-core finds no serious violation (both themes),
 // and screenshots at 1280x800 and 390x844 in light and dark go to ui/screenshots/.
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  context,
-  launch,
-  logIn,
-  screenshot,
-  seriousViolations,
-  watch,
-  type Session,
-  type Theme,
-  VIEWPORTS,
-} from './browser.js';
-import { Fleet, runWorkflow, type Master } from './fleet.js';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { context, screenshot, seriousViolations, watch, type Theme, VIEWPORTS } from './browser.js';
+import { runWorkflow } from './fleet.js';
+import { uiSuite } from './suite.js';
 
-const fleet = new Fleet();
-let master: Master;
-let browser: Browser;
+const ui = uiSuite({ agents: ['web-1', 'db-1'] });
 let runId = '';
-let admin: Session;
 
 beforeAll(async () => {
-  master = await fleet.master();
-  await Promise.all([fleet.agent(master, 'web-1'), fleet.agent(master, 'db-1')]);
   const run = await runWorkflow(
-    master,
+    ui.master,
     [
       'version: "1.0"',
       'tasks:',
@@ -43,14 +29,7 @@ beforeAll(async () => {
     'ui-smoke',
   );
   runId = run.id;
-  browser = await launch();
-  admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
-}, 90_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await fleet.stop();
-});
+}, 60_000);
 
 interface PageCase {
   name: string;
@@ -126,11 +105,11 @@ const PAGES: PageCase[] = [
 ];
 
 async function visit(theme: Theme, viewport: keyof typeof VIEWPORTS, item: PageCase) {
-  const ctx = await context(browser, {
+  const ctx = await context(ui.browser, {
     theme,
     viewport,
-    origin: master.origin,
-    session: item.anonymous ? undefined : admin,
+    origin: ui.master.origin,
+    session: item.anonymous ? undefined : ui.admin,
   });
   const page = await ctx.newPage();
   const { problems } = watch(page);
@@ -149,7 +128,7 @@ async function visit(theme: Theme, viewport: keyof typeof VIEWPORTS, item: PageC
 
 describe('the frame', () => {
   it('opens the menu on a phone and closes it once a link is followed', async () => {
-    const ctx = await context(browser, { viewport: 'phone', origin: master.origin, session: admin });
+    const ctx = await context(ui.browser, { viewport: 'phone', origin: ui.master.origin, session: ui.admin });
     const page = await ctx.newPage();
     const { problems } = watch(page);
     await page.goto('/');
@@ -165,7 +144,7 @@ describe('the frame', () => {
   });
 
   it('offers a skip link first for keyboard users, and moves focus to the page', async () => {
-    const ctx = await context(browser, { origin: master.origin, session: admin });
+    const ctx = await context(ui.browser, { origin: ui.master.origin, session: ui.admin });
     const page = await ctx.newPage();
     await page.goto('/agents');
     await page.getByRole('heading', { name: 'web-1' }).waitFor();
