@@ -55,6 +55,8 @@ const PHASES = [
 const QUICK = workflow('quick', 'return true, "fine"');
 
 const master = await startMaster();
+// A sampler still running when a phase fails must not hide the failure.
+process.on('unhandledRejection', (error) => console.error(`lua-limits: (after the failure) ${error.message}`));
 const { request } = master;
 
 async function finish(id) {

@@ -23,6 +23,7 @@ import {
   decodeValue,
   encodeError,
   encodeValue,
+  type EncodedError,
   type FromWorker,
   type ToWorker,
   type WorkerData,
@@ -78,7 +79,7 @@ function decoders(run: WorkerRun) {
     // A JavaScript function a module returned: calling it asks the main thread.
     jsFunction:
       (id: number) =>
-      (...args: unknown[]): Promise<unknown> =>
+      (...args: unknown[]): unknown =>
         callMain(run, { jsFn: id }, args, undefined),
     lazyTable: (slot: number) => luaLazyTable(lazySource(run, slot)),
   };
@@ -87,17 +88,12 @@ function decoders(run: WorkerRun) {
 /**
  * The source of a lazy table (`tasks`, `env`) whose entries stay on the main thread: an entry is
  * fetched, synchronously, the first time the script reads it (Lua reads a table without waiting).
- * The main thread answers on the lazy port and wakes this thread through the shared flag.
+ * The main thread answers on the sync port and wakes this thread through the shared flag.
  */
 function lazySource(run: WorkerRun, slot: number): Record<string, unknown> {
   const cache = new Map<string, unknown>();
   let keys: string[] | null = null;
-  const fetch = (key: string | null): unknown => {
-    Atomics.store(lazyFlag, 0, 0);
-    post({ type: 'lazy', id: run.id, slot, key });
-    Atomics.wait(lazyFlag, 0, 0);
-    return receiveMessageOnPort(data.lazyPort)?.message;
-  };
+  const fetch = (key: string | null): unknown => syncRequest({ type: 'lazy', id: run.id, slot, key });
   const get = (key: string): unknown => {
     if (!cache.has(key)) cache.set(key, decodeValue(fetch(key), decoders(run)));
     return cache.get(key);
@@ -114,18 +110,36 @@ function lazySource(run: WorkerRun, slot: number): Record<string, unknown> {
   });
 }
 
+/** Posts a request the main thread answers at once on the sync port; blocks until it has. */
+function syncRequest(message: FromWorker): unknown {
+  Atomics.store(lazyFlag, 0, 0);
+  post(message);
+  Atomics.wait(lazyFlag, 0, 0);
+  return receiveMessageOnPort(data.lazyPort)?.message;
+}
+
+/**
+ * Calls a module function (or a JavaScript function a module gave) on the main thread. The call
+ * blocks this thread until the function has returned there: a function that answers at once answers
+ * here at once too, so it also works where Lua cannot wait (a gsub callback, a sort comparator), as
+ * inline; one that returns a promise makes the call return a promise, settled by a later message.
+ */
 function callMain(
   run: WorkerRun,
   target: { module?: string; fn?: string; jsFn?: number },
   args: unknown[],
   signal: AbortSignal | undefined,
-): Promise<unknown> {
+): unknown {
   const callId = ++nextCall;
-  let encoded: unknown[];
-  try {
-    encoded = encodeValue(args, encoders(run)) as unknown[];
-  } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  const encoded = encodeValue(args, encoders(run)) as unknown[];
+  const answer = syncRequest({ type: 'call', id: run.id, callId, ...target, args: encoded }) as
+    { pending: true } | { ok: true; value: unknown } | { ok: false; error: EncodedError } | undefined;
+  if (answer === undefined) throw new Error('the main thread did not answer a module call');
+  if (!('pending' in answer)) {
+    if (answer.ok) return decodeValue(answer.value, decoders(run));
+    const error = decodeError(answer.error) as Error & { [CALL_ID]?: number };
+    error[CALL_ID] = callId;
+    throw error;
   }
   return new Promise((resolve, reject) => {
     const onAbort = (): void => post({ type: 'call-abort', callId, error: encodeError(signal?.reason) });
@@ -141,7 +155,6 @@ function callMain(
         reject(error);
       },
     });
-    post({ type: 'call', id: run.id, callId, ...target, args: encoded });
   });
 }
 

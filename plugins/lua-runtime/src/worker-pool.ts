@@ -92,8 +92,8 @@ export class LuaWorker {
     if (this.exit === null) this.worker.postMessage(message);
   }
 
-  /** Answers a lazy-table read the worker is blocked on. */
-  answerLazy(value: unknown): void {
+  /** Answers a request the worker is blocked on (a lazy-table read, a module call). */
+  answerSync(value: unknown): void {
     this.lazyPort.postMessage(value);
     Atomics.store(this.lazyFlag, 0, 1);
     Atomics.notify(this.lazyFlag, 0);

@@ -40,7 +40,10 @@ export type FromWorker =
   | { type: 'done'; id: number; ok: boolean; values?: unknown[]; error?: EncodedError }
   | { type: 'log'; id: number; level: 'debug' | 'info' | 'warn' | 'error'; message: string; fields?: LogFields }
   | { type: 'output'; id: number; stream: 'stdout' | 'stderr'; text: string }
-  /** Calls a module function (`module`, `fn`) or a JavaScript function the main thread gave (`jsFn`). */
+  /**
+   * Calls a module function (`module`, `fn`) or a JavaScript function the main thread gave (`jsFn`);
+   * answered on the sync port: the outcome, or `pending` and a `reply` message later.
+   */
   | { type: 'call'; id: number; callId: number; module?: string; fn?: string; jsFn?: number; args: unknown[] }
   /** The call's script stopped waiting (ended, stopped): abort the call's signal. */
   | { type: 'call-abort'; callId: number; error: EncodedError }

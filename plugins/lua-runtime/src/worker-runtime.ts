@@ -14,7 +14,7 @@ import {
   type LuaValue,
 } from '@runner/plugin-sdk';
 import { abortError } from './execution.js';
-import { describeJsError } from './host.js';
+import { describeJsError, isThenable } from './host.js';
 import { DEFAULT_MEMORY_LIMIT_BYTES } from './lib-string-limits.js';
 import type { ModuleFunction, ModuleRegistry } from './module-registry.js';
 import { LuaRuntimeService, type LuaRuntimeOptions } from './runtime.js';
@@ -320,7 +320,7 @@ class WorkerRun {
         (message.stream === 'stdout' ? this.#options.io?.stdout : this.#options.io?.stderr)?.(message.text);
         return;
       case 'call':
-        void this.#call(message.callId, message.module, message.fn, message.jsFn, message.args);
+        this.#call(message.callId, message.module, message.fn, message.jsFn, message.args);
         return;
       case 'call-abort':
         this.#calls.get(message.callId)?.abort(decodeError(message.error));
@@ -333,7 +333,7 @@ class WorkerRun {
         return;
       }
       case 'lazy':
-        this.#worker.answerLazy(this.#lazyAnswer(message.slot, message.key));
+        this.#worker.answerSync(this.#lazyAnswer(message.slot, message.key));
         return;
     }
   }
@@ -361,31 +361,58 @@ class WorkerRun {
     }
   }
 
-  async #call(
+  /**
+   * Runs a module function for the worker, which waits on the sync port: a value returned at once
+   * is answered at once; a promise is answered `pending` and its outcome posted when it settles.
+   */
+  #call(
     callId: number,
     module: string | undefined,
     fn: string | undefined,
     jsFn: number | undefined,
     args: unknown[],
-  ): Promise<void> {
+  ): void {
     const controller = new AbortController();
-    this.#calls.set(callId, controller);
-    let reply: { ok: true; value: unknown } | { ok: false; error: EncodedError };
+    let result: unknown;
     try {
-      const target = jsFn !== undefined ? this.#jsFunctions[jsFn] : this.#moduleFunction(module, fn);
       const decoded = decodeValue(args, this.#decoders) as LuaValue[];
-      const result = await (jsFn !== undefined
-        ? target(...decoded)
-        : target({ ...this.#context, signal: controller.signal }, ...decoded));
-      reply = { ok: true, value: encodeValue(result, this.#encoders) };
+      result =
+        jsFn !== undefined
+          ? this.#jsFunctions[jsFn](...decoded)
+          : this.#moduleFunction(module, fn)({ ...this.#context, signal: controller.signal }, ...decoded);
     } catch (error) {
-      // As the script would have seen it inline: host.ts gives V8's memory and stack errors Lua's words.
-      reply = { ok: false, error: { ...encodeError(error), message: describeJsError(error) } };
-      this.#failures.set(callId, error);
-    } finally {
-      this.#calls.delete(callId);
+      this.#worker.answerSync(this.#failure(callId, error));
+      return;
     }
-    if (this.#settle !== null) this.#worker.post({ type: 'reply', callId, ...reply });
+    if (!isThenable(result)) {
+      this.#worker.answerSync(this.#success(callId, result));
+      return;
+    }
+    this.#calls.set(callId, controller);
+    this.#worker.answerSync({ pending: true });
+    Promise.resolve(result)
+      .then(
+        (value) => this.#success(callId, value),
+        (error: unknown) => this.#failure(callId, error),
+      )
+      .then((reply) => {
+        this.#calls.delete(callId);
+        if (this.#settle !== null) this.#worker.post({ type: 'reply', callId, ...reply });
+      });
+  }
+
+  #success(callId: number, value: unknown): { ok: true; value: unknown } | { ok: false; error: EncodedError } {
+    try {
+      return { ok: true, value: encodeValue(value, this.#encoders) };
+    } catch (error) {
+      return this.#failure(callId, error);
+    }
+  }
+
+  /** As the script would have seen it inline: host.ts gives V8's memory and stack errors Lua's words. */
+  #failure(callId: number, error: unknown): { ok: false; error: EncodedError } {
+    this.#failures.set(callId, error);
+    return { ok: false, error: { ...encodeError(error), message: describeJsError(error) } };
   }
 
   #moduleFunction(module: string | undefined, fn: string | undefined): ModuleFunction {
