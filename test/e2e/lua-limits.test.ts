@@ -53,17 +53,22 @@ async function finish(id: string): Promise<ApiRun> {
   }
 }
 
-/** GET /health one request at a time until `until` settles; the latencies in ms. */
-async function healthWhile(until: Promise<unknown>): Promise<number[]> {
+/**
+ * GET /health one request at a time until `until` settles (and at least 20 in all): the latencies
+ * in ms, and how many answers came while `until` was still pending. A loop held by the script
+ * would answer at most the one request in flight while it was held.
+ */
+async function healthWhile(until: Promise<unknown>): Promise<number[] & { during: number }> {
   let done = false;
   void until.finally(() => (done = true));
-  const latencies: number[] = [];
+  const latencies = Object.assign([] as number[], { during: 0 });
   while (!done || latencies.length < 20) {
     const started = performance.now();
     const response = await fetch(`${base}/health`);
     expect(response.status).toBe(200);
     await response.arrayBuffer();
     latencies.push(performance.now() - started);
+    if (!done) latencies.during++;
   }
   return latencies;
 }
@@ -102,8 +107,9 @@ describe.each([
       /memory limit of 512 MiB exceeded \(string\.rep would build a string of 1\.0 GiB\)/,
     );
     expect(quickRun.status).toBe('succeeded');
-    // Generous for a loaded two-core machine; test/bench/lua-limits.mjs measures the figure.
-    expect(p99(latencies)).toBeLessThan(500);
+    // Refused before allocating: appended piece by piece it held the loop 19 s. Not a latency
+    // target (test/bench/lua-limits.mjs measures that), only proof the loop was not held.
+    expect(p99(latencies)).toBeLessThan(5_000);
   });
 });
 
@@ -116,7 +122,7 @@ describe('the master', () => {
     const spin = finish(spinId);
     const latencies = await healthWhile(spin);
     expect((await spin).tasks[0].message).toMatch(/^timed out after 1000 ms \(at spin:1\)/);
-    expect(p99(latencies)).toBeLessThan(500);
+    expect(latencies.during).toBeGreaterThanOrEqual(2);
     const log = readFileSync(join(masterDir, 'logs/runner.log'), 'utf8');
     expect(log).toMatch(/failed: .*memory limit of 512 MiB exceeded/);
     expect(log).toMatch(/failed: timed out after 1000 ms/);
@@ -151,7 +157,7 @@ describe.each([
     expect(tableRun.status).toBe('failed');
     expect(tableRun.tasks[0].message).toMatch(new RegExp(`memory limit of ${shown} exceeded`));
     expect(quickRun.status).toBe('succeeded');
-    expect(p99(latencies)).toBeLessThan(500);
+    expect(latencies.during).toBeGreaterThanOrEqual(3);
   }, 120_000);
 
   it('a backtracking string.find is ended at its timeout while /health answers and another run succeeds', async () => {
@@ -163,7 +169,7 @@ describe.each([
     expect(findRun.status).toBe('failed');
     expect(findRun.tasks[0].message).toMatch(/^timed out after 1000 ms/);
     expect(quickRun.status).toBe('succeeded');
-    expect(p99(latencies)).toBeLessThan(500);
+    expect(latencies.during).toBeGreaterThanOrEqual(2);
   }, 60_000);
 });
 

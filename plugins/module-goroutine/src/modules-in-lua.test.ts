@@ -148,23 +148,12 @@ describe('modules in Lua', () => {
     expect(lines.find((l) => l.message === 'structured')?.fields).toMatchObject({ a: 1, list: [1, 2] });
   });
 
-  it('exec.run per-call overhead through Lua (100 x /bin/true)', async () => {
-    const timings: Record<string, number> = {};
-    for (const [label, cmd] of [
-      ['string', '"/bin/true"'],
-      ['list', '{ "/bin/true" }'],
-    ]) {
-      let best = Infinity;
-      for (let round = 0; round < 3; round++) {
-        const started = performance.now();
-        await lua(`for i = 1, 100 do assert(exec.run(${cmd}).success) end`);
-        best = Math.min(best, performance.now() - started);
-      }
-      timings[label] = best / 100;
+  // The per-call cost is a benchmark's figure (test/bench/vs-ansible.mjs, engine-1000-tasks.mjs), not a bound here.
+  it('exec.run runs a program given as a string and as a list, many times in one script', async () => {
+    for (const cmd of ['"/bin/true"', '{ "/bin/true" }']) {
+      expect(
+        await lua(`local n = 0 for i = 1, 20 do if exec.run(${cmd}).success then n = n + 1 end end return n`),
+      ).toEqual([20]);
     }
-    console.log(
-      `exec.run through Lua, best of 3 rounds of 100: string ${timings.string.toFixed(2)} ms/call, list ${timings.list.toFixed(2)} ms/call`,
-    );
-    expect(timings.list).toBeLessThan(25);
   });
 });
