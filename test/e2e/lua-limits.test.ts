@@ -1,7 +1,8 @@
 // Scripts that cannot take the master down, with real processes: a `runner server` master and one
 // `runner agent start` agent (web-1). In Lua workers (lua.isolation: worker, the default) the issue's
-// 1e8-entry table fails its task at the memory limit (the workflow's memory_limit on the master) and
-// a backtracking string.find is ended at its timeout, on the master and on the agent, while GET
+// 1e8-entry table fails its task at the memory limit (the workflow's memory_limit: on the master,
+// and on the agent, which gets it with the task; the agent's 512 MiB default without it) and a
+// backtracking string.find is ended at its timeout, on the master and on the agent, while GET
 // /health keeps answering and a run started meanwhile succeeds. A script asking string.rep for 1 GiB
 // fails its task with the memory-limit message, on the master and on the agent; runner.log has the
 // message. A spinning script is stopped by its timeout and the master serves meanwhile. Inline
@@ -168,7 +169,12 @@ describe.each([
     expect(quickRun.status).toBe('succeeded');
     expect(latencies.during).toBeGreaterThanOrEqual(3);
   }, 120_000);
+});
 
+describe.each([
+  ['on the master', ''],
+  ['on an agent', '    delegate_to: web-1\n'],
+])('in a Lua worker %s', (_where, delegation) => {
   it('a backtracking string.find is ended at its timeout while /health answers and another run succeeds', async () => {
     const findId = await start(backtrack(delegation), 'find');
     const quickId = await start(quick, 'quick');
