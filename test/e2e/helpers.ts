@@ -143,10 +143,12 @@ export async function startFleet(
   prefix: string,
   agents: string[],
   children: ReturnType<typeof spawnRunner>[],
+  /** Given to the master and every agent (e.g. RUNNER_LUA_ISOLATION). */
+  env: Record<string, string> = {},
 ): Promise<{ masterDir: string; base: string }> {
   const masterDir = tempDataDir(`${prefix}-master-`);
   const master = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
-    env: { RUNNER_DATA_DIR: masterDir, ...FAST_AGENTS },
+    env: { RUNNER_DATA_DIR: masterDir, ...FAST_AGENTS, ...env },
   });
   children.push(master);
   const [, grpcPort] = await waitForOutput(master, /gRPC listening on 127\.0\.0\.1:(\d+)/);
@@ -154,7 +156,7 @@ export async function startFleet(
   const token = readFileSync(join(masterDir, 'agent-token'), 'utf8').trim();
   for (const name of agents) {
     const agent = spawnRunner(['agent', 'start', name, '--master', `127.0.0.1:${grpcPort}`], {
-      env: { RUNNER_DATA_DIR: tempDataDir(`${prefix}-${name}-`), RUNNER_JOIN_TOKEN: token, ...FAST_AGENTS },
+      env: { RUNNER_DATA_DIR: tempDataDir(`${prefix}-${name}-`), RUNNER_JOIN_TOKEN: token, ...FAST_AGENTS, ...env },
     });
     children.push(agent);
     await waitForOutput(agent, /registered with master/);

@@ -9,7 +9,12 @@ import { interpret, runTask } from './task-runner.js';
 
 let kernel: TestKernel;
 beforeAll(async () => {
-  kernel = await createTestKernel({ plugins: [luaRuntime, moduleLog], profile: 'agent' });
+  // Worker isolation, where a memory limit is a worker's heap limit (the memory_limit case below).
+  kernel = await createTestKernel({
+    plugins: [luaRuntime, moduleLog],
+    profile: 'agent',
+    config: { 'lua.isolation': 'worker' },
+  });
 });
 afterAll(() => kernel.stop());
 

@@ -20,7 +20,9 @@ export const plugin = definePlugin({
     },
     'lua.isolation': {
       schema: { type: 'string', enum: ['worker', 'inline'] },
-      default: 'worker',
+      // Inline by default: workers cost the run path a fifth of its throughput (README, "Lua in
+      // worker threads"); a master that runs heavy or untrusted scripts should choose `worker`.
+      default: 'inline',
       help: "where task scripts run: 'worker' (a pooled worker thread each, whose heap limit is the script's memory limit; a runaway script or a stuck library call ends its worker, not the process) or 'inline' (the process's own thread, the REPL's way)",
     },
     'lua.max_workers': {
