@@ -178,8 +178,6 @@ const ENTRY_FILES = [
   'plugins/agent-transport/src/token.ts',
   'plugins/agent-transport/src/master.ts',
   'plugins/store/src/sql-store.ts',
-  // Loaded by path as a worker thread's entry (plugins/lua-runtime/src/worker-pool.ts).
-  'plugins/lua-runtime/src/worker-entry.ts',
 ];
 const entryPoints = [...packages.map((pkg) => join(pkg, 'index.ts')), ...ENTRY_FILES.map((f) => join(root, f))]
   .filter((file) => existsSync(file))
@@ -209,13 +207,8 @@ for (const [name, { from, specifiers, files = [] }] of Object.entries(VENDORED))
   });
 }
 
-const { metafile } = await build({
-  entryPoints,
-  metafile: true,
-  outdir: root,
+const esmOptions = {
   bundle: true,
-  splitting: true,
-  chunkNames: 'kernel/dist/chunks/[name]-[hash]',
   conditions: ['runner-source'],
   plugins: [vendored, thirdPartyExternal],
   // The bundled CommonJS libraries require Node's built-ins; ESM output has no require of its own.
@@ -227,7 +220,42 @@ const { metafile } = await build({
   target: 'node20',
   sourcemap: 'linked',
   logLevel: 'warning',
+};
+const main = await build({
+  ...esmOptions,
+  entryPoints,
+  metafile: true,
+  outdir: root,
+  splitting: true,
+  chunkNames: 'kernel/dist/chunks/[name]-[hash]',
 });
+// The Lua worker thread's entry (loaded by path, plugins/lua-runtime/src/worker-pool.ts) is one
+// file of its own, not an entry among the shared chunks: a worker is a fresh isolate that compiles
+// everything it imports, and the chunks it shared held the whole SDK with child_process, crypto
+// and the master client (~45 ms of the worker's start). Alone, it holds only what it uses;
+// fengari still comes from the vendored bundle and its code cache.
+// The SDK's modules have no side effects the worker needs: marked so, the ones it does not use
+// (hooks with tapable, the master client with crypto and TLS) are left out with their imports.
+const sdkWithoutSideEffects = {
+  name: 'sdk-without-side-effects',
+  setup(b) {
+    const sdk = join(root, 'plugin-sdk') + '/';
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData === 'sdk' || !(args.path === '@runner/plugin-sdk' || args.importer.startsWith(sdk))) return;
+      const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: 'sdk' });
+      if (resolved.errors.length > 0 || resolved.external || !resolved.path.startsWith(sdk)) return resolved;
+      return { ...resolved, sideEffects: false };
+    });
+  },
+};
+const worker = await build({
+  ...esmOptions,
+  plugins: [sdkWithoutSideEffects, ...esmOptions.plugins],
+  entryPoints: [join(root, 'plugins/lua-runtime/src/worker-entry.ts')],
+  metafile: true,
+  outfile: join(root, 'plugins/lua-runtime/dist/src/worker-entry.js'),
+});
+const metafile = { inputs: { ...main.metafile.inputs, ...worker.metafile.inputs } };
 
 // A test helper reached from production code would ship in dist/: refuse it.
 const testCode = Object.keys(metafile.inputs).filter((input) => {

@@ -4,17 +4,22 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The kernel package's directory, found by walking up from this module, which sits at a
- * different depth in source (kernel/src) and in the build (kernel/dist/src).
+ * different depth in source (kernel/src) and in the build (kernel/dist/src), or in another
+ * package's bundle (the Lua worker's, plugins/lua-runtime/dist/src): there the kernel is the
+ * sibling `kernel` of a directory above.
  */
 export const kernelDir: string = (() => {
   let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const manifest = join(dir, 'package.json');
-    if (
+  const isKernel = (candidate: string): boolean => {
+    const manifest = join(candidate, 'package.json');
+    return (
       existsSync(manifest) &&
       (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@runner/kernel'
-    )
-      return dir;
+    );
+  };
+  for (;;) {
+    if (isKernel(dir)) return dir;
+    if (isKernel(join(dir, 'kernel'))) return join(dir, 'kernel');
     const parent = dirname(dir);
     if (parent === dir)
       throw new Error(`cannot find the @runner/kernel package above ${fileURLToPath(import.meta.url)}`);

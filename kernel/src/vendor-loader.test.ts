@@ -34,6 +34,18 @@ describe('a vendored CommonJS bundle', () => {
     expect((second.exports.square as (n: number) => number)(8)).toBe(64);
   });
 
+  it("keeps a variant's cache (a worker thread's) apart from the main one", () => {
+    const file = bundle();
+    const main = compileCommonJs(file);
+    main.writeCache();
+    const worker = compileCommonJs(file, 'worker');
+    expect(worker.cacheUsed).toBe(false);
+    worker.writeCache();
+    expect(existsSync(`${file}.${cachedDataVersionTag()}.worker.v8-cache`)).toBe(true);
+    expect(compileCommonJs(file, 'worker').cacheUsed).toBe(true);
+    expect(compileCommonJs(file).cacheUsed).toBe(true);
+  });
+
   it('loads past a cache V8 refuses, replaces it, and shrugs off one it cannot write', () => {
     const file = bundle();
     writeFileSync(cacheOf(file), 'not a code cache');

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { cachedDataVersionTag } from 'node:v8';
 import { Script } from 'node:vm';
+import { isMainThread } from 'node:worker_threads';
 import { kernelDir } from './paths.js';
 
 // Large CommonJS libraries the build puts in kernel/dist/vendor/<name>.cjs (build.mjs, VENDORED),
@@ -14,21 +15,43 @@ import { kernelDir } from './paths.js';
 // cache: the library loads as it would without one.
 
 const loaded = new Map<string, Record<string, unknown>>();
+/**
+ * The process event on which a worker thread writes the caches its vendored libraries lacked: it is
+ * usually ended (terminated, or the process exits) without an exit event of its own, so its code
+ * emits this once the libraries have done their work (the Lua worker, after its first script). A
+ * process event, not an import: the plugins that run in workers do not import the kernel.
+ */
+export const WRITE_VENDOR_CACHES = 'runner:write-vendor-caches';
+const unwritten: CompiledCommonJs[] = [];
 
 /** The exports of vendored bundle `name`: an object of the modules it was built with, by specifier. */
 export function loadVendor(name: string): Record<string, unknown> {
   const done = loaded.get(name);
   if (done) return done;
-  const bundle = compileCommonJs(join(kernelDir, 'dist', 'vendor', `${name}.cjs`));
-  if (!bundle.cacheUsed) process.once('exit', () => bundle.writeCache());
+  // A worker thread (the Lua worker) runs other functions of the library than the main thread (the
+  // Lua VM where the main thread only compiles scripts): it keeps a cache of its own, which the
+  // main thread's would otherwise pre-empt, written on WRITE_VENDOR_CACHES.
+  const bundle = compileCommonJs(join(kernelDir, 'dist', 'vendor', `${name}.cjs`), isMainThread ? '' : 'worker');
+  if (!bundle.cacheUsed) {
+    if (isMainThread) process.once('exit', () => bundle.writeCache());
+    else {
+      if (unwritten.length === 0) process.once(WRITE_VENDOR_CACHES, writeVendorCaches);
+      unwritten.push(bundle);
+    }
+  }
   loaded.set(name, bundle.exports);
   return bundle.exports;
+}
+
+function writeVendorCaches(): void {
+  for (const bundle of unwritten.splice(0)) bundle.writeCache();
 }
 
 /**
  * A CommonJS file run through the code cache beside it, `<file>.<tag>.v8-cache`. The tag is V8's
  * (its version and flags): a master (`runner server`) and a one-shot command (which sets
  * `--liftoff-only`) each keep their own cache instead of each refusing and rewriting the other's.
+ * `variant` names another cache of the same file (`<file>.<tag>.<variant>.v8-cache`).
  */
 export interface CompiledCommonJs {
   exports: Record<string, unknown>;
@@ -38,8 +61,8 @@ export interface CompiledCommonJs {
   writeCache(): void;
 }
 
-export function compileCommonJs(file: string): CompiledCommonJs {
-  const cacheFile = `${file}.${cachedDataVersionTag()}.v8-cache`;
+export function compileCommonJs(file: string, variant = ''): CompiledCommonJs {
+  const cacheFile = `${file}.${cachedDataVersionTag()}${variant === '' ? '' : `.${variant}`}.v8-cache`;
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(cacheFile);

@@ -256,6 +256,8 @@ export interface DelegatedTask {
   globals: Record<string, LuaValue>;
   dryRun: boolean;
   timeoutMs?: number;
+  /** The workflow's `memory_limit:`; undefined: the agent's default. */
+  memoryLimitBytes?: number;
   attempt: number;
 }
 

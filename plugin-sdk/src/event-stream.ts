@@ -8,8 +8,15 @@ export interface EventStreamOptions {
   maxBufferedBytes: number;
   /** Masks registered secrets in every event (the kernel's one redactor). */
   redactor?: Redactor;
-  /** Ends the stream (with an `end` event) when aborted: the kernel is stopping. */
+  /** Ends the stream (with an `end` event unless `stopEvent` is false) when aborted: the kernel is stopping. */
   signal?: AbortSignal;
+  /**
+   * False: the stream ends without an event when `signal` aborts, for a stream whose clients read
+   * every `data:` as one kind of entry (`runner logs --follow`). Default true.
+   */
+  stopEvent?: boolean;
+  /** Told when a client that stopped reading is dropped (the bytes it left unsent), to log it. */
+  onTooSlow?(bufferedBytes: number): void;
   /** A comment sent first, saying what the stream is. */
   comment?: string;
 }
@@ -44,6 +51,7 @@ export function openEventStream(res: ServerResponse, options: EventStreamOptions
   const write = (chunk: string) => {
     if (closed || res.destroyed || res.writableEnded) return;
     if (res.writableLength > options.maxBufferedBytes) {
+      options.onTooSlow?.(res.writableLength);
       close();
       res.destroy();
       return;
@@ -65,7 +73,8 @@ export function openEventStream(res: ServerResponse, options: EventStreamOptions
       return closed;
     },
   };
-  const onStop = () => stream.end({ reason: 'the master is stopping' }, 'end');
+  const onStop = () =>
+    options.stopEvent === false ? stream.end() : stream.end({ reason: 'the master is stopping' }, 'end');
 
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -75,7 +84,8 @@ export function openEventStream(res: ServerResponse, options: EventStreamOptions
     'x-accel-buffering': 'no',
   });
   res.write(`retry: 3000\n${options.comment ? `: ${options.comment.replace(/\n/g, ' ')}\n` : ''}\n`);
-  const heartbeat = setInterval(() => write(`: heartbeat\n\n`), options.heartbeatMs);
+  // The time tells someone reading the raw stream (curl) that it is live; EventSource ignores comments.
+  const heartbeat = setInterval(() => write(`: heartbeat ${new Date().toISOString()}\n\n`), options.heartbeatMs);
   heartbeat.unref();
   res.on('close', close);
   if (options.signal?.aborted) onStop();

@@ -1,7 +1,8 @@
 // Scripts that cannot take the master down, with real processes: a `runner server` master and one
 // `runner agent start` agent (web-1). In Lua workers (lua.isolation: worker, the default) the issue's
-// 1e8-entry table fails its task at the memory limit (the workflow's memory_limit on the master) and
-// a backtracking string.find is ended at its timeout, on the master and on the agent, while GET
+// 1e8-entry table fails its task at the memory limit (the workflow's memory_limit: on the master,
+// and on the agent, which gets it with the task; the agent's 512 MiB default without it) and a
+// backtracking string.find is ended at its timeout, on the master and on the agent, while GET
 // /health keeps answering and a run started meanwhile succeeds. A script asking string.rep for 1 GiB
 // fails its task with the memory-limit message, on the master and on the agent; runner.log has the
 // message. A spinning script is stopped by its timeout and the master serves meanwhile. Inline
@@ -144,9 +145,11 @@ ${where}    exec: { script: 'return string.find(string.rep("a", 40), string.rep(
 // Lua runs in worker threads (lua.isolation: worker, the default): the script's worker has the
 // memory limit as its heap limit and is ended when stuck in one library call past its timeout.
 describe.each([
-  // The master's case also proves the workflow's memory_limit key (agents use engine.memory_limit's default).
+  // The workflow's memory_limit key holds on the master and travels to the agent with the task
+  // (TaskRequest.memory_limit_mib); without it the agent uses the runtime's default.
   ['on the master', '', 'memory_limit: 128MiB\n', '128 MiB'],
   ['on an agent', '    delegate_to: web-1\n', '', '512 MiB'],
+  ["on an agent with the workflow's memory_limit", '    delegate_to: web-1\n', 'memory_limit: 128MiB\n', '128 MiB'],
 ])('in a Lua worker %s', (_where, delegation, limit, shown) => {
   it('the 1e8-entry table fails its task at the memory limit while /health answers and another run succeeds', async () => {
     const tableId = await start(grow(delegation, limit), 'grow');
@@ -156,10 +159,22 @@ describe.each([
     const [tableRun, quickRun] = await runs;
     expect(tableRun.status).toBe('failed');
     expect(tableRun.tasks[0].message).toMatch(new RegExp(`memory limit of ${shown} exceeded`));
+    // The agent's own log says it stopped the script, so the limit was applied there.
+    if (delegation) {
+      await waitForOutput(
+        children[1],
+        new RegExp(`task grow of grow \\(run ${tableId}\\) failed: memory limit of ${shown} exceeded`),
+      );
+    }
     expect(quickRun.status).toBe('succeeded');
     expect(latencies.during).toBeGreaterThanOrEqual(3);
   }, 120_000);
+});
 
+describe.each([
+  ['on the master', ''],
+  ['on an agent', '    delegate_to: web-1\n'],
+])('in a Lua worker %s', (_where, delegation) => {
   it('a backtracking string.find is ended at its timeout while /health answers and another run succeeds', async () => {
     const findId = await start(backtrack(delegation), 'find');
     const quickId = await start(quick, 'quick');

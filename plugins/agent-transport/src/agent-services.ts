@@ -203,6 +203,7 @@ export function createDelegator(state: MasterState): AgentDelegator {
             dry_run: task.dryRun,
             timeout_ms: task.timeoutMs ? Math.round(task.timeoutMs) : 0,
             attempt: task.attempt,
+            memory_limit_mib: task.memoryLimitBytes ? Math.ceil(task.memoryLimitBytes / (1024 * 1024)) : 0,
           },
         },
         {

@@ -308,7 +308,7 @@ describe('heartbeats and liveness', () => {
 describe('delegation', () => {
   it('runs a task: script and globals reach the agent, the result and outputs come back', async () => {
     const m = await master();
-    let seen: unknown;
+    let seen: Record<string, unknown> = {};
     client(m.address, 'web-1', {
       handlers: {
         runTask: async (request) => {
@@ -318,10 +318,11 @@ describe('delegation', () => {
       },
     });
     await m.status('web-1', 'online');
-    const result = await m.master.delegator.execute('web-1', task({ timeoutMs: 5000, attempt: 2 }), {
-      signal: new AbortController().signal,
-      onLog: () => {},
-    });
+    const result = await m.master.delegator.execute(
+      'web-1',
+      task({ timeoutMs: 5000, attempt: 2, memoryLimitBytes: 128 * 1024 * 1024 }),
+      { signal: new AbortController().signal, onLog: () => {} },
+    );
     expect(result).toEqual({ success: true, message: 'done', outputs: { artifact: 'web.tgz', n: 3 } });
     expect(seen).toMatchObject({
       run_id: 'run-1',
@@ -333,7 +334,11 @@ describe('delegation', () => {
       timeout_ms: 5000,
       attempt: 2,
       dry_run: false,
+      memory_limit_mib: 128,
     });
+    // A workflow without memory_limit: sends 0, which the agent reads as its own default.
+    await m.master.delegator.execute('web-1', task(), { signal: new AbortController().signal, onLog: () => {} });
+    expect(seen).toMatchObject({ timeout_ms: 0, memory_limit_mib: 0 });
   });
 
   it('a failed task is a result, not an error', async () => {

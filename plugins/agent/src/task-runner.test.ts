@@ -32,6 +32,7 @@ function request(script: string, overrides: Partial<TaskRequest__Output> = {}): 
     dry_run: false,
     timeout_ms: 0,
     attempt: 1,
+    memory_limit_mib: 0,
     ...overrides,
   };
 }
@@ -102,6 +103,13 @@ describe('delegated tasks on the agent', () => {
     const cancelled = await run('while true do end', {}, controller.signal);
     expect(cancelled.result.success).toBe(false);
   });
+
+  it("runs the script with the workflow's memory_limit the master sent", async () => {
+    const { result } = await run('local t = {} for i = 1, 1e8 do t[i] = i end return true', {
+      memory_limit_mib: 64,
+    });
+    expect(result).toMatchObject({ success: false, message: expect.stringMatching(/memory limit of 64 MiB exceeded/) });
+  }, 60_000);
 
   it('cuts a chatty task log at the cap with one note', async () => {
     const { lines } = await run('for i = 1, 100 do log.info("line " .. i) end');

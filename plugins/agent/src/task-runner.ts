@@ -43,6 +43,8 @@ export async function runTask(
       logger,
       signal: context.signal,
       timeoutMs: request.timeout_ms || undefined,
+      // 0 (or a master that does not send it): the runtime's default.
+      memoryLimitBytes: request.memory_limit_mib ? request.memory_limit_mib * 1024 * 1024 : undefined,
       run: {
         workflow: request.workflow,
         runId: request.run_id,

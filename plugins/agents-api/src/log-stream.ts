@@ -1,14 +1,15 @@
 import type { ServerResponse } from 'node:http';
-import { isRunnerError, type AgentLogEntry, type AgentRegistry, type Logger, type Redactor } from '@runner/plugin-sdk';
+import {
+  isRunnerError,
+  openEventStream,
+  type AgentLogEntry,
+  type AgentRegistry,
+  type EventStreamOptions,
+  type Logger,
+} from '@runner/plugin-sdk';
 
-export interface LogStreamOptions {
-  /** Seconds between `: heartbeat` comments, which keep proxies from closing an idle stream. */
-  heartbeatMs: number;
-  /** Unsent bytes after which a client is dropped rather than buffered for without bound. */
-  maxBufferedBytes: number;
-  /** Masks registered secrets in every event sent (the kernel's one redactor). */
-  redactor?: Redactor;
-}
+/** Heartbeat interval, the bound on what a slow client may hold unsent, and the kernel's redactor. */
+export type LogStreamOptions = Pick<EventStreamOptions, 'heartbeatMs' | 'maxBufferedBytes' | 'redactor'>;
 
 /**
  * Streams an agent's log as server-sent events on `res` (headers not yet sent): one
@@ -25,57 +26,27 @@ export function streamAgentLogs(
   options: LogStreamOptions,
   logger: Logger,
 ): void {
-  const redact = (json: string): string => (options.redactor ? options.redactor.redactText(json) : json);
-  const controller = new AbortController();
-  const finish = (event?: { type: string; data: unknown }): void => {
-    if (controller.signal.aborted) return;
-    controller.abort();
-    clearInterval(heartbeat);
-    stop.removeEventListener('abort', onStop);
-    if (!res.destroyed && !res.writableEnded) {
-      if (event) res.write(`event: ${event.type}\ndata: ${redact(JSON.stringify(event.data))}\n\n`);
-      res.end();
-    }
-  };
-  const write = (chunk: string): void => {
-    if (res.destroyed || res.writableEnded) return;
-    if (res.writableLength > options.maxBufferedBytes) {
-      logger.warn('log stream client too slow; dropping it', { agent: name, buffered_bytes: res.writableLength });
-      finish();
-      res.destroy();
-      return;
-    }
-    res.write(chunk);
-  };
-  const onStop = (): void => finish({ type: 'end', data: { reason: 'the master is stopping' } });
-
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    // nginx buffers responses unless told otherwise, which would hold entries back.
-    'x-accel-buffering': 'no',
+  const stream = openEventStream(res, {
+    ...options,
+    signal: stop,
+    comment: `log stream of agent ${name}`,
+    onTooSlow: (bufferedBytes) =>
+      logger.warn('log stream client too slow; dropping it', { agent: name, buffered_bytes: bufferedBytes }),
   });
-  res.write(`retry: 3000\n: log stream of agent ${name}\n\n`);
-  const heartbeat = setInterval(() => write(`: heartbeat ${new Date().toISOString()}\n\n`), options.heartbeatMs);
-  heartbeat.unref();
-  res.on('close', () => finish());
-  if (stop.aborted) return onStop();
-  stop.addEventListener('abort', onStop, { once: true });
-
-  const onEntry = (entry: AgentLogEntry): void => {
-    write(
-      `data: ${redact(JSON.stringify({ timestamp: entry.timestamp, level: entry.level, message: entry.message }))}\n\n`,
-    );
-  };
+  // Whatever ends the answer ends the agent's stream too.
+  const controller = new AbortController();
+  stream.onClose(() => controller.abort());
+  if (stream.closed) return;
+  const onEntry = (entry: AgentLogEntry): void =>
+    stream.send({ timestamp: entry.timestamp, level: entry.level, message: entry.message });
   registry.streamLogs(name, onEntry, controller.signal).then(
-    () => finish({ type: 'end', data: { reason: `the log stream of agent ${name} ended` } }),
+    () => stream.end({ reason: `the log stream of agent ${name} ended` }, 'end'),
     (error: unknown) => {
       if (controller.signal.aborted) return;
       const code = isRunnerError(error) ? error.code : 'internal_error';
       const message = error instanceof Error ? error.message : String(error);
       if (!isRunnerError(error)) logger.error('agent log stream failed', { agent: name, error: message });
-      finish({ type: 'error', data: { code, message } });
+      stream.end({ code, message }, 'error');
     },
   );
 }

@@ -176,6 +176,9 @@ async function delegate(
           globals: { ...globals, values: (env.values[agent] ?? {}) as LuaValue },
           dryRun: env.dryRun,
           timeoutMs: unit.task.timeoutMs ?? env.defaultTimeoutMs,
+          // Only the workflow's own limit travels: the master's engine.memory_limit is a setting of
+          // this process, and an agent sized differently keeps its default.
+          memoryLimitBytes: env.workflow.memoryLimitBytes,
           attempt,
         },
         { signal: env.signal, onLog: (line) => log.add(line.level, line.message, { ...line.fields, agent }) },

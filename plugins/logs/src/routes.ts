@@ -1,6 +1,7 @@
 import {
   defineRoute,
   InvalidInputError,
+  openEventStream,
   parseDuration,
   Permissions,
   STREAMED,
@@ -97,34 +98,24 @@ export function registerLogRoutes(router: HttpRouter, options: LogRoutesOptions)
       responses: { 200: { description: 'one `data:` line per log entry', contentType: 'text/event-stream' } },
       handler: ({ query, raw }) => {
         const level = query.level as Level | undefined;
-        const { res } = raw;
-        const stop = new AbortController();
-        const end = () => {
-          stop.abort();
-          clearInterval(heartbeat);
-          options.signal.removeEventListener('abort', end);
-          if (!res.writableEnded) res.end();
-        };
-        res.writeHead(200, {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-cache, no-transform',
-          connection: 'keep-alive',
-          'x-accel-buffering': 'no',
-        });
-        res.write(`retry: 3000\n: log of the master\n\n`);
-        const heartbeat = setInterval(() => res.write(`: heartbeat\n\n`), options.heartbeatMs);
-        heartbeat.unref();
-        res.on('close', end);
-        options.signal.addEventListener('abort', end, { once: true });
-        const send = (entry: LogEntry) => {
-          if (!matches(entry, { level })) return;
+        const stream = openEventStream(raw.res, {
+          heartbeatMs: options.heartbeatMs,
           // A client that stops reading is dropped rather than buffered for without bound.
-          if (res.writableLength > 1024 * 1024) return end();
-          res.write(`data: ${JSON.stringify(entry)}\n\n`);
+          maxBufferedBytes: 1024 * 1024,
+          signal: options.signal,
+          // `runner logs --follow` reads every `data:` as a log entry: the stream just ends.
+          stopEvent: false,
+          comment: 'log of the master',
+        });
+        const stop = new AbortController();
+        stream.onClose(() => stop.abort());
+        if (stream.closed) return STREAMED;
+        const send = (entry: LogEntry) => {
+          if (matches(entry, { level })) stream.send(entry);
         };
         follow(options.current, send, stop.signal, options.pollMs).catch((error: unknown) => {
           options.logger.warn('log stream stopped', { error: (error as Error).message });
-          end();
+          stream.end();
         });
         return STREAMED;
       },

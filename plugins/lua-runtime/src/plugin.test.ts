@@ -61,6 +61,27 @@ describe('the lua-runtime plugin', () => {
     );
   });
 
+  it('declares only keys the environment can set (RUNNER_LUA_MAX_WORKERS is lua.max_workers)', () => {
+    // The kernel maps RUNNER_<SECTION>_<REST> to <section>.<rest>: a second dot could not be set.
+    for (const key of Object.keys(plugin.config ?? {})) expect(key).toMatch(/^lua\.[a-z0-9_]+$/);
+  });
+
+  it('sizes its worker pool from lua.max_workers and lua.idle_workers', async () => {
+    const kernel = await createTestKernel({
+      plugins: [plugin],
+      config: { lua: { isolation: 'worker', max_workers: 1, idle_workers: 0 } },
+    });
+    const runtime = kernel.get(LuaRuntimeRef) as unknown as { workers: { alive: number; idle: number } };
+    const run = (n: number) =>
+      kernel.get(LuaRuntimeRef).run(`return ${n}`, { chunkName: 'n', logger: recordingLogger() });
+    const [a, b] = await Promise.all([run(1), run(2)]);
+    expect([a.values, b.values]).toEqual([[1], [2]]);
+    // One worker at most, and none kept idle once the runs are done.
+    expect(runtime.workers.alive).toBeLessThanOrEqual(1);
+    expect(runtime.workers.idle).toBe(0);
+    await kernel.stop();
+  });
+
   it('loads fengari only in setup, so that importing the entry stays cheap', () => {
     const loaded = staticImports(join(root, 'index.ts'));
     expect([...loaded].filter((m) => !m.startsWith('/'))).toEqual(['@runner/plugin-sdk']);

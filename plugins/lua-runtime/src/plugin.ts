@@ -23,12 +23,12 @@ export const plugin = definePlugin({
       default: 'worker',
       help: "where task scripts run: 'worker' (a pooled worker thread each, whose heap limit is the script's memory limit; a runaway script or a stuck library call ends its worker, not the process) or 'inline' (the process's own thread, the REPL's way)",
     },
-    'lua.workers.max': {
+    'lua.max_workers': {
       schema: { type: 'integer', minimum: 1 },
       default: 16,
       help: 'Lua worker threads alive at most (one script each); task scripts beyond wait for a free one',
     },
-    'lua.workers.idle': {
+    'lua.idle_workers': {
       schema: { type: 'integer', minimum: 0 },
       default: 2,
       help: 'idle Lua worker threads kept started for the next task scripts',
@@ -53,8 +53,8 @@ export const plugin = definePlugin({
         ? new (await import('./runtime.js')).LuaRuntimeService(registry, options)
         : new (await import('./worker-runtime.js')).WorkerLuaRuntime(registry, {
             ...options,
-            maxWorkers: ctx.config.get<number>('lua.workers.max'),
-            idleWorkers: ctx.config.get<number>('lua.workers.idle'),
+            maxWorkers: ctx.config.get<number>('lua.max_workers'),
+            idleWorkers: ctx.config.get<number>('lua.idle_workers'),
           });
     ctx.provide(LuaRuntimeRef, runtime);
     // The first task script need not wait for a worker to start: one starts while the rest boots.

@@ -14,6 +14,7 @@ import {
   type LuaModuleSpec,
   type LuaValue,
 } from '@runner/plugin-sdk';
+import type { EventEmitter } from 'node:events';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { ModuleRegistry } from './module-registry.js';
 import { LuaRuntimeService } from './runtime.js';
@@ -245,7 +246,21 @@ async function runScript(id: number, source: string, options: WorkerRunOptions):
     post({ type: 'done', id, ok: false, error: encodeError(overLimit(error) ?? error) });
   } finally {
     runs.delete(id);
+    writeCachesOnce();
   }
+}
+
+let cachesWritten = false;
+/**
+ * After the first script, once the run has its answer: the kernel's vendor loader (build.mjs
+ * VENDORED) writes this worker's code cache of fengari, which then holds the Lua VM's functions
+ * that script compiled, so the next process's worker does not compile them again. The event name
+ * is the loader's WRITE_VENDOR_CACHES (kernel/src/vendor-loader.ts); from source nothing listens.
+ */
+function writeCachesOnce(): void {
+  if (cachesWritten) return;
+  cachesWritten = true;
+  setImmediate(() => (process as EventEmitter).emit('runner:write-vendor-caches'));
 }
 
 /**

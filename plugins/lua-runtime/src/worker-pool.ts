@@ -153,10 +153,12 @@ export class WorkerPool {
       slot = this.#spawn(memoryLimitBytes);
     }
     this.#busy.add(slot);
-    // Not at the first run: a one-task `runner run` would start a second worker (tens of ms of CPU,
-    // on a core the run competes for) only to end it. Later sequential runs find the first one's
-    // worker idle again; a run beside it starts one then.
-    if (this.#acquired++ > 0) this.#topUp(memoryLimitBytes);
+    // Only when this run found no idle worker, and not at the first run: runs side by side then
+    // outnumber the idle workers, and the next one finds a spare started. Sequential runs (a
+    // `parallel: 1` workflow, a one-task `runner run`) always find the last run's worker idle again:
+    // a spare would cost a worker's start (~70 ms of CPU, on a core the run competes for) and
+    // never run anything.
+    if (this.#acquired++ > 0 && at < 0) this.#topUp(memoryLimitBytes);
     try {
       return await slot.ready;
     } catch (error) {

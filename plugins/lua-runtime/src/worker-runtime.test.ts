@@ -68,7 +68,13 @@ describe('WorkerLuaRuntime', () => {
     runtime.warm();
     expect((await runtime.run('return 1', { chunkName: '=t', logger })).values).toEqual([1]);
     expect(runtime.workers.alive).toBe(1);
-    expect((await runtime.run('return 2', { chunkName: '=t', logger })).values).toEqual([2]);
+    // Sequential runs find the first worker idle again: no spare is started for them.
+    for (let i = 2; i < 6; i++)
+      expect((await runtime.run(`return ${i}`, { chunkName: '=t', logger })).values).toEqual([i]);
+    expect(runtime.workers.alive).toBe(1);
+    // Runs side by side start what they need, and a spare once they outnumber the idle ones.
+    const side = await Promise.all([1, 2].map((i) => runtime.run(`return ${i}`, { chunkName: '=t', logger })));
+    expect(side.map((r) => r.values)).toEqual([[1], [2]]);
     expect(runtime.workers.alive).toBeLessThanOrEqual(2);
   });
 

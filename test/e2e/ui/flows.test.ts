@@ -1,7 +1,8 @@
 // What an operator does in the web UI, in Debian's chromium against a real master with real
 // agents (auth on, as by default): log in, see the dashboard's counts equal the API's, see an
 // agent go offline, run a command on several agents at once, start a run from pasted YAML, watch
-// its log stream and cancel it, and, as a Viewer, find no Execute and no Restart.
+// its log stream and cancel it, read an agent's log live in its Logs tab, and, as a Viewer, find no
+// Execute and no Restart.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { context, logIn, watch, type Session } from './browser.js';
@@ -171,6 +172,22 @@ describe('the web UI with a real master', () => {
     ]);
     expect(problems).toEqual([]);
     await ctx.close();
+  });
+
+  it("streams an agent's own log in its Logs tab: recent lines, then a new one", async () => {
+    const { page, problems } = await open(ui.admin, '/agents?agent=web-1');
+    await page.getByRole('tab', { name: 'Logs' }).click();
+    const log = page.getByRole('log', { name: 'Log of web-1' });
+    await log
+      .getByText(/registered with master/)
+      .first()
+      .waitFor();
+    await page.getByRole('status').getByText('Streaming').waitFor();
+    // A line the agent logs from now on arrives on the open stream, with no reload.
+    await apiCall(ui.master, 'POST', '/agents/web-1/exec', { command: 'true # marker-5120' });
+    await log.getByText('running a command for the master: true # marker-5120').waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
   });
 
   it('hides Execute, Restart and agent control from a Viewer', async () => {

@@ -27,6 +27,11 @@ export interface TaskRequest {
    */
   timeout_ms?: number;
   attempt?: number;
+  /**
+   * MiB the script may use: the workflow's top-level `memory_limit:`. 0: the agent's default (the
+   * Lua runtime's 512 MiB). An agent built before this field ignores it and keeps its default.
+   */
+  memory_limit_mib?: number;
 }
 
 export interface TaskRequest__Output {
@@ -55,4 +60,9 @@ export interface TaskRequest__Output {
    */
   timeout_ms: number;
   attempt: number;
+  /**
+   * MiB the script may use: the workflow's top-level `memory_limit:`. 0: the agent's default (the
+   * Lua runtime's 512 MiB). An agent built before this field ignores it and keeps its default.
+   */
+  memory_limit_mib: number;
 }
