@@ -215,3 +215,37 @@ describe('managing a group on /agents', () => {
     await page.context().close();
   });
 });
+
+describe('a group deleted elsewhere while its filter is open', () => {
+  for (const theme of ['light', 'dark'] as const) {
+    for (const viewport of ['desktop', 'phone'] as const) {
+      it(`says the group is gone with the API's message and clears the filter (${theme}, ${viewport})`, async () => {
+        const name = `gone-${theme}-${viewport}`;
+        await apiCall(ui.master, 'POST', '/agent-groups', { name, members: ['web-1'] });
+        const { page, problems } = await open(ui.admin, `/agents?group=${name}`, theme, viewport);
+        await page.getByRole('status').filter({ hasText: '1 agent' }).waitFor();
+        expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
+
+        // Deleted by another tab or the CLI: the group update reloads the filtered list, which the API refuses.
+        await apiCall(ui.master, 'DELETE', `/agent-groups/${name}`);
+        const alert = page.getByRole('alert').filter({ hasText: `Group ${name} no longer exists` });
+        await alert.getByText(`unknown agent group "${name}"`).waitFor();
+        await page.waitForURL((url) => !url.searchParams.has('group'));
+        // The whole fleet is listed again.
+        await page.getByRole('heading', { name: 'db-1' }).waitFor();
+        expect(await page.getByRole('region', { name: `${name}: description and members` }).count()).toBe(0);
+        await screenshot(page, `agent-groups-gone-${theme}-${viewport}`);
+        expect(await seriousViolations(page)).toEqual([]);
+        // The refused reload is the one failure: the API's 400 (which the browser logs on its own); the
+        // page's code logs and throws nothing.
+        expect(problems).toEqual([
+          expect.stringMatching(new RegExp(`^HTTP 400: GET .*/api/v1/agents\\?.*group=${name}`)),
+          'console error: Failed to load resource: the server responded with a status of 400 (Bad Request)',
+        ]);
+        await alert.getByRole('button', { name: 'Dismiss' }).click();
+        expect(await alert.count()).toBe(0);
+        await page.context().close();
+      });
+    }
+  }
+});
