@@ -5,9 +5,9 @@
 // layout and paint, forced by each frame's scroll.
 //
 //   npm run build && node test/bench/agents-scroll-profile.mjs [agents, default 1000]
-/* global document, performance, requestAnimationFrame, scrollTo, innerHeight */
 import { chromium } from 'playwright-core';
 import { startMaster, startSimAgents } from './support/master.mjs';
+import { scrollFrames } from './support/scroll.mjs';
 const agents = Number(process.argv[2] ?? 1000);
 const master = await startMaster({ env: { RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1' } });
 const sims = startSimAgents(master, agents);
@@ -28,28 +28,8 @@ await page
   .filter({ hasText: `${agents} agents` })
   .waitFor({ timeout: 60000 });
 sims.child.kill('SIGSTOP');
-const scroll = () =>
-  page.evaluate(
-    () =>
-      new Promise((resolve) => {
-        scrollTo(0, 0);
-        const deltas = [];
-        const start = performance.now();
-        let last = start;
-        const height = document.documentElement.scrollHeight - innerHeight;
-        const step = (now) => {
-          deltas.push(now - last);
-          last = now;
-          const t = Math.min(1, (now - start) / 3000);
-          scrollTo(0, height * t);
-          if (t < 1) requestAnimationFrame(step);
-          else resolve(deltas.slice(1));
-        };
-        requestAnimationFrame(step);
-      }),
-  );
 for (let i = 0; i < 3; i++) {
-  const f = await scroll();
+  const f = await scrollFrames(page);
   const med = [...f].sort((a, b) => a - b)[Math.floor(f.length / 2)];
   console.log(
     `frames ${f.length} dropped ${f.filter((d) => d > med * 1.5).length} worst ${Math.round(Math.max(...f))}`,
@@ -60,7 +40,7 @@ const cdp = await ctx.newCDPSession(page);
 await cdp.send('Profiler.enable');
 await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
 await cdp.send('Profiler.start');
-await scroll();
+await scrollFrames(page);
 const { profile } = await cdp.send('Profiler.stop');
 const self = new Map();
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));

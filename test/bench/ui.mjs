@@ -8,12 +8,13 @@
 //
 // Prints readable lines, then one JSON line.
 // The functions given to page.evaluate run in the browser, with its globals.
-/* global document, performance, requestAnimationFrame, scrollTo, innerHeight */
+/* global document, performance, requestAnimationFrame */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { round, startMaster, startSimAgents } from './support/master.mjs';
+import { scrollFrames } from './support/scroll.mjs';
 import { seedRuns } from './support/seed-runs.mjs';
 
 const { values } = parseArgs({
@@ -130,26 +131,6 @@ try {
     .getByRole('status')
     .filter({ hasText: `${agents} agents` })
     .waitFor({ timeout: 60_000 });
-  const scroll = () =>
-    page.evaluate(
-      () =>
-        new Promise((resolve) => {
-          scrollTo(0, 0);
-          const deltas = [];
-          const start = performance.now();
-          let last = start;
-          const height = document.documentElement.scrollHeight - innerHeight;
-          const step = (now) => {
-            deltas.push(now - last);
-            last = now;
-            const t = Math.min(1, (now - start) / 3000);
-            scrollTo(0, height * t);
-            if (t < 1) requestAnimationFrame(step);
-            else resolve(deltas.slice(1));
-          };
-          requestAnimationFrame(step);
-        }),
-    );
   const frameStats = (frames) => {
     const period = median(frames);
     return {
@@ -162,37 +143,18 @@ try {
   // On a 2-core machine the simulated agents' heartbeats (one process, ${agents} clients) and the
   // master absorbing them compete with the browser for CPU: measured with them running, then with
   // the simulator paused (SIGSTOP) for the 3 s of the scroll.
-  result.agents_scroll = frameStats(await scroll());
+  result.agents_scroll = frameStats(await scrollFrames(page));
   // The same scroll over an empty page of the same height: what this machine drops by itself.
   const height = await page.evaluate(() => document.documentElement.scrollHeight);
   const blank = await context.newPage();
   await blank.setContent(`<div style="height:${height}px"></div>`);
   sim.kill('SIGSTOP');
-  result.empty_page_scroll_sim_paused = frameStats(
-    await blank.evaluate(
-      () =>
-        new Promise((resolve) => {
-          const deltas = [];
-          const start = performance.now();
-          let last = start;
-          const height = document.documentElement.scrollHeight - innerHeight;
-          const step = (now) => {
-            deltas.push(now - last);
-            last = now;
-            const t = Math.min(1, (now - start) / 3000);
-            scrollTo(0, height * t);
-            if (t < 1) requestAnimationFrame(step);
-            else resolve(deltas.slice(1));
-          };
-          requestAnimationFrame(step);
-        }),
-    ),
-  );
+  result.empty_page_scroll_sim_paused = frameStats(await scrollFrames(blank));
   sim.kill('SIGCONT');
   await blank.close();
   sim.kill('SIGSTOP');
   await sleep(500);
-  result.agents_scroll_sim_paused = frameStats(await scroll());
+  result.agents_scroll_sim_paused = frameStats(await scrollFrames(page));
   sim.kill('SIGCONT');
   for (const [label, r] of [
     ['agents heartbeating', result.agents_scroll],
