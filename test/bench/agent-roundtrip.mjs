@@ -8,34 +8,13 @@ import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { AgentMaster } from '../../plugins/agent-transport/dist/src/master.js';
-import { JoinTokens } from '../../plugins/agent-transport/dist/src/token.js';
+import { root, startAgentMaster, token } from './support/agent-master.mjs';
 
 const tasks = Number(process.argv[2] ?? 2000);
 const warmup = 200;
-const root = resolve(import.meta.dirname, '../..');
-const quiet = { debug() {}, info() {}, warn() {}, error: (m) => console.error(m), child: () => quiet };
-const token = 'rjt_bench';
-const master = new AgentMaster({
-  config: {
-    port: 0,
-    bindAddress: '127.0.0.1',
-    heartbeatIntervalMs: 30_000,
-    heartbeatTimeoutMs: 90_000,
-    warningThreshold: 80,
-    registerTimeoutMs: 10_000,
-    callTimeoutMs: 30_000,
-    persistIntervalMs: 30_000,
-    maxMessageBytes: 16 << 20,
-    logTail: 100,
-  },
-  logger: quiet,
-  tokens: new JoinTokens(token, '/nonexistent'),
-  version: 'bench',
-});
-const { port } = await master.listen();
+const { master, port } = await startAgentMaster();
 const address = `127.0.0.1:${port}`;
 
 function online(name) {
