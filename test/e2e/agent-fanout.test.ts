@@ -6,6 +6,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type ApiRun,
   callApi,
   runRunner,
   runToEnd as runUntilEnd,
@@ -32,13 +33,6 @@ afterAll(() => {
   stopAll(children);
 });
 
-interface ApiRun {
-  id: string;
-  status: string;
-  duration: number;
-  tasks: { name: string; status: string; agent: string; started_at: string; completed_at: string }[];
-}
-
 const api = <T>(method: string, path: string, body?: unknown) => callApi<T>({ masterDir, base }, method, path, body);
 const runToEnd = (body: Record<string, unknown>) => runUntilEnd<ApiRun>({ masterDir, base }, body);
 
@@ -54,7 +48,7 @@ ${forks}tasks:
 
 /** Whether the two units' [start, end] intervals overlap. */
 function overlap(run: ApiRun): boolean {
-  const [a, b] = run.tasks.map((t) => [Date.parse(t.started_at), Date.parse(t.completed_at)]);
+  const [a, b] = run.tasks.map((t) => [Date.parse(t.started_at ?? ''), Date.parse(t.completed_at ?? '')]);
   return a[0] < b[1] && b[0] < a[1];
 }
 

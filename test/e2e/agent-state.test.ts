@@ -4,7 +4,7 @@
 // task on the master reads, a second run sees state.changed false for the same value, and a
 // dry-run compares without writing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runToEnd as runUntilEnd, spawnRunner, startFleet, stopAll } from './helpers.js';
+import { type ApiRun, runToEnd as runUntilEnd, spawnRunner, startFleet, stopAll } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -19,13 +19,6 @@ beforeAll(async () => {
 afterAll(() => {
   stopAll(children);
 });
-
-interface ApiRun {
-  id: string;
-  status: string;
-  error?: string;
-  tasks: { name: string; status: string; agent: string; message?: string; outputs?: Record<string, unknown> }[];
-}
 
 const runToEnd = (body: Record<string, unknown>) => runUntilEnd<ApiRun>({ masterDir, base }, body);
 

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import {
+  type ApiRun,
+  type ApiTask,
   fetchAs,
   finished,
   localAuth,
@@ -18,6 +20,7 @@ import {
   spawnRunner,
   stopAll,
   tempDataDir,
+  waitForOutput,
 } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
@@ -42,46 +45,9 @@ function output(child: Child): string {
   return child.output.stdout + child.output.stderr;
 }
 
-/** Resolves when `pattern` appears in the child's output after `from` (a length of its output). */
-function waitFor(
-  child: Child,
-  pattern: RegExp,
-  options: { from?: number; timeoutMs?: number } = {},
-): Promise<RegExpMatchArray> {
-  const from = options.from ?? 0;
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      const match = output(child).slice(from).match(pattern);
-      if (match) {
-        cleanup();
-        resolve(match);
-      }
-    };
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(
-        new Error(
-          `no output matching ${pattern} within ${options.timeoutMs ?? 30_000} ms; got:\n${output(child).slice(from)}`,
-        ),
-      );
-    }, options.timeoutMs ?? 30_000);
-    const onExit = () => {
-      check();
-      cleanup();
-      reject(new Error(`process exited before printing ${pattern}:\n${output(child).slice(from)}`));
-    };
-    const cleanup = () => {
-      clearTimeout(timer);
-      child.stdout?.off('data', check);
-      child.stderr?.off('data', check);
-      child.off('exit', onExit);
-    };
-    child.stdout?.on('data', check);
-    child.stderr?.on('data', check);
-    child.once('exit', onExit);
-    check();
-  });
-}
+/** Resolves when `pattern` appears in the child's output after `from`; 30 s for a loaded machine. */
+const waitFor = (child: Child, pattern: RegExp, options: { from?: number; timeoutMs?: number } = {}) =>
+  waitForOutput(child, pattern, { timeoutMs: 30_000, ...options });
 
 interface Master {
   child: Child;
@@ -153,21 +119,6 @@ async function startAgent(
   await waitFor(child, new RegExp(`registered with master ${master.grpc} as ${name}\\b`));
   await waitFor(master.child, new RegExp(`agent ${name} connected from 127\\.0\\.0\\.1:\\d+`), { from });
   return child;
-}
-
-interface ApiTask {
-  name: string;
-  agent: string;
-  status: string;
-  message?: string;
-  outputs?: Record<string, unknown>;
-  log?: { level: string; message: string; fields?: Record<string, unknown> }[];
-}
-interface ApiRun {
-  id: string;
-  status: string;
-  error?: string;
-  tasks: ApiTask[];
 }
 
 async function submit(master: Master, workflow: string, extra: Record<string, unknown> = {}): Promise<string> {

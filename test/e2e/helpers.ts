@@ -3,6 +3,16 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { selfSignedCertificate } from '@runner/plugin-sdk/testing';
+import type { paths } from '../../ui/src/lib/api/schema.js';
+
+type GeneratedRun = Extract<
+  paths['/api/v1/executions/{id}']['get']['responses'][200],
+  { content: unknown }
+>['content']['application/json'];
+/** One task of a run, as the generated type of the served OpenAPI document has it. */
+export type ApiTask = NonNullable<GeneratedRun['tasks']>[number];
+/** A run as `GET /api/v1/executions/:id` answers it (with its tasks, which that route always sends). */
+export type ApiRun = Omit<GeneratedRun, 'tasks'> & { tasks: ApiTask[] };
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
 export const runnerBin = join(repoRoot, 'kernel/bin/runner.js');
@@ -62,35 +72,36 @@ export function finished(child: ChildProcess & { output?: { stdout: string; stde
   });
 }
 
-/** Resolves with the first line of the child's combined output matching `pattern`. */
+/**
+ * Resolves with the first match of `pattern` in the child's combined output, looking only past
+ * `from` (a length of that output taken earlier, to wait for a line printed after it). A number
+ * for `options` is the timeout (15 s by default).
+ */
 export function waitForOutput(
   child: ChildProcess & { output: { stdout: string; stderr: string } },
   pattern: RegExp,
-  timeoutMs = 15_000,
+  options: number | { from?: number; timeoutMs?: number } = {},
 ): Promise<RegExpMatchArray> {
+  const { from = 0, timeoutMs = 15_000 } = typeof options === 'number' ? { timeoutMs: options } : options;
+  const seen = () => (child.output.stdout + child.output.stderr).slice(from);
   return new Promise((resolvePromise, reject) => {
     const check = () => {
-      const match = (child.output.stdout + child.output.stderr).match(pattern);
+      const match = seen().match(pattern);
       if (match) {
         cleanup();
         resolvePromise(match);
       }
+      return match;
     };
     const timer = setTimeout(() => {
       cleanup();
-      reject(
-        new Error(
-          `no output matching ${pattern} within ${timeoutMs} ms; got:\n${child.output.stdout}\n${child.output.stderr}`,
-        ),
-      );
+      reject(new Error(`no output matching ${pattern} within ${timeoutMs} ms; got:\n${seen()}`));
     }, timeoutMs);
     const onExit = (code: number | null) => {
+      // The line may have arrived with the exit: look once more before failing.
+      if (check()) return;
       cleanup();
-      reject(
-        new Error(
-          `process exited (${code}) before printing ${pattern}:\n${child.output.stdout}\n${child.output.stderr}`,
-        ),
-      );
+      reject(new Error(`process exited (${code}) before printing ${pattern}:\n${seen()}`));
     };
     const cleanup = () => {
       clearTimeout(timer);

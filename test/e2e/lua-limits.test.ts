@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchAs, spawnRunner, startFleet, stopAll, tempDataDir, waitForOutput } from './helpers.js';
+import { type ApiRun, fetchAs, spawnRunner, startFleet, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -34,12 +34,6 @@ afterAll(() => {
   stopAll(children);
 });
 
-interface ApiRun {
-  id: string;
-  status: string;
-  tasks: { name: string; status: string; message?: string }[];
-}
-
 async function start(content: string, name: string): Promise<string> {
   const response = await call(`${base}/workflows/run`, {
     method: 'POST',
@@ -53,7 +47,7 @@ async function start(content: string, name: string): Promise<string> {
 async function finish(id: string): Promise<ApiRun> {
   for (;;) {
     const run = (await (await call(`${base}/executions/${id}`)).json()) as ApiRun;
-    if (run.status !== 'running' && run.status !== 'pending') return run;
+    if (run.status !== 'running') return run;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -6,7 +6,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { finished, localAuth, runRunner, spawnRunner, startFleet, stopAll, tempDataDir } from './helpers.js';
+import {
+  type ApiRun,
+  finished,
+  localAuth,
+  runRunner,
+  spawnRunner,
+  startFleet,
+  stopAll,
+  tempDataDir,
+} from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -23,16 +32,6 @@ beforeAll(async () => {
 afterAll(() => {
   stopAll(children);
 });
-
-interface ApiRun {
-  id: string;
-  status: string;
-  trigger?: string;
-  user?: string;
-  cancelled_by?: string;
-  error?: string;
-  tasks: { name: string; status: string; agent: string; message?: string }[];
-}
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base}${path}`, {
