@@ -1,5 +1,6 @@
 import {
   connectMaster,
+  formatTable,
   InvalidInputError,
   MASTER_URL_OPTION,
   ROLES,
@@ -30,17 +31,6 @@ const role = (required: boolean): CommandOption => ({
   choices: [...ROLES],
 });
 const enc = encodeURIComponent;
-
-/** A table of rows with aligned columns. */
-export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]))
-      .join('  ')
-      .trimEnd();
-  return `${[line(headers), ...rows.map(line)].join('\n')}\n`;
-}
 
 async function login({ options }: CommandInput, ctx: CommandContext): Promise<number> {
   const master = await connectMaster(ctx, options.masterUrl);
@@ -123,7 +113,7 @@ const userCommand: CommandSpec = {
         if (options.output === 'json') ctx.stdout.write(json(answer));
         else
           ctx.stdout.write(
-            table(
+            formatTable(
               ['NAME', 'ROLE', 'CREATED', 'UPDATED'],
               answer.users.map((u) => [u.name, u.role, u.created_at, u.updated_at]),
             ),
@@ -245,7 +235,7 @@ const authCommand: CommandSpec = {
             if (options.output === 'json') ctx.stdout.write(json(answer));
             else
               ctx.stdout.write(
-                table(
+                formatTable(
                   ['NAME', 'ROLE', 'CREATED BY', 'CREATED', 'EXPIRES'],
                   answer.tokens.map((t) => [t.name, t.role, t.created_by, t.created_at, t.expires_at ?? 'never']),
                 ),

@@ -1,4 +1,10 @@
-import { NotFoundError, type CommandContext, type LuaModuleSpec, type PluginDescriptor } from '@runner/plugin-sdk';
+import {
+  formatTable,
+  NotFoundError,
+  type CommandContext,
+  type LuaModuleSpec,
+  type PluginDescriptor,
+} from '@runner/plugin-sdk';
 
 interface ModuleRow {
   module: LuaModuleSpec;
@@ -26,22 +32,18 @@ export function listModules(ctx: CommandContext, json: boolean): void {
     ctx.stdout.write('no Lua modules are installed\n');
     return;
   }
-  const table = [
-    ['MODULE', 'PLUGIN', 'VERSION', 'FUNCTIONS', 'DESCRIPTION'],
-    ...rows.map(({ module, plugin }) => [
-      module.name,
-      plugin.id,
-      plugin.version,
-      String(Object.keys(module.functions).length),
-      module.description,
-    ]),
-  ];
-  const widths = table[0].map((_, col) => Math.max(...table.map((row) => row[col].length)));
-  for (const row of table) {
-    ctx.stdout.write(
-      `${row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]))).join('  ')}\n`,
-    );
-  }
+  ctx.stdout.write(
+    formatTable(
+      ['MODULE', 'PLUGIN', 'VERSION', 'FUNCTIONS', 'DESCRIPTION'],
+      rows.map(({ module, plugin }) => [
+        module.name,
+        plugin.id,
+        plugin.version,
+        String(Object.keys(module.functions).length),
+        module.description,
+      ]),
+    ),
+  );
 }
 
 export function moduleInfo(ctx: CommandContext, name: string, json: boolean): void {
