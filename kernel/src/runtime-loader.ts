@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { kernelDir } from './paths.js';
 import { compileCommonJs } from './vendor-loader.js';
 
@@ -9,7 +9,12 @@ import { compileCommonJs } from './vendor-loader.js';
 // `runner --help` every command's options): each command keeps a cache of its own, written at
 // the end of its first run, so that a `--help` first does not leave `run` without its functions.
 
-type Runtime = Record<string, () => Record<string, unknown>>;
+interface Runtime {
+  /** Each entry's module by its source path from the repository root. */
+  modules: Record<string, () => Record<string, unknown>>;
+  /** The source path of the entry built at each dist file (from the repository root). */
+  files: Record<string, string>;
+}
 
 let runtime: Runtime | undefined;
 let cacheVariant = 'lib';
@@ -26,9 +31,19 @@ export function useCacheVariant(name: string): void {
 /** The exports of the module built from `source` (a path from the repository root). */
 export function runtimeModule(source: string): Record<string, unknown> {
   runtime ??= loadRuntime();
-  const load = runtime[source];
+  const load = runtime.modules[source];
   if (load === undefined) throw new Error(`${source} is not in kernel/dist/runtime.cjs; run npm run build`);
   return load();
+}
+
+/**
+ * The exports of the entry whose dist file is `file` (absolute), if the runtime holds it: the
+ * plugin discovery takes the built-in plugins from here instead of importing their files.
+ */
+export function runtimeModuleOfFile(file: string): Record<string, unknown> | undefined {
+  runtime ??= loadRuntime();
+  const source = runtime.files[relative(join(kernelDir, '..'), file)];
+  return source === undefined ? undefined : runtimeModule(source);
 }
 
 function loadRuntime(): Runtime {
