@@ -157,7 +157,7 @@ function checkRelativeUrls(entryFiles) {
     .filter((file) => !entryFiles.has(file) && /new URL\(\s*['"`]\.\.?\//.test(readFileSync(file, 'utf8')));
   if (offenders.length > 0) {
     console.error(
-      `build: these modules find files relative to import.meta.url but would be bundled into a shared chunk; add them to ENTRY_FILES in build.mjs:\n  ${offenders.map((f) => relative(root, f)).join('\n  ')}`,
+      `build: these modules find files relative to import.meta.url but would run inside kernel/dist/runtime.cjs; add them to ENTRY_FILES in build.mjs:\n  ${offenders.map((f) => relative(root, f)).join('\n  ')}`,
     );
     process.exit(1);
   }
