@@ -8,6 +8,7 @@
 // every module still exists once per process: external plugins share the kernel's SDK instance.
 // Used by build.mjs, which passes its esbuild options and entries.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
 
@@ -86,8 +87,8 @@ export async function buildRuntime({ root, packages, entries, exportsOf, esmOpti
   // experimental and warns): the runtime's import() calls, of packages left in node_modules and of
   // plugin entries, go through a module Node loads itself, beside the runtime (so they resolve
   // from the same directory). Replaced by a name of the same length, so the source map holds.
-  const code = readFileSync(runtimeFile, 'utf8');
-  writeFileSync(runtimeFile, code.replace(/(?<![\w$.])import\(/g, 'Import('));
+  const code = readFileSync(runtimeFile, 'utf8').replace(/(?<![\w$.])import\(/g, 'Import(');
+  writeFileSync(runtimeFile, code);
   writeFileSync(
     join(root, 'kernel/dist/runtime-import.cjs'),
     '// import() for kernel/dist/runtime.cjs (build-runtime.mjs).\nmodule.exports = (specifier) => import(specifier);\n',
@@ -99,7 +100,12 @@ export async function buildRuntime({ root, packages, entries, exportsOf, esmOpti
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    define: { 'import.meta.url': '__runnerLoaderUrl' },
+    // V8 checks a code cache against its script's length, not its text: the caches are named by
+    // the runtime's hash, so a runtime rebuilt to the same length never runs an older one's code.
+    define: {
+      'import.meta.url': '__runnerLoaderUrl',
+      RUNTIME_HASH: JSON.stringify(createHash('sha256').update(code).digest('hex').slice(0, 16)),
+    },
     banner: { js: "const __runnerLoaderUrl = require('node:url').pathToFileURL(__filename).href;" },
     logLevel: 'warning',
   });

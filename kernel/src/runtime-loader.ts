@@ -16,6 +16,9 @@ interface Runtime {
   files: Record<string, string>;
 }
 
+/** The runtime's hash, set by the build (build-runtime.mjs): part of its caches' names. */
+declare const RUNTIME_HASH: string;
+
 let runtime: Runtime | undefined;
 let cacheVariant = 'lib';
 
@@ -47,7 +50,7 @@ export function runtimeModuleOfFile(file: string): Record<string, unknown> | und
 }
 
 function loadRuntime(): Runtime {
-  const bundle = compileCommonJs(join(kernelDir, 'dist', 'runtime.cjs'), cacheVariant);
+  const bundle = compileCommonJs(join(kernelDir, 'dist', 'runtime.cjs'), `${cacheVariant}.${RUNTIME_HASH}`);
   if (!bundle.cacheUsed) process.once('exit', () => bundle.writeCache());
   return bundle.exports as unknown as Runtime;
 }
