@@ -1,9 +1,10 @@
-// Builds every package's TypeScript into <package>/dist with esbuild, in one bundling pass with
-// code splitting: each source module still gets its dist file (package exports, `runner-source`
-// mirrors and lazy `import()`s keep working), but the code they share lands once in chunks under
-// kernel/dist/chunks. A command then loads a few dozen files instead of hundreds, which is most of
-// what start-up cost (see README, "Start-up"). Every module exists once in the build, so the
-// kernel, the plugins and external plugins (through the SDK's dist entry) share one SDK instance.
+// Builds every package's TypeScript with esbuild into one CommonJS script, kernel/dist/runtime.cjs,
+// that the kernel compiles through V8's code cache (build-runtime.mjs, kernel/src/runtime-loader.ts):
+// each package entry still gets its dist file (package exports and the modules loaded by path keep
+// working), a small ES module that re-exports its module from the runtime. A command then reads
+// one script and compiles none of what its first run compiled, which is most of what start-up
+// cost (see README, "Start-up"). Every module exists once in the build, so the kernel, the plugins
+// and external plugins (through the SDK's dist entry) share one SDK instance.
 // Third-party packages stay in node_modules, loaded by Node as they are (sql.js finds its wasm,
 // grpc-js its files, pino its worker).
 // Type-checking is `npm run typecheck` (tsc --noEmit); this step only strips types and links.
@@ -13,6 +14,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync,
 import { createRequire } from 'node:module';
 import { basename, join, relative } from 'node:path';
 import { build } from 'esbuild';
+import { buildRuntime } from './build-runtime.mjs';
 
 const root = new URL('.', import.meta.url).pathname;
 
@@ -26,7 +28,7 @@ function packagesUnder(dir) {
 
 const packages = [join(root, 'plugin-sdk'), join(root, 'kernel'), ...packagesUnder('plugins')];
 // External plugins are built on their own, as a third party would build them: against the SDK
-// as a package, not into the runner's chunks.
+// as a package, not into the runner's runtime.
 const externalPackages = packagesUnder('test/fixtures/external-plugins');
 
 const TEST_HELPERS = new Set(['test-support.ts', 'fake-registry.ts', 'test-master.ts']);
@@ -144,18 +146,18 @@ const thirdPartyExternal = {
   },
 };
 
-// Code in a shared chunk runs with the chunk's import.meta.url (kernel/dist/chunks/...), so a
-// module that finds a file beside itself (`new URL('./worker.js', import.meta.url)`) would look
-// in the wrong place. Refuse to build such a module unless it is an entry (ENTRY_FILES, where its
-// own dist file keeps its URL); a file that only holds data can also be found from the package
-// directory instead.
+// Code in the runtime runs with the URL of the dist file it would have (build-runtime.mjs), but only
+// entries have such a file beside the files it might look for, so a module that finds a file
+// beside itself (`new URL('./worker.js', import.meta.url)`) would look in the wrong place. Refuse
+// to build such a module unless it is an entry (ENTRY_FILES); a file that only holds data can also
+// be found from the package directory instead.
 function checkRelativeUrls(entryFiles) {
   const offenders = packages
     .flatMap((pkg) => sources(pkg))
     .filter((file) => !entryFiles.has(file) && /new URL\(\s*['"`]\.\.?\//.test(readFileSync(file, 'utf8')));
   if (offenders.length > 0) {
     console.error(
-      `build: these modules find files relative to import.meta.url but would be bundled into a shared chunk; add them to ENTRY_FILES in build.mjs:\n  ${offenders.map((f) => relative(root, f)).join('\n  ')}`,
+      `build: these modules find files relative to import.meta.url but would run inside kernel/dist/runtime.cjs; add them to ENTRY_FILES in build.mjs:\n  ${offenders.map((f) => relative(root, f)).join('\n  ')}`,
     );
     process.exit(1);
   }
@@ -166,7 +168,7 @@ for (const pkg of [...packages, ...externalPackages]) rmSync(join(pkg, 'dist'), 
 
 // Entries: what is imported by path from outside the build (package exports, the bin, the SDK
 // resolve hook, modules the benchmarks load directly). Everything else, dynamic imports
-// included, is reached from them and split into shared chunks.
+// included, is reached from them and built into the runtime.
 const ENTRY_FILES = [
   'kernel/src/cli/main.ts',
   'kernel/src/sdk-resolve-hook.ts',
@@ -221,6 +223,11 @@ const esmOptions = {
   sourcemap: 'linked',
   logLevel: 'warning',
 };
+// The ES module build with code splitting is not written: its metafile names each entry's exports
+// and the modules it reaches (the test-helper check below). What is written is the runtime
+// (build-runtime.mjs): every entry in kernel/dist/runtime.cjs, each entry's dist file re-exporting
+// it. The SDK resolve hook, which Node loads by path on a thread of its own, is a file of its own.
+const RESOLVE_HOOK = join(root, 'kernel/src/sdk-resolve-hook.ts');
 const main = await build({
   ...esmOptions,
   entryPoints,
@@ -228,10 +235,29 @@ const main = await build({
   outdir: root,
   splitting: true,
   chunkNames: 'kernel/dist/chunks/[name]-[hash]',
+  write: false,
+});
+const exportsByEntry = new Map(
+  Object.values(main.metafile.outputs)
+    .filter((o) => o.entryPoint !== undefined)
+    .map((o) => [join(root, o.entryPoint), o.exports]),
+);
+await build({ ...esmOptions, entryPoints: [RESOLVE_HOOK], outfile: join(root, 'kernel/dist/src/sdk-resolve-hook.js') });
+await buildRuntime({
+  root,
+  packages,
+  entries: entryPoints.filter((e) => e.in !== RESOLVE_HOOK),
+  exportsOf: (file) => {
+    const names = exportsByEntry.get(file);
+    if (names === undefined) throw new Error(`build: no exports found for entry ${file}`);
+    return names;
+  },
+  esmOptions,
+  loaderSource: join(root, 'kernel/src/runtime-loader.ts'),
 });
 // The Lua worker thread's entry (loaded by path, plugins/lua-runtime/src/worker-pool.ts) is one
-// file of its own, not an entry among the shared chunks: a worker is a fresh isolate that compiles
-// everything it imports, and the chunks it shared held the whole SDK with child_process, crypto
+// file of its own, not part of the runtime: a worker is a fresh isolate that compiles
+// everything it imports, and the chunks it once shared held the whole SDK with child_process, crypto
 // and the master client (~45 ms of the worker's start). Alone, it holds only what it uses;
 // fengari still comes from the vendored bundle and its code cache.
 // The SDK's modules have no side effects the worker needs: marked so, the ones it does not use
@@ -327,7 +353,7 @@ for (const pkg of externalPackages) {
   });
 }
 console.log(
-  `built ${entryPoints.length} entries (shared code in kernel/dist/chunks) and ${externalFiles} external-plugin modules in ${packages.length + externalPackages.length} packages, and the desktop app's main and preload (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
+  `built ${entryPoints.length} entries (in kernel/dist/runtime.cjs) and ${externalFiles} external-plugin modules in ${packages.length + externalPackages.length} packages, and the desktop app's main and preload (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
 );
 
 // The web UI (ui/, SvelteKit) builds with Vite into ui/build, served by plugins/ui. It is rebuilt

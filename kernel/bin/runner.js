@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `runner` command. Kept as plain JavaScript so the bin link exists before the first build.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 
 // `runner --version` answers from the manifest without loading the kernel or any plugin: it is
 // what scripts and health checks call most, and it needs nothing else (test/bench/cli-startup.mjs).
@@ -21,6 +22,12 @@ if (!LONG_RUNNING.has(words[0]) && !LONG_RUNNING.has(words.slice(0, 2).join(' ')
   (await import('node:v8')).setFlagsFromString('--liftoff-only');
 }
 
+// The kernel and plugins are one script compiled through V8's code cache (kernel/dist/runtime.cjs,
+// see kernel/src/runtime-loader.ts); what a command compiles differs from another's, so a run, the
+// help and the other commands keep a cache each.
+createRequire(import.meta.url)('../dist/runtime-loader.cjs').useCacheVariant(
+  words.length === 0 ? 'help' : words[0] === 'run' ? 'run' : 'cli',
+);
 const { main } = await import('../dist/src/cli/main.js');
 
 // `runner ... | head` closes the pipe early; that is the reader's choice, not an error.

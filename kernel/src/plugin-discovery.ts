@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { register } from 'node:module';
+import { createRequire, register } from 'node:module';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isPlugin, type Plugin, type PluginDescriptor } from '@runner/plugin-sdk';
@@ -75,6 +75,19 @@ function shareSdkWithExternalPlugins(): void {
   register(pathToFileURL(join(kernelDir, 'dist/src/sdk-resolve-hook.js')), { data: { kernelUrl: import.meta.url } });
 }
 
+/**
+ * Built, the built-in plugins are modules of kernel/dist/runtime.cjs (build-runtime.mjs): taken
+ * from it by their entry's file, they cost no module load of their own (two dozen files that every
+ * command read, resolved and linked). From source (vitest) there is no runtime.
+ */
+function fromRuntime(entry: string): Record<string, unknown> | undefined {
+  if (fromSource) return undefined;
+  const loader = createRequire(import.meta.url)(join(kernelDir, 'dist', 'runtime-loader.cjs')) as {
+    runtimeModuleOfFile(file: string): Record<string, unknown> | undefined;
+  };
+  return loader.runtimeModuleOfFile(entry);
+}
+
 function packageDirsIn(dir: string, origin: PluginDescriptor['origin']): string[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     if (origin === 'builtin') return [];
@@ -124,7 +137,9 @@ async function importPackage(dir: string, origin: PluginDescriptor['origin']): P
   }
   let exports: Record<string, unknown>;
   try {
-    exports = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
+    exports =
+      (origin === 'builtin' ? fromRuntime(entry) : undefined) ??
+      ((await import(pathToFileURL(entry).href)) as Record<string, unknown>);
   } catch (error) {
     throw new PluginLoadError(
       'plugin_import_failed',

@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { InvalidInputError, type CommandContext } from '@runner/plugin-sdk';
 
@@ -28,6 +27,8 @@ export async function readPassword(
   if (stdin.isTTY) ctx.stderr.write(prompt);
   // On a terminal readline echoes what is typed to its output: a stream that drops it hides the password.
   const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
+  // Loaded when a password is typed: every command imports this module (through the auth commands).
+  const { createInterface } = await import('node:readline');
   const lines = createInterface({ input: stdin, output: silent, terminal: stdin.isTTY === true });
   const line = await new Promise<string | undefined>((resolve) => {
     lines.once('line', resolve);

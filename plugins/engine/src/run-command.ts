@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { createInterface } from 'node:readline/promises';
 import {
   createMasterClient,
   findMaster,
@@ -168,6 +167,8 @@ function parseVarsLoosely(args: string[]): Record<string, string> {
 }
 
 async function confirm(ctx: CommandContext, question: string): Promise<boolean> {
+  // Loaded when asked: every `runner run` imports this module, few of them ask.
+  const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: ctx.stdin, output: ctx.stdout });
   try {
     return /^y(es)?$/i.test((await rl.question(question)).trim());

@@ -291,8 +291,8 @@ async function workerEntry(): Promise<string> {
 }
 
 /**
- * This package's directory, found by walking up from this module: it is bundled into a shared chunk
- * (kernel/dist/chunks) when built, so its own location says little.
+ * This package's directory, found by walking up from this module: built, it runs inside
+ * kernel/dist/runtime.cjs as if it were dist/src/worker-pool.js of this package (build-runtime.mjs).
  */
 function packageDir(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {

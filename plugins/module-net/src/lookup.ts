@@ -1,4 +1,3 @@
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { InvalidInputError, type LuaCallContext, type LuaValue } from '@runner/plugin-sdk';
 import { cancelled, raceAbort } from './abort.js';
 import { describe, readOptions, requireString } from './args.js';
@@ -24,6 +23,8 @@ export async function lookup(call: LuaCallContext, nameArg: LuaValue, optsArg: L
     throw new InvalidInputError(`${fn}: family must be 4, 6, "ipv4", "ipv6" or "any", got ${describe(opts.family)}`);
   }
   try {
+    // Loaded on the first lookup: every run sets the module up, few look a name up.
+    const { lookup: dnsLookup } = await import('node:dns/promises');
     // getaddrinfo cannot be cancelled; the race only stops the script from waiting on it.
     const found = await raceAbort(dnsLookup(name, { all: true, family, verbatim: true }), call.signal, () =>
       cancelled(fn, `lookup of "${name}"`, call.signal),
