@@ -1,4 +1,11 @@
-import { isThenable, LuaError, type LuaCallContext, type LuaFunctionRef, type LuaValue, type Logger } from '@runner/plugin-sdk';
+import {
+  isThenable,
+  LuaError,
+  type LuaCallContext,
+  type LuaFunctionRef,
+  type LuaValue,
+  type Logger,
+} from '@runner/plugin-sdk';
 import fengari, { type LuaJsFunction, type LuaProxy, type LuaState } from 'fengari';
 import { ConversionError, pushJs, toJs, type PushOptions, type ToJsOptions } from './convert.js';
 import { installBaseLibrary } from './lib-base.js';
