@@ -91,6 +91,12 @@ export interface CommandContext {
    */
   masterLocator?: () => Promise<import('./master-client.js').MasterLocator | undefined>;
   /**
+   * The retention policies every discovered plugin declares (`retention` in its definition),
+   * built over `store` without booting anything: what a master on this data directory would
+   * run. For reports only (`runner db stats`): nothing here prunes unless registered and started.
+   */
+  retentionPolicies?: (store: import('./store.js').Store) => Promise<import('./store.js').RetentionPolicy[]>;
+  /**
    * Set when the config file or a RUNNER_* variable is invalid. `config` then holds defaults only;
    * only commands with `tolerateConfigError` run in that state (`runner doctor`).
    */

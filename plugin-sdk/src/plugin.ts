@@ -67,6 +67,17 @@ export interface PluginDefinition<D extends DependencyMap = DependencyMap> {
    * address; so the SDK needs no gRPC.
    */
   masterLocator?: () => Promise<import('./master-client.js').MasterLocator>;
+  /**
+   * The retention policies this plugin registers with `store.retain` when it runs, built over any
+   * opened store without setting the plugin up: `runner db stats` reports what each keeps and
+   * would prune when no master has the data directory open. Must be the same policies (the same
+   * functions) setup registers, and must not write; resolves with none when the plugin's tables
+   * are not in this store.
+   */
+  retention?: (
+    store: import('./store.js').Store,
+    config: import('./config.js').RunnerConfig,
+  ) => Promise<readonly import('./store.js').RetentionPolicy[]>;
   /** Time allowed for setup in milliseconds (default: config `kernel.setup_timeout`, 10 s). */
   setupTimeoutMs?: number;
   setup?(context: PluginContext, deps: ResolvedDependencies<D>): Promise<PluginInstance | void> | PluginInstance | void;

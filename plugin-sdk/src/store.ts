@@ -48,6 +48,11 @@ export interface RetentionPolicy {
    * `now`; resolves with how many it removed once that is durable. 0 means nothing is left to do.
    */
   pruneBatch(now: Date): Promise<number>;
+  /**
+   * How many the rule no longer keeps at `now`: what the next pass would remove (the batches
+   * `pruneBatch` takes until it returns 0), counted with the same bound, without removing any.
+   */
+  due?(now: Date): number;
 }
 
 export interface RetentionStats {
@@ -55,6 +60,8 @@ export interface RetentionStats {
   rule: string;
   kept: number;
   oldest?: string;
+  /** Of those kept now, how many the rule no longer keeps: the next pass removes them. */
+  due?: number;
   /** When the last pass over this policy ended; null before the first. */
   lastPrunedAt: string | null;
   /** Removed by that pass. */
@@ -86,6 +93,11 @@ export interface Store {
   stats(): StoreStats;
   /** Adds a retention policy, pruned from now on; returns a function that removes it. */
   retain(policy: RetentionPolicy): () => void;
+}
+
+/** True when `store` has a table of that name (a plugin's tables exist once it has run here). */
+export function hasTable(store: Pick<Store, 'get'>, name: string): boolean {
+  return store.get("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?", [name]) !== undefined;
 }
 
 export const StoreRef = createServiceRef<Store>({ id: 'store', description: 'the durable sql.js store' });

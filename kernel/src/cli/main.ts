@@ -163,6 +163,10 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
           const provider = plugins.find((p) => p.plugin.masterLocator)?.plugin.masterLocator;
           return provider ? provider() : Promise.resolve(undefined);
         },
+        retentionPolicies: async (store) => {
+          const lists = await Promise.all(plugins.map((p) => p.plugin.retention?.(store, config) ?? []));
+          return lists.flat();
+        },
         boot: async (profile, overrides) => {
           const bootConfig = await readConfig({ ...flagOverrides, ...overrides });
           // Long-running profiles report their progress on the terminal; one-shot commands stay quiet.

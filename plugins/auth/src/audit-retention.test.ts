@@ -68,10 +68,13 @@ describe('audit retention', () => {
     const total = AUDIT_RETENTION_BATCH * 2 + 30;
     await auditWith(Array.from({ length: total }, (_, i) => entry(0, i)));
     const policy = auditRetention(store, { maxAgeMs: 90 * DAY, maxRecords: 25 });
+    // What is due is every batch of the pass together, counted by the same bounds.
+    expect(policy.due?.(NOW)).toBe(total - 25);
     expect(await policy.pruneBatch(NOW)).toBe(AUDIT_RETENTION_BATCH);
     expect(await policy.pruneBatch(NOW)).toBe(AUDIT_RETENTION_BATCH);
     expect(await policy.pruneBatch(NOW)).toBe(5);
     expect(await policy.pruneBatch(NOW)).toBe(0);
+    expect(policy.due?.(NOW)).toBe(0);
     const kept = Array.from({ length: 25 }, (_, i) => `/api/v1/things/${total - 25 + i}`);
     expect(resources()).toEqual(kept);
     expect(policy.kept()).toEqual({ count: 25, oldest: entry(0, 0).timestamp });
@@ -86,9 +89,11 @@ describe('audit retention', () => {
     await auditWith([entry(100, 1), entry(95, 2), entry(5, 3), entry(4, 4), entry(3, 5)]);
     const policy = auditRetention(store, { maxAgeMs: 90 * DAY, maxRecords: 2 });
     expect(policy.rule).toBe('90d old at most, the newest 2 (audit.retention, audit.retention_max_records)');
+    expect(policy.due?.(NOW)).toBe(3);
     expect(await policy.pruneBatch(NOW)).toBe(3);
     expect(resources()).toEqual(['/api/v1/things/4', '/api/v1/things/5']);
     const loose = auditRetention(store, { maxAgeMs: 4.5 * DAY, maxRecords: 0 });
+    expect(loose.due?.(NOW)).toBe(0);
     expect(await loose.pruneBatch(NOW)).toBe(0);
   });
 
@@ -111,8 +116,9 @@ describe('revoked sessions retention', () => {
     await accounts.revokeSession('gone-1', nowSeconds - 60);
     await accounts.revokeSession('gone-2', nowSeconds - 1);
     await accounts.revokeSession('live', nowSeconds + 3600);
-    const policy = revokedSessionRetention(accounts);
+    const policy = revokedSessionRetention(store, accounts);
     expect(policy.kept()).toEqual({ count: 3, oldest: new Date((nowSeconds - 60) * 1000).toISOString() });
+    expect(policy.due?.(NOW)).toBe(2);
 
     expect(await policy.pruneBatch(NOW)).toBe(2);
     expect(await policy.pruneBatch(NOW)).toBe(0);

@@ -31,26 +31,29 @@ export function auditRetention(store: Store, settings: AuditRetentionSettings): 
       );
       return { count: row?.n ?? 0, oldest: row?.oldest ?? undefined };
     },
+    due(now) {
+      const { cutoff, beyondId } = auditBounds(store, settings, now);
+      const byCount = beyondId === undefined ? '' : ' OR id <= ?';
+      const params = beyondId === undefined ? [cutoff] : [cutoff, beyondId];
+      return (
+        store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM audit_log WHERE timestamp < ?${byCount}`, params)?.n ?? 0
+      );
+    },
     async pruneBatch(now) {
       const ids = new Set<number>();
+      const { cutoff, beyondId } = auditBounds(store, settings, now);
       // Each query walks an index from its oldest end and stops after one batch.
-      const cutoff = new Date(now.getTime() - settings.maxAgeMs).toISOString();
       for (const { id } of store.all<{ id: number }>(
         'SELECT id FROM audit_log WHERE timestamp < ? ORDER BY timestamp LIMIT ?',
         [cutoff, AUDIT_RETENTION_BATCH],
       ))
         ids.add(id);
-      if (settings.maxRecords > 0) {
-        const beyond = store.get<{ id: number }>('SELECT id FROM audit_log ORDER BY id DESC LIMIT 1 OFFSET ?', [
-          settings.maxRecords,
-        ]);
-        if (beyond)
-          for (const { id } of store.all<{ id: number }>('SELECT id FROM audit_log WHERE id <= ? ORDER BY id LIMIT ?', [
-            beyond.id,
-            AUDIT_RETENTION_BATCH,
-          ]))
-            ids.add(id);
-      }
+      if (beyondId !== undefined)
+        for (const { id } of store.all<{ id: number }>('SELECT id FROM audit_log WHERE id <= ? ORDER BY id LIMIT ?', [
+          beyondId,
+          AUDIT_RETENTION_BATCH,
+        ]))
+          ids.add(id);
       const batch = [...ids].slice(0, AUDIT_RETENTION_BATCH);
       if (batch.length === 0) return 0;
       await store.run(`DELETE FROM audit_log WHERE id IN (${batch.map(() => '?').join(', ')})`, batch);
@@ -60,14 +63,56 @@ export function auditRetention(store: Store, settings: AuditRetentionSettings): 
 }
 
 /**
- * Revoked sessions (logouts) are kept only until the session would have expired anyway: after
- * that the token is refused for its expiry, so its revocation record is dead weight.
+ * What the audit rule keeps at `now`: records from `cutoff` on, and (with a count limit) those
+ * after `beyondId`, the newest record past the limit. Pruning and counting what is due share it.
  */
-export function revokedSessionRetention(accounts: Accounts): RetentionPolicy {
+function auditBounds(
+  store: Store,
+  settings: AuditRetentionSettings,
+  now: Date,
+): { cutoff: string; beyondId: number | undefined } {
+  const cutoff = new Date(now.getTime() - settings.maxAgeMs).toISOString();
+  const beyond =
+    settings.maxRecords > 0
+      ? store.get<{ id: number }>('SELECT id FROM audit_log ORDER BY id DESC LIMIT 1 OFFSET ?', [settings.maxRecords])
+      : undefined;
+  return { cutoff, beyondId: beyond?.id };
+}
+
+/**
+ * Revoked sessions (logouts) are kept only until the session would have expired anyway: after
+ * that the token is refused for its expiry, so its revocation record is dead weight. Counted from
+ * the table (which `accounts` mirrors once open), so a report needs no opened accounts.
+ */
+export function revokedSessionRetention(store: Store, accounts: Accounts): RetentionPolicy {
   return {
     name: 'revoked sessions',
     rule: 'until the session would have expired (auth.jwt.expiry)',
-    kept: () => accounts.revocations(),
+    kept() {
+      const row = store.get<{ n: number; first: number | null }>(
+        'SELECT COUNT(*) AS n, MIN(expires_at) AS first FROM auth_revoked',
+      );
+      return {
+        count: row?.n ?? 0,
+        ...(row?.first == null ? {} : { oldest: new Date(row.first * 1000).toISOString() }),
+      };
+    },
+    due: (now) =>
+      store.get<{ n: number }>('SELECT COUNT(*) AS n FROM auth_revoked WHERE expires_at <= ?', [
+        Math.floor(now.getTime() / 1000),
+      ])?.n ?? 0,
     pruneBatch: (now) => accounts.forgetExpiredRevocations(Math.floor(now.getTime() / 1000), AUDIT_RETENTION_BATCH),
   };
+}
+
+/**
+ * The auth plugin's policies over `store`: what the service registers, and what `runner db stats`
+ * reports without a master (with accounts that were never opened: reports do not prune).
+ */
+export function authRetentionPolicies(
+  store: Store,
+  settings: AuditRetentionSettings,
+  accounts: Accounts,
+): RetentionPolicy[] {
+  return [auditRetention(store, settings), revokedSessionRetention(store, accounts)];
 }

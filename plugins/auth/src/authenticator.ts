@@ -61,9 +61,14 @@ export class Authenticator {
   /**
    * The caller, undefined when the request carries no credentials; throws 401 for credentials
    * that are wrong, expired or revoked (and, for a cookie session, a mutating call without the
-   * CSRF header).
+   * CSRF header). Synchronous for tokens and cookies, a promise only for Basic (its password
+   * check may wait): the guard answers most requests without a microtask turn.
    */
-  async authenticate(headers: IncomingHttpHeaders, address: string, mutating: boolean): Promise<Principal | undefined> {
+  authenticate(
+    headers: IncomingHttpHeaders,
+    address: string,
+    mutating: boolean,
+  ): Principal | undefined | Promise<Principal | undefined> {
     const header = headers.authorization;
     if (header) {
       const space = header.indexOf(' ');

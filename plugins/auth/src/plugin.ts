@@ -1,4 +1,4 @@
-import { definePlugin, HttpRouterRef, StoreRef } from '@runner/plugin-sdk';
+import { definePlugin, hasTable, HttpRouterRef, StoreRef } from '@runner/plugin-sdk';
 import { AUTH_COMMAND_OPTIONS, AUTH_COMMANDS } from './commands.js';
 import { AUTH_CONFIG, readAuthConfig } from './config.js';
 
@@ -12,6 +12,16 @@ export const plugin = definePlugin({
   commands: AUTH_COMMANDS,
   commandOptions: AUTH_COMMAND_OPTIONS,
   config: AUTH_CONFIG,
+  // What the service registers (authRetentionPolicies), for `runner db stats` without a master;
+  // none in a store a master never used. Accounts are not opened: reports read the tables.
+  async retention(store, config) {
+    if (!hasTable(store, 'audit_log') || !hasTable(store, 'auth_revoked')) return [];
+    const [{ authRetentionPolicies }, { Accounts }] = await Promise.all([
+      import('./audit-retention.js'),
+      import('./accounts.js'),
+    ]);
+    return authRetentionPolicies(store, readAuthConfig(config).auditRetention, new Accounts(store));
+  },
   // First start hashes the admin's password (scrypt) and may wait on the store.
   setupTimeoutMs: 30_000,
   async setup(ctx, { router, store }) {

@@ -2,7 +2,7 @@ import type { HttpRouter, Logger, Store } from '@runner/plugin-sdk';
 import { Accounts } from './accounts.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { AuditLog } from './audit-log.js';
-import { auditRetention, revokedSessionRetention } from './audit-retention.js';
+import { authRetentionPolicies } from './audit-retention.js';
 import { Authenticator } from './authenticator.js';
 import { ensureAdmin, jwtSecret, writeLocalToken } from './bootstrap.js';
 import type { AuthConfig } from './config.js';
@@ -45,10 +45,7 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
   const audit = new AuditLog(store, logger);
   await audit.open();
   // Pruned by the store in the background (store.retention_interval); runner db stats shows them.
-  const unretain = [
-    store.retain(auditRetention(store, config.auditRetention)),
-    store.retain(revokedSessionRetention(accounts)),
-  ];
+  const unretain = authRetentionPolicies(store, config.auditRetention, accounts).map((policy) => store.retain(policy));
   for (const guard of authGuards({ enabled: config.enabled, authenticator, audit })) router.guard(guard);
   const deps = { accounts, authenticator, audit };
   registerSessionRoutes(router, deps);

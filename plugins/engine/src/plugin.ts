@@ -8,6 +8,7 @@ import {
   AgentDelegatorRef,
   AgentGroupsRef,
   definePlugin,
+  hasTable,
   optional,
   ProcessGroupsRef,
 } from '@runner/plugin-sdk';
@@ -40,6 +41,13 @@ export const plugin = definePlugin({
     processGroups: optional(ProcessGroupsRef),
   },
   commands: [runCommand, executionsCommand],
+  // What setup registers below (runs.retentionPolicies is the same function), for `runner db
+  // stats` without a master; a store the engine never used has no runs table and no policy.
+  async retention(store, config) {
+    if (!hasTable(store, 'runs')) return [];
+    const { engineRetentionPolicies } = await import('./run-retention.js');
+    return engineRetentionPolicies(store, retentionSettings(config), () => undefined);
+  },
   config: {
     'engine.task_log_bytes': {
       schema: { type: 'integer', minimum: 1 },

@@ -83,7 +83,10 @@ describe('retention of executions and task logs', () => {
       '20d old at most, the newest 100 (engine.retention.max_age, engine.retention.max_runs)',
     );
     expect(runs.list().total).toBe(600);
+    // Due: every batch of the pass, counted by the same bound (the running run is not due).
+    expect(executions.due?.(NOW)).toBe(RETENTION_BATCH * 2 + 99);
     expect(await pruneAll(executions)).toEqual([RETENTION_BATCH, RETENTION_BATCH, 99]);
+    expect(executions.due?.(NOW)).toBe(0);
     // The newest 100 and the running one.
     const left = runs.list({ limit: 500 });
     expect(left.total).toBe(101);
@@ -93,6 +96,7 @@ describe('retention of executions and task logs', () => {
 
     // By age alone: 48 hours old at most (run 48 started exactly 48 hours ago and stays).
     const [byAge] = runs.retentionPolicies({ maxAgeMs: 2 * DAY, maxRuns: 0, logMaxAgeMs: 0, logMaxRuns: 0 });
+    expect(byAge.due?.(NOW)).toBe(51);
     expect(await pruneAll(byAge)).toEqual([51]);
     expect(runs.list({ limit: 500 }).runs.map((r) => r.id)).toEqual([
       ...Array.from({ length: 49 }, (_, i) => run(i).id),
@@ -104,6 +108,8 @@ describe('retention of executions and task logs', () => {
     await seed(5);
     const [executions, logs] = runs.retentionPolicies({ maxAgeMs: 0, maxRuns: 0, logMaxAgeMs: 0, logMaxRuns: 0 });
     expect(executions.rule).toBe('all (no limit set) (engine.retention.max_age, engine.retention.max_runs)');
+    expect(executions.due?.(NOW)).toBe(0);
+    expect(logs.due?.(NOW)).toBe(0);
     expect(await executions.pruneBatch(NOW)).toBe(0);
     expect(await logs.pruneBatch(NOW)).toBe(0);
     expect(runs.list().total).toBe(5);
@@ -112,7 +118,9 @@ describe('retention of executions and task logs', () => {
   it('replaces the task logs of older runs by a note and keeps their records', async () => {
     await seed(30);
     const [, logs] = runs.retentionPolicies({ maxAgeMs: 0, maxRuns: 0, logMaxAgeMs: DAY, logMaxRuns: 10 });
+    expect(logs.due?.(NOW)).toBe(20);
     expect(await pruneAll(logs)).toEqual([20]);
+    expect(logs.due?.(NOW)).toBe(0);
     expect(runs.list().total).toBe(30);
     expect(runs.get(run(9).id)?.tasks[0]).toMatchObject({ log: [{ message: `line of ${run(9).id}` }] });
     const pruned = runs.get(run(10).id)?.tasks[0];

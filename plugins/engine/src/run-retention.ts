@@ -23,6 +23,31 @@ function keptFrom(store: Store, now: Date, maxAgeMs: number, maxRuns: number): [
   return bound;
 }
 
+/**
+ * The runs a rule no longer keeps, given its kept bound as the two parameters: finished runs
+ * before the bound (running ones stay). One clause for pruning and for counting what is due.
+ */
+const EXECUTIONS_DUE = "(started_at, id) < (?, ?) AND status NOT IN ('running', 'pending')";
+/** Runs whose task logs a rule no longer keeps (and which still have them). */
+const TASK_LOGS_DUE = `logs_pruned_at IS NULL AND ${EXECUTIONS_DUE}`;
+
+function countDue(store: Store, where: string, bound: [string, string] | null): number {
+  if (bound === null) return 0;
+  return store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs WHERE ${where}`, bound)?.n ?? 0;
+}
+
+/**
+ * The engine's policies over `store`: what setup registers (RunStore.retentionPolicies, with
+ * `removed` resetting its cached lists) and what `runner db stats` reports without a master.
+ */
+export function engineRetentionPolicies(
+  store: Store,
+  settings: RetentionSettings,
+  removed: () => void,
+): RetentionPolicy[] {
+  return [executionRetention(store, settings, removed), taskLogRetention(store, settings)];
+}
+
 function compareKeys(a: [string, string], b: [string, string]): number {
   return a[0] === b[0] ? (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0) : a[0] < b[0] ? -1 : 1;
 }
@@ -54,14 +79,15 @@ export function executionRetention(store: Store, settings: RetentionSettings, re
       );
       return { count: row?.n ?? 0, oldest: row?.oldest ?? undefined };
     },
+    due: (now) => countDue(store, EXECUTIONS_DUE, keptFrom(store, now, settings.maxAgeMs, settings.maxRuns)),
     async pruneBatch(now) {
       const bound = keptFrom(store, now, settings.maxAgeMs, settings.maxRuns);
       if (bound === null) return 0;
       const ids = store
-        .all<{ id: string }>(
-          "SELECT id FROM runs WHERE (started_at, id) < (?, ?) AND status NOT IN ('running', 'pending') ORDER BY started_at, id LIMIT ?",
-          [...bound, RETENTION_BATCH],
-        )
+        .all<{ id: string }>(`SELECT id FROM runs WHERE ${EXECUTIONS_DUE} ORDER BY started_at, id LIMIT ?`, [
+          ...bound,
+          RETENTION_BATCH,
+        ])
         .map((row) => row.id);
       if (ids.length === 0) return 0;
       const inList = placeholders(ids.length);
@@ -94,14 +120,15 @@ export function taskLogRetention(store: Store, settings: RetentionSettings): Ret
       );
       return { count: row?.n ?? 0, oldest: row?.oldest ?? undefined };
     },
+    due: (now) => countDue(store, TASK_LOGS_DUE, keptFrom(store, now, settings.logMaxAgeMs, settings.logMaxRuns)),
     async pruneBatch(now) {
       const bound = keptFrom(store, now, settings.logMaxAgeMs, settings.logMaxRuns);
       if (bound === null) return 0;
       const ids = store
-        .all<{ id: string }>(
-          "SELECT id FROM runs WHERE logs_pruned_at IS NULL AND (started_at, id) < (?, ?) AND status NOT IN ('running', 'pending') ORDER BY started_at, id LIMIT ?",
-          [...bound, RETENTION_BATCH],
-        )
+        .all<{ id: string }>(`SELECT id FROM runs WHERE ${TASK_LOGS_DUE} ORDER BY started_at, id LIMIT ?`, [
+          ...bound,
+          RETENTION_BATCH,
+        ])
         .map((row) => row.id);
       if (ids.length === 0) return 0;
       const at = now.toISOString();

@@ -14,7 +14,7 @@ import type {
 } from '@runner/plugin-sdk';
 import { reconcileRuns, type InterruptedRun, type ReconcileOptions, type RunLeases } from './run-lifecycle.js';
 import type { RetentionSettings } from './retention-config.js';
-import { executionRetention, taskLogRetention } from './run-retention.js';
+import { engineRetentionPolicies } from './run-retention.js';
 import { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER } from './run-lifecycle-schema.js';
 import { RunList, type RunPage } from './run-list.js';
 
@@ -329,7 +329,7 @@ export class RunStore {
 
   /** What retention removes, as the store's background passes ask (run-retention.ts). */
   retentionPolicies(settings: RetentionSettings): RetentionPolicy[] {
-    return [executionRetention(this.store, settings, () => this.lists.reset()), taskLogRetention(this.store, settings)];
+    return engineRetentionPolicies(this.store, settings, () => this.lists.reset());
   }
 
   private track<T>(write: Promise<T>): Promise<T> {

@@ -21,6 +21,7 @@ export interface HttpConfig {
   shutdownTimeoutMs: number;
   wsPingIntervalMs: number;
   wsMaxBufferedBytes: number;
+  wsMaxBatchAgeMs: number;
   /** HTTPS when set: the PEM texts, and the certificate's absolute path (master.json names it). */
   tls?: { cert: Buffer; key: Buffer; certFile: string };
 }
@@ -70,6 +71,10 @@ export const HTTP_CONFIG: ConfigDeclaration = {
     DEFAULT_BODY_LIMIT_BYTES,
     'bytes a slow WebSocket client may have buffered before it is dropped',
   ),
+  'http.ws_max_batch_age': positive(
+    3,
+    'milliseconds a WebSocket message may wait to share one write with later ones while more keep coming (lower: less latency, more writes)',
+  ),
 };
 
 export function readHttpConfig(config: RunnerConfig): HttpConfig {
@@ -83,6 +88,7 @@ export function readHttpConfig(config: RunnerConfig): HttpConfig {
     shutdownTimeoutMs: config.get<number>('http.shutdown_timeout') * 1000,
     wsPingIntervalMs: config.get<number>('http.ws_ping_interval') * 1000,
     wsMaxBufferedBytes: config.get<number>('http.ws_max_buffered_bytes'),
+    wsMaxBatchAgeMs: config.get<number>('http.ws_max_batch_age'),
     tls: readTls(config),
   };
 }

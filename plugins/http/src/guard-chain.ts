@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Guard, GuardContext, Principal, RouteMeta } from '@runner/plugin-sdk';
+import { isThenable, type Guard, type GuardContext, type Principal, type RouteMeta } from '@runner/plugin-sdk';
 
 /**
  * The router's ordered guards. Every way into the HTTP port (API routes, server-sent events, the
@@ -33,7 +33,24 @@ export class GuardChain {
     finished: { on(event: 'close', listener: () => void): unknown },
     statusOf: () => number,
   ): Promise<Principal | undefined> {
-    if (this.guards.length === 0) return undefined;
+    return this.runNow(route, req, requestId, finished, statusOf);
+  }
+
+  /**
+   * `run` without a promise when no guard needs one: the principal, or a promise of it from the
+   * first guard that answered with one on. The busiest routes (a cached list) pass every guard
+   * synchronously, and each promise and microtask turn a request costs shows in their tail latency.
+   * Throws the first refusal of a synchronous guard; a later one rejects the promise.
+   */
+  runNow(
+    route: RouteMeta,
+    req: IncomingMessage,
+    requestId: string,
+    finished: { on(event: 'close', listener: () => void): unknown },
+    statusOf: () => number,
+  ): Principal | undefined | Promise<Principal | undefined> {
+    const guards = this.guards;
+    if (guards.length === 0) return undefined;
     const callbacks: ((status: number) => void)[] = [];
     const context: GuardContext = {
       route,
@@ -46,9 +63,24 @@ export class GuardChain {
         callbacks.push(callback);
       },
     };
-    for (const guard of this.guards) await guard.check(context);
+    for (let i = 0; i < guards.length; i++) {
+      const pending = (guards[i] as Guard).check(context);
+      if (isThenable(pending)) return finishAsync(guards, i, pending, context);
+    }
     return context.principal;
   }
+}
+
+/** The rest of the chain once guard `at` answered with a promise. */
+async function finishAsync(
+  guards: readonly Guard[],
+  at: number,
+  pending: PromiseLike<unknown>,
+  context: GuardContext,
+): Promise<Principal | undefined> {
+  await pending;
+  for (let i = at + 1; i < guards.length; i++) await (guards[i] as Guard).check(context);
+  return context.principal;
 }
 
 /** The status an answer ended with, or 499 (client closed) when it never finished. */

@@ -8,9 +8,8 @@ import { InvalidInputError, PayloadTooLargeError, RunnerError, UnsupportedMediaT
  * read.
  */
 export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  if (!hasRequestBody(req)) return undefined;
   const declared = req.headers['content-length'];
-  const hasBody = req.headers['transfer-encoding'] !== undefined || (declared !== undefined && Number(declared) > 0);
-  if (!hasBody) return undefined;
 
   checkContentType(req.headers['content-type']);
   if (declared !== undefined && Number(declared) > limitBytes) throw tooLarge(limitBytes);
@@ -24,6 +23,12 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
     throw new InvalidInputError('request body is not valid UTF-8');
   }
   return parseJson(text);
+}
+
+/** True when the request says a body follows (a length above 0, or chunked). */
+export function hasRequestBody(req: IncomingMessage): boolean {
+  const declared = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (declared !== undefined && Number(declared) > 0);
 }
 
 function checkContentType(header: string | undefined): void {

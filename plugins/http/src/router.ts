@@ -5,10 +5,7 @@ import {
   messageOf,
   NotFoundError,
   RunnerError,
-  STREAMED,
   type Guard,
-  type HttpMethod,
-  type HttpRequest,
   type HttpRouter,
   type Logger,
   type PlainRoute,
@@ -22,12 +19,13 @@ import polka, { type NextHandler, type Polka, type Request } from 'polka';
 import { EncodedBodies, isEncodedJson, writeEncoded } from './encoded-body.js';
 import { errorAnswer, MethodNotAllowedError } from './errors.js';
 import { finalStatus, GuardChain } from './guard-chain.js';
-import { readJsonBody } from './json-body.js';
+import { dispatchRoute, NO_HEADERS, type DispatchPipeline } from './api-dispatch.js';
+import { hasRequestBody } from './json-body.js';
 import { buildOpenApi } from './openapi.js';
 import { originAllowed } from './network-checks.js';
 import { API_PREFIX, checkDeclaration, METHODS, WEBSOCKET_ROUTE, type CompiledRoute } from './route-declaration.js';
 import { compilePart } from './route-schema.js';
-import { firstValues, isReply, pathOf, requestIdOf } from './request-parts.js';
+import { pathOf, QueryStrings, requestIdOf, searchOf } from './request-parts.js';
 
 export { API_PREFIX } from './route-declaration.js';
 export { requestIdOf } from './request-parts.js';
@@ -55,6 +53,13 @@ export class ApiRouter implements HttpRouter {
   private readonly declared: RouteSpec[] = [];
   private readonly metas: RouteMeta[] = [];
   private readonly guards = new GuardChain();
+  private readonly queries = new QueryStrings();
+  /** What dispatchRoute needs of the router: its guards and its two ways of answering. */
+  private readonly pipeline: DispatchPipeline = {
+    guards: this.guards,
+    writeJson: (req, res, status, body, headers) => this.writeJson(req, res, status, body, headers),
+    sendError: (req, res, error) => this.sendError(req, res, error),
+  };
   private readonly statics: StaticFiles[] = [];
   private readonly plainRoutes = new Map<string, { route: PlainRoute; meta: RouteMeta }>();
   private readonly allowAllOrigins: boolean;
@@ -103,7 +108,9 @@ export class ApiRouter implements HttpRouter {
     // matches the same path, so the route polka would have run first is the one found.
     if (!meta.path.includes(':') && this.app.find(method, meta.path).handlers.length === 0)
       this.exact.set(`${method} ${meta.path}`, compiled);
-    this.app.add(method, meta.path, (req: Request, res: ServerResponse) => this.dispatch(req, res, compiled));
+    this.app.add(method, meta.path, (req: Request, res: ServerResponse) =>
+      dispatchRoute(this.pipeline, req, res, compiled),
+    );
   }
 
   guard(guard: Guard): void {
@@ -202,16 +209,17 @@ export class ApiRouter implements HttpRouter {
     if (path === '/api' || path.startsWith('/api/')) {
       const exact = this.exact.get(`${req.method === 'HEAD' ? 'GET' : req.method} ${path}`);
       if (exact !== undefined) {
-        // What polka's handler sets on a request, for the same route it would have found.
-        const info = this.app.parse(req);
+        // What polka's handler sets on a request, for the same route it would have found (the
+        // query parsed as polka does, once per distinct query string).
+        const search = searchOf(req.url);
         const polkaReq = Object.assign(req, {
           path,
           params: {},
-          query: info.query ?? {},
-          search: info.search,
+          query: this.queries.of(search),
+          search,
         }) as Request;
         polkaReq.originalUrl ??= req.url as string;
-        void this.dispatch(polkaReq, res, exact);
+        dispatchRoute(this.pipeline, polkaReq, res, exact);
         return;
       }
       // Without a `next` polka runs the route chain itself; one given would be called at once (sub-app mode).
@@ -283,47 +291,19 @@ export class ApiRouter implements HttpRouter {
     this.writeJson(req, res, answer.status, answer.body, headers);
   }
 
-  private async dispatch(req: Request, res: ServerResponse, route: CompiledRoute): Promise<void> {
-    try {
-      const requestId = String(res.getHeader('x-request-id'));
-      // Guards run before the body is read: an unauthenticated client cannot make us buffer a megabyte.
-      const principal = await this.guards.run(route.meta, req, requestId, res, () => finalStatus(res));
-      const rawBody = await readJsonBody(req, route.bodyLimit);
-      const rawQuery = firstValues(req.query as Record<string, string | string[] | undefined>);
-      const request: HttpRequest = {
-        // HEAD reaches GET routes; Node leaves the body out of the answer.
-        method: (req.method === 'HEAD' ? 'GET' : req.method) as HttpMethod,
-        path: req.path.slice(API_PREFIX.length) || '/',
-        params: (route.params ? route.params.check({ ...req.params }) : { ...req.params }) as Record<string, string>,
-        query: (route.query ? route.query.check(rawQuery) : rawQuery) as Record<string, string>,
-        headers: req.headers,
-        body: route.body ? route.body.check(rawBody) : rawBody,
-        remoteAddress: req.socket.remoteAddress ?? '',
-        requestId,
-        principal,
-        raw: { req, res },
-      };
-      const result = await route.spec.handler(request as never);
-      if (result === STREAMED) return;
-      if (isReply(result)) this.writeJson(req, res, result.status, result.body, result.headers ?? {});
-      else if (result === undefined) this.writeJson(req, res, 204, undefined, {});
-      else this.writeJson(req, res, 200, result, {});
-    } catch (error) {
-      this.sendError(req, res, error);
-    }
-  }
-
   private writeJson(
     req: IncomingMessage,
     res: ServerResponse,
     status: number,
     body: unknown,
-    headers: Record<string, string>,
+    headers: Readonly<Record<string, string>>,
   ): void {
     if (res.headersSent || res.destroyed) return;
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    // An unread body would otherwise be read (and discarded) to keep the connection alive.
-    if (!req.complete) res.setHeader('connection', 'close');
+    if (headers !== NO_HEADERS) for (const name in headers) res.setHeader(name, headers[name] as string);
+    // An unread body would otherwise be read (and discarded) to keep the connection alive. A
+    // request without one is not complete yet while it is answered in the turn it arrived in
+    // (api-dispatch.ts), but there is nothing to read: its connection stays open.
+    if (!req.complete && hasRequestBody(req)) res.setHeader('connection', 'close');
     if (isEncodedJson(body) && status !== 204 && status !== 304)
       return writeEncoded(req, res, status, this.encoded.of(body));
     // Serialised before any header is written, so a body that cannot be encoded still gets a 500.

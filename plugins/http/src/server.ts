@@ -66,6 +66,7 @@ export class HttpService {
       corsOrigins: config.corsOrigins,
       pingIntervalMs: config.wsPingIntervalMs,
       maxBufferedBytes: config.wsMaxBufferedBytes,
+      maxBatchAgeMs: config.wsMaxBatchAgeMs,
       authorize: (req, socket, requestId) => this.router.authorizeUpgrade(req, socket, requestId),
     });
     this.masterFile = join(options.dataDir, 'master.json');

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { principalFor, type BusEvent } from '@runner/plugin-sdk';
@@ -128,7 +129,8 @@ describe('WebSocket hub', () => {
   });
 
   it('sends a burst of events in one write per client, in order', async () => {
-    const r = await start();
+    // However long the burst takes on a busy machine: the age bound is the next test's.
+    const r = await start({ 'http.ws_max_batch_age': 60_000 });
     const clients = await Promise.all([connect(r), connect(r)]);
     const names: string[][] = [[], []];
     const all = clients.map(
@@ -157,6 +159,41 @@ describe('WebSocket hub', () => {
     const expected = Array.from({ length: 50 }, (_, i) => `a${i}`);
     expect(names).toEqual([expected, expected]);
     expect(writes).toBe(2);
+  });
+
+  it('writes a batch older than http.ws_max_batch_age with the next event, before the turn ends', async () => {
+    const r = await start({ 'http.ws_max_batch_age': 2 });
+    const { ws } = await connect(r);
+    const names: string[] = [];
+    const received = new Promise<void>((resolve) =>
+      ws.on('message', (data) => {
+        names.push(JSON.parse(String(data)).data.agent_name);
+        if (names.length === 2) resolve();
+      }),
+    );
+    let emitted = 0;
+    const emit = () => {
+      emitted++;
+      r.kernel.events.emit('agent.connected', { agent_name: `a${emitted}`, address: 'h:1', status: 'online' });
+    };
+    /** During which emit each server-side write happened. */
+    const writesDuring: number[] = [];
+    const write = Socket.prototype.write;
+    Socket.prototype.write = function (this: Socket, ...args: unknown[]) {
+      if (this.localPort === r.port) writesDuring.push(emitted);
+      return (write as (...a: unknown[]) => boolean).apply(this, args);
+    } as typeof write;
+    try {
+      // One synchronous stretch, as a run's promise continuations are: the event loop does not turn.
+      emit();
+      for (const until = performance.now() + 5; performance.now() < until;);
+      emit(); // the batch is 5 ms old: it goes out now, with this event, not at the end of the turn
+      expect(writesDuring).toEqual([2]);
+      await received;
+    } finally {
+      Socket.prototype.write = write;
+    }
+    expect(names).toEqual(['a1', 'a2']);
   });
 
   it('closes clients with 1001 when the server stops', async () => {

@@ -1,4 +1,11 @@
-import { LuaError, type LuaCallContext, type LuaFunctionRef, type LuaValue, type Logger } from '@runner/plugin-sdk';
+import {
+  isThenable,
+  LuaError,
+  type LuaCallContext,
+  type LuaFunctionRef,
+  type LuaValue,
+  type Logger,
+} from '@runner/plugin-sdk';
 import fengari, { type LuaJsFunction, type LuaProxy, type LuaState } from 'fengari';
 import { ConversionError, pushJs, toJs, type PushOptions, type ToJsOptions } from './convert.js';
 import { installBaseLibrary } from './lib-base.js';
@@ -233,10 +240,6 @@ export function isMemoryError(error: unknown): boolean {
       error.message,
     )
   );
-}
-
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 function isLuaMultiple(value: unknown): value is { kind: 'lua-multiple'; values: LuaValue[] } {

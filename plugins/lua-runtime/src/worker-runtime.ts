@@ -1,5 +1,6 @@
 import {
   formatBytes,
+  isThenable,
   LuaError,
   LuaTimeoutError,
   RunnerError,
@@ -14,7 +15,7 @@ import {
   type LuaValue,
 } from '@runner/plugin-sdk';
 import { abortError } from './execution.js';
-import { describeJsError, isThenable } from './host.js';
+import { describeJsError } from './host.js';
 import { DEFAULT_MEMORY_LIMIT_BYTES } from './lib-string-limits.js';
 import type { ModuleFunction, ModuleRegistry } from './module-registry.js';
 import { LuaRuntimeService, type LuaRuntimeOptions } from './runtime.js';

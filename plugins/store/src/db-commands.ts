@@ -86,7 +86,11 @@ export async function vacuumCommand(_input: CommandInput, ctx: CommandContext): 
  * `runner db stats` as text. `configured` are the retention settings of the loaded plugins (keys
  * with a `retention` part), shown when no process runs the policies to report on them.
  */
-export function formatStats(stats: StoreStats, configured: readonly { key: string; value: unknown }[] = []): string {
+export function formatStats(
+  stats: StoreStats,
+  configured: readonly { key: string; value: unknown }[] = [],
+  offline = false,
+): string {
   const width = Math.max(5, ...stats.tables.map((t) => t.name.length));
   const lines = [
     `store     ${stats.path}`,
@@ -97,13 +101,20 @@ export function formatStats(stats: StoreStats, configured: readonly { key: strin
     `${'table'.padEnd(width)}  rows`,
     ...stats.tables.map((t) => `${t.name.padEnd(width)}  ${t.rows}`),
     '',
-    ...retentionLines(stats, configured),
+    ...retentionLines(stats, configured, offline),
   ];
   return `${lines.join('\n')}\n`;
 }
 
-/** What each retention policy keeps; read from the master, which registers and runs them. */
-function retentionLines(stats: StoreStats, configured: readonly { key: string; value: unknown }[]): string[] {
+/**
+ * What each retention policy keeps and would remove now. From a master, which runs them, with its
+ * last pass; without one (`offline`), from the same policies built over the store by their plugins.
+ */
+function retentionLines(
+  stats: StoreStats,
+  configured: readonly { key: string; value: unknown }[],
+  offline: boolean,
+): string[] {
   const policies = stats.retention ?? [];
   if (policies.length === 0) {
     return [
@@ -112,14 +123,24 @@ function retentionLines(stats: StoreStats, configured: readonly { key: string; v
     ];
   }
   return [
-    'retention',
+    offline ? 'retention  (no master has this data directory open: nothing is pruned until one does)' : 'retention',
     ...policies.flatMap((p) => [
       `  ${p.name}: keeps ${p.rule}`,
-      `    kept now ${p.kept}${p.oldest ? `, oldest ${p.oldest}` : ''}; last pass ${
-        p.lastPrunedAt === null ? 'not yet' : `${p.lastPrunedAt}, removed ${p.lastRemoved}`
+      `    kept now ${p.kept}${p.oldest ? `, oldest ${p.oldest}` : ''}${
+        p.due === undefined ? '' : `; ${dueText(p.due, offline)}`
+      }${
+        offline
+          ? ''
+          : `; last pass ${p.lastPrunedAt === null ? 'not yet' : `${p.lastPrunedAt}, removed ${p.lastRemoved}`}`
       }${p.lastError ? `; failed: ${p.lastError}` : ''}`,
     ]),
   ];
+}
+
+/** What a policy's `due` figure means for the data directory's next pass. */
+function dueText(due: number, offline: boolean): string {
+  if (due === 0) return 'none past the rule';
+  return `${due} past the rule: ${offline ? "a master's first pass" : 'the next pass'} removes them`;
 }
 
 export async function statsCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
@@ -127,12 +148,19 @@ export async function statsCommand(input: CommandInput, ctx: CommandContext): Pr
   if (format !== 'text' && format !== 'json') {
     throw new InvalidInputError(`--output must be text or json, got ${String(format)}`, { field: 'output' });
   }
+  let offline = false;
   const stats = await viaMasterOrDirect(
     ctx,
     (master) => master.call<StoreStats>('GET', '/db/stats', { timeoutMs: STORE_CALL_TIMEOUT_MS }),
-    async (store) => store.stats(),
+    async (store) => {
+      // The policies a master would run, built by their plugins over this store: registered to be
+      // reported, never started (the store prunes only once startRetention is called).
+      offline = true;
+      for (const policy of (await ctx.retentionPolicies?.(store)) ?? []) store.retain(policy);
+      return store.stats();
+    },
   );
   const configured = ctx.config.declared().filter((k) => /(^|\.)retention(\.|_|$)/.test(k.key));
-  ctx.stdout.write(format === 'json' ? `${JSON.stringify(stats, null, 2)}\n` : formatStats(stats, configured));
+  ctx.stdout.write(format === 'json' ? `${JSON.stringify(stats, null, 2)}\n` : formatStats(stats, configured, offline));
   return 0;
 }

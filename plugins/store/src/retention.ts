@@ -56,14 +56,16 @@ export class RetentionRunner {
     await this.pass;
   }
 
-  stats(): RetentionStats[] {
+  stats(now = new Date()): RetentionStats[] {
     return [...this.policies].map(({ policy, lastPrunedAt, lastRemoved, lastError }) => {
       const { count, oldest } = policy.kept();
+      const due = policy.due?.(now);
       return {
         name: policy.name,
         rule: policy.rule,
         kept: count,
         ...(oldest !== undefined ? { oldest } : {}),
+        ...(due !== undefined ? { due } : {}),
         lastPrunedAt,
         lastRemoved,
         ...(lastError !== undefined ? { lastError } : {}),
