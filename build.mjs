@@ -62,7 +62,13 @@ const BUNDLED = ['@sinclair/typebox', 'tapable'];
 const VENDORED = {
   fengari: {
     from: 'plugins/lua-runtime',
-    specifiers: ['fengari', 'fengari/src/defs.js', 'fengari/src/lobject.js', 'fengari/src/ltable.js'],
+    specifiers: [
+      'fengari',
+      'fengari/src/defs.js',
+      'fengari/src/lobject.js',
+      'fengari/src/ltable.js',
+      'fengari/src/lopcodes.js',
+    ],
   },
   commander: { from: 'kernel', specifiers: ['commander'] },
   yaml: { from: 'plugins/workflow', specifiers: ['yaml'] },
