@@ -13,6 +13,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync,
 import { createRequire } from 'node:module';
 import { basename, join, relative } from 'node:path';
 import { build } from 'esbuild';
+import { fengariConcatLimit } from './plugins/lua-runtime/fengari-patch.mjs';
 
 const root = new URL('.', import.meta.url).pathname;
 
@@ -208,7 +209,7 @@ for (const [name, { from, specifiers, files = [] }] of Object.entries(VENDORED))
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    plugins: [lazyReadlineSync],
+    plugins: [lazyReadlineSync, fengariConcatLimit],
     logLevel: 'warning',
   });
 }
