@@ -161,7 +161,8 @@ function analyse(proto: Proto, rules: ChunkRules): void {
     const arrived = incoming.get(pc);
     incoming.delete(pc);
     if (state === null && arrived === undefined) continue; // unreachable
-    const s: Kind[] = state === null ? arrived! : arrived === undefined ? state : state.map((k, r) => join(k, arrived[r]));
+    const s: Kind[] =
+      state === null ? arrived! : arrived === undefined ? state : state.map((k, r) => join(k, arrived[r]));
     state = s;
     const i = code[pc];
     const { A, B, C } = i;

@@ -271,10 +271,7 @@ async function workerEntry(): Promise<string> {
   const here = fileURLToPath(import.meta.url);
   const pkg = packageDir(dirname(here));
   if (!here.endsWith('.ts')) return join(pkg, 'dist', 'src', 'worker-entry.js');
-  const [{ build }, { fengariConcatLimit }] = await Promise.all([
-    import('esbuild'),
-    import('../fengari-patch.mjs'),
-  ]);
+  const [{ build }, { fengariConcatLimit }] = await Promise.all([import('esbuild'), import('../fengari-patch.mjs')]);
   const outfile = join(mkdtempSync(join(tmpdir(), 'runner-lua-worker-')), 'worker-entry.mjs');
   await build({
     entryPoints: [join(pkg, 'src', 'worker-entry.ts')],
