@@ -7,7 +7,7 @@
 // it) and a backtracking string.find is ended at its timeout, on the master and on the agent, while
 // GET /health keeps answering and a run started meanwhile succeeds. A script asking string.rep for
 // 1 GiB fails its task with the memory-limit message, on the master and on the agent; runner.log
-// has the message. A spinning script is stopped by its timeout and the master serves meanwhile.
+// has the message; so does a doubling `s = s .. s`, stopped by `..`'s own size check. A spinning script is stopped by its timeout and the master serves meanwhile.
 // Inline (lua.isolation: inline, chosen), the 1e8-entry table runs on a master whose heap is capped
 // at 384 MiB (NODE_OPTIONS), so that the heap guard's 70% is reached in seconds: the task fails
 // with `not enough memory` and the master goes on.
@@ -117,6 +117,32 @@ describe.each([
     // target (test/bench/lua-limits.mjs measures that), only proof the loop was not held.
     expect(p99(latencies)).toBeLessThan(5_000);
   });
+});
+
+const doubling = (where: string) => `version: "1.0"
+tasks:
+  - name: double
+${where}    exec: { script: 'local s = "x" while true do s = s .. s end' }
+`;
+
+describe.each([
+  ['on the master', ''],
+  ['on an agent', '    delegate_to: web-1\n'],
+])('a doubling s = s .. s %s', (_where, delegation) => {
+  it("fails its task when '..' would pass the memory limit while /health answers and another run succeeds", async () => {
+    const doubleId = await start(doubling(delegation), 'double');
+    const quickId = await start(quick, 'quick');
+    const runs = Promise.all([finish(doubleId), finish(quickId)]);
+    const latencies = await healthWhile(runs);
+    const [doubleRun, quickRun] = await runs;
+    expect(doubleRun.status).toBe('failed');
+    // Refused before allocating (fengari-patch.mjs), where it grew outside the heap to gigabytes.
+    expect(doubleRun.tasks[0].message).toMatch(
+      /double:1: memory limit of 512 MiB exceeded \('\.\.' would build a string of 1\.0 GiB\)/,
+    );
+    expect(quickRun.status).toBe('succeeded');
+    expect(latencies.length).toBeGreaterThanOrEqual(20);
+  }, 60_000);
 });
 
 describe('the master', () => {
