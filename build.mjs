@@ -15,6 +15,7 @@ import { createRequire } from 'node:module';
 import { basename, join, relative } from 'node:path';
 import { build } from 'esbuild';
 import { buildRuntime } from './build-runtime.mjs';
+import { fengariConcatLimit } from './plugins/lua-runtime/fengari-patch.mjs';
 
 const root = new URL('.', import.meta.url).pathname;
 
@@ -64,7 +65,13 @@ const BUNDLED = ['@sinclair/typebox', 'tapable'];
 const VENDORED = {
   fengari: {
     from: 'plugins/lua-runtime',
-    specifiers: ['fengari', 'fengari/src/defs.js', 'fengari/src/lobject.js', 'fengari/src/ltable.js'],
+    specifiers: [
+      'fengari',
+      'fengari/src/defs.js',
+      'fengari/src/lobject.js',
+      'fengari/src/ltable.js',
+      'fengari/src/lopcodes.js',
+    ],
   },
   commander: { from: 'kernel', specifiers: ['commander'] },
   yaml: { from: 'plugins/workflow', specifiers: ['yaml'] },
@@ -204,7 +211,7 @@ for (const [name, { from, specifiers, files = [] }] of Object.entries(VENDORED))
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-    plugins: [lazyReadlineSync],
+    plugins: [lazyReadlineSync, fengariConcatLimit],
     logLevel: 'warning',
   });
 }

@@ -3,7 +3,11 @@ import { createServiceRef } from './service-ref.js';
 
 /** Documentation of one function of a Lua module, shown by `runner modules info`. */
 export interface LuaFunctionSpec {
-  /** Lua-flavoured signature: `run(cmd: string|string[], opts?: table) -> table`. */
+  /**
+   * Lua-flavoured signature: `run(cmd: string|string[], opts?: table) -> table`. A parameter the
+   * function calls back must say `function` (`fn: function`): `lua.isolation: auto` then runs the
+   * scripts that call it in a worker, as it cannot bound what the callback does.
+   */
   signature: string;
   description: string;
   /** True when calling it changes something outside the script; dry-run then skips it. */

@@ -140,7 +140,12 @@ console.log(
 // --- In-process ---------------------------------------------------------------------------------
 const dataDir = mkdtempSync(join(tmpdir(), 'runner-bench-engine-data-'));
 const plugins = await kernelApi.discoverPlugins({ builtinDir: kernelApi.builtinPluginsDir });
-const config = await kernelApi.loadConfig({ dataDir, env: {} }, plugins);
+// RUNNER_LUA_ISOLATION, when set, holds here too (as it does for the process runs): modes compare.
+const isolation = process.env.RUNNER_LUA_ISOLATION;
+const config = await kernelApi.loadConfig(
+  { dataDir, env: isolation === undefined ? {} : { RUNNER_LUA_ISOLATION: isolation } },
+  plugins,
+);
 const logger = await kernelApi.createLogger({ dataDir, level: 'info' }); // the file log, as `runner run` writes it
 const bootStarted = performance.now();
 const kernel = await kernelApi.bootKernel({

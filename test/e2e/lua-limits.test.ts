@@ -1,14 +1,16 @@
-// Scripts that cannot take the master down, with real processes: a `runner server` master and one
-// `runner agent start` agent (web-1). In Lua workers (lua.isolation: worker, which this fleet sets) the issue's
-// 1e8-entry table fails its task at the memory limit (the workflow's memory_limit: on the master,
-// and on the agent, which gets it with the task; the agent's 512 MiB default without it) and a
-// backtracking string.find is ended at its timeout, on the master and on the agent, while GET
-// /health keeps answering and a run started meanwhile succeeds. A script asking string.rep for 1 GiB
-// fails its task with the memory-limit message, on the master and on the agent; runner.log has the
-// message. A spinning script is stopped by its timeout and the master serves meanwhile. Inline
-// (lua.isolation: inline), the 1e8-entry table runs on a master whose heap is capped at 384 MiB
-// (NODE_OPTIONS), so that the heap guard's 70% is reached in seconds: the task fails with `not
-// enough memory` and the master goes on.
+// Scripts that cannot take the master down, with real processes and the DEFAULT configuration
+// (lua.isolation: auto, nothing opted into): a `runner server` master and one `runner agent start`
+// agent (web-1). Each hostile script is one auto sends to a Lua worker (it loops, or calls
+// string.rep / string.find), while the trivial run beside it is proven bounded and runs inline.
+// The issue's 1e8-entry table fails its task at the memory limit (the workflow's memory_limit: on
+// the master, and on the agent, which gets it with the task; the agent's 512 MiB default without
+// it) and a backtracking string.find is ended at its timeout, on the master and on the agent, while
+// GET /health keeps answering and a run started meanwhile succeeds. A script asking string.rep for
+// 1 GiB fails its task with the memory-limit message, on the master and on the agent; runner.log
+// has the message; so does a doubling `s = s .. s`, stopped by `..`'s own size check. A spinning script is stopped by its timeout and the master serves meanwhile.
+// Inline (lua.isolation: inline, chosen), the 1e8-entry table runs on a master whose heap is capped
+// at 384 MiB (NODE_OPTIONS), so that the heap guard's 70% is reached in seconds: the task fails
+// with `not enough memory` and the master goes on.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,11 +24,10 @@ let base: string;
 let call: ReturnType<typeof fetchAs>;
 
 beforeAll(async () => {
-  // Worker isolation is not the default (it costs the run path its throughput: plugins/lua-runtime
-  // README); these are the cases it exists for.
-  ({ masterDir, base } = await startFleet('runner-e2e-lua-limits', ['web-1'], children, {
-    RUNNER_LUA_ISOLATION: 'worker',
-  }));
+  // No lua.isolation given: the default (auto) must protect the master and the agent by itself.
+  // The suite's own environment must not choose for it either.
+  delete process.env.RUNNER_LUA_ISOLATION;
+  ({ masterDir, base } = await startFleet('runner-e2e-lua-limits', ['web-1'], children));
   call = fetchAs(masterDir);
 }, 60_000);
 
@@ -112,6 +113,32 @@ describe.each([
   });
 });
 
+const doubling = (where: string) => `version: "1.0"
+tasks:
+  - name: double
+${where}    exec: { script: 'local s = "x" while true do s = s .. s end' }
+`;
+
+describe.each([
+  ['on the master', ''],
+  ['on an agent', '    delegate_to: web-1\n'],
+])('a doubling s = s .. s %s', (_where, delegation) => {
+  it("fails its task when '..' would pass the memory limit while /health answers and another run succeeds", async () => {
+    const doubleId = await start(doubling(delegation), 'double');
+    const quickId = await start(quick, 'quick');
+    const runs = Promise.all([finish(doubleId), finish(quickId)]);
+    const latencies = await healthWhile(runs);
+    const [doubleRun, quickRun] = await runs;
+    expect(doubleRun.status).toBe('failed');
+    // Refused before allocating (fengari-patch.mjs), where it grew outside the heap to gigabytes.
+    expect(doubleRun.tasks[0].message).toMatch(
+      /double:1: memory limit of 512 MiB exceeded \('\.\.' would build a string of 1\.0 GiB\)/,
+    );
+    expect(quickRun.status).toBe('succeeded');
+    expect(latencies.length).toBeGreaterThanOrEqual(20);
+  }, 60_000);
+});
+
 describe('the master', () => {
   it('logs the failure in runner.log and keeps serving after a script is stopped by its timeout', async () => {
     const spinId = await start(
@@ -140,8 +167,8 @@ tasks:
 ${where}    exec: { script: 'return string.find(string.rep("a", 40), string.rep("a*", 20) .. "b")' }
 `;
 
-// Lua runs in worker threads (lua.isolation: worker, set for this fleet): the script's worker has the
-// memory limit as its heap limit and is ended when stuck in one library call past its timeout.
+// auto runs these scripts in worker threads (a loop; a string.find call): the script's worker has
+// the memory limit as its heap limit and is ended when stuck in one library call past its timeout.
 describe.each([
   // The workflow's memory_limit key holds on the master and travels to the agent with the task
   // (TaskRequest.memory_limit_mib); without it the agent uses the runtime's default.

@@ -32,7 +32,9 @@ describe('engine.task_timeout', () => {
     );
     expect(record.status).toBe('failed');
     expect(record.tasks[0].message).toMatch(/^timed out after 300 ms \(at spin:1\)/);
-  });
+    // The spin loops, so the default lua.isolation (auto) runs it in a worker, bundled from source
+    // with esbuild at its first start: seconds on a loaded machine.
+  }, 60_000);
 
   it("lets a task's timeout: lower or raise the default", async () => {
     const record = await run(
@@ -51,7 +53,7 @@ tasks:
     const byName = Object.fromEntries(record.tasks.map((t) => [t.name, t]));
     expect(byName.short.message).toMatch(/^timed out after 100 ms/);
     expect(byName.long).toMatchObject({ status: 'succeeded', message: 'done' });
-  });
+  }, 60_000);
 
   it('refuses a value that is not a duration, naming the key', async () => {
     await expect(run({ engine: { task_timeout: 'soon' } }, '')).rejects.toThrow(

@@ -217,3 +217,12 @@ declare module 'fengari/src/ltable.js' {
   const ltable: { Table: new (L: LuaState) => any };
   export default ltable;
 }
+declare module 'fengari/src/lopcodes.js' {
+  const lopcodes: {
+    /** Lua 5.3's opcodes by name (`OP_MOVE`: 0, ...). */
+    OpCodesI: Record<string, number>;
+    /** Set in a B or C operand that names a constant rather than a register. */
+    BITRK: number;
+  };
+  export default lopcodes;
+}

@@ -11,7 +11,7 @@ import { ConversionError, pushJs, toJs, type PushOptions, type ToJsOptions } fro
 import { installBaseLibrary } from './lib-base.js';
 import { createStdFiles, installIoLibrary, type LuaFile, type StdFiles } from './lib-io.js';
 import { installOsLibrary } from './lib-os.js';
-import { installStringLimits } from './lib-string-limits.js';
+import { checkConcatSize, installStringLimits } from './lib-string-limits.js';
 import { concatBytes, jsString, luaString } from './lua-strings.js';
 import type { ModuleFunction, RegisteredModule } from './module-registry.js';
 import type { Scheduler } from './scheduler.js';
@@ -322,6 +322,8 @@ export class Host {
           });
     this.L = L;
     (globalOf(L) as GlobalState & { [HOST]?: Host })[HOST] = this;
+    // Called by `..` before it allocates, where fengari is built with fengari-patch.mjs.
+    (globalOf(L) as GlobalState & { runnerConcatCheck?: unknown }).runnerConcatCheck = checkConcatSize;
     lua.lua_atnativeerror(L, this.#onNativeError);
     // Set on the main thread: every coroutine (the host's and the script's) inherits it.
     lua.lua_sethook(L, this.#hook, lua.LUA_MASKCOUNT, options.hookInstructions);

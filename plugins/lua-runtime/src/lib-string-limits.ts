@@ -32,11 +32,21 @@ function checkSize(L: LuaState, bytes: number, what: string): void {
   const host = hostOf(L);
   const limit = host.environment.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT_BYTES;
   if (bytes > limit) {
+    // Inside the VM (`..`) the running Lua frame may have no free slot for the message: make one.
+    lua.lua_checkstack(L, 4);
     host.raise(
       L,
       `memory limit of ${formatBytes(limit)} exceeded (${what} would build a string of ${formatBytes(bytes)})`,
     );
   }
+}
+
+/**
+ * The size check of `..` (fengari-patch.mjs puts a call to it in fengari's luaV_concat, where the
+ * bytes are counted and not yet allocated): a doubling `s = s .. s` stops at the limit.
+ */
+export function checkConcatSize(L: LuaState, bytes: number): void {
+  checkSize(L, bytes, "'..'");
 }
 
 function rep(L: LuaState): number {

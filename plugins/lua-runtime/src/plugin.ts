@@ -19,11 +19,12 @@ export const plugin = definePlugin({
       help: "share of the process's heap limit past which a running script is stopped to keep the process up (0: off)",
     },
     'lua.isolation': {
-      schema: { type: 'string', enum: ['worker', 'inline'] },
-      // Inline by default: workers cost the run path a fifth of its throughput (README, "Lua in
-      // worker threads"); a master that runs heavy or untrusted scripts should choose `worker`.
-      default: 'inline',
-      help: "where task scripts run: 'worker' (a pooled worker thread each, whose heap limit is the script's memory limit; a runaway script or a stuck library call ends its worker, not the process) or 'inline' (the process's own thread, the REPL's way)",
+      schema: { type: 'string', enum: ['auto', 'worker', 'inline'] },
+      // auto: scripts proven bounded from their bytecode run inline (the run path's cost), every
+      // other in a worker (README, "Where scripts run"); all-worker cost the run path a fifth of
+      // its throughput, all-inline lets one script hold or exhaust the process.
+      default: 'auto',
+      help: "where task scripts run: 'auto' (inline when the script is proven bounded from its bytecode: no loop, no function of its own, calls to the runner's modules and a few bounded library functions only; every other script in a worker), 'worker' (a pooled worker thread each, whose heap limit is the script's memory limit; a runaway script or a stuck library call ends its worker, not the process) or 'inline' (the process's own thread, the REPL's way)",
     },
     'lua.max_workers': {
       schema: { type: 'integer', minimum: 1 },
@@ -50,17 +51,22 @@ export const plugin = definePlugin({
       poolSize: ctx.config.get<number>('lua.pool_size'),
       heapGuardRatio: ctx.config.get<number>('lua.heap_guard_ratio'),
     };
+    const isolation = ctx.config.get<string>('lua.isolation');
+    const workerOptions = () => ({
+      ...options,
+      maxWorkers: ctx.config.get<number>('lua.max_workers'),
+      idleWorkers: ctx.config.get<number>('lua.idle_workers'),
+    });
     const runtime =
-      ctx.config.get<string>('lua.isolation') === 'inline'
+      isolation === 'inline'
         ? new (await import('./runtime.js')).LuaRuntimeService(registry, options)
-        : new (await import('./worker-runtime.js')).WorkerLuaRuntime(registry, {
-            ...options,
-            maxWorkers: ctx.config.get<number>('lua.max_workers'),
-            idleWorkers: ctx.config.get<number>('lua.idle_workers'),
-          });
+        : isolation === 'auto'
+          ? new (await import('./auto-runtime.js')).AutoLuaRuntime(registry, workerOptions())
+          : new (await import('./worker-runtime.js')).WorkerLuaRuntime(registry, workerOptions());
     ctx.provide(LuaRuntimeRef, runtime);
     // The first task script need not wait for a worker to start: one starts while the rest boots.
-    if ('warm' in runtime) runtime.warm();
+    // (auto starts one when a script that needs it is compiled, before its run starts.)
+    if (isolation === 'worker' && 'warm' in runtime) runtime.warm();
     return { stop: () => runtime.close() };
   },
 });

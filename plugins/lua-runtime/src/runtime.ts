@@ -18,6 +18,7 @@ import { Host, type HostEnvironment } from './host.js';
 import { jsString, luaString } from './lua-strings.js';
 import type { ModuleRegistry } from './module-registry.js';
 import { Scheduler } from './scheduler.js';
+import type { Proto } from './script-bounds.js';
 import { UncopyableStateError } from './state-copy.js';
 
 const { lua, lauxlib } = fengari;
@@ -87,13 +88,41 @@ export class LuaRuntimeService implements LuaRuntime {
   }
 
   compile(source: string, chunkName: string): void {
+    this.chunkProto(source, chunkName);
+  }
+
+  /** Compiles `source` and gives its main function's prototype (fengari's Proto: its bytecode). */
+  chunkProto(source: string, chunkName: string): Proto {
     const L = (this.#compiler ??= lauxlib.luaL_newstate());
     const bytes = luaString(source);
     const name = /^[=@]/.test(chunkName) ? chunkName : `=${chunkName}`;
     const status = lauxlib.luaL_loadbufferx(L, bytes, bytes.length, luaString(name), TEXT_ONLY);
     const message = status === lua.LUA_OK ? '' : jsString(lua.lua_tostring(L, -1) ?? new Uint8Array(0));
+    // fengari's lua_State is a plain object: the loaded closure is the value on top of its stack.
+    const internal = L as unknown as { stack: { value: { p: Proto } }[]; top: number };
+    const proto = status === lua.LUA_OK ? internal.stack[internal.top - 1].value.p : null;
     lua.lua_settop(L, 0);
-    if (status !== lua.LUA_OK) throw syntaxError(message, source);
+    if (proto === null) throw syntaxError(message, source);
+    return proto;
+  }
+
+  /** The names of the globals of a fresh state: the standard library's and the modules'. */
+  globalNames(): string[] {
+    const host = this.#createHost();
+    try {
+      const L = host.L;
+      const names: string[] = [];
+      lua.lua_pushglobaltable(L);
+      lua.lua_pushnil(L);
+      while (lua.lua_next(L, -2) !== 0) {
+        if (lua.lua_type(L, -2) === lua.LUA_TSTRING) names.push(jsString(lua.lua_tostring(L, -2)!));
+        lua.lua_pop(L, 1);
+      }
+      lua.lua_pop(L, 1);
+      return names;
+    } finally {
+      host.release();
+    }
   }
 
   run(source: string, options: LuaRunOptions): Promise<LuaRunResult> {

@@ -7,6 +7,7 @@ import type {
   LuaModuleSpec,
   LuaRunOptions,
 } from '@runner/plugin-sdk';
+import { AutoLuaRuntime } from './auto-runtime.js';
 import { ModuleRegistry } from './module-registry.js';
 import { LuaRuntimeService, type LuaRuntimeOptions } from './runtime.js';
 import { WorkerLuaRuntime } from './worker-runtime.js';
@@ -41,7 +42,7 @@ export function recordingLogger(lines: LogLine[] = [], bound: LogFields = {}): R
 }
 
 export interface TestRuntime {
-  runtime: LuaRuntimeService | WorkerLuaRuntime;
+  runtime: LuaRuntimeService | WorkerLuaRuntime | AutoLuaRuntime;
   registry: ModuleRegistry;
   logger: RecordingLogger;
   /** Runs `source` with chunk name `test` and the recording logger, plus `options`. */
@@ -57,18 +58,21 @@ export type TestModule = readonly [
 ];
 
 export function testRuntime(
-  options: LuaRuntimeOptions & { modules?: readonly TestModule[]; isolation?: 'inline' | 'worker' } = {},
+  options: LuaRuntimeOptions & { modules?: readonly TestModule[]; isolation?: 'inline' | 'worker' | 'auto' } = {},
 ): TestRuntime {
   const registry = new ModuleRegistry();
   for (const [spec, implementation] of options.modules ?? []) {
     registry.provide(spec, implementation as LuaModuleImplementation<string>);
   }
-  // RUNNER_TEST_LUA_ISOLATION=worker runs this plugin's tests with scripts in worker threads: the
-  // same tests are the contract of both modes.
+  // RUNNER_TEST_LUA_ISOLATION=worker (or auto) runs this plugin's tests with scripts in worker
+  // threads (or where lua.isolation: auto puts each): the same tests are the contract of every mode.
+  const isolation = options.isolation ?? process.env.RUNNER_TEST_LUA_ISOLATION;
   const runtime =
-    (options.isolation ?? process.env.RUNNER_TEST_LUA_ISOLATION) === 'worker'
+    isolation === 'worker'
       ? new WorkerLuaRuntime(registry, options)
-      : new LuaRuntimeService(registry, options);
+      : isolation === 'auto'
+        ? new AutoLuaRuntime(registry, options)
+        : new LuaRuntimeService(registry, options);
   const logger = recordingLogger();
   const run = (source: string, runOptions: Partial<LuaRunOptions> = {}) =>
     runtime.run(source, { chunkName: 'test', logger, ...runOptions });

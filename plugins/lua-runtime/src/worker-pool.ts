@@ -271,7 +271,7 @@ async function workerEntry(): Promise<string> {
   const here = fileURLToPath(import.meta.url);
   const pkg = packageDir(dirname(here));
   if (!here.endsWith('.ts')) return join(pkg, 'dist', 'src', 'worker-entry.js');
-  const { build } = await import('esbuild');
+  const [{ build }, { fengariConcatLimit }] = await Promise.all([import('esbuild'), import('../fengari-patch.mjs')]);
   const outfile = join(mkdtempSync(join(tmpdir(), 'runner-lua-worker-')), 'worker-entry.mjs');
   await build({
     entryPoints: [join(pkg, 'src', 'worker-entry.ts')],
@@ -285,6 +285,7 @@ async function workerEntry(): Promise<string> {
     banner: {
       js: "import { createRequire as __runnerCreateRequire } from 'node:module'; const require = __runnerCreateRequire(import.meta.url);",
     },
+    plugins: [fengariConcatLimit],
     logLevel: 'warning',
   });
   return outfile;

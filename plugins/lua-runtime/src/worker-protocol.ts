@@ -1,6 +1,7 @@
 import { InvalidInputError, LuaError, LuaTimeoutError, RunnerError, type LogFields } from '@runner/plugin-sdk';
 import type { LuaCallContext, LuaModuleSpec } from '@runner/plugin-sdk';
 import type { MessagePort } from 'node:worker_threads';
+import { describeJsError } from './host.js';
 
 /*
  * The messages between the main thread and a Lua worker (worker-entry.ts), and how values and
@@ -141,6 +142,16 @@ export interface EncodedError {
 export const CALL_ID = Symbol('runner.luaWorkerCall');
 
 export function encodeError(error: unknown): EncodedError {
+  try {
+    return encodeReadable(error);
+  } catch {
+    // An error whose message (or toString) throws: reading it in a message handler would end the
+    // process; the script gets what inline gives it.
+    return { name: 'Error', message: describeJsError(error) };
+  }
+}
+
+function encodeReadable(error: unknown): EncodedError {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
   const encoded: EncodedError = { name: error.name, message: error.message };
   if (error instanceof RunnerError) {

@@ -161,6 +161,21 @@ describe('WorkerLuaRuntime', () => {
     expect(values).toEqual([1]);
   }, 60_000);
 
+  it("stops a doubling `s = s .. s` at the script's limit, before '..' allocates past it", async () => {
+    const { runtime, logger } = setup();
+    // One instruction per doubling, which no hook sees: only the check in fengari's concat (built in
+    // by fengari-patch.mjs) stops it; without it the string grows outside the heap to gigabytes.
+    await expect(
+      runtime.run('local s = "x" for i = 1, 40 do s = s .. s end return #s', {
+        chunkName: '=t',
+        logger,
+        memoryLimitBytes: 16 * 1024 * 1024,
+      }),
+    ).rejects.toThrow("t:1: memory limit of 16 MiB exceeded ('..' would build a string of 32 MiB)");
+    // The worker stopped the script itself and is reused.
+    expect((await runtime.run('return #("a" .. "b")', { chunkName: '=t', logger })).values).toEqual([2]);
+  });
+
   it('terminates a worker stuck in a library call at its timeout', async () => {
     const { runtime, logger } = setup();
     const started = performance.now();

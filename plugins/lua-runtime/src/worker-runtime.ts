@@ -59,9 +59,10 @@ export class WorkerLuaRuntime implements LuaRuntime {
   #lastLimit = DEFAULT_MEMORY_LIMIT_BYTES;
   #modulesVersion = 0;
 
-  constructor(registry: ModuleRegistry, options: WorkerRuntimeOptions = {}) {
+  /** `inline`: the runtime for sessions and `compile`, when another owner shares it (auto-runtime.ts). */
+  constructor(registry: ModuleRegistry, options: WorkerRuntimeOptions = {}, inline?: LuaRuntimeService) {
     this.#registry = registry;
-    this.#inline = new LuaRuntimeService(registry, options);
+    this.#inline = inline ?? new LuaRuntimeService(registry, options);
     this.#graceMs = options.stopGraceMs ?? 250;
     this.#pool = new WorkerPool({
       max: options.maxWorkers ?? 16,
