@@ -303,7 +303,7 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
     expect(again.stderr).toMatch(
       /^runner: agent web-1 is already installed on 127\.0\.0\.1 in .*: use `runner agent update web-1`, or --force/m,
     );
-  });
+  }, 90_000);
 
   it('update pushes a new release from the recorded install and restarts the agent', async () => {
     const dir = join(home, '.runner-agent/web-1');
@@ -333,7 +333,7 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
     expect(missing.stderr).toContain(
       'runner: --ssh-host is required (no earlier `runner agent install nope` from this machine is recorded',
     );
-  });
+  }, 90_000);
 
   it('registers with a real TLS master, which then lists, measures and stops it', async () => {
     const masterData = tempDataDir('runner-install-master-');
@@ -416,5 +416,5 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
     expect(stop.stdout).toBe('agent db-1 is stopping\n');
     for (let i = 0; i < 100 && alive(Number(pid)); i++) await new Promise((r) => setTimeout(r, 100));
     expect(alive(Number(pid))).toBe(false);
-  });
+  }, 90_000);
 });
