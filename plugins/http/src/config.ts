@@ -72,7 +72,7 @@ export const HTTP_CONFIG: ConfigDeclaration = {
     'bytes a slow WebSocket client may have buffered before it is dropped',
   ),
   'http.ws_max_batch_age': positive(
-    3,
+    1,
     'milliseconds a WebSocket message may wait to share one write with later ones while more keep coming (lower: less latency, more writes)',
   ),
 };

@@ -56,7 +56,7 @@ export interface WebSocketHubOptions {
   /** Past this many unsent bytes a client is closed with 1013. */
   maxBufferedBytes: number;
   /**
-   * The oldest a gathered message gets while more keep coming (`http.ws_max_batch_age`, 3 ms):
+   * The oldest a gathered message gets while more keep coming (`http.ws_max_batch_age`, 1 ms):
    * batching per event-loop turn keeps the writes few (one per client per turn), this bounds the
    * wait when a turn runs long. The target is an event's latency p99 under 10 ms
    * (test/bench/ws-fanout.mjs), with the write and the client's own turn still to come.
