@@ -101,7 +101,7 @@ export const plugin = definePlugin({
     // record that before the store closes.
     ctx.onStop(async () => {
       await Promise.allSettled(engine.active());
-      await runs.flush();
+      await runs.drain();
       lifecycle.stop();
       for (const off of unretain) off();
     });
