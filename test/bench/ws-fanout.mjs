@@ -70,7 +70,11 @@ async function startProbes(master, count) {
   const token = master.headers().authorization?.slice('Bearer '.length);
   const child = spawn(
     process.execPath,
-    [join(import.meta.dirname, 'support/ws-probes.mjs'), `${master.base.replace('http', 'ws')}/api/v1/ws`, String(count)],
+    [
+      join(import.meta.dirname, 'support/ws-probes.mjs'),
+      `${master.base.replace('http', 'ws')}/api/v1/ws`,
+      String(count),
+    ],
     { env: { ...process.env, RUNNER_BENCH_TOKEN: token ?? '' }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let output = '';
