@@ -1,6 +1,14 @@
+import { getHeapStatistics } from 'node:v8';
 import { LuaError } from '@runner/plugin-sdk';
 import { describe, expect, it } from 'vitest';
+import { HeapGuard } from './heap-guard.js';
 import { testRuntime } from './test-support.js';
+
+const MiB = 1024 * 1024;
+const heldNow = () => {
+  const { used_heap_size: heap, external_memory: external } = getHeapStatistics();
+  return heap + external;
+};
 
 // The real heap is far from full in a test: a tiny ratio makes any heap "full". This is the guard of
 // the process's heap (inline mode); a worker's, at the script's memory limit, is in worker-runtime.test.ts.
@@ -28,5 +36,26 @@ describe('the heap guard', () => {
   it('leaves a script under the default ratio alone', async () => {
     const { run } = testRuntime();
     expect((await run('local t = {} for i = 1, 2e5 do t[i] = i end return #t')).values).toEqual([200000]);
+  });
+});
+
+// A pooled worker runs one script after another: what an earlier one left (a 512 MiB string, not
+// collected yet) must not stop the next one, which happened to a spinning script in a CI run.
+describe('HeapGuard.check with a memory limit', () => {
+  it('collects before it decides: garbage does not count against the script', () => {
+    let garbage: Uint8Array[] | null = Array.from({ length: 64 }, () => new Uint8Array(MiB).fill(1));
+    const withGarbage = heldNow();
+    expect(garbage).toHaveLength(64);
+    garbage = null;
+    expect(new HeapGuard(1, 0, withGarbage - 32 * MiB).check(0)).toBeNull();
+  });
+
+  it('still stops a script whose memory is live, with the figures', () => {
+    const live = Array.from({ length: 64 }, () => new Uint8Array(MiB).fill(1));
+    const limit = heldNow() - 32 * MiB;
+    expect(new HeapGuard(1, 0, limit).check(0)).toMatch(
+      /^memory limit of [\d.]+ MiB exceeded \(the script's worker holds [\d.]+ MiB\)$/,
+    );
+    expect(live).toHaveLength(64);
   });
 });
