@@ -44,25 +44,23 @@ export class HeapGuard {
   check(now: number): string | null {
     if (now < this.#next) return null;
     this.#next = now + this.intervalMs;
-    let { used, limit } = measure();
+    const reason = this.#verdict(measure());
     // What V8 counts includes garbage not collected yet: a worker that ran a script which built a
     // 512 MiB string still held it when it ran the next one, a spinning script, and that one was
     // stopped for memory it never used (a CI run under load). A full collection goes first, at
     // most once a second: a script that is really over its limit stays over after it.
-    if (this.#over(used, limit) && now >= this.#nextCollect) {
-      this.#nextCollect = now + COLLECT_INTERVAL_MS;
-      collect();
-      ({ used, limit } = measure());
-    }
+    if (reason === null || now < this.#nextCollect) return reason;
+    this.#nextCollect = now + COLLECT_INTERVAL_MS;
+    collect();
+    return this.#verdict(measure());
+  }
+
+  #verdict({ used, limit }: { used: number; limit: number }): string | null {
     // A worker runs one script: all it holds is that script's, so the script's own limit applies.
     if (this.limitBytes !== undefined && used >= this.limitBytes)
       return `memory limit of ${formatBytes(this.limitBytes)} exceeded (the script's worker holds ${formatBytes(used)})`;
     if (used < limit * this.ratio) return null;
     return `not enough memory: the runner's heap holds ${formatBytes(used)} of its ${formatBytes(limit)} limit; the script was stopped to keep the runner up`;
-  }
-
-  #over(used: number, limit: number): boolean {
-    return (this.limitBytes !== undefined && used >= this.limitBytes) || used >= limit * this.ratio;
   }
 }
 
