@@ -45,8 +45,10 @@ export default defineConfig({
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     globalSetup: ['test/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Ceilings, far above what a test needs at rest: a busy machine stretches real processes'
+    // start-ups several times over (a delegated-run test took 27 s of its 30 with four workers).
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // Two cores: end-to-end tests start real processes, so more workers only add contention.
     maxWorkers: 2,
     sequence: { sequencer: LongestFirst },
