@@ -1,4 +1,36 @@
+import { relative } from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * Long files first, so that both workers stay busy to the end instead of one running the browser
+ * suite alone while the other has finished. A clean clone has no record of durations (vitest's
+ * cache under node_modules/.vite), so the kind of test decides first: browser suites (a master,
+ * agents and chromium each, minutes), then the other end-to-end files (real masters and agents),
+ * then unit tests; within a kind, the recorded duration when there is one, else the larger file.
+ */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const root = this.ctx.config.root;
+    const key = (spec: TestSpecification) => `${spec.project.name}:${relative(root, spec.moduleId)}`;
+    const kind = (spec: TestSpecification) => {
+      const path = relative(root, spec.moduleId);
+      if (path.startsWith('test/e2e/ui/')) return 0;
+      if (path.startsWith('test/e2e/')) return 1;
+      return 2;
+    };
+    const weight = (spec: TestSpecification) =>
+      this.ctx.cache.getFileTestResults(key(spec))?.duration ?? this.ctx.cache.getFileStats(key(spec))?.size ?? 0;
+    const recorded = (spec: TestSpecification) => this.ctx.cache.getFileTestResults(key(spec)) !== undefined;
+    return [...files].sort((a, b) => {
+      const byKind = kind(a) - kind(b);
+      if (byKind !== 0) return byKind;
+      // Durations and sizes are not comparable: a file with a recorded duration goes first.
+      if (recorded(a) !== recorded(b)) return recorded(a) ? -1 : 1;
+      return weight(b) - weight(a);
+    });
+  }
+}
 
 export default defineConfig({
   resolve: { conditions: ['runner-source'] },
@@ -13,9 +45,12 @@ export default defineConfig({
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     globalSetup: ['test/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Ceilings, far above what a test needs at rest: a busy machine stretches real processes'
+    // start-ups several times over (a delegated-run test took 27 s of its 30 with four workers).
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     // Two cores: end-to-end tests start real processes, so more workers only add contention.
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
   },
 });

@@ -60,9 +60,10 @@ describe('one task delegated to several agents', () => {
       ['nap@web-1', 'web-1', 'succeeded'],
       ['nap@web-2', 'web-2', 'succeeded'],
     ]);
+    // At once: the two tasks' times overlap (a bound on the run's duration would fail on a busy
+    // machine; the overlap cannot).
     expect(overlap(run)).toBe(true);
     expect(run.duration).toBeGreaterThanOrEqual(2);
-    expect(run.duration).toBeLessThan(3.5);
   });
 
   it('forks: 1 in the workflow runs them one after the other', async () => {

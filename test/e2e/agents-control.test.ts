@@ -76,7 +76,8 @@ describe('an agent process serving the master', () => {
     const child = spawnAgent('quick', { RUNNER_AGENT_LABELS: 'zone=a,tier=web' });
     const agent = await m.status('quick', 'online');
     const elapsed = Date.now() - started;
-    expect(elapsed).toBeLessThan(5000);
+    // A ceiling, not a speed target: test/bench/agent-idle.mjs measures the time to registered.
+    expect(elapsed).toBeLessThan(30_000);
     expect(agent).toMatchObject({
       name: 'quick',
       labels: { zone: 'a', tier: 'web' },
@@ -188,13 +189,12 @@ describe('an agent process serving the master', () => {
       () => existsSync(marker),
       () => 'no marker',
     );
-    const killedAt = Date.now();
     victim.kill('SIGKILL');
+    // At once: the stream breaks with the process; the heartbeat timeout would say "no heartbeat".
     expect(await execution).toMatchObject({
       code: 'agent_lost',
-      message: expect.stringMatching(/agent victim was lost while running the task/),
+      message: expect.stringMatching(/agent victim was lost while running the task: (?!no heartbeat)/),
     });
-    expect(Date.now() - killedAt).toBeLessThan(1000);
     await m.status('victim', 'offline');
   });
 

@@ -274,7 +274,8 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
     const from = output(master.child).length;
     doomed.kill('SIGKILL');
     // The stream breaks with the process: the master knows at once, without waiting for silence.
-    await waitFor(master.child, /agent doomed disconnected/, { from, timeoutMs: 2000 });
+    // Known by the broken stream, not by the heartbeat timeout (which would say "no heartbeat").
+    await waitFor(master.child, /agent doomed disconnected: (?!no heartbeat)/, { from });
     const result = await run(
       master,
       `version: "1.0"
@@ -498,15 +499,13 @@ tasks:
     const deadline = Date.now() + 15_000;
     while (!existsSync(marker) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(existsSync(marker)).toBe(true);
-    const killedAt = Date.now();
     victim.kill('SIGKILL');
     const result = await finishedRun(master, id, 10_000);
-    // At once: the stream breaks with the process (well within the 2 s heartbeat timeout).
-    expect(Date.now() - killedAt).toBeLessThan(2000);
     expect(result.status).toBe('failed');
+    // At once: the stream breaks with the process; the heartbeat timeout would say "no heartbeat".
     expect(result.tasks[0]).toMatchObject({
       status: 'failed',
-      message: expect.stringMatching(/agent victim was lost while running the task/),
+      message: expect.stringMatching(/agent victim was lost while running the task: (?!no heartbeat)/),
     });
   });
 

@@ -246,8 +246,9 @@ describe('heartbeats and liveness', () => {
     const event = await m.event('agent.disconnected', 'silent');
     const elapsed = Date.now() - started;
     expect(event).toMatchObject({ agent_name: 'silent', status: 'offline' });
+    // Not before the timeout; the ceiling only says it happened (a busy machine delays timers).
     expect(elapsed).toBeGreaterThanOrEqual(450);
-    expect(elapsed).toBeLessThan(1500);
+    expect(elapsed).toBeLessThan(10_000);
     expect(m.master.registry.get('silent')?.status).toBe('offline');
     expect(m.master.delegator.isAvailable('silent')).toBe(false);
     expect(m.recorded.lines.some((l) => /agent silent disconnected: no heartbeat for/.test(l.message))).toBe(true);
@@ -255,10 +256,12 @@ describe('heartbeats and liveness', () => {
     const closing = rawStream(m.address, TOKEN);
     closing.stream.write(closing.register('closing'));
     await m.status('closing', 'online');
-    const before = Date.now();
     closing.stream.cancel();
     await m.event('agent.disconnected', 'closing');
-    expect(Date.now() - before).toBeLessThan(300);
+    // At once: the closed stream ended it, not the heartbeat timeout (the log names the cause).
+    const closed = m.recorded.lines.filter((l) => l.message.startsWith('agent closing disconnected: '));
+    expect(closed).toHaveLength(1);
+    expect(closed[0].message).not.toMatch(/no heartbeat/);
   });
 
   it('says an agent stopped answering when its connection drops after a silence, not that it closed it', async () => {
@@ -414,7 +417,8 @@ describe('delegation', () => {
     const error = await execution.catch((e: unknown) => e);
     expect(isRunnerError(error) && error.code).toBe('agent_lost');
     expect((error as Error).message).toMatch(/agent doomed was lost while running the task/);
-    expect(Date.now() - before).toBeLessThan(1000);
+    // Never hangs: a ceiling far above the heartbeat timeout, not a speed target.
+    expect(Date.now() - before).toBeLessThan(10_000);
 
     const unknown = await m.master.delegator
       .execute('nobody', task(), { signal: new AbortController().signal, onLog: () => {} })
@@ -440,7 +444,8 @@ describe('delegation', () => {
       .execute('frozen', task(), { signal: new AbortController().signal, onLog: () => {} })
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'agent_lost' });
-    expect(Date.now() - before).toBeLessThan(1500);
+    // Never hangs: a ceiling far above the heartbeat timeout, not a speed target.
+    expect(Date.now() - before).toBeLessThan(10_000);
   });
 
   it('an agent lost before the start of the handshake leaves the task unrun: agent_unreachable, so failover may move on', async () => {

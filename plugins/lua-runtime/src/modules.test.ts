@@ -47,10 +47,28 @@ describe('the module registry', () => {
 const par = defineLuaModule({
   name: 'par',
   description: 'runs Lua functions concurrently',
-  functions: { parallel: fn(), keep: fn(), sleep: fn() },
+  functions: { parallel: fn(), keep: fn(), wait: fn() },
 });
 
 function parModule(kept: LuaFunctionRef[], log: string[]) {
+  const ends = new Map<string, { promise: Promise<void>; resolve: () => void }>();
+  const endOf = (label: string) => {
+    let end = ends.get(label);
+    if (!end) {
+      let resolve = (): void => {};
+      const promise = new Promise<void>((r) => (resolve = r));
+      end = { promise, resolve };
+      ends.set(label, end);
+    }
+    return end;
+  };
+  const ended = (label: string, waiter: string) => {
+    let timer: NodeJS.Timeout | undefined;
+    const ceiling = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${waiter} waited 10 s for ${label} to end: not concurrent`)), 10_000);
+    });
+    return Promise.race([endOf(label).promise, ceiling]).finally(() => clearTimeout(timer));
+  };
   return [
     par,
     {
@@ -67,14 +85,16 @@ function parModule(kept: LuaFunctionRef[], log: string[]) {
       keep: (_call: unknown, ref: LuaValue) => {
         kept.push(ref as unknown as LuaFunctionRef);
       },
-      sleep: (_call: unknown, ms: LuaValue, label: LuaValue) => {
+      // Starts `label` and ends it once `after` has ended (or at once without one): the order of
+      // the log is then decided by promises, never by how long a timer took on a busy machine.
+      // Functions run one after another would wait for `after` forever: the ceiling says so.
+      wait: (_call: unknown, label: LuaValue, after: LuaValue) => {
         log.push(`start ${String(label)}`);
-        return new Promise<void>((resolve) =>
-          setTimeout(() => {
-            log.push(`end ${String(label)}`);
-            resolve();
-          }, ms as number),
-        );
+        const waited = after === undefined ? Promise.resolve() : ended(String(after), String(label));
+        return waited.then(() => {
+          log.push(`end ${String(label)}`);
+          endOf(String(label)).resolve();
+        });
       },
     },
   ] as const;
@@ -87,14 +107,14 @@ describe('Lua functions called from JavaScript', () => {
     const result = await values(`
       local shared = 0
       return par.parallel({
-        function(i) par.sleep(30, "a") shared = shared + 1 return "a" .. i end,
-        function(i) par.sleep(10, "b") shared = shared + 1 return "b" .. i end,
+        function(i) par.wait("a", "b") shared = shared + 1 return "a" .. i end,
+        function(i) par.wait("b") shared = shared + 1 return "b" .. i end,
         function(i) return "c" .. i end,
       }), shared
     `);
     expect(result).toEqual([['a1', 'b2', 'c3'], 2]);
-    // Concurrent: b starts before a has ended and ends first (a timing bound would fail on a
-    // loaded machine; the order proves the overlap).
+    // Concurrent: a waits for b to end, so b must start while a is still waiting (one after the
+    // other, a would wait out its ceiling and fail the run).
     expect(log).toEqual(['start a', 'start b', 'end b', 'end a']);
   });
 

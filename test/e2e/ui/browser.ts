@@ -87,14 +87,23 @@ export function watch(page: Page): { problems: string[] } {
   return { problems };
 }
 
+/** What a theme changes on a page: colours, so contrast; structure, names and roles stay. */
+export const THEME_RULES = ['color-contrast', 'link-in-text-block'] as const;
+
 const axeSource = (createRequire(import.meta.url)('axe-core') as { source: string }).source;
 
-/** axe-core's serious and critical violations on the page, as readable lines. */
-export async function seriousViolations(page: Page): Promise<string[]> {
+/**
+ * axe-core's serious and critical violations on the page, as readable lines; `rules` limits the
+ * scan to those rules (a second theme of a page already scanned needs only what a theme changes:
+ * `THEME_RULES`).
+ */
+export async function seriousViolations(page: Page, rules?: readonly string[]): Promise<string[]> {
   await page.addScriptTag({ content: axeSource });
+  // Violations only: axe then skips the details of what passed, much of a scan's time.
+  const options = { resultTypes: ['violations'], ...(rules ? { runOnly: { type: 'rule', values: rules } } : {}) };
   // A string, run in the page: the test's own TypeScript has no DOM types.
   const violations = (await page.evaluate(`(async () => {
-    const result = await window.axe.run(document);
+    const result = await window.axe.run(document, ${JSON.stringify(options)});
     return result.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => v.id + ' (' + v.impact + '): ' + v.help + ' - ' + v.nodes.slice(0, 5).map((n) => n.target.join(' ')).join(', '));

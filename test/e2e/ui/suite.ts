@@ -7,7 +7,7 @@ import { context, launch, logIn, watch, type Session, type Theme, type VIEWPORTS
 import { Fleet, type Child, type Master } from './fleet.js';
 
 export interface UiSuiteOptions {
-  /** Agents started and registered with the master before the browser starts. */
+  /** Agents started and registered with the master before the admin logs in. */
   agents?: string[];
   /** Extra environment of the master. */
   env?: Record<string, string>;
@@ -43,12 +43,21 @@ export function uiSuite(options: UiSuiteOptions = {}): UiSuite {
   let browser: Browser | undefined;
 
   beforeAll(async () => {
+    // Chromium starts while the master and its agents do: neither needs the other until the login.
+    const launched = launch().then((b) => (browser = b));
+    // Should the master fail first, its error is the one reported, not this one as well.
+    launched.catch(() => undefined);
     const master = await fleet.master(options.env);
     const names = options.agents ?? [];
     const children = await Promise.all(names.map((name) => fleet.agent(master, name)));
-    browser = await launch();
-    const admin = await logIn(browser, master.origin, 'admin', master.adminPassword);
-    ready = { master, browser, admin, agents: Object.fromEntries(names.map((n, i) => [n, children[i] as Child])) };
+    const started = await launched;
+    const admin = await logIn(started, master.origin, 'admin', master.adminPassword);
+    ready = {
+      master,
+      browser: started,
+      admin,
+      agents: Object.fromEntries(names.map((n, i) => [n, children[i] as Child])),
+    };
   }, options.timeoutMs ?? 90_000);
 
   afterAll(async () => {
