@@ -213,14 +213,14 @@ export interface WorkflowEngine {
    * A run with its task results and logs; with `{ log: false }` every task's `log` is empty (not
    * read: most of a long run's record is its log, which `GET /executions/:id/log` pages).
    */
-  get(runId: string, options?: { log?: boolean }): RunRecord | undefined;
+  get(runId: string, options?: { log?: boolean }): Promise<RunRecord | undefined>;
   /**
    * What a run was started with (source, vars, values, group, delegation, dry run), to start it
    * again; undefined for an unknown run or one recorded before runs kept their inputs;
    * `'withheld'` when they held a secret (a registered value or a secret-named field), which is
    * never stored.
    */
-  request(runId: string): RunRequest | 'withheld' | undefined;
+  request(runId: string): Promise<RunRequest | 'withheld' | undefined>;
   /**
    * Everything `start` checks before a run is recorded, and nothing else: throws what `start`
    * would (a WorkflowValidationError with every problem at its line and column); records nothing.
@@ -233,7 +233,7 @@ export interface WorkflowEngine {
    */
   followLog(runId: string, listener: LogFollower): { written: number; stop(): void } | undefined;
   /** Runs, newest first, without task logs. */
-  list(filter?: ExecutionFilter): { runs: Omit<RunRecord, 'tasks'>[]; total: number };
+  list(filter?: ExecutionFilter): Promise<{ runs: Omit<RunRecord, 'tasks'>[]; total: number }>;
   /** Whether a run delegates to agents (the CLI asks for confirmation on a terminal). */
   delegates(request: RunRequest): Promise<boolean>;
 }

@@ -42,7 +42,7 @@ export interface RetentionPolicy {
   /** The rule in words, naming its config keys: `30d and 10000 runs (engine.retention.max_age, ...)`. */
   rule: string;
   /** How many are kept now, and the oldest kept (ISO 8601). */
-  kept(): { count: number; oldest?: string };
+  kept(): Promise<{ count: number; oldest?: string }>;
   /**
    * Removes one bounded batch (a few milliseconds of work) of what the rule no longer keeps at
    * `now`; resolves with how many it removed once that is durable. 0 means nothing is left to do.
@@ -52,7 +52,7 @@ export interface RetentionPolicy {
    * How many the rule no longer keeps at `now`: what the next pass would remove (the batches
    * `pruneBatch` takes until it returns 0), counted with the same bound, without removing any.
    */
-  due?(now: Date): number;
+  due?(now: Date): Promise<number>;
 }
 
 export interface RetentionStats {
@@ -70,18 +70,36 @@ export interface RetentionStats {
   lastError?: string;
 }
 
+/** The reads of the store, and of an interactive transaction (which sees its own writes). */
+export interface StoreReader {
+  all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]>;
+  get<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T | undefined>;
+}
+
+/** What the callback of `Store.withTransaction` reads and writes through. */
+export interface StoreTransaction extends StoreReader {
+  run(sql: string, params?: SqlParams): Promise<WriteResult>;
+}
+
 /**
- * The durable store. Reads are synchronous against memory. A write resolves only once it is
- * durable (journalled and fsynced); concurrent writes share one fsync. A write that fails leaves
- * nothing behind. Statements must be deterministic (no `random()`, no `'now'`): the journal
- * replays them on start-up, so pass times and ids as parameters.
+ * The durable store. Reads resolve with rows; a write resolves only once it is durable (embedded:
+ * journalled and fsynced, concurrent writes sharing one fsync; PostgreSQL: committed). A write
+ * that fails leaves nothing behind; one that breaks a constraint (a duplicate key...) rejects with
+ * a ConflictError. Statements must be deterministic (no `random()`, no `'now'`): the embedded
+ * store's journal replays them on start-up, so pass times and ids as parameters.
  */
-export interface Store {
-  all<T = Record<string, unknown>>(sql: string, params?: SqlParams): T[];
-  get<T = Record<string, unknown>>(sql: string, params?: SqlParams): T | undefined;
+export interface Store extends StoreReader {
   run(sql: string, params?: SqlParams): Promise<WriteResult>;
   /** Several statements, all or none. */
   transaction(statements: readonly { sql: string; params?: SqlParams }[]): Promise<WriteResult[]>;
+  /**
+   * An interactive transaction: `work` reads, decides and writes through `tx`, all or nothing
+   * (claims and leases). It commits when `work` resolves and rolls back when it rejects (or when
+   * a statement in it failed), rejecting with that error. Keep it short and use only `tx` inside:
+   * on the embedded store it holds every other read and write of the store until it ends (so
+   * nothing sees its writes before they commit), and using the store itself in it is refused.
+   */
+  withTransaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   /** Applies a plugin's pending migrations in order, each atomically. */
   migrate(owner: string, migrations: readonly Migration[]): Promise<void>;
   /** A consistent copy of the database, every write in it durable (gzip when `compress`). */
@@ -90,14 +108,15 @@ export interface Store {
   backup(outputPath: string, options?: { compress?: boolean }): Promise<{ path: string; bytes: number }>;
   /** Rebuilds the database compactly and takes a snapshot. */
   vacuum(): Promise<{ bytesBefore: number; bytesAfter: number }>;
-  stats(): StoreStats;
+  stats(): Promise<StoreStats>;
   /** Adds a retention policy, pruned from now on; returns a function that removes it. */
   retain(policy: RetentionPolicy): () => void;
 }
 
 /** True when `store` has a table of that name (a plugin's tables exist once it has run here). */
-export function hasTable(store: Pick<Store, 'get'>, name: string): boolean {
-  return store.get("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?", [name]) !== undefined;
+export async function hasTable(store: Pick<Store, 'get'>, name: string): Promise<boolean> {
+  const found = await store.get("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?", [name]);
+  return found !== undefined;
 }
 
-export const StoreRef = createServiceRef<Store>({ id: 'store', description: 'the durable sql.js store' });
+export const StoreRef = createServiceRef<Store>({ id: 'store', description: 'the durable store' });

@@ -148,7 +148,7 @@ describe('store plugin', () => {
 
     // A master folds it at stop, as before.
     const master = await createTestKernel({ plugins: [plugin], dataDir, profile: 'master' });
-    expect(master.get(StoreRef).all('SELECT name FROM items')).toEqual([{ name: 'kept' }]);
+    expect(await master.get(StoreRef).all('SELECT name FROM items')).toEqual([{ name: 'kept' }]);
     await master.stop();
     expect(existsSync(join(dataDir, 'store', 'snapshot.db'))).toBe(true);
   });
@@ -207,7 +207,7 @@ describe('db commands with a live master', () => {
     const store = kernel.get(StoreRef);
 
     const json = JSON.parse((await runDb(dataDir, 'stats', [], { output: 'json' })).output) as StoreStats;
-    expect(json).toEqual(store.stats());
+    expect(json).toEqual(await store.stats());
 
     const outDir = mkdtempSync(join(tmpdir(), 'store-master-out-'));
     const previous = process.cwd();
@@ -220,7 +220,7 @@ describe('db commands with a live master', () => {
 
     await store.run('DELETE FROM items');
     expect((await runDb(dataDir, 'vacuum')).output).toMatch(/^vacuum: /);
-    expect(store.stats().journalRecords).toBe(0);
+    expect((await store.stats()).journalRecords).toBe(0);
   });
 
   it('refuses restore, naming the master pid', async () => {

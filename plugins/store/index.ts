@@ -5,6 +5,7 @@ import {
   retentionIntervalMs,
   snapshotJournalBytes,
   STORE_CONFIG,
+  transactionTimeoutMs,
 } from './src/config.js';
 import type { LockInfo } from './src/lock.js';
 import type { OpenedStore, StoreOptions } from './src/sql-store.js';
@@ -41,6 +42,7 @@ export const plugin = definePlugin({
     const { openStore: open } = await import('./src/sql-store.js');
     const store = await open(ctx.config.dataDir, ctx.logger, {
       snapshotJournalBytes: snapshotJournalBytes(ctx.config),
+      transactionTimeoutMs: transactionTimeoutMs(ctx.config),
     });
     ctx.provide(StoreRef, store);
     // Plugins set up after this one register their policies; the first pass waits a second.

@@ -98,7 +98,11 @@ async function buildLargeStore(mb) {
   await store.migrate('bench', [TABLE]);
   const row = 'y'.repeat(1000);
   let id = 0;
-  while (store.stats().pageCount * store.stats().pageSize < mb * 1e6) {
+  const bytes = async () => {
+    const { pageCount, pageSize } = await store.stats();
+    return pageCount * pageSize;
+  };
+  while ((await bytes()) < mb * 1e6) {
     await store.transaction(
       Array.from({ length: 1000 }, () => ({
         sql: 'INSERT INTO bench (id, at, payload) VALUES (?, ?, ?)',
@@ -163,7 +167,7 @@ const OPEN_SCRIPT = `
   const logger = { debug() {}, info(m, f) { if (/opened/.test(m)) phases = f; }, warn() {}, error() {}, child() { return logger; } };
   const store = await openStore(process.argv[1], logger);
   const t2 = performance.now();
-  const rows = store.get('SELECT count(*) AS n FROM bench').n;
+  const rows = (await store.get('SELECT count(*) AS n FROM bench')).n;
   await store.close({ snapshot: false });
   process.stdout.write(JSON.stringify({ import_ms: t1 - t0, open_ms: t2 - t1, load_ms: phases.load_ms, replay_ms: phases.replay_ms, rows }));
 `;

@@ -60,7 +60,7 @@ describe('interrupted runs are announced at start', () => {
       expect(heard.map((e) => e.data)).toEqual([
         expect.objectContaining({ run_id: 'r-stale', workflow_name: 'nightly', status: 'interrupted' }),
       ]);
-      expect(kernel.get(WorkflowEngineRef).get('r-stale')).toMatchObject({
+      expect(await kernel.get(WorkflowEngineRef).get('r-stale')).toMatchObject({
         status: 'interrupted',
         error: expect.stringMatching(/^interrupted: pid 1 on gone/),
       });

@@ -28,13 +28,13 @@ function lineOf(text: string, needle: string): number {
 /** The error `engine.start` rejects with; asserts that nothing was recorded or announced. */
 async function refused(name: string, text: string, request: Partial<RunRequest> = {}) {
   const file = h.write(name, text);
-  const before = { runs: h.engine.list().total, events: h.events.length };
+  const before = { runs: (await h.engine.list()).total, events: h.events.length };
   const error = await h.engine.start({ source: { file }, workflowName: name, ...request }).then(
     () => undefined,
     (e: unknown) => e as Error & { code: string; status: number; details?: { problems?: unknown[]; field?: string } },
   );
   expect(error, 'the run should have been refused').toBeDefined();
-  expect({ runs: h.engine.list().total, events: h.events.length }).toEqual(before);
+  expect({ runs: (await h.engine.list()).total, events: h.events.length }).toEqual(before);
   return { error: error as NonNullable<typeof error>, file };
 }
 
@@ -1241,7 +1241,7 @@ tasks:
         return true, "done", { n = 1 }
 `),
     );
-    const stored = h.engine.get(record.id);
+    const stored = await h.engine.get(record.id);
     expect(stored).toEqual(record);
     const talk = stored?.tasks[0] as TaskResult;
     expect(talk).toMatchObject({
@@ -1261,7 +1261,7 @@ tasks:
     ]);
     expect(ms(talk.startedAt)).toBeGreaterThanOrEqual(ms(record.startedAt));
     expect(ms(talk.completedAt)).toBeLessThanOrEqual(ms(record.completedAt));
-    const { runs, total } = h.engine.list({ limit: 1 });
+    const { runs, total } = await h.engine.list({ limit: 1 });
     expect(total).toBeGreaterThan(1);
     expect(runs).toEqual([{ ...record, tasks: undefined }].map(({ tasks: _t, ...run }) => run));
   });

@@ -33,17 +33,19 @@ tasks:
 describe('a run read while it goes on', () => {
   it('shows a finished unit at once and a running one with its attempts and log so far', async () => {
     const file = h.write('live-records', text);
-    const seen: Record<string, RunRecord | undefined> = {};
+    const reads: Record<string, Promise<RunRecord | undefined>> = {};
     const observe = (p: RunProgress) => {
-      // Called synchronously by the engine: each read happens at that exact point of the run.
+      // Called synchronously by the engine: each read is taken at that exact point of the run.
       if (p.kind === 'task' && p.task.name === 'first' && p.task.status === 'succeeded')
-        seen.firstDone = h.engine.get(p.runId);
+        reads.firstDone = h.engine.get(p.runId);
       if (p.kind === 'task' && p.task.name === 'second[a]' && p.task.status === 'running')
-        seen.secondStarted = h.engine.get(p.runId);
-      if (p.kind === 'log' && p.line.message === 'second is running') seen.secondLogged = h.engine.get(p.runId);
+        reads.secondStarted = h.engine.get(p.runId);
+      if (p.kind === 'log' && p.line.message === 'second is running') reads.secondLogged = h.engine.get(p.runId);
     };
     const { runId, done } = await h.engine.start({ source: { file }, workflowName: 'live-records' }, observe);
     const record = await done;
+    const seen: Record<string, RunRecord | undefined> = {};
+    for (const [name, read] of Object.entries(reads)) seen[name] = await read;
 
     const first = {
       name: 'first',
@@ -74,7 +76,7 @@ describe('a run read while it goes on', () => {
     expect(seen.secondLogged?.tasks[1].status).toBe('running');
 
     // Once the run ended, the store holds exactly what the run returned.
-    expect(h.engine.get(runId)).toEqual(record);
+    expect(await h.engine.get(runId)).toEqual(record);
     expect(record.tasks.map((t) => [t.name, t.status])).toEqual([
       ['first', 'succeeded'],
       ['second[a]', 'succeeded'],

@@ -71,8 +71,9 @@ function checkMembers(agents: readonly unknown[], field: string): string[] {
 }
 
 /**
- * Agent groups in the master's store. Reads query the in-memory database (cheap, and never stale);
- * every write is one transaction, resolved once durable. Members are names, not references to the
+ * Agent groups in the master's store. Reads answer from a copy in memory, loaded at open and
+ * read again after each write of this process (the engine expands `group:` targets synchronously
+ * as tasks render); every write is one transaction, resolved once durable. Members are names, not references to the
  * agents table: a group keeps an agent that is offline, removed or not yet registered.
  */
 export class AgentGroupStore implements AgentGroups {
@@ -83,31 +84,47 @@ export class AgentGroupStore implements AgentGroups {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
+  /** The groups by name, as stored; sorted when listed. */
+  private readonly groups = new Map<string, AgentGroup>();
+
   async open(): Promise<void> {
     await this.store.migrate('agent-groups', GROUP_MIGRATIONS);
-  }
-
-  list(): AgentGroup[] {
     const members = new Map<string, string[]>();
-    for (const row of this.store.all<{ group_name: string; agent: string }>(
+    for (const row of await this.store.all<{ group_name: string; agent: string }>(
       'SELECT group_name, agent FROM agent_group_members ORDER BY group_name, agent',
     )) {
       const list = members.get(row.group_name) ?? [];
       list.push(row.agent);
       members.set(row.group_name, list);
     }
-    return this.store
-      .all<GroupRow>('SELECT * FROM agent_groups ORDER BY name')
-      .map((row) => ({ ...row, members: members.get(row.name) ?? [] }));
+    for (const row of await this.store.all<GroupRow>('SELECT * FROM agent_groups ORDER BY name'))
+      this.groups.set(row.name, { ...row, members: members.get(row.name) ?? [] });
+  }
+
+  /** Reads one group back from the store after a write (gone when deleted). */
+  private async load(name: string): Promise<AgentGroup | undefined> {
+    const row = await this.store.get<GroupRow>('SELECT * FROM agent_groups WHERE name = ?', [name]);
+    if (!row) {
+      this.groups.delete(name);
+      return undefined;
+    }
+    const members = (
+      await this.store.all<{ agent: string }>(
+        'SELECT agent FROM agent_group_members WHERE group_name = ? ORDER BY agent',
+        [name],
+      )
+    ).map((m) => m.agent);
+    const group = { ...row, members };
+    this.groups.set(name, group);
+    return group;
+  }
+
+  list(): AgentGroup[] {
+    return [...this.groups.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   get(name: string): AgentGroup | undefined {
-    const row = this.store.get<GroupRow>('SELECT * FROM agent_groups WHERE name = ?', [name]);
-    if (!row) return undefined;
-    const members = this.store
-      .all<{ agent: string }>('SELECT agent FROM agent_group_members WHERE group_name = ? ORDER BY agent', [name])
-      .map((m) => m.agent);
-    return { ...row, members };
+    return this.groups.get(name);
   }
 
   /** The group, or a NotFoundError naming it with the nearest existing name. */
@@ -122,7 +139,7 @@ export class AgentGroupStore implements AgentGroups {
   }
 
   names(): string[] {
-    return this.store.all<{ name: string }>('SELECT name FROM agent_groups ORDER BY name').map((r) => r.name);
+    return this.list().map((group) => group.name);
   }
 
   async create(group: { name: string; description?: string; members?: readonly string[] }): Promise<AgentGroup> {
@@ -205,11 +222,13 @@ export class AgentGroupStore implements AgentGroups {
       { sql: 'DELETE FROM agent_group_members WHERE group_name = ?', params: [name] },
       { sql: 'DELETE FROM agent_groups WHERE name = ?', params: [name] },
     ]);
+    await this.load(name);
     this.onChange(name, 'deleted', 0);
   }
 
-  private changed(name: string, change: GroupChange): AgentGroup {
-    const group = this.require(name);
+  private async changed(name: string, change: GroupChange): Promise<AgentGroup> {
+    const group = await this.load(name);
+    if (!group) return this.require(name);
     this.onChange(name, change, group.members.length);
     return group;
   }

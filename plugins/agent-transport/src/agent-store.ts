@@ -67,7 +67,8 @@ export class AgentStore {
     await this.store.migrate('agent-transport', AGENT_MIGRATIONS);
     this.timer = setInterval(() => void this.flush(), this.intervalMs);
     this.timer.unref();
-    return this.store.all<Record<string, unknown>>('SELECT * FROM agents ORDER BY name').map((row) => ({
+    const rows = await this.store.all<Record<string, unknown>>('SELECT * FROM agents ORDER BY name');
+    return rows.map((row) => ({
       ...(row as unknown as StoredAgent),
       modules: parseJson(row.modules, []),
       labels: parseJson(row.labels, {}),

@@ -33,7 +33,7 @@ describe('agent identities', () => {
     const credential = (admitted as { credential: string }).credential;
     expect(credential).toMatch(/^rac_[A-Za-z0-9_-]{43}$/);
     await first.identities.close();
-    const rows = first.store.all<Record<string, unknown>>('SELECT * FROM agent_credentials');
+    const rows = await first.store.all<Record<string, unknown>>('SELECT * FROM agent_credentials');
     expect(rows).toEqual([
       {
         name: 'web-1',
@@ -98,7 +98,7 @@ describe('agent identities', () => {
     const second = await open(dir);
     expect(second.identities.authenticate('edge', credential, ok)).toMatchObject(refusal);
     await second.identities.forget('edge');
-    expect(second.store.all('SELECT name FROM agent_credentials')).toEqual([{ name: 'never' }]);
+    expect(await second.store.all('SELECT name FROM agent_credentials')).toEqual([{ name: 'never' }]);
     // The old credential is unknown now: the join token decides, and enrols the name afresh.
     expect(second.identities.authenticate('edge', credential, ok)).toBe('join-token');
     expect(second.identities.admit('edge', 'join-token')).toEqual({ credential: expect.stringMatching(/^rac_/) });

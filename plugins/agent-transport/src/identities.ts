@@ -76,7 +76,9 @@ export class AgentIdentities {
   async open(): Promise<void> {
     if (!this.store) return;
     await this.store.migrate('agent-identities', IDENTITY_MIGRATIONS);
-    for (const row of this.store.all<Identity>('SELECT name, hash, issued_at, revoked_at FROM agent_credentials')) {
+    for (const row of await this.store.all<Identity>(
+      'SELECT name, hash, issued_at, revoked_at FROM agent_credentials',
+    )) {
       this.byName.set(row.name, { ...row, revoked_at: row.revoked_at ?? null });
     }
   }

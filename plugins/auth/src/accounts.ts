@@ -126,14 +126,14 @@ export class Accounts {
 
   async open(nowSeconds: number): Promise<void> {
     await this.store.migrate('auth', ACCOUNT_MIGRATIONS);
-    for (const user of this.store.all<User>('SELECT * FROM auth_users')) this.remember(user);
-    for (const token of this.store.all<ApiToken>('SELECT * FROM auth_tokens')) this.rememberToken(token);
+    for (const user of await this.store.all<User>('SELECT * FROM auth_users')) this.remember(user);
+    for (const token of await this.store.all<ApiToken>('SELECT * FROM auth_tokens')) this.rememberToken(token);
     // Revocations of tokens that have expired anyway need not be kept (later ones go by retention).
     await this.store.run('DELETE FROM auth_revoked WHERE expires_at <= ?', [nowSeconds]);
-    for (const row of this.store.all<{ jti: string; expires_at: number }>('SELECT * FROM auth_revoked')) {
+    for (const row of await this.store.all<{ jti: string; expires_at: number }>('SELECT * FROM auth_revoked')) {
       this.revoked.set(row.jti, row.expires_at);
     }
-    for (const row of this.store.all<{ user_id: string; after_ms: number }>('SELECT * FROM auth_session_floor')) {
+    for (const row of await this.store.all<{ user_id: string; after_ms: number }>('SELECT * FROM auth_session_floor')) {
       this.sessionFloor.set(row.user_id, row.after_ms);
     }
   }
@@ -332,12 +332,12 @@ export class Accounts {
 
   /** Forgets up to `limit` revocations of sessions expired at `nowSeconds`; resolves with how many. */
   async forgetExpiredRevocations(nowSeconds: number, limit: number): Promise<number> {
-    const jtis = this.store
-      .all<{ jti: string }>('SELECT jti FROM auth_revoked WHERE expires_at <= ? ORDER BY expires_at LIMIT ?', [
-        nowSeconds,
-        limit,
-      ])
-      .map((row) => row.jti);
+    const jtis = (
+      await this.store.all<{ jti: string }>(
+        'SELECT jti FROM auth_revoked WHERE expires_at <= ? ORDER BY expires_at LIMIT ?',
+        [nowSeconds, limit],
+      )
+    ).map((row) => row.jti);
     if (jtis.length === 0) return 0;
     await this.store.run(`DELETE FROM auth_revoked WHERE jti IN (${jtis.map(() => '?').join(', ')})`, jtis);
     for (const jti of jtis) this.revoked.delete(jti);

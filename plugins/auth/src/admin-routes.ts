@@ -240,12 +240,12 @@ export function registerAdminRoutes(router: HttpRouter, { accounts, audit }: Aut
           offset: Type.Integer(),
         }),
       },
-      handler: (request) => {
+      handler: async (request) => {
         const q = request.query;
         const limit = q.limit === undefined ? 100 : Number(q.limit);
         if (limit < 1 || limit > 1000) throw new InvalidInputError('limit must be from 1 to 1000', { field: 'limit' });
         const offset = q.offset === undefined ? 0 : Number(q.offset);
-        const result = audit.list({
+        const result = await audit.list({
           user: q.user,
           event: q.event,
           result: q.result,

@@ -98,7 +98,7 @@ export class AuditLog {
     await this.flush();
   }
 
-  list(query: AuditQuery): { records: AuditRecord[]; total: number } {
+  async list(query: AuditQuery): Promise<{ records: AuditRecord[]; total: number }> {
     const where: string[] = [];
     const params: SqlValue[] = [];
     const add = (sql: string, value: SqlValue | undefined) => {
@@ -113,10 +113,11 @@ export class AuditLog {
     add('timestamp <= ?', query.until);
     add('id > ?', query.after_id);
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const total = this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM audit_log ${clause}`, params)?.n ?? 0;
+    const total =
+      (await this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM audit_log ${clause}`, params))?.n ?? 0;
     // Following (after_id) reads forwards; a listing shows the newest first.
     const order = query.after_id === undefined ? 'DESC' : 'ASC';
-    const records = this.store.all<AuditRecord>(
+    const records = await this.store.all<AuditRecord>(
       `SELECT * FROM audit_log ${clause} ORDER BY id ${order} LIMIT ? OFFSET ?`,
       [...params, query.limit, query.offset],
     );

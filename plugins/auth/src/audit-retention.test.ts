@@ -46,8 +46,8 @@ async function auditWith(entries: AuditEntry[]): Promise<AuditLog> {
   return audit;
 }
 
-const resources = () =>
-  store.all<{ resource: string }>('SELECT resource FROM audit_log ORDER BY id').map((r) => r.resource);
+const resources = async () =>
+  (await store.all<{ resource: string }>('SELECT resource FROM audit_log ORDER BY id')).map((r) => r.resource);
 
 describe('audit retention', () => {
   it('removes records older than audit.retention, keeps the rest, and says so in the stats', async () => {
@@ -55,13 +55,17 @@ describe('audit retention', () => {
     const now = new Date();
     await auditWith([entry(120, 1, now), entry(91, 2, now), entry(89, 3, now), entry(1, 4, now)]);
     store.retain(auditRetention(store, { maxAgeMs: 90 * DAY, maxRecords: 0 }));
-    const [before] = store.stats().retention;
+    const [before] = (await store.stats()).retention;
     expect(before).toMatchObject({ name: 'audit records', kept: 4, lastPrunedAt: null });
     expect(before.rule).toBe('90d old at most (audit.retention, audit.retention_max_records)');
 
     await store.pruneNow();
-    expect(resources()).toEqual(['/api/v1/things/3', '/api/v1/things/4']);
-    expect(store.stats().retention[0]).toMatchObject({ kept: 2, lastRemoved: 2, oldest: entry(89, 3, now).timestamp });
+    expect(await resources()).toEqual(['/api/v1/things/3', '/api/v1/things/4']);
+    expect((await store.stats()).retention[0]).toMatchObject({
+      kept: 2,
+      lastRemoved: 2,
+      oldest: entry(89, 3, now).timestamp,
+    });
   });
 
   it('keeps the newest audit.retention_max_records, removing in batches, durably', async () => {
@@ -69,31 +73,31 @@ describe('audit retention', () => {
     await auditWith(Array.from({ length: total }, (_, i) => entry(0, i)));
     const policy = auditRetention(store, { maxAgeMs: 90 * DAY, maxRecords: 25 });
     // What is due is every batch of the pass together, counted by the same bounds.
-    expect(policy.due?.(NOW)).toBe(total - 25);
+    expect(await policy.due?.(NOW)).toBe(total - 25);
     expect(await policy.pruneBatch(NOW)).toBe(AUDIT_RETENTION_BATCH);
     expect(await policy.pruneBatch(NOW)).toBe(AUDIT_RETENTION_BATCH);
     expect(await policy.pruneBatch(NOW)).toBe(5);
     expect(await policy.pruneBatch(NOW)).toBe(0);
-    expect(policy.due?.(NOW)).toBe(0);
+    expect(await policy.due?.(NOW)).toBe(0);
     const kept = Array.from({ length: 25 }, (_, i) => `/api/v1/things/${total - 25 + i}`);
-    expect(resources()).toEqual(kept);
-    expect(policy.kept()).toEqual({ count: 25, oldest: entry(0, 0).timestamp });
+    expect(await resources()).toEqual(kept);
+    expect(await policy.kept()).toEqual({ count: 25, oldest: entry(0, 0).timestamp });
 
     // What retention removed stays removed after a restart (journal replay included).
     await store.close({ snapshot: false });
     store = await openStore(dir, silentLogger);
-    expect(resources()).toEqual(kept);
+    expect(await resources()).toEqual(kept);
   });
 
   it('applies the age and the count together: whichever removes more', async () => {
     await auditWith([entry(100, 1), entry(95, 2), entry(5, 3), entry(4, 4), entry(3, 5)]);
     const policy = auditRetention(store, { maxAgeMs: 90 * DAY, maxRecords: 2 });
     expect(policy.rule).toBe('90d old at most, the newest 2 (audit.retention, audit.retention_max_records)');
-    expect(policy.due?.(NOW)).toBe(3);
+    expect(await policy.due?.(NOW)).toBe(3);
     expect(await policy.pruneBatch(NOW)).toBe(3);
-    expect(resources()).toEqual(['/api/v1/things/4', '/api/v1/things/5']);
+    expect(await resources()).toEqual(['/api/v1/things/4', '/api/v1/things/5']);
     const loose = auditRetention(store, { maxAgeMs: 4.5 * DAY, maxRecords: 0 });
-    expect(loose.due?.(NOW)).toBe(0);
+    expect(await loose.due?.(NOW)).toBe(0);
     expect(await loose.pruneBatch(NOW)).toBe(0);
   });
 
@@ -103,8 +107,8 @@ describe('audit retention', () => {
     const pass = store.pruneNow();
     audit.record({ ...entry(0, 9999), timestamp: undefined });
     await Promise.all([pass, audit.flush()]);
-    expect(resources()).toEqual(['/api/v1/things/9999']);
-    expect(store.stats().retention[0]).toMatchObject({ kept: 1, lastRemoved: AUDIT_RETENTION_BATCH * 3 });
+    expect(await resources()).toEqual(['/api/v1/things/9999']);
+    expect((await store.stats()).retention[0]).toMatchObject({ kept: 1, lastRemoved: AUDIT_RETENTION_BATCH * 3 });
   });
 });
 
@@ -117,14 +121,14 @@ describe('revoked sessions retention', () => {
     await accounts.revokeSession('gone-2', nowSeconds - 1);
     await accounts.revokeSession('live', nowSeconds + 3600);
     const policy = revokedSessionRetention(store, accounts);
-    expect(policy.kept()).toEqual({ count: 3, oldest: new Date((nowSeconds - 60) * 1000).toISOString() });
-    expect(policy.due?.(NOW)).toBe(2);
+    expect(await policy.kept()).toEqual({ count: 3, oldest: new Date((nowSeconds - 60) * 1000).toISOString() });
+    expect(await policy.due?.(NOW)).toBe(2);
 
     expect(await policy.pruneBatch(NOW)).toBe(2);
     expect(await policy.pruneBatch(NOW)).toBe(0);
     expect(accounts.isRevoked('live')).toBe(true);
     expect(accounts.isRevoked('gone-1')).toBe(false);
-    expect(store.all('SELECT jti FROM auth_revoked')).toEqual([{ jti: 'live' }]);
-    expect(policy.kept()).toEqual({ count: 1, oldest: new Date((nowSeconds + 3600) * 1000).toISOString() });
+    expect(await store.all('SELECT jti FROM auth_revoked')).toEqual([{ jti: 'live' }]);
+    expect(await policy.kept()).toEqual({ count: 1, oldest: new Date((nowSeconds + 3600) * 1000).toISOString() });
   });
 });

@@ -25,34 +25,36 @@ export function auditRetention(store: Store, settings: AuditRetentionSettings): 
   return {
     name: 'audit records',
     rule: `${limits.filter(Boolean).join(', ')} (audit.retention, audit.retention_max_records)`,
-    kept() {
-      const row = store.get<{ n: number; oldest: string | null }>(
+    async kept() {
+      const row = await store.get<{ n: number; oldest: string | null }>(
         'SELECT COUNT(*) AS n, MIN(timestamp) AS oldest FROM audit_log',
       );
       return { count: row?.n ?? 0, oldest: row?.oldest ?? undefined };
     },
-    due(now) {
-      const { cutoff, beyondId } = auditBounds(store, settings, now);
+    async due(now) {
+      const { cutoff, beyondId } = await auditBounds(store, settings, now);
       const byCount = beyondId === undefined ? '' : ' OR id <= ?';
       const params = beyondId === undefined ? [cutoff] : [cutoff, beyondId];
-      return (
-        store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM audit_log WHERE timestamp < ?${byCount}`, params)?.n ?? 0
+      const row = await store.get<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM audit_log WHERE timestamp < ?${byCount}`,
+        params,
       );
+      return row?.n ?? 0;
     },
     async pruneBatch(now) {
       const ids = new Set<number>();
-      const { cutoff, beyondId } = auditBounds(store, settings, now);
+      const { cutoff, beyondId } = await auditBounds(store, settings, now);
       // Each query walks an index from its oldest end and stops after one batch.
-      for (const { id } of store.all<{ id: number }>(
+      for (const { id } of await store.all<{ id: number }>(
         'SELECT id FROM audit_log WHERE timestamp < ? ORDER BY timestamp LIMIT ?',
         [cutoff, AUDIT_RETENTION_BATCH],
       ))
         ids.add(id);
       if (beyondId !== undefined)
-        for (const { id } of store.all<{ id: number }>('SELECT id FROM audit_log WHERE id <= ? ORDER BY id LIMIT ?', [
-          beyondId,
-          AUDIT_RETENTION_BATCH,
-        ]))
+        for (const { id } of await store.all<{ id: number }>(
+          'SELECT id FROM audit_log WHERE id <= ? ORDER BY id LIMIT ?',
+          [beyondId, AUDIT_RETENTION_BATCH],
+        ))
           ids.add(id);
       const batch = [...ids].slice(0, AUDIT_RETENTION_BATCH);
       if (batch.length === 0) return 0;
@@ -66,15 +68,17 @@ export function auditRetention(store: Store, settings: AuditRetentionSettings): 
  * What the audit rule keeps at `now`: records from `cutoff` on, and (with a count limit) those
  * after `beyondId`, the newest record past the limit. Pruning and counting what is due share it.
  */
-function auditBounds(
+async function auditBounds(
   store: Store,
   settings: AuditRetentionSettings,
   now: Date,
-): { cutoff: string; beyondId: number | undefined } {
+): Promise<{ cutoff: string; beyondId: number | undefined }> {
   const cutoff = new Date(now.getTime() - settings.maxAgeMs).toISOString();
   const beyond =
     settings.maxRecords > 0
-      ? store.get<{ id: number }>('SELECT id FROM audit_log ORDER BY id DESC LIMIT 1 OFFSET ?', [settings.maxRecords])
+      ? await store.get<{ id: number }>('SELECT id FROM audit_log ORDER BY id DESC LIMIT 1 OFFSET ?', [
+          settings.maxRecords,
+        ])
       : undefined;
   return { cutoff, beyondId: beyond?.id };
 }
@@ -88,8 +92,8 @@ export function revokedSessionRetention(store: Store, accounts: Accounts): Reten
   return {
     name: 'revoked sessions',
     rule: 'until the session would have expired (auth.jwt.expiry)',
-    kept() {
-      const row = store.get<{ n: number; first: number | null }>(
+    async kept() {
+      const row = await store.get<{ n: number; first: number | null }>(
         'SELECT COUNT(*) AS n, MIN(expires_at) AS first FROM auth_revoked',
       );
       return {
@@ -97,10 +101,12 @@ export function revokedSessionRetention(store: Store, accounts: Accounts): Reten
         ...(row?.first == null ? {} : { oldest: new Date(row.first * 1000).toISOString() }),
       };
     },
-    due: (now) =>
-      store.get<{ n: number }>('SELECT COUNT(*) AS n FROM auth_revoked WHERE expires_at <= ?', [
-        Math.floor(now.getTime() / 1000),
-      ])?.n ?? 0,
+    due: async (now) =>
+      (
+        await store.get<{ n: number }>('SELECT COUNT(*) AS n FROM auth_revoked WHERE expires_at <= ?', [
+          Math.floor(now.getTime() / 1000),
+        ])
+      )?.n ?? 0,
     pruneBatch: (now) => accounts.forgetExpiredRevocations(Math.floor(now.getTime() / 1000), AUDIT_RETENTION_BATCH),
   };
 }

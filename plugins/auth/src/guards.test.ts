@@ -84,7 +84,7 @@ describe('authentication guard', () => {
     await accounts.revokeToken('ci');
     await expect(pass({ ...run, headers: bearer(ci.secret) })).rejects.toMatchObject({ status: 401 });
     // Only the hash is kept.
-    expect(JSON.stringify(parts.store.all('SELECT * FROM auth_tokens'))).not.toContain(old.secret);
+    expect(JSON.stringify(await parts.store.all('SELECT * FROM auth_tokens'))).not.toContain(old.secret);
   });
 
   it('accepts the local credential of this start as an admin, and no other', async () => {
@@ -170,7 +170,7 @@ describe('audit guard', () => {
     await pass({ ...run, headers: basic('vic', 'vic-password') }).catch(() => undefined);
     await pass(run).catch(() => undefined);
     await audit.flush();
-    const { records, total } = audit.list({ limit: 10, offset: 0 });
+    const { records, total } = await audit.list({ limit: 10, offset: 0 });
     expect(total).toBe(3);
     expect(records.map((r) => [r.event, r.user, r.result, r.status])).toEqual([
       ['auth.missing', 'anonymous', 'failure', 401],
@@ -183,6 +183,6 @@ describe('audit guard', () => {
       action: 'POST /api/v1/workflows/run',
       request_id: 'req-1',
     });
-    expect(audit.list({ limit: 10, offset: 0, user: 'vic' }).total).toBe(1);
+    expect((await audit.list({ limit: 10, offset: 0, user: 'vic' })).total).toBe(1);
   });
 });

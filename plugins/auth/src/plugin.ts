@@ -15,7 +15,7 @@ export const plugin = definePlugin({
   // What the service registers (authRetentionPolicies), for `runner db stats` without a master;
   // none in a store a master never used. Accounts are not opened: reports read the tables.
   async retention(store, config) {
-    if (!hasTable(store, 'audit_log') || !hasTable(store, 'auth_revoked')) return [];
+    if (!(await hasTable(store, 'audit_log')) || !(await hasTable(store, 'auth_revoked'))) return [];
     const [{ authRetentionPolicies }, { Accounts }] = await Promise.all([
       import('./audit-retention.js'),
       import('./accounts.js'),

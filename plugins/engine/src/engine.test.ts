@@ -74,7 +74,10 @@ describe('engine hooks', () => {
       tasks: [],
     });
     expect(tasksRun).toBe(0);
-    expect(runs.get(runId)).toMatchObject({ status: 'failed', error: 'refused by policy: outside the change window' });
+    expect(await runs.get(runId)).toMatchObject({
+      status: 'failed',
+      error: 'refused by policy: outside the change window',
+    });
   });
 
   it('treats a throwing before-run tap as a refusal naming it', async () => {
@@ -95,7 +98,7 @@ describe('engine hooks', () => {
     expect(record.status).toBe('failed');
     const second = record.tasks.find((t) => t.name === 'second') as RunRecord['tasks'][number];
     expect(second).toMatchObject({ status: 'failed', message: 'refused by guard: second is frozen', attempts: 1 });
-    expect(runs.get(record.id)?.tasks.find((t) => t.name === 'second')?.message).toBe(
+    expect((await runs.get(record.id))?.tasks.find((t) => t.name === 'second')?.message).toBe(
       'refused by guard: second is frozen',
     );
     expect(attempts).toEqual([1, 1]);
@@ -141,13 +144,13 @@ tasks:
 
   it('stops the running task, skips the rest and records who cancelled', async () => {
     const { runId, done } = await runs.start({ source: { content: slow }, trigger: 'cli', user: 'alice' });
-    await until(() => runs.get(runId)?.tasks.some((t) => t.name === 'wait' && t.status === 'running'));
+    await until(async () => (await runs.get(runId))?.tasks.some((t) => t.name === 'wait' && t.status === 'running'));
     const started = Date.now();
     const cancelled = await runs.cancel(runId, { by: 'bob' });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(cancelled).toMatchObject({ status: 'cancelled', cancelledBy: 'bob', error: 'cancelled by bob' });
     expect(await done).toMatchObject({ status: 'cancelled' });
-    const stored = runs.get(runId) as RunRecord;
+    const stored = (await runs.get(runId)) as RunRecord;
     expect(stored).toMatchObject({ status: 'cancelled', cancelledBy: 'bob', trigger: 'cli', user: 'alice' });
     expect(stored.tasks.map((t) => [t.name, t.status])).toEqual([
       ['wait', 'failed'],
@@ -177,7 +180,7 @@ tasks:
     expect(await runs.cancel('no-such-run')).toBeUndefined();
     const { runId } = await runContent(twoTasks);
     expect(await runs.cancel(runId, { by: 'bob' })).toMatchObject({ status: 'succeeded' });
-    expect(runs.get(runId)?.cancelledBy).toBeUndefined();
+    expect((await runs.get(runId))?.cancelledBy).toBeUndefined();
   });
 });
 
@@ -205,7 +208,7 @@ describe('sources', () => {
 
 async function until(check: () => unknown, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -57,8 +57,8 @@ export function registerLogStreamRoute(
       responses: {
         200: { description: '`ready`, `lines` and `end` events', contentType: 'text/event-stream' },
       },
-      handler: ({ params, query, raw }) => {
-        const summary = engine.get(params.id, { log: false });
+      handler: async ({ params, query, raw }) => {
+        const summary = await engine.get(params.id, { log: false });
         if (!summary) throw new NotFoundError(`no execution with id "${params.id}"`);
         const stream = openEventStream(raw.res, {
           heartbeatMs: HEARTBEAT_MS,
@@ -89,8 +89,11 @@ export function registerLogStreamRoute(
         };
         const following = engine.followLog(params.id, onEvent);
         if (!following) {
+          // Read while it ran, ended before following began: its status now.
+          const ended =
+            summary.status === 'running' ? ((await engine.get(params.id, { log: false })) ?? summary) : summary;
           stream.send({ written: 0 }, 'ready');
-          stream.end({ status: summary.status }, 'end');
+          stream.end({ status: ended.status }, 'end');
           return STREAMED;
         }
         stream.onClose(() => {

@@ -44,7 +44,7 @@ export const plugin = definePlugin({
   // What setup registers below (runs.retentionPolicies is the same function), for `runner db
   // stats` without a master; a store the engine never used has no runs table and no policy.
   async retention(store, config) {
-    if (!hasTable(store, 'runs')) return [];
+    if (!(await hasTable(store, 'runs'))) return [];
     const { engineRetentionPolicies } = await import('./run-retention.js');
     return engineRetentionPolicies(store, retentionSettings(config), () => undefined);
   },

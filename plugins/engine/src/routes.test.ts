@@ -345,7 +345,7 @@ tasks:
     });
     expect(first.status).toBe(202);
     await waitEnd(first.body.id as string);
-    const stored = kernel
+    const stored = await kernel
       .get(StoreRef)
       .all<{ request: string }>('SELECT request FROM run_inputs WHERE run_id = ?', [first.body.id as string]);
     expect(stored).toHaveLength(1);

@@ -83,8 +83,8 @@ export function registerRoutes(
 ): void {
   const encodedPages = new WeakMap<object, EncodedJson>();
   /** The answer to a started run: 202 while it goes on. */
-  const accepted = (runId: string) => {
-    const run = engine.get(runId, { log: false });
+  const accepted = async (runId: string) => {
+    const run = await engine.get(runId, { log: false });
     return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
   };
   const logs = new RunLogReader((id, options) => engine.get(id, options), redactor, storedLogs);
@@ -159,9 +159,9 @@ export function registerRoutes(
       responses: { 202: RunAccepted },
       handler: async (request) => {
         const { id } = request.params;
-        const stored = engine.request(id);
+        const stored = await engine.request(id);
         if (!stored) {
-          if (!engine.get(id, { log: false })) throw new NotFoundError(`no execution with id "${id}"`);
+          if (!(await engine.get(id, { log: false }))) throw new NotFoundError(`no execution with id "${id}"`);
           throw new ConflictError(
             `execution "${id}" was recorded before runs kept their inputs; start it from its workflow instead`,
           );
@@ -192,8 +192,8 @@ export function registerRoutes(
       permission: Permissions.workflowView,
       query: ExecutionsQuery,
       responses: { 200: ExecutionList },
-      handler: ({ query }) => {
-        const page = engine.list(query);
+      handler: async ({ query }) => {
+        const page = await engine.list(query);
         // The engine hands back the same page object until a run is written (first pages are
         // cached): the same EncodedJson goes with it, so the router serves the bytes it kept (masked,
         // encoded, with an ETag) and a busy list costs no serialisation per request. Every caller
@@ -221,9 +221,9 @@ export function registerRoutes(
       params: ExecutionParams,
       query: ExecutionQuery,
       responses: { 200: RunSchema },
-      handler: (request) => {
+      handler: async (request) => {
         const withLog = request.query.log !== false;
-        const run = engine.get(request.params.id, { log: withLog });
+        const run = await engine.get(request.params.id, { log: withLog });
         if (!run) throw new NotFoundError(`no execution with id "${request.params.id}"`);
         return runToApi(withLog ? run : { ...run, tasks: run.tasks.map(({ log: _, ...task }) => task) });
       },
@@ -251,13 +251,13 @@ export function registerRoutes(
         const { id } = request.params;
         const { format, tail, before, task, agent, q } = request.query;
         if (format !== 'text') {
-          const page = logs.page(id, { tail, before, task, agent, q });
+          const page = await logs.page(id, { tail, before, task, agent, q });
           if (!page) throw new NotFoundError(`no execution with id "${id}"`);
           return page;
         }
-        const chunks = logs.text(id, { task, agent, q });
+        const chunks = await logs.text(id, { task, agent, q });
         if (!chunks) throw new NotFoundError(`no execution with id "${id}"`);
-        const name = `${fileName(engine.get(id, { log: false })?.workflowName ?? 'run')}-${fileName(id)}.log`;
+        const name = `${fileName((await engine.get(id, { log: false }))?.workflowName ?? 'run')}-${fileName(id)}.log`;
         const { res } = request.raw;
         res.writeHead(200, {
           'content-type': 'text/plain; charset=utf-8',

@@ -99,7 +99,7 @@ describe('reconciling runs a dead process left running', () => {
 
     runs.useLeases(new RunLeases(store, ME, silent));
     await runs.insertRun(run('mine'));
-    expect(runs.list({ status: 'running' }).total).toBe(2);
+    expect((await runs.list({ status: 'running' })).total).toBe(2);
 
     const killed: [number, string][] = [];
     const now = new Date(T0 + 3_600_000);
@@ -119,7 +119,7 @@ describe('reconciling runs a dead process left running', () => {
     await new Promise((resolve) => orphan.once('exit', resolve));
     expect(alive(stranger.pid)).toBe(true);
 
-    const record = runs.get('a');
+    const record = await runs.get('a');
     expect(record).toMatchObject({
       status: 'interrupted',
       completedAt: new Date(T0 + 30_000 + 60_000 - LEASE_TTL_MS).toISOString(),
@@ -129,10 +129,10 @@ describe('reconciling runs a dead process left running', () => {
     expect(record?.error).toMatch(
       /^interrupted: pid 1 on elsewhere .* stopped before the run ended; found at the start of pid 2 on here/,
     );
-    expect(runs.get('mine')?.status).toBe('running');
-    expect(runs.list({ status: 'running' }).total).toBe(1);
-    expect(runs.list({ status: 'interrupted' }).runs.map((r) => r.id)).toEqual(['a']);
-    expect(store.all('SELECT pgid FROM run_processes')).toEqual([]);
+    expect((await runs.get('mine'))?.status).toBe('running');
+    expect((await runs.list({ status: 'running' })).total).toBe(1);
+    expect((await runs.list({ status: 'interrupted' })).runs.map((r) => r.id)).toEqual(['a']);
+    expect(await store.all('SELECT pgid FROM run_processes')).toEqual([]);
 
     // A second start finds nothing more to do.
     expect(await runs.reconcile({ owner: 'pid 3', logger: silent, exclusive: false, now })).toEqual([]);
@@ -146,7 +146,7 @@ describe('reconciling runs a dead process left running', () => {
     await store.run('UPDATE runs SET lease_expires_at = ? WHERE id = ?', [new Date(T0).toISOString(), 'stale']);
     const interrupted = await runs.reconcile({ owner: ME, logger: silent, exclusive: false, now: new Date(T0 + 1000) });
     expect(interrupted.map((r) => r.id)).toEqual(['stale']);
-    expect(runs.get('fresh')?.status).toBe('running');
+    expect((await runs.get('fresh'))?.status).toBe('running');
   });
 
   it('renews the leases of its own running runs only, and clears a lease when the run ends', async () => {
@@ -156,20 +156,20 @@ describe('reconciling runs a dead process left running', () => {
     await runs.insertRun(run('y'));
     await runs.finishRun({ ...run('y'), status: 'succeeded', completedAt: new Date(T0).toISOString() });
     await mine.renew(T0 + 5_000);
-    const leases = () =>
-      store.all<{ id: string; lease_owner: string; lease_expires_at: string | null }>(
+    const leases = async () =>
+      await store.all<{ id: string; lease_owner: string; lease_expires_at: string | null }>(
         'SELECT id, lease_owner, lease_expires_at FROM runs ORDER BY id',
       );
-    expect(leases()).toEqual([
+    expect(await leases()).toEqual([
       { id: 'x', lease_owner: ME, lease_expires_at: new Date(T0 + 5_000 + LEASE_TTL_MS).toISOString() },
       { id: 'y', lease_owner: ME, lease_expires_at: null },
     ]);
 
     // With nothing running, renewing writes nothing: an idle master does not grow the journal.
     await runs.finishRun({ ...run('x'), status: 'succeeded', completedAt: new Date(T0).toISOString() });
-    expect(leases()[0].lease_expires_at).toBeNull();
-    const records = store.stats().journalRecords;
+    expect((await leases())[0].lease_expires_at).toBeNull();
+    const records = (await store.stats()).journalRecords;
     await mine.renew(T0 + 6_000);
-    expect(store.stats().journalRecords).toBe(records);
+    expect((await store.stats()).journalRecords).toBe(records);
   });
 });

@@ -45,11 +45,12 @@ export class RunLeases {
   }
 
   /** One write renews every run of this owner; none when it runs nothing (an idle master writes nothing). */
-  renew(now = Date.now()): Promise<unknown> {
-    const running = this.store.get("SELECT 1 AS x FROM runs WHERE status = 'running' AND lease_owner = ? LIMIT 1", [
-      this.owner,
-    ]);
-    if (running === undefined) return Promise.resolve();
+  async renew(now = Date.now()): Promise<unknown> {
+    const running = await this.store.get(
+      "SELECT 1 AS x FROM runs WHERE status = 'running' AND lease_owner = ? LIMIT 1",
+      [this.owner],
+    );
+    if (running === undefined) return;
     return this.store.run("UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running'", [
       new Date(now + this.ttlMs).toISOString(),
       this.owner,
@@ -168,15 +169,15 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
   const { store, owner, logger } = options;
   const now = options.now ?? new Date();
   const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
-  const stuck = store
-    .all<StuckRow>(
+  const stuck = (
+    await store.all<StuckRow>(
       "SELECT id, workflow_name, status, started_at, lease_owner, lease_expires_at FROM runs WHERE status IN ('running', 'pending')",
     )
-    .filter(
-      (row) =>
-        row.lease_owner !== owner &&
-        (options.exclusive || row.lease_expires_at === null || row.lease_expires_at < now.toISOString()),
-    );
+  ).filter(
+    (row) =>
+      row.lease_owner !== owner &&
+      (options.exclusive || row.lease_expires_at === null || row.lease_expires_at < now.toISOString()),
+  );
   const interrupted: InterruptedRun[] = stuck.map((row) => {
     // A lease is renewed every ttl/3: the run was alive at least until its last renewal.
     const lastAlive = row.lease_expires_at === null ? undefined : Date.parse(row.lease_expires_at) - ttlMs;
@@ -193,11 +194,11 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
     };
   });
   const ids = new Set(interrupted.map((run) => run.id));
-  const groups = store.all<ProcessRow>('SELECT run_id, pgid, boot_id, start_ticks FROM run_processes');
+  const groups = await store.all<ProcessRow>('SELECT run_id, pgid, boot_id, start_ticks FROM run_processes');
   const statements: { sql: string; params: (string | number | null)[] }[] = [];
   for (const run of interrupted) {
     const counts: Partial<Record<TaskStatus, number>> = {};
-    for (const { status, n } of store.all<{ status: TaskStatus; n: number }>(
+    for (const { status, n } of await store.all<{ status: TaskStatus; n: number }>(
       'SELECT status, COUNT(*) AS n FROM run_tasks WHERE run_id = ? GROUP BY status',
       [run.id],
     ))
@@ -210,7 +211,7 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
   // Records of runs no longer running (interrupted now, or whose end was written but not the
   // process's) are done with; those of runs still leased elsewhere stay.
   const live = new Set(
-    store.all<{ id: string }>("SELECT id FROM runs WHERE status IN ('running', 'pending')").map((r) => r.id),
+    (await store.all<{ id: string }>("SELECT id FROM runs WHERE status IN ('running', 'pending')")).map((r) => r.id),
   );
   const finishedGroups = groups.filter((g) => ids.has(g.run_id) || !live.has(g.run_id));
   for (const g of finishedGroups)

@@ -75,7 +75,7 @@ describe('RunStore.list', () => {
     return { ids: matching.slice(offset, offset + limit).map((r) => r.id), total: matching.length };
   }
 
-  it('answers every filter and page like a scan of all runs would', () => {
+  it('answers every filter and page like a scan of all runs would', async () => {
     const since = all[60].startedAt;
     const filters = [
       {},
@@ -94,7 +94,7 @@ describe('RunStore.list', () => {
         [0, 0],
         [50, 1000],
       ]) {
-        const page = runs.list({ ...filter, limit, offset });
+        const page = await runs.list({ ...filter, limit, offset });
         const want = expected(filter, limit, offset);
         expect({ filter, limit, offset, ids: page.runs.map((r) => r.id), total: page.total }).toEqual({
           filter,
@@ -107,35 +107,36 @@ describe('RunStore.list', () => {
   });
 
   it('serves the first page again until a run starts or ends, then shows the change', async () => {
-    const first = runs.list();
-    expect(runs.list()).toBe(first);
-    expect(runs.list({ status: 'running' }).total).toBe(expected({ status: 'running' }).total);
+    const first = await runs.list();
+    expect(await runs.list()).toBe(first);
+    expect((await runs.list({ status: 'running' })).total).toBe(expected({ status: 'running' }).total);
 
     const started = { ...summary(500), startedAt: '2027-01-01T00:00:00.000Z' };
     await runs.insertRun(started);
-    const afterStart = runs.list();
+    const afterStart = await runs.list();
     expect(afterStart).not.toBe(first);
     expect(afterStart.total).toBe(121);
     expect(afterStart.runs[0]).toMatchObject({ id: started.id, status: 'running' });
-    const running = runs.list({ status: 'running' });
+    const running = await runs.list({ status: 'running' });
     expect(running.total).toBe(expected({ status: 'running' }).total + 1);
 
     await runs.finishRun({ ...started, status: 'failed', completedAt: started.startedAt, duration: 2 });
-    expect(runs.list().runs[0]).toMatchObject({ id: started.id, status: 'failed', duration: 2 });
-    expect(runs.list({ status: 'running' }).total).toBe(running.total - 1);
-    expect(runs.list({ status: 'failed', workflow: started.workflowName }).total).toBe(
+    expect((await runs.list()).runs[0]).toMatchObject({ id: started.id, status: 'failed', duration: 2 });
+    expect((await runs.list({ status: 'running' })).total).toBe(running.total - 1);
+    expect((await runs.list({ status: 'failed', workflow: started.workflowName })).total).toBe(
       expected({ status: 'failed', workflow: started.workflowName }).total + 1,
     );
   });
 
-  it('walks an index in the list order for every filter (no sort of all matches)', () => {
+  it('walks an index in the list order for every filter (no sort of all matches)', async () => {
     for (const where of ['', 'WHERE status = ?', 'WHERE workflow_name = ?', 'WHERE workflow_name = ? AND status = ?']) {
       const params = where === '' ? [] : where.includes('AND') ? ['build', 'failed'] : ['x'];
-      const plan = store
-        .all<{ detail: string }>(
+      const plan = (
+        await store.all<{ detail: string }>(
           `EXPLAIN QUERY PLAN SELECT * FROM runs ${where} ORDER BY started_at DESC, id DESC LIMIT 50`,
           params,
         )
+      )
         .map((row) => row.detail)
         .join('; ');
       expect(plan).toMatch(/USING INDEX runs_by_/);

@@ -22,6 +22,11 @@ export class RunList {
   private readonly pages = new Map<string, RunPage>();
   /** Runs by workflow, then status; undefined until first needed or after a bulk change. */
   private counts: Map<string, Map<RunStatus, number>> | undefined;
+  /**
+   * Bumped by every change: a page or a count read before a change and answered after it is
+   * returned to its caller but not kept (reads are asynchronous; a write may land between).
+   */
+  private generation = 0;
 
   constructor(
     private readonly store: Store,
@@ -29,7 +34,7 @@ export class RunList {
     private readonly fromRow: (row: Record<string, unknown>) => RunSummary,
   ) {}
 
-  list(filter: ExecutionFilter = {}): RunPage {
+  async list(filter: ExecutionFilter = {}): Promise<RunPage> {
     const limit = filter.limit ?? 50;
     const offset = filter.offset ?? 0;
     const since = filter.since === undefined ? undefined : sinceToIso(filter.since);
@@ -37,6 +42,7 @@ export class RunList {
     const cached = key === undefined ? undefined : this.pages.get(key);
     if (cached) return cached;
 
+    const generation = this.generation;
     const where: string[] = [];
     const params: (string | number)[] = [];
     if (filter.workflow) {
@@ -54,17 +60,17 @@ export class RunList {
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const total =
       since === undefined
-        ? this.count(filter.workflow || undefined, filter.status)
-        : (this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs ${clause}`, params)?.n ?? 0);
+        ? await this.count(filter.workflow || undefined, filter.status)
+        : ((await this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs ${clause}`, params))?.n ?? 0);
     const rows =
       limit === 0 || offset >= total
         ? []
-        : this.store.all<Record<string, unknown>>(
+        : await this.store.all<Record<string, unknown>>(
             `SELECT * FROM runs ${clause} ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`,
             [...params, limit, offset],
           );
     const page = { runs: rows.map((row) => this.fromRow(row)), total };
-    if (key !== undefined) {
+    if (key !== undefined && generation === this.generation) {
       if (this.pages.size >= MAX_CACHED_PAGES) this.pages.clear();
       this.pages.set(key, page);
     }
@@ -72,8 +78,8 @@ export class RunList {
   }
 
   /** The status and workflow of a run as stored now (before a write changes it). */
-  current(runId: string): { workflow: string; status: RunStatus } | undefined {
-    const row = this.store.get<{ workflow_name: string; status: RunStatus }>(
+  async current(runId: string): Promise<{ workflow: string; status: RunStatus } | undefined> {
+    const row = await this.store.get<{ workflow_name: string; status: RunStatus }>(
       'SELECT workflow_name, status FROM runs WHERE id = ?',
       [runId],
     );
@@ -82,6 +88,7 @@ export class RunList {
 
   /** A run was added (`from` undefined) or changed status. Call once its write is applied. */
   statusChanged(workflow: string, from: RunStatus | undefined, to: RunStatus): void {
+    this.generation += 1;
     this.pages.clear();
     if (this.counts === undefined || from === to) return;
     const byStatus = this.counts.get(workflow) ?? new Map<RunStatus, number>();
@@ -92,22 +99,26 @@ export class RunList {
 
   /** Many runs changed or went (retention, reconcile): counted again when next needed. */
   reset(): void {
+    this.generation += 1;
     this.pages.clear();
     this.counts = undefined;
   }
 
-  private count(workflow: string | undefined, status: RunStatus | undefined): number {
-    if (this.counts === undefined) {
-      this.counts = new Map();
-      const rows = this.store.all<{ workflow_name: string; status: RunStatus; n: number }>(
+  private async count(workflow: string | undefined, status: RunStatus | undefined): Promise<number> {
+    let counts = this.counts;
+    if (counts === undefined) {
+      const generation = this.generation;
+      counts = new Map();
+      const rows = await this.store.all<{ workflow_name: string; status: RunStatus; n: number }>(
         'SELECT workflow_name, status, COUNT(*) AS n FROM runs GROUP BY workflow_name, status',
       );
       for (const row of rows) {
-        const byStatus = this.counts.get(row.workflow_name) ?? new Map<RunStatus, number>();
-        this.counts.set(row.workflow_name, byStatus.set(row.status, row.n));
+        const byStatus = counts.get(row.workflow_name) ?? new Map<RunStatus, number>();
+        counts.set(row.workflow_name, byStatus.set(row.status, row.n));
       }
+      if (generation === this.generation) this.counts = counts;
     }
-    const workflows = workflow === undefined ? [...this.counts.values()] : [this.counts.get(workflow)];
+    const workflows = workflow === undefined ? [...counts.values()] : [counts.get(workflow)];
     let n = 0;
     for (const byStatus of workflows) {
       if (byStatus === undefined) continue;

@@ -63,7 +63,7 @@ function indexUnits(units: LogUnit[]): Indexed {
 }
 
 /** Each unit's stored log, unparsed, in the run's order (ended runs: every unit is written). */
-export type StoredLogs = (runId: string) => { name: string; agent: string; log: string }[];
+export type StoredLogs = (runId: string) => Promise<{ name: string; agent: string; log: string }[]>;
 
 /** A line's text for search and the text download: message, then fields as JSON. */
 function lineText(line: TaskLogLine): string {
@@ -93,13 +93,13 @@ export class RunLogReader {
 
   constructor(
     /** The run (the engine's `get`): without logs to know whether it ended, with them while it runs. */
-    private readonly getRun: (runId: string, options?: { log?: boolean }) => RunRecord | undefined,
+    private readonly getRun: (runId: string, options?: { log?: boolean }) => Promise<RunRecord | undefined>,
     private readonly redactor?: Redactor,
     /** An ended run's logs as stored, parsed only where a page reads them. */
     private readonly storedLogs?: StoredLogs,
   ) {}
 
-  private index(runId: string): Indexed | undefined {
+  private async index(runId: string): Promise<Indexed | undefined> {
     const cached = this.ended.get(runId);
     if (cached) {
       // Most recently used last.
@@ -107,16 +107,16 @@ export class RunLogReader {
       this.ended.set(runId, cached);
       return cached;
     }
-    const summary = this.getRun(runId, { log: false });
+    const summary = await this.getRun(runId, { log: false });
     if (!summary) return undefined;
     if (summary.status === 'running' || !this.storedLogs) {
-      const run = this.getRun(runId);
+      const run = await this.getRun(runId);
       if (!run) return undefined;
       const indexed = indexUnits(run.tasks.map((t) => arrayUnit(t.name, t.agent, t.log)));
       if (run.status !== 'running') this.keep(runId, indexed);
       return indexed;
     }
-    const indexed = indexUnits(this.storedLogs(runId).map((t) => textUnit(t.name, t.agent, t.log)));
+    const indexed = indexUnits((await this.storedLogs(runId)).map((t) => textUnit(t.name, t.agent, t.log)));
     this.keep(runId, indexed);
     return indexed;
   }
@@ -138,8 +138,8 @@ export class RunLogReader {
   }
 
   /** A page of the log, or undefined when no run has that id. */
-  page(runId: string, query: LogQuery): LogPage | undefined {
-    const indexed = this.index(runId);
+  async page(runId: string, query: LogQuery): Promise<LogPage | undefined> {
+    const indexed = await this.index(runId);
     if (!indexed) return undefined;
     const { units, starts } = indexed;
     const total = starts[starts.length - 1];
@@ -194,8 +194,8 @@ export class RunLogReader {
    * The whole log (filtered like a page) as text lines, `timestamp LEVEL [task@agent] message
    * {fields}`, secrets masked, in chunks for a streamed download; undefined when no run has that id.
    */
-  text(runId: string, filter: Omit<LogQuery, 'tail' | 'before'>): Iterable<string> | undefined {
-    const indexed = this.index(runId);
+  async text(runId: string, filter: Omit<LogQuery, 'tail' | 'before'>): Promise<Iterable<string> | undefined> {
+    const indexed = await this.index(runId);
     if (!indexed) return undefined;
     const { redactor } = this;
     const needle = filter.q?.toLowerCase();

@@ -82,23 +82,23 @@ describe('retention of executions and task logs', () => {
     expect(executions.rule).toBe(
       '20d old at most, the newest 100 (engine.retention.max_age, engine.retention.max_runs)',
     );
-    expect(runs.list().total).toBe(600);
+    expect((await runs.list()).total).toBe(600);
     // Due: every batch of the pass, counted by the same bound (the running run is not due).
-    expect(executions.due?.(NOW)).toBe(RETENTION_BATCH * 2 + 99);
+    expect(await executions.due?.(NOW)).toBe(RETENTION_BATCH * 2 + 99);
     expect(await pruneAll(executions)).toEqual([RETENTION_BATCH, RETENTION_BATCH, 99]);
-    expect(executions.due?.(NOW)).toBe(0);
+    expect(await executions.due?.(NOW)).toBe(0);
     // The newest 100 and the running one.
-    const left = runs.list({ limit: 500 });
+    const left = await runs.list({ limit: 500 });
     expect(left.total).toBe(101);
     expect(left.runs.map((r) => r.id)).toEqual([...Array.from({ length: 100 }, (_, i) => run(i).id), run(550).id]);
-    expect(store.get('SELECT COUNT(*) AS n FROM run_tasks')).toEqual({ n: 101 });
-    expect(executions.kept()).toEqual({ count: 101, oldest: run(550).startedAt });
+    expect(await store.get('SELECT COUNT(*) AS n FROM run_tasks')).toEqual({ n: 101 });
+    expect(await executions.kept()).toEqual({ count: 101, oldest: run(550).startedAt });
 
     // By age alone: 48 hours old at most (run 48 started exactly 48 hours ago and stays).
     const [byAge] = runs.retentionPolicies({ maxAgeMs: 2 * DAY, maxRuns: 0, logMaxAgeMs: 0, logMaxRuns: 0 });
-    expect(byAge.due?.(NOW)).toBe(51);
+    expect(await byAge.due?.(NOW)).toBe(51);
     expect(await pruneAll(byAge)).toEqual([51]);
-    expect(runs.list({ limit: 500 }).runs.map((r) => r.id)).toEqual([
+    expect((await runs.list({ limit: 500 })).runs.map((r) => r.id)).toEqual([
       ...Array.from({ length: 49 }, (_, i) => run(i).id),
       run(550).id,
     ]);
@@ -108,22 +108,22 @@ describe('retention of executions and task logs', () => {
     await seed(5);
     const [executions, logs] = runs.retentionPolicies({ maxAgeMs: 0, maxRuns: 0, logMaxAgeMs: 0, logMaxRuns: 0 });
     expect(executions.rule).toBe('all (no limit set) (engine.retention.max_age, engine.retention.max_runs)');
-    expect(executions.due?.(NOW)).toBe(0);
-    expect(logs.due?.(NOW)).toBe(0);
+    expect(await executions.due?.(NOW)).toBe(0);
+    expect(await logs.due?.(NOW)).toBe(0);
     expect(await executions.pruneBatch(NOW)).toBe(0);
     expect(await logs.pruneBatch(NOW)).toBe(0);
-    expect(runs.list().total).toBe(5);
+    expect((await runs.list()).total).toBe(5);
   });
 
   it('replaces the task logs of older runs by a note and keeps their records', async () => {
     await seed(30);
     const [, logs] = runs.retentionPolicies({ maxAgeMs: 0, maxRuns: 0, logMaxAgeMs: DAY, logMaxRuns: 10 });
-    expect(logs.due?.(NOW)).toBe(20);
+    expect(await logs.due?.(NOW)).toBe(20);
     expect(await pruneAll(logs)).toEqual([20]);
-    expect(logs.due?.(NOW)).toBe(0);
-    expect(runs.list().total).toBe(30);
-    expect(runs.get(run(9).id)?.tasks[0]).toMatchObject({ log: [{ message: `line of ${run(9).id}` }] });
-    const pruned = runs.get(run(10).id)?.tasks[0];
+    expect(await logs.due?.(NOW)).toBe(0);
+    expect((await runs.list()).total).toBe(30);
+    expect((await runs.get(run(9).id))?.tasks[0]).toMatchObject({ log: [{ message: `line of ${run(9).id}` }] });
+    const pruned = (await runs.get(run(10).id))?.tasks[0];
     expect(pruned).toMatchObject({ status: 'succeeded', logTruncated: true });
     expect(pruned?.log).toEqual([
       {
@@ -132,7 +132,7 @@ describe('retention of executions and task logs', () => {
         message: 'log removed by retention (engine.retention.log_max_age, engine.retention.log_max_runs)',
       },
     ]);
-    expect(logs.kept()).toEqual({ count: 10, oldest: run(9).startedAt });
+    expect(await logs.kept()).toEqual({ count: 10, oldest: run(9).startedAt });
     // Done once: the next pass finds nothing.
     expect(await logs.pruneBatch(NOW)).toBe(0);
   });
@@ -148,8 +148,11 @@ describe('retention of executions and task logs', () => {
     await Promise.all([pass, write]);
     expect(order).toEqual(['write done', 'pass ended']);
     // Each batch takes the bound again: the run written meanwhile is among the newest 10 kept.
-    expect(runs.list().runs.map((r) => r.id)).toEqual([later.id, ...Array.from({ length: 9 }, (_, i) => run(i).id)]);
-    const stats = store.stats().retention;
+    expect((await runs.list()).runs.map((r) => r.id)).toEqual([
+      later.id,
+      ...Array.from({ length: 9 }, (_, i) => run(i).id),
+    ]);
+    const stats = (await store.stats()).retention;
     expect(stats).toEqual([
       expect.objectContaining({ name: 'executions', kept: 10, lastRemoved: 991, lastPrunedAt: expect.any(String) }),
     ]);

@@ -9,10 +9,10 @@ export const RETENTION_BATCH = 200;
  * age limit keeps what started at or after `now - maxAge`; the count limit keeps the newest
  * `maxRuns`. The later bound wins; null when neither removes anything.
  */
-function keptFrom(store: Store, now: Date, maxAgeMs: number, maxRuns: number): [string, string] | null {
+async function keptFrom(store: Store, now: Date, maxAgeMs: number, maxRuns: number): Promise<[string, string] | null> {
   let bound: [string, string] | null = maxAgeMs > 0 ? [new Date(now.getTime() - maxAgeMs).toISOString(), ''] : null;
   if (maxRuns > 0) {
-    const beyond = store.get<{ started_at: string; id: string }>(
+    const beyond = await store.get<{ started_at: string; id: string }>(
       'SELECT started_at, id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?',
       [maxRuns],
     );
@@ -31,9 +31,10 @@ const EXECUTIONS_DUE = "(started_at, id) < (?, ?) AND status NOT IN ('running', 
 /** Runs whose task logs a rule no longer keeps (and which still have them). */
 const TASK_LOGS_DUE = `logs_pruned_at IS NULL AND ${EXECUTIONS_DUE}`;
 
-function countDue(store: Store, where: string, bound: [string, string] | null): number {
-  if (bound === null) return 0;
-  return store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs WHERE ${where}`, bound)?.n ?? 0;
+async function countDue(store: Store, where: string, bound: Promise<[string, string] | null>): Promise<number> {
+  const kept = await bound;
+  if (kept === null) return 0;
+  return (await store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs WHERE ${where}`, kept))?.n ?? 0;
 }
 
 /**
@@ -73,22 +74,22 @@ export function executionRetention(store: Store, settings: RetentionSettings, re
   return {
     name: 'executions',
     rule: ruleText(settings.maxAgeMs, settings.maxRuns, 'engine.retention.max_age, engine.retention.max_runs'),
-    kept() {
-      const row = store.get<{ n: number; oldest: string | null }>(
+    async kept() {
+      const row = await store.get<{ n: number; oldest: string | null }>(
         'SELECT COUNT(*) AS n, MIN(started_at) AS oldest FROM runs',
       );
       return { count: row?.n ?? 0, oldest: row?.oldest ?? undefined };
     },
     due: (now) => countDue(store, EXECUTIONS_DUE, keptFrom(store, now, settings.maxAgeMs, settings.maxRuns)),
     async pruneBatch(now) {
-      const bound = keptFrom(store, now, settings.maxAgeMs, settings.maxRuns);
+      const bound = await keptFrom(store, now, settings.maxAgeMs, settings.maxRuns);
       if (bound === null) return 0;
-      const ids = store
-        .all<{ id: string }>(`SELECT id FROM runs WHERE ${EXECUTIONS_DUE} ORDER BY started_at, id LIMIT ?`, [
+      const ids = (
+        await store.all<{ id: string }>(`SELECT id FROM runs WHERE ${EXECUTIONS_DUE} ORDER BY started_at, id LIMIT ?`, [
           ...bound,
           RETENTION_BATCH,
         ])
-        .map((row) => row.id);
+      ).map((row) => row.id);
       if (ids.length === 0) return 0;
       const inList = placeholders(ids.length);
       const written = store.transaction([
@@ -114,22 +115,22 @@ export function taskLogRetention(store: Store, settings: RetentionSettings): Ret
   return {
     name: 'task logs',
     rule: ruleText(settings.logMaxAgeMs, settings.logMaxRuns, keys),
-    kept() {
-      const row = store.get<{ n: number; oldest: string | null }>(
+    async kept() {
+      const row = await store.get<{ n: number; oldest: string | null }>(
         'SELECT COUNT(*) AS n, MIN(started_at) AS oldest FROM runs WHERE logs_pruned_at IS NULL',
       );
       return { count: row?.n ?? 0, oldest: row?.oldest ?? undefined };
     },
     due: (now) => countDue(store, TASK_LOGS_DUE, keptFrom(store, now, settings.logMaxAgeMs, settings.logMaxRuns)),
     async pruneBatch(now) {
-      const bound = keptFrom(store, now, settings.logMaxAgeMs, settings.logMaxRuns);
+      const bound = await keptFrom(store, now, settings.logMaxAgeMs, settings.logMaxRuns);
       if (bound === null) return 0;
-      const ids = store
-        .all<{ id: string }>(`SELECT id FROM runs WHERE ${TASK_LOGS_DUE} ORDER BY started_at, id LIMIT ?`, [
+      const ids = (
+        await store.all<{ id: string }>(`SELECT id FROM runs WHERE ${TASK_LOGS_DUE} ORDER BY started_at, id LIMIT ?`, [
           ...bound,
           RETENTION_BATCH,
         ])
-        .map((row) => row.id);
+      ).map((row) => row.id);
       if (ids.length === 0) return 0;
       const at = now.toISOString();
       const note = JSON.stringify([{ timestamp: at, level: 'info', message: `log removed by retention (${keys})` }]);

@@ -203,10 +203,10 @@ export class RunStore {
     return write;
   }
 
-  finishRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
+  async finishRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
     // The run's results are durable no later than its final status.
     this.writeQueued();
-    const before = this.lists.current(run.id);
+    const before = await this.lists.current(run.id);
     const write = this.track(
       this.store.run(
         'UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, cancelled_by = ?, counts = ?, lease_expires_at = NULL WHERE id = ?',
@@ -280,29 +280,32 @@ export class RunStore {
    * engine has not handed over yet (units still running, by position): shown in their place, as
    * they are now.
    */
-  get(
+  async get(
     runId: string,
     unwritten?: ReadonlyMap<number, TaskResult>,
     options: { log?: boolean } = {},
-  ): RunRecord | undefined {
-    const row = this.store.get<RunRow>('SELECT * FROM runs WHERE id = ?', [runId]);
-    if (!row) return undefined;
-    // Without logs the log column is not even read: it is most of a long run's record.
-    const rows = this.store.all<TaskRow>(
-      options.log === false
-        ? `SELECT ${TASK_COLUMNS_BUT_LOG}, '[]' AS log FROM run_tasks WHERE run_id = ? ORDER BY seq`
-        : 'SELECT * FROM run_tasks WHERE run_id = ? ORDER BY seq',
-      [runId],
-    );
-    const queued = this.queued.get(runId);
-    if ((queued === undefined || queued.size === 0) && (unwritten === undefined || unwritten.size === 0))
-      return { ...fromRunRow(row), tasks: rows.map(fromTaskRow) };
-    const bySeq = new Map<number, TaskResult>(rows.map((r) => [r.seq, fromTaskRow(r)]));
-    // As the store will give them back (JSON round trip): copies, while a running unit changes.
-    for (const source of [queued, unwritten]) {
+  ): Promise<RunRecord | undefined> {
+    // Taken now, as the store will give them back (JSON round trip): copies, while a running unit
+    // changes during the reads.
+    const overlay = new Map<number, TaskResult>();
+    for (const source of [this.queued.get(runId), unwritten]) {
       for (const [seq, result] of source ?? [])
-        bySeq.set(seq, asStored(options.log === false ? { ...result, log: [] } : result, this.resultBytes));
+        overlay.set(seq, asStored(options.log === false ? { ...result, log: [] } : result, this.resultBytes));
     }
+    const [row, rows] = await Promise.all([
+      this.store.get<RunRow>('SELECT * FROM runs WHERE id = ?', [runId]),
+      // Without logs the log column is not even read: it is most of a long run's record.
+      this.store.all<TaskRow>(
+        options.log === false
+          ? `SELECT ${TASK_COLUMNS_BUT_LOG}, '[]' AS log FROM run_tasks WHERE run_id = ? ORDER BY seq`
+          : 'SELECT * FROM run_tasks WHERE run_id = ? ORDER BY seq',
+        [runId],
+      ),
+    ]);
+    if (!row) return undefined;
+    if (overlay.size === 0) return { ...fromRunRow(row), tasks: rows.map(fromTaskRow) };
+    const bySeq = new Map<number, TaskResult>(rows.map((r) => [r.seq, fromTaskRow(r)]));
+    for (const [seq, result] of overlay) bySeq.set(seq, result);
     const tasks = [...bySeq].sort((a, b) => a[0] - b[0]).map(([, result]) => result);
     return { ...fromRunRow(row), tasks };
   }
@@ -311,13 +314,13 @@ export class RunStore {
    * Each written unit's log as stored (JSON text, not parsed), in position order, with its task
    * name and agent: the run log reader parses only the lines a page shows.
    */
-  logTexts(runId: string): { name: string; agent: string; log: string }[] {
+  logTexts(runId: string): Promise<{ name: string; agent: string; log: string }[]> {
     return this.store.all('SELECT name, agent, log FROM run_tasks WHERE run_id = ? ORDER BY seq', [runId]);
   }
 
   /** What a run was started with; undefined for an unknown run or one recorded before runs kept it. */
-  request(runId: string): RunRequest | 'withheld' | undefined {
-    const row = this.store.get<{ request: string }>('SELECT request FROM run_inputs WHERE run_id = ?', [runId]);
+  async request(runId: string): Promise<RunRequest | 'withheld' | undefined> {
+    const row = await this.store.get<{ request: string }>('SELECT request FROM run_inputs WHERE run_id = ?', [runId]);
     if (!row) return undefined;
     return row.request === WITHHELD ? 'withheld' : (JSON.parse(row.request) as RunRequest);
   }
@@ -335,7 +338,7 @@ export class RunStore {
   }
 
   /** Runs, newest first, with the total matching (see RunList for what keeps this fast). */
-  list(filter: ExecutionFilter = {}): RunPage {
+  list(filter: ExecutionFilter = {}): Promise<RunPage> {
     return this.lists.list(filter);
   }
 

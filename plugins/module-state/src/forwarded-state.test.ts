@@ -121,6 +121,6 @@ describe('the store-backed service', () => {
     expect(() =>
       service.perform({ operation: 'set', scope: 'global', key: 'k'.repeat(513), value: 1 }, caller),
     ).toThrow('state.set: key is 513 characters long (at most 512)');
-    expect(master.kernel.get(StoreRef).all('SELECT * FROM state')).toEqual([]);
+    expect(await master.kernel.get(StoreRef).all('SELECT * FROM state')).toEqual([]);
   });
 });

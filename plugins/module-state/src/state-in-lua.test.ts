@@ -29,18 +29,26 @@ async function lua(source: string): Promise<LuaValue[]> {
 }
 
 describe('state in Lua over a store', () => {
-  it('reads where Lua cannot wait (a gsub callback, a sort comparator); writes wait', async () => {
+  it('waits for reads and writes, so values read into a local serve where Lua cannot wait', async () => {
     expect(
       await lua(`
         state.set("host", "web-1")
         state.set("rank", { b = 1, a = 2 })
-        local text = string.gsub("$host:$port", "%$(%w+)", function(k) return state.get(k) or "?" end)
+        local values = { host = state.get("host") }
+        local text = string.gsub("$host:$port", "%$(%w+)", function(k) return values[k] or "?" end)
+        local rank = state.get("rank")
         local names = { "a", "b" }
-        table.sort(names, function(x, y) return state.get("rank")[x] < state.get("rank")[y] end)
+        table.sort(names, function(x, y) return rank[x] < rank[y] end)
         local keys = {}
         for _, k in ipairs(state.keys()) do keys[#keys + 1] = k end
         return text, names[1], table.concat(keys, ",")`),
     ).toEqual(['web-1:?', 'b', 'host,rank']);
+  });
+
+  it('says so when a read is asked where Lua cannot wait (the store answers asynchronously)', async () => {
+    await expect(
+      lua(`return (string.gsub("$host", "%$(%w+)", function(k) return state.get(k) or "?" end))`),
+    ).rejects.toThrow(/state.get has to wait, which is not possible here \(inside a sort comparator, a gsub callback/);
   });
 
   it('a bad argument is a Lua error pcall catches, with the module message', async () => {

@@ -124,7 +124,7 @@ describe('state', () => {
 
   it('writes deterministic SQL: the time is a parameter', async () => {
     await state.set(inRun('deploy'), 'k', 'v');
-    const row = kernel
+    const row = await kernel
       .get(StoreRef)
       .get<{ updated_at: string; value: string }>("SELECT updated_at, value FROM state WHERE key = 'k'");
     expect(row?.value).toBe('"v"');

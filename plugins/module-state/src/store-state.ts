@@ -62,25 +62,23 @@ export function createStoreState(store: Store, now: () => Date = () => new Date(
     return next;
   }
 
-  const stored = (row: readonly string[]) => store.get<{ value: string }>(SELECT, [...row])?.value;
+  const stored = async (row: readonly string[]) => (await store.get<{ value: string }>(SELECT, [...row]))?.value;
 
   return {
-    perform(request, caller): StateAnswer | Promise<StateAnswer> {
+    perform(request, caller): Promise<StateAnswer> {
       // Requests also come off the wire (an agent's): checked here, where they are served.
       const { operation } = checkRequest(request);
-      if (operation === 'keys') {
-        const [scope, workflow, task] = rowOf(request, caller);
-        return { keys: store.all<{ key: string }>(KEYS, [scope, workflow, task]).map((r) => r.key) };
-      }
       const row = rowOf(request, caller);
+      if (operation === 'keys') {
+        return store.all<{ key: string }>(KEYS, row.slice(0, 3)).then((rows) => ({ keys: rows.map((r) => r.key) }));
+      }
       if (operation === 'get') {
-        const json = stored(row);
-        return { value: json === undefined ? null : (JSON.parse(json) as LuaValue) };
+        return stored(row).then((json) => ({ value: json === undefined ? null : (JSON.parse(json) as LuaValue) }));
       }
       // set and changed store the value (nil clears); clear removes it. Nothing is written in dry-run.
       const json = operation === 'clear' ? undefined : encodeValue(operation, request.value);
       return serialized(row, async () => {
-        const differs = stored(row) !== json;
+        const differs = (await stored(row)) !== json;
         if (differs && !caller.dryRun) {
           if (json === undefined) await store.run(DELETE, [...row]);
           else await store.run(UPSERT, [...row, json, now().toISOString()]);

@@ -8,6 +8,9 @@ export const DEFAULT_SNAPSHOT_JOURNAL_BYTES = 16 * 1024 * 1024;
 export const EMBEDDED_CLOSE_SNAPSHOT_BYTES = 64 * 1024;
 export const RETENTION_INTERVAL_KEY = 'store.retention_interval';
 export const DEFAULT_RETENTION_INTERVAL_S = 600;
+export const TRANSACTION_TIMEOUT_KEY = 'store.transaction_timeout';
+/** Seconds an interactive transaction may hold the store (sql-transaction.ts has the same in ms). */
+export const DEFAULT_TRANSACTION_TIMEOUT_S = 10;
 
 /** Keys of the store, checked by the kernel before setup. */
 export const STORE_CONFIG: ConfigDeclaration = {
@@ -20,7 +23,16 @@ export const STORE_CONFIG: ConfigDeclaration = {
     DEFAULT_RETENTION_INTERVAL_S,
     'seconds between retention passes (what each plugin keeps: runner db stats), the first a second after start',
   ),
+  [TRANSACTION_TIMEOUT_KEY]: positiveNumber(
+    DEFAULT_TRANSACTION_TIMEOUT_S,
+    'seconds an interactive transaction (withTransaction) may run before it is rolled back',
+  ),
 };
+
+/** `store.transaction_timeout` in milliseconds. */
+export function transactionTimeoutMs(config: RunnerConfig): number {
+  return Math.round(config.get<number>(TRANSACTION_TIMEOUT_KEY) * 1000);
+}
 
 /** `store.retention_interval` in milliseconds. */
 export function retentionIntervalMs(config: RunnerConfig): number {

@@ -87,7 +87,7 @@ describe('durability', () => {
 
     const store = await openStore(dataDir, recordingLogger());
     try {
-      const present = new Set(store.all<{ id: number }>('SELECT id FROM items').map((row) => row.id));
+      const present = new Set((await store.all<{ id: number }>('SELECT id FROM items')).map((row) => row.id));
       expect(acknowledged.filter((id) => !present.has(id))).toEqual([]);
       expect(present.size).toBeGreaterThanOrEqual(acknowledged.length);
     } finally {

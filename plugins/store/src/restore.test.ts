@@ -27,7 +27,7 @@ async function open(dataDir: string): Promise<OpenedStore> {
 
 async function names(dataDir: string): Promise<string[]> {
   const store = await open(dataDir);
-  const rows = store.all<{ name: string }>('SELECT name FROM items ORDER BY id').map((r) => r.name);
+  const rows = (await store.all<{ name: string }>('SELECT name FROM items ORDER BY id')).map((r) => r.name);
   await store.close();
   return rows;
 }
@@ -73,7 +73,7 @@ describe('backup and restore', () => {
     await store.migrate('test', [
       { id: 1, description: 'items', sql: 'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)' },
     ]);
-    expect(store.get('SELECT count(*) AS n FROM _migrations')).toEqual({ n: 1 });
+    expect(await store.get('SELECT count(*) AS n FROM _migrations')).toEqual({ n: 1 });
   });
 
   it('suggests --decompress for a gzip file, and refuses --decompress for a plain one', async () => {
@@ -129,7 +129,7 @@ describe('backup and restore', () => {
     expect((error as Error).message).toBe(
       `cannot restore into ${dataDir} while runner process ${process.pid} uses it (lock ${join(dataDir, 'runner.lock')}); stop it first`,
     );
-    expect(store.all('SELECT name FROM items')).toHaveLength(3);
+    expect(await store.all('SELECT name FROM items')).toHaveLength(3);
   });
 
   it('completes a restore that was interrupted after it was decided', async () => {
@@ -139,7 +139,7 @@ describe('backup and restore', () => {
     const logger = recordingLogger();
     const store = await openStore(dataDir, logger);
     opened.push(store);
-    expect(store.all<{ name: string }>('SELECT name FROM items').map((r) => r.name)).toEqual(['a', 'b']);
+    expect((await store.all<{ name: string }>('SELECT name FROM items')).map((r) => r.name)).toEqual(['a', 'b']);
     expect(existsSync(layout.restore)).toBe(false);
     expect(logger.lines.some((l) => l.level === 'warn' && l.message.includes('completing the restore'))).toBe(true);
   });

@@ -25,11 +25,11 @@ function rowsPolicy(store: OpenedStore, keep: number, batch: number): RetentionP
     name: 'items',
     rule: `the newest ${keep} (test.keep)`,
     batches: 0,
-    kept: () => ({ count: store.get<{ n: number }>('SELECT COUNT(*) AS n FROM items')?.n ?? 0 }),
+    kept: async () => ({ count: (await store.get<{ n: number }>('SELECT COUNT(*) AS n FROM items'))?.n ?? 0 }),
     async pruneBatch() {
-      const ids = store
-        .all<{ id: number }>('SELECT id FROM items ORDER BY id DESC LIMIT ? OFFSET ?', [batch, keep])
-        .map((r) => r.id);
+      const ids = (
+        await store.all<{ id: number }>('SELECT id FROM items ORDER BY id DESC LIMIT ? OFFSET ?', [batch, keep])
+      ).map((r) => r.id);
       if (ids.length === 0) return 0;
       policy.batches++;
       await store.run(`DELETE FROM items WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
@@ -61,14 +61,14 @@ describe('retention passes', () => {
   it('prunes batch by batch, records the pass, and db stats shows it', async () => {
     const policy = rowsPolicy(store, 10, 15);
     store.retain(policy);
-    expect(store.stats().retention).toEqual([
+    expect((await store.stats()).retention).toEqual([
       { name: 'items', rule: 'the newest 10 (test.keep)', kept: 50, lastPrunedAt: null, lastRemoved: 0 },
     ]);
     await store.pruneNow();
     expect(policy.batches).toBe(3);
-    const [stats] = store.stats().retention;
+    const [stats] = (await store.stats()).retention;
     expect(stats).toMatchObject({ kept: 10, lastRemoved: 40, lastPrunedAt: expect.any(String) });
-    expect(formatStats(store.stats())).toContain(
+    expect(formatStats(await store.stats())).toContain(
       `retention\n  items: keeps the newest 10 (test.keep)\n    kept now 10; last pass ${stats.lastPrunedAt}, removed 40\n`,
     );
   });
@@ -77,12 +77,12 @@ describe('retention passes', () => {
     store.retain({
       name: 'broken',
       rule: 'none',
-      kept: () => ({ count: 0 }),
+      kept: async () => ({ count: 0 }),
       pruneBatch: () => store.run('DELETE FROM nowhere').then(() => 1),
     });
     store.retain(rowsPolicy(store, 45, 100));
     await store.pruneNow();
-    const [broken, items] = store.stats().retention;
+    const [broken, items] = (await store.stats()).retention;
     expect(broken.lastError).toMatch(/no such table: nowhere/);
     expect(warnings.join('\n')).toMatch(/retention of broken failed: .*nowhere/);
     expect(items).toMatchObject({ kept: 45, lastRemoved: 5 });
@@ -96,11 +96,11 @@ describe('retention passes', () => {
     await pass;
     expect(policy.batches).toBeLessThan(50);
     store = await openStore(dir, logger);
-    expect(store.get('SELECT COUNT(*) AS n FROM items')).toEqual({ n: 50 - policy.batches });
+    expect(await store.get('SELECT COUNT(*) AS n FROM items')).toEqual({ n: 50 - policy.batches });
   });
 
-  it('says when no policy is registered, with the configured retention settings', () => {
-    const text = formatStats(store.stats(), [
+  it('says when no policy is registered, with the configured retention settings', async () => {
+    const text = formatStats(await store.stats(), [
       { key: 'engine.retention.max_age', value: '30d' },
       { key: 'store.retention_interval', value: 600 },
     ]);

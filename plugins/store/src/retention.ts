@@ -56,21 +56,22 @@ export class RetentionRunner {
     await this.pass;
   }
 
-  stats(now = new Date()): RetentionStats[] {
-    return [...this.policies].map(({ policy, lastPrunedAt, lastRemoved, lastError }) => {
-      const { count, oldest } = policy.kept();
-      const due = policy.due?.(now);
-      return {
-        name: policy.name,
-        rule: policy.rule,
-        kept: count,
-        ...(oldest !== undefined ? { oldest } : {}),
-        ...(due !== undefined ? { due } : {}),
-        lastPrunedAt,
-        lastRemoved,
-        ...(lastError !== undefined ? { lastError } : {}),
-      };
-    });
+  async stats(now = new Date()): Promise<RetentionStats[]> {
+    return Promise.all(
+      [...this.policies].map(async ({ policy, lastPrunedAt, lastRemoved, lastError }) => {
+        const [{ count, oldest }, due] = await Promise.all([policy.kept(), policy.due?.(now)]);
+        return {
+          name: policy.name,
+          rule: policy.rule,
+          kept: count,
+          ...(oldest !== undefined ? { oldest } : {}),
+          ...(due !== undefined ? { due } : {}),
+          lastPrunedAt,
+          lastRemoved,
+          ...(lastError !== undefined ? { lastError } : {}),
+        };
+      }),
+    );
   }
 
   private async prune(now: () => Date): Promise<void> {

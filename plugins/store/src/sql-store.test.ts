@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InvalidInputError, RunnerError, type Migration } from '@runner/plugin-sdk';
+import { ConflictError, InvalidInputError, RunnerError, type Migration } from '@runner/plugin-sdk';
 import { recordingLogger } from '../test-fixtures/recording-logger.js';
 import { RECORD_HEADER_BYTES } from './journal.js';
 import { storeLayout } from './layout.js';
@@ -18,7 +18,7 @@ function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'store-test-'));
 }
 
-async function open(dataDir: string, options: { snapshotJournalBytes?: number } = {}) {
+async function open(dataDir: string, options: { snapshotJournalBytes?: number; transactionTimeoutMs?: number } = {}) {
   const logger = recordingLogger();
   const store = await openStore(dataDir, logger, options);
   opened.push(store);
@@ -50,9 +50,12 @@ describe('writes and reads', () => {
     const result = await store.run('INSERT INTO items (name) VALUES (?)', ['a']);
     expect(result).toEqual({ changes: 1, lastInsertRowid: 1 });
     await store.run('INSERT INTO items (name) VALUES (:name)', { ':name': 'b' });
-    expect(store.get('SELECT name FROM items WHERE id = ?', [2])).toEqual({ name: 'b' });
-    expect(store.all<{ name: string }>('SELECT name FROM items ORDER BY id').map((r) => r.name)).toEqual(['a', 'b']);
-    expect(store.get('SELECT name FROM items WHERE id = 99')).toBeUndefined();
+    expect(await store.get('SELECT name FROM items WHERE id = ?', [2])).toEqual({ name: 'b' });
+    expect((await store.all<{ name: string }>('SELECT name FROM items ORDER BY id')).map((r) => r.name)).toEqual([
+      'a',
+      'b',
+    ]);
+    expect(await store.get('SELECT name FROM items WHERE id = 99')).toBeUndefined();
     const updated = await store.run('UPDATE items SET name = name || ?', ['!']);
     expect(updated.changes).toBe(2);
   });
@@ -62,14 +65,14 @@ describe('writes and reads', () => {
     const { store } = await open(dataDir);
     await store.migrate('test', ITEMS);
     await store.run('INSERT INTO items (name) VALUES (?)', ['a']);
-    const before = { bytes: journalBytes(dataDir), records: store.stats().journalRecords };
+    const before = { bytes: journalBytes(dataDir), records: (await store.stats()).journalRecords };
     await expect(store.run('INSERT INTO nope VALUES (1)')).rejects.toThrow(/no such table: nope/);
     await expect(store.run('INSERT INTO items (name) VALUES (?)', ['a'])).rejects.toMatchObject({
       code: 'conflict',
       message: expect.stringContaining('UNIQUE constraint failed: items.name'),
     });
     expect(journalBytes(dataDir)).toBe(before.bytes);
-    expect(store.stats().journalRecords).toBe(before.records);
+    expect((await store.stats()).journalRecords).toBe(before.records);
   });
 
   it('rolls back a failing transaction completely, in memory and after a restart', async () => {
@@ -84,7 +87,7 @@ describe('writes and reads', () => {
         { sql: 'INSERT INTO missing VALUES (1)' },
       ]),
     ).rejects.toThrow(/no such table: missing/);
-    expect(store.all('SELECT * FROM items')).toEqual([]);
+    expect(await store.all('SELECT * FROM items')).toEqual([]);
     expect(journalBytes(dataDir)).toBe(bytes);
     const results = await store.transaction([
       { sql: 'INSERT INTO items (name) VALUES (?)', params: ['p'] },
@@ -93,19 +96,24 @@ describe('writes and reads', () => {
     expect(results.map((r) => r.lastInsertRowid)).toEqual([1, 2]);
     await store.close({ snapshot: false });
     const { store: again } = await open(dataDir);
-    expect(again.all<{ name: string }>('SELECT name FROM items ORDER BY id').map((r) => r.name)).toEqual(['p', 'q']);
+    expect((await again.all<{ name: string }>('SELECT name FROM items ORDER BY id')).map((r) => r.name)).toEqual([
+      'p',
+      'q',
+    ]);
   });
 
   it('refuses writes through the read methods and transaction control through run', async () => {
     const { store } = await open(tempDataDir());
     await store.migrate('test', ITEMS);
     await store.run("INSERT INTO items (name) VALUES ('kept')");
-    expect(() => store.all('DELETE FROM items')).toThrow('all() and get() only read; use run() or transaction()');
-    expect(() => store.get("INSERT INTO items (name) VALUES ('sneaky')")).toThrow(InvalidInputError);
+    await expect(store.all('DELETE FROM items')).rejects.toThrow(
+      'all() and get() only read; use run() or transaction()',
+    );
+    await expect(store.get("INSERT INTO items (name) VALUES ('sneaky')")).rejects.toThrow(InvalidInputError);
     await expect(store.run('BEGIN')).rejects.toThrow(InvalidInputError);
     await expect(store.transaction([{ sql: '  -- note\n COMMIT' }])).rejects.toThrow(/not allowed/);
     await expect(store.run('SELECT 1; DELETE FROM items')).rejects.toThrow(/one statement expected/);
-    expect(store.all('SELECT name FROM items')).toEqual([{ name: 'kept' }]);
+    expect(await store.all('SELECT name FROM items')).toEqual([{ name: 'kept' }]);
   });
 
   it('acknowledges many concurrent writes, all of them durable', async () => {
@@ -118,14 +126,116 @@ describe('writes and reads', () => {
     expect(new Set(results.map((r) => r.lastInsertRowid)).size).toBe(300);
     await store.close({ snapshot: false });
     const { store: again } = await open(dataDir);
-    expect(again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 300 });
+    expect(await again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 300 });
   });
 
   it('refuses writes once closed', async () => {
     const { store } = await open(tempDataDir());
     await store.close();
     await expect(store.run('SELECT 1')).rejects.toMatchObject({ code: 'store_closed' });
-    expect(() => store.all('SELECT 1')).toThrow(/closed/);
+    await expect(store.all('SELECT 1')).rejects.toThrow(/closed/);
+  });
+});
+
+describe('interactive transactions', () => {
+  const names = async (store: OpenedStore) =>
+    (await store.all<{ name: string }>('SELECT name FROM items ORDER BY id')).map((r) => r.name);
+
+  it('reads, decides and writes all or nothing, journalling only the writes', async () => {
+    const dataDir = tempDataDir();
+    const { store } = await open(dataDir);
+    await store.migrate('test', ITEMS);
+    const before = (await store.stats()).journalRecords;
+    const claimed = await store.withTransaction(async (tx) => {
+      const free = await tx.get<{ n: number }>("SELECT count(*) AS n FROM items WHERE name = 'slot'");
+      if (free?.n !== 0) return false;
+      await tx.run("INSERT INTO items (name) VALUES ('slot')");
+      // The transaction sees its own write.
+      expect(await tx.all('SELECT name FROM items')).toEqual([{ name: 'slot' }]);
+      return true;
+    });
+    expect(claimed).toBe(true);
+    // A read-only transaction writes no record.
+    expect(await store.withTransaction((tx) => tx.get("SELECT name FROM items WHERE name = 'slot'"))).toEqual({
+      name: 'slot',
+    });
+    expect((await store.stats()).journalRecords).toBe(before + 1);
+    await store.close({ snapshot: false });
+    const { store: again } = await open(dataDir);
+    expect(await names(again)).toEqual(['slot']);
+  });
+
+  it('rolls back when the work rejects, and after a failed statement even if the work caught it', async () => {
+    const dataDir = tempDataDir();
+    const { store } = await open(dataDir);
+    await store.migrate('test', ITEMS);
+    await store.run("INSERT INTO items (name) VALUES ('a')");
+    await expect(
+      store.withTransaction(async (tx) => {
+        await tx.run("INSERT INTO items (name) VALUES ('b')");
+        throw new Error('decided against it');
+      }),
+    ).rejects.toThrow('decided against it');
+    await expect(
+      store.withTransaction(async (tx) => {
+        await tx.run("INSERT INTO items (name) VALUES ('c')");
+        await tx.run("INSERT INTO items (name) VALUES ('a')").catch(() => undefined);
+        return 'done';
+      }),
+    ).rejects.toBeInstanceOf(ConflictError);
+    expect(await names(store)).toEqual(['a']);
+    await store.close({ snapshot: false });
+    const { store: again } = await open(dataDir);
+    expect(await names(again)).toEqual(['a']);
+  });
+
+  it('holds other reads and writes until it ends, so none sees or mixes into its writes', async () => {
+    const { store } = await open(tempDataDir());
+    await store.migrate('test', ITEMS);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const order: string[] = [];
+    const transaction = store.withTransaction(async (tx) => {
+      await tx.run("INSERT INTO items (name) VALUES ('in tx')");
+      await held;
+      order.push('tx commits');
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    const write = store.run("INSERT INTO items (name) VALUES ('outside')").then(() => order.push('write'));
+    const read = names(store).then((seen) => order.push(`read ${seen.join(',')}`));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(order).toEqual([]);
+    release();
+    await Promise.all([transaction, write, read]);
+    // Both went on after the commit; the read found the write issued before it, not a half transaction.
+    expect(order[0]).toBe('tx commits');
+    expect(order.slice(1).sort()).toEqual(['read in tx,outside', 'write']);
+  });
+
+  it('lets exactly one of several concurrent claims of the same slot win', async () => {
+    const { store } = await open(tempDataDir());
+    await store.migrate('test', ITEMS);
+    const claim = (who: string) =>
+      store.withTransaction(async (tx) => {
+        if (await tx.get("SELECT 1 AS taken FROM items WHERE name LIKE 'slot:%'")) return false;
+        await tx.run('INSERT INTO items (name) VALUES (?)', [`slot:${who}`]);
+        return true;
+      });
+    const won = await Promise.all(['a', 'b', 'c', 'd'].map(claim));
+    expect(won.filter(Boolean)).toHaveLength(1);
+    expect(await names(store)).toEqual([`slot:${['a', 'b', 'c', 'd'][won.indexOf(true)]}`]);
+  });
+
+  it('rolls back a transaction that holds the store too long and lets the waiting work go on', async () => {
+    const { store } = await open(tempDataDir(), { transactionTimeoutMs: 200 });
+    await store.migrate('test', ITEMS);
+    // Waiting for the store itself inside its own transaction would wait for ever without the timeout.
+    const stuck = store.withTransaction(async (tx) => {
+      await tx.run("INSERT INTO items (name) VALUES ('never')");
+      await store.run("INSERT INTO items (name) VALUES ('outside')");
+    });
+    await expect(stuck).rejects.toMatchObject({ code: 'transaction_timeout' });
+    expect(await names(store)).toEqual(['outside']);
   });
 });
 
@@ -141,17 +251,17 @@ describe('migrations', () => {
     await store.migrate('one', [m1, m2]);
     await store.migrate('one', [m1, m2, m3]);
     await store.migrate('two', [{ id: 1, description: 'other', sql: 'CREATE TABLE other (v)' }]);
-    expect(store.all('SELECT owner, id, description FROM _migrations ORDER BY owner, id')).toEqual([
+    expect(await store.all('SELECT owner, id, description FROM _migrations ORDER BY owner, id')).toEqual([
       { owner: 'one', id: 1, description: 'a' },
       { owner: 'one', id: 2, description: 'b' },
       { owner: 'one', id: 3, description: 'c' },
       { owner: 'two', id: 1, description: 'other' },
     ]);
-    expect(store.all("SELECT name FROM pragma_table_info('b')")).toEqual([{ name: 'y' }, { name: 'z' }]);
+    expect(await store.all("SELECT name FROM pragma_table_info('b')")).toEqual([{ name: 'y' }, { name: 'z' }]);
     await store.close({ snapshot: false });
     const { store: again } = await open(dataDir);
     await again.migrate('one', [m1, m2, m3]);
-    expect(again.get("SELECT count(*) AS n FROM _migrations WHERE owner = 'one'")).toEqual({ n: 3 });
+    expect(await again.get("SELECT count(*) AS n FROM _migrations WHERE owner = 'one'")).toEqual({ n: 3 });
   });
 
   it('requires increasing ids', async () => {
@@ -163,7 +273,7 @@ describe('migrations', () => {
     await expect(store.migrate('one', [m1, m2, c3])).rejects.toThrow(
       /migration 2 \(b\) of one is older than the applied migration 3/,
     );
-    expect(store.all("SELECT name FROM sqlite_master WHERE name = 'b'")).toEqual([]);
+    expect(await store.all("SELECT name FROM sqlite_master WHERE name = 'b'")).toEqual([]);
   });
 
   it('keeps the migrations before a failing one and none of the failing one', async () => {
@@ -178,11 +288,11 @@ describe('migrations', () => {
       code: 'migration_failed',
       message: expect.stringMatching(/migration 2 \(broken\) of one failed: no such table: nowhere/),
     });
-    expect(store.all('SELECT id FROM _migrations')).toEqual([{ id: 1 }]);
-    expect(store.all("SELECT name FROM sqlite_master WHERE name IN ('a', 'half')")).toEqual([{ name: 'a' }]);
+    expect(await store.all('SELECT id FROM _migrations')).toEqual([{ id: 1 }]);
+    expect(await store.all("SELECT name FROM sqlite_master WHERE name IN ('a', 'half')")).toEqual([{ name: 'a' }]);
     await store.close({ snapshot: false });
     const { store: again } = await open(dataDir);
-    expect(again.all('SELECT id FROM _migrations')).toEqual([{ id: 1 }]);
+    expect(await again.all('SELECT id FROM _migrations')).toEqual([{ id: 1 }]);
   });
 
   it('refuses transaction control inside a migration script', async () => {
@@ -190,7 +300,7 @@ describe('migrations', () => {
     await expect(
       store.migrate('one', [{ id: 1, description: 'x', sql: 'CREATE TABLE x (v); COMMIT; CREATE TABLE y (v)' }]),
     ).rejects.toThrow(/COMMIT.*controls the transaction/);
-    expect(store.all("SELECT name FROM sqlite_master WHERE name IN ('x', 'y')")).toEqual([]);
+    expect(await store.all("SELECT name FROM sqlite_master WHERE name IN ('x', 'y')")).toEqual([]);
   });
 });
 
@@ -209,13 +319,13 @@ describe('journal replay and snapshots', () => {
     expect(existsSync(storeLayout(dataDir).snapshot)).toBe(false);
 
     const { store: again } = await open(dataDir);
-    const row = again.get<{ name: string; data: Uint8Array; big: string }>(
+    const row = await again.get<{ name: string; data: Uint8Array; big: string }>(
       'SELECT name, data, CAST(big AS TEXT) AS big FROM items',
     );
     expect(row?.name).toBe('renamed');
     expect([...(row?.data ?? [])]).toEqual([0, 255, 7]);
     expect(row?.big).toBe(String(2n ** 60n + 1n));
-    expect(again.stats().journalRecords).toBe(3);
+    expect((await again.stats()).journalRecords).toBe(3);
   });
 
   it('leaves a journal no longer than snapshotAboveBytes at close, and folds a longer one', async () => {
@@ -230,14 +340,14 @@ describe('journal replay and snapshots', () => {
     expect(journalBytes(dataDir)).toBe(small);
 
     const { store: again } = await open(dataDir);
-    expect(again.all('SELECT name FROM items')).toEqual([{ name: 'small' }]);
+    expect(await again.all('SELECT name FROM items')).toEqual([{ name: 'small' }]);
     await again.run("INSERT INTO items (name) VALUES ('one more')");
     await again.close({ snapshotAboveBytes: small });
     expect(existsSync(layout.snapshot)).toBe(true);
     expect(journalBytes(dataDir)).toBe(0);
     const { store: third } = await open(dataDir);
-    expect(third.stats().journalRecords).toBe(0);
-    expect(third.all<{ name: string }>('SELECT name FROM items ORDER BY id').map((r) => r.name)).toEqual([
+    expect((await third.stats()).journalRecords).toBe(0);
+    expect((await third.all<{ name: string }>('SELECT name FROM items ORDER BY id')).map((r) => r.name)).toEqual([
       'small',
       'one more',
     ]);
@@ -254,16 +364,16 @@ describe('journal replay and snapshots', () => {
     await Promise.all([...writes, snapshot, ...more]);
     expect(existsSync(layout.snapshot)).toBe(true);
     expect(journals(dataDir)).toEqual(['journal-00000002.log']);
-    const stats = store.stats();
+    const stats = await store.stats();
     expect(stats.snapshotBytes).toBe(statSync(layout.snapshot).size);
     expect(stats.lastSnapshotAt).not.toBeNull();
     await store.run("INSERT INTO items (name) VALUES ('after')");
-    expect(store.stats().journalRecords).toBe(stats.journalRecords + 1);
+    expect((await store.stats()).journalRecords).toBe(stats.journalRecords + 1);
     expect(statSync(layout.journal(2)).size).toBeGreaterThan(0);
     await store.close({ snapshot: false });
 
     const { store: again } = await open(dataDir);
-    expect(again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 401 });
+    expect(await again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 401 });
     await again.close();
     expect(journals(dataDir)).toEqual(['journal-00000003.log']);
     expect(statSync(join(layout.dir, 'journal-00000003.log')).size).toBe(0);
@@ -280,7 +390,7 @@ describe('journal replay and snapshots', () => {
     expect(journals(dataDir).length).toBe(1);
     expect(Number(/\d+/.exec(journals(dataDir)[0])?.[0])).toBeGreaterThan(2);
     const { store: again } = await open(dataDir);
-    expect(again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 100 });
+    expect(await again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 100 });
   });
 
   /** one → snapshot S1 → two → snapshot S2 → three, keeping copies of S1 and of journal 2 before S2 removed it. */
@@ -307,7 +417,7 @@ describe('journal replay and snapshots', () => {
     writeFileSync(layout.journal(2), journal2);
     writeFileSync(layout.snapshotTemp, s1.subarray(0, 100)); // a half-written image, never to be read
     const { store } = await open(dataDir);
-    expect(store.all<{ name: string }>('SELECT name FROM items ORDER BY id').map((r) => r.name)).toEqual([
+    expect((await store.all<{ name: string }>('SELECT name FROM items ORDER BY id')).map((r) => r.name)).toEqual([
       'one',
       'two',
       'three',
@@ -317,7 +427,7 @@ describe('journal replay and snapshots', () => {
     await store.close();
     expect(journals(dataDir)).toEqual(['journal-00000004.log']);
     const { store: again } = await open(dataDir);
-    expect(again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 4 });
+    expect(await again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 4 });
   });
 
   it('recovers from a crash after the rename but before the old journal was removed', async () => {
@@ -326,7 +436,7 @@ describe('journal replay and snapshots', () => {
     writeFileSync(layout.journal(2), journal2); // records the new image already holds
     const { store } = await open(dataDir);
     // 'two' replayed twice would have hit the UNIQUE constraint and refused to start.
-    expect(store.all<{ name: string }>('SELECT name FROM items ORDER BY id').map((r) => r.name)).toEqual([
+    expect((await store.all<{ name: string }>('SELECT name FROM items ORDER BY id')).map((r) => r.name)).toEqual([
       'one',
       'two',
       'three',
@@ -364,7 +474,7 @@ describe('journal replay and snapshots', () => {
     truncateSync(path, size - 7);
 
     const { store: again, logger } = await open(dataDir);
-    expect(again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 9 });
+    expect(await again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 9 });
     const warning = logger.lines.find((l) => l.level === 'warn');
     expect(warning?.message).toMatch(new RegExp(`journal ${path}: dropped an incomplete last record at offset \\d+`));
     const offset = warning?.fields.offset as number;
@@ -372,7 +482,7 @@ describe('journal replay and snapshots', () => {
     await again.run("INSERT INTO items (name) VALUES ('after')");
     await again.close({ snapshot: false });
     const { store: third, logger: quiet } = await open(dataDir);
-    expect(third.get("SELECT count(*) AS n FROM items WHERE name = 'after'")).toEqual({ n: 1 });
+    expect(await third.get("SELECT count(*) AS n FROM items WHERE name = 'after'")).toEqual({ n: 1 });
     expect(quiet.lines.filter((l) => l.level === 'warn')).toEqual([]);
   });
 
@@ -415,10 +525,10 @@ describe('maintenance', () => {
     await store.run('DELETE FROM items WHERE id > 10');
     const { bytesBefore, bytesAfter } = await store.vacuum();
     expect(bytesAfter).toBeLessThan(bytesBefore / 4);
-    expect(store.stats().journalRecords).toBe(0);
+    expect((await store.stats()).journalRecords).toBe(0);
     await store.close({ snapshot: false });
     const { store: again } = await open(dataDir);
-    expect(again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 10 });
+    expect(await again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 10 });
   });
 
   it('reports stats of snapshot, journal and tables', async () => {
@@ -426,7 +536,7 @@ describe('maintenance', () => {
     const { store } = await open(dataDir);
     await store.migrate('test', ITEMS);
     await store.run("INSERT INTO items (name) VALUES ('a')");
-    const stats = store.stats();
+    const stats = await store.stats();
     expect(stats).toMatchObject({
       path: storeLayout(dataDir).dir,
       snapshotBytes: 0,

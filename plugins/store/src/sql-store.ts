@@ -11,6 +11,7 @@ import {
   type SqlParams,
   type Store,
   type StoreStats,
+  type StoreTransaction,
   type WriteResult,
 } from '@runner/plugin-sdk';
 import { checkBackupOutput } from './backup-output.js';
@@ -25,6 +26,7 @@ import { replayJournals } from './journal-replay.js';
 import { checkMigrations, pendingMigrations } from './migrations.js';
 import { RetentionRunner } from './retention.js';
 import { INTERNAL_TABLES, SqlDatabase } from './sql-database.js';
+import { DEFAULT_TRANSACTION_TIMEOUT_MS, OpenTransaction } from './sql-transaction.js';
 import { configureConnection, hasSqliteHeader, loadSqlJs } from './sqljs.js';
 
 const gzipAsync = promisify(gzip);
@@ -32,6 +34,8 @@ const gzipAsync = promisify(gzip);
 export interface StoreOptions {
   /** Journal size that triggers a snapshot (config `store.snapshot_journal_bytes`). */
   snapshotJournalBytes?: number;
+  /** How long an interactive transaction may hold the store before it is rolled back. */
+  transactionTimeoutMs?: number;
 }
 
 export interface CloseOptions {
@@ -76,7 +80,13 @@ export async function openStore(dataDir: string, logger: Logger, options: StoreO
   loadSqlJs().catch(() => {});
   const lock = await acquireLock(dataDir, logger);
   try {
-    return await SqlStore.open(storeLayout(dataDir), lock, logger, threshold);
+    return await SqlStore.open(
+      storeLayout(dataDir),
+      lock,
+      logger,
+      threshold,
+      options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS,
+    );
   } catch (error) {
     await lock.release();
     throw error;
@@ -126,6 +136,8 @@ class SqlStore implements OpenedStore {
   private autoSnapshotRunning = false;
   private closing: Promise<void> | undefined;
   private readonly retention: RetentionRunner;
+  /** The interactive transaction under way (withTransaction); other reads and writes wait for it. */
+  private openTransaction: OpenTransaction | undefined;
 
   private constructor(
     private readonly layout: StoreLayout,
@@ -133,6 +145,7 @@ class SqlStore implements OpenedStore {
     private readonly lock: DataDirLock,
     private readonly logger: Logger,
     private readonly threshold: number,
+    private readonly transactionTimeoutMs: number,
   ) {
     this.sql = new SqlDatabase(db);
     this.retention = new RetentionRunner(logger);
@@ -142,7 +155,13 @@ class SqlStore implements OpenedStore {
     return this.layout.dir;
   }
 
-  static async open(layout: StoreLayout, lock: DataDirLock, logger: Logger, threshold: number): Promise<SqlStore> {
+  static async open(
+    layout: StoreLayout,
+    lock: DataDirLock,
+    logger: Logger,
+    threshold: number,
+    transactionTimeoutMs: number,
+  ): Promise<SqlStore> {
     // The database holds users, tokens' hashes and run records: this user's only (issue 9).
     await mkdir(layout.dir, { recursive: true, mode: 0o700 });
     // Leftovers of a crash mid-snapshot or mid-restore: never complete, never read.
@@ -163,7 +182,7 @@ class SqlStore implements OpenedStore {
       );
     }
     const db = image === null ? new SQL.Database() : new SQL.Database(image);
-    const store = new SqlStore(layout, db, lock, logger, threshold);
+    const store = new SqlStore(layout, db, lock, logger, threshold, transactionTimeoutMs);
     try {
       configureConnection(db);
       store.sql.withWrites(() => db.exec(INTERNAL_TABLES));
@@ -199,7 +218,18 @@ class SqlStore implements OpenedStore {
 
   // ---- reads
 
-  all<T = Record<string, unknown>>(sql: string, params?: SqlParams): T[] {
+  async all<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T[]> {
+    while (this.openTransaction !== undefined) await this.openTransaction.ended;
+    return this.readAll<T>(sql, params);
+  }
+
+  async get<T = Record<string, unknown>>(sql: string, params?: SqlParams): Promise<T | undefined> {
+    while (this.openTransaction !== undefined) await this.openTransaction.ended;
+    return this.readOne<T>(sql, params);
+  }
+
+  /** Reads memory as it is now (inside an open transaction too: its own writes included). */
+  private readAll<T>(sql: string, params?: SqlParams): T[] {
     this.assertReadable();
     const statement = this.sql.statement(sql);
     try {
@@ -214,7 +244,7 @@ class SqlStore implements OpenedStore {
     }
   }
 
-  get<T = Record<string, unknown>>(sql: string, params?: SqlParams): T | undefined {
+  private readOne<T>(sql: string, params?: SqlParams): T | undefined {
     this.assertReadable();
     const statement = this.sql.statement(sql);
     try {
@@ -225,6 +255,16 @@ class SqlStore implements OpenedStore {
     } finally {
       statement.reset();
     }
+  }
+
+  /**
+   * Every wait for an open transaction is this loop, awaiting its `ended` directly: the waiters
+   * resume in the order they came (a write issued before a read is applied before that read), and
+   * each checks again, synchronously, whether another transaction opened meanwhile.
+   */
+  private async writeAfterTransaction(entry: JournalEntry): Promise<WriteResult[]> {
+    while (this.openTransaction !== undefined) await this.openTransaction.ended;
+    return this.write(entry);
   }
 
   // ---- writes
@@ -253,7 +293,10 @@ class SqlStore implements OpenedStore {
 
   async migrate(owner: string, migrations: readonly Migration[]): Promise<void> {
     checkMigrations(owner, migrations);
-    const applied = this.all<{ id: number }>('SELECT id FROM _migrations WHERE owner = ?', [owner]).map((r) => r.id);
+    while (this.openTransaction !== undefined) await this.openTransaction.ended;
+    const applied = this.readAll<{ id: number }>('SELECT id FROM _migrations WHERE owner = ?', [owner]).map(
+      (r) => r.id,
+    );
     const pending = pendingMigrations(owner, migrations, applied);
     // Applied one by one in memory without awaiting, so no other write interleaves; each is its
     // own transaction and journal record, so a failing one keeps those before it.
@@ -284,12 +327,46 @@ class SqlStore implements OpenedStore {
   }
 
   private write(entry: JournalEntry): Promise<WriteResult[]> {
+    // Behind an open interactive transaction, in the order issued: it must not see (or roll back)
+    // what others write meanwhile.
+    if (this.openTransaction !== undefined) return this.writeAfterTransaction(entry);
     try {
       const { results, durable } = this.commit(entry);
       return durable.then(() => results);
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  async withTransaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    if (typeof work !== 'function') throw new InvalidInputError('withTransaction needs a function', { field: 'work' });
+    while (this.openTransaction !== undefined) await this.openTransaction.ended;
+    this.assertWritable();
+    const transaction = new OpenTransaction(
+      this.sql,
+      (sql, params) => this.readAll(sql, params),
+      this.transactionTimeoutMs,
+      () => this.release(transaction),
+    );
+    this.openTransaction = transaction;
+    try {
+      const value = await work(transaction.handle);
+      this.assertWritable();
+      const payload = transaction.commit();
+      // The record's place in the journal is fixed here; the others may go on while it syncs.
+      const durable = payload === undefined ? undefined : this.writer.append(encodeRecord(++this.seq, payload));
+      this.release(transaction);
+      await durable;
+      return value;
+    } finally {
+      this.release(transaction);
+    }
+  }
+
+  /** Ends `transaction` (rolled back unless committed) and lets the reads and writes waiting for it go. */
+  private release(transaction: OpenTransaction): void {
+    if (this.openTransaction === transaction) this.openTransaction = undefined;
+    transaction.end();
   }
 
   /**
@@ -306,7 +383,7 @@ class SqlStore implements OpenedStore {
   }
 
   private readMeta(key: string): string | undefined {
-    return this.get<{ value: string }>('SELECT value FROM _store_meta WHERE key = ?', [key])?.value;
+    return this.readOne<{ value: string }>('SELECT value FROM _store_meta WHERE key = ?', [key])?.value;
   }
 
   /** Not journalled: the values describe a snapshot and matter only inside its image. */
@@ -371,6 +448,8 @@ class SqlStore implements OpenedStore {
       await removeIfExists(path);
       throw error;
     }
+    // An open interactive transaction must not be in the image (nor lose its BEGIN to export).
+    while (this.openTransaction !== undefined) await this.openTransaction.ended;
     // The only part that blocks the event loop: export is synchronous in sql.js (about 2.5 ms per
     // MB here). Everything after it overlaps with writes, which go to the new journal.
     const seq = this.seq;
@@ -405,6 +484,7 @@ class SqlStore implements OpenedStore {
   // ---- maintenance
 
   async backupImage(options: { compress?: boolean } = {}): Promise<Uint8Array> {
+    while (this.openTransaction !== undefined) await this.openTransaction.ended;
     this.assertReadable();
     this.writeMeta({ last_seq: this.seq });
     const image = this.db.export();
@@ -432,30 +512,32 @@ class SqlStore implements OpenedStore {
   }
 
   private databaseBytes(): number {
-    const pages = this.get<{ page_count: number }>('PRAGMA page_count')?.page_count ?? 0;
-    const size = this.get<{ page_size: number }>('PRAGMA page_size')?.page_size ?? 0;
+    const pages = this.readOne<{ page_count: number }>('PRAGMA page_count')?.page_count ?? 0;
+    const size = this.readOne<{ page_size: number }>('PRAGMA page_size')?.page_size ?? 0;
     return pages * size;
   }
 
-  stats(): StoreStats {
+  async stats(): Promise<StoreStats> {
+    while (this.openTransaction !== undefined) await this.openTransaction.ended;
     this.assertReadable();
-    const names = this.all<{ name: string }>(
+    const names = this.readAll<{ name: string }>(
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
     );
-    return {
+    const stats: StoreStats = {
       path: this.layout.dir,
       snapshotBytes: this.snapshotBytes,
       journalBytes: this.olderJournalBytes + this.writer.file.size,
       journalRecords: this.seq - this.snapshotSeq,
       tables: names.map(({ name }) => ({
         name,
-        rows: this.get<{ n: number }>(`SELECT count(*) AS n FROM "${name.replace(/"/g, '""')}"`)?.n ?? 0,
+        rows: this.readOne<{ n: number }>(`SELECT count(*) AS n FROM "${name.replace(/"/g, '""')}"`)?.n ?? 0,
       })),
-      pageCount: this.get<{ page_count: number }>('PRAGMA page_count')?.page_count ?? 0,
-      pageSize: this.get<{ page_size: number }>('PRAGMA page_size')?.page_size ?? 0,
+      pageCount: this.readOne<{ page_count: number }>('PRAGMA page_count')?.page_count ?? 0,
+      pageSize: this.readOne<{ page_size: number }>('PRAGMA page_size')?.page_size ?? 0,
       lastSnapshotAt: this.lastSnapshotAt,
-      retention: this.retention.stats(),
+      retention: [],
     };
+    return { ...stats, retention: await this.retention.stats() };
   }
 
   retain(policy: RetentionPolicy): () => void {
@@ -480,6 +562,7 @@ class SqlStore implements OpenedStore {
   private async shutdown(snapshot: boolean, snapshotAboveBytes: number): Promise<void> {
     // A pass under way ends after its batch; its writes are then drained like any other.
     await this.retention.stop();
+    while (this.openTransaction !== undefined) await this.openTransaction.ended;
     this.state = 'closing';
     try {
       await this.snapshots;
