@@ -10,6 +10,7 @@ export * from './src/lua-module.js';
 export * from './src/plugin.js';
 export * from './src/store.js';
 export * from './src/http.js';
+export * from './src/openapi.js';
 export * from './src/event-stream.js';
 export * from './src/template.js';
 export * from './src/workflow.js';
