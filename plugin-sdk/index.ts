@@ -35,3 +35,5 @@ export * from './src/process-groups.js';
 export * from './src/private-files.js';
 export * from './src/tls-files.js';
 export * from './src/state.js';
+export * from './src/resource-command.js';
+export * from './src/yaml-output.js';

@@ -14,11 +14,11 @@ const root = resolve(import.meta.dirname, '..');
 const documentFile = resolve(process.argv[2] ?? join(root, 'ui/src/lib/api/openapi.json'));
 const typesFile = resolve(process.argv[3] ?? join(root, 'ui/src/lib/api/schema.d.ts'));
 
-/** The document of the built-in plugins a master loads. */
-export async function generateDocument() {
+/** The document of the plugins a master loads: the built-in ones and those in `extraDirs` (--plugins-dir). */
+export async function generateDocument({ extraDirs = [] } = {}) {
   const kernel = await import(pathToFileURL(join(root, 'kernel/dist/index.js')).href);
   const sdk = await import(pathToFileURL(join(root, 'plugin-sdk/dist/index.js')).href);
-  const discovered = await kernel.discoverPlugins({ builtinDir: kernel.builtinPluginsDir, extraDirs: [] });
+  const discovered = await kernel.discoverPlugins({ builtinDir: kernel.builtinPluginsDir, extraDirs });
   const master = kernel.pluginsOfProfile(discovered, 'master');
   const document = sdk.buildOpenApi({
     version: kernel.kernelVersion,
@@ -49,7 +49,7 @@ function writeIfChanged(file, text) {
   return true;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const started = Date.now();
   const document = await generateDocument();
   const documentChanged = writeIfChanged(documentFile, `${JSON.stringify(document, null, 2)}\n`);

@@ -34,7 +34,7 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string, wor
     source:
       b.file !== undefined
         ? { file: b.file, within: workflowDirs }
-        : { content: b.content as string, name: b.workflow_name },
+        : { content: b.content as string, name: b.workflow_name, label: b.content_label },
     workflowName: b.workflow_name,
     group: b.group,
     delegateTo: b.delegate_to,
