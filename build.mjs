@@ -363,6 +363,19 @@ console.log(
   `built ${entryPoints.length} entries (in kernel/dist/runtime.cjs) and ${externalFiles} external-plugin modules in ${packages.length + externalPackages.length} packages, and the desktop app's main and preload (${Date.now() - started} ms): ${[...packages, ...externalPackages].map((p) => relative(root, p)).join(', ')}`,
 );
 
+// The OpenAPI document and the UI's typed client, from the plugins' route declarations (generated
+// files, not in git: scripts/openapi.mjs). Before the UI, which is built against them.
+{
+  const { spawnSync } = await import('node:child_process');
+  const result = spawnSync(process.execPath, [join(root, 'scripts/openapi.mjs')], { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) {
+    console.error(
+      `build: writing the OpenAPI document and the UI client failed (node scripts/openapi.mjs) with status ${result.status}`,
+    );
+    process.exit(1);
+  }
+}
+
 // The web UI (ui/, SvelteKit) builds with Vite into ui/build, served by plugins/ui. It is rebuilt
 // only when its sources changed: a hash of every source file is kept beside the output, so a build
 // of the TypeScript packages alone stays fast.

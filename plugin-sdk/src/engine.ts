@@ -15,7 +15,11 @@ export type WorkflowSource =
        */
       within?: string[];
     }
-  | { content: string; name?: string }
+  | {
+      content: string;
+      name?: string;
+      /** What problems are reported at (the file the text came from); default `name`. */ label?: string;
+    }
   | { kind: string; ref: string; version?: number };
 
 /** What a registered source resolves to. `path` is shown in file:line:column errors. */

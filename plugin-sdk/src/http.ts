@@ -123,6 +123,35 @@ export function defineRoute<
   return spec;
 }
 
+/**
+ * A route without its handler: what a plugin declares statically (`routes` in its definition), so
+ * that the build writes the OpenAPI document and the UI's typed client, and the CLI builds its
+ * commands, from the declarations alone, without setting anything up. Setup serves each
+ * declaration with `router.add(serve(declaration, handler))`.
+ */
+export type RouteDeclaration<
+  P extends TObject | undefined = TObject | undefined,
+  Q extends TObject | undefined = TObject | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+> = Omit<RouteSpec<P, Q, B>, 'handler'>;
+
+/** Declares a route without its handler, its types inferred from its schemas (see RouteDeclaration). */
+export function declareRoute<
+  P extends TObject | undefined = undefined,
+  Q extends TObject | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+>(declaration: RouteDeclaration<P, Q, B>): RouteDeclaration<P, Q, B> {
+  return Object.freeze(declaration);
+}
+
+/** A declared route with the handler that serves it, for `router.add`. */
+export function serve<P extends TObject | undefined, Q extends TObject | undefined, B extends TSchema | undefined>(
+  declaration: RouteDeclaration<P, Q, B>,
+  handler: (request: TypedHttpRequest<P, Q, B>) => unknown,
+): RouteSpec<P, Q, B> {
+  return { ...declaration, handler };
+}
+
 /** What the guard chain sees of the route a request reached. */
 export interface RouteMeta {
   /** `WS` for the WebSocket upgrade. */

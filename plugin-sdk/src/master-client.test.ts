@@ -90,7 +90,9 @@ describe('the master client', () => {
     const invalid = await client.call('POST', '/workflows/run', { body: {} }).catch((e: unknown) => e);
     expect(invalid).toBeInstanceOf(InvalidInputError);
     expect(invalid).toMatchObject({ code: 'invalid_workflow', status: 400, details: { field: 'content' } });
-    expect((invalid as Error).message).toBe(`bad (POST ${base}/api/v1/workflows/run: 400)`);
+    // The master's words alone, as every command prints them; the request is the cause (--debug).
+    expect((invalid as Error).message).toBe('bad');
+    expect(((invalid as Error).cause as Error).message).toBe(`POST ${base}/api/v1/workflows/run: 400`);
     const missing = await client.call('GET', '/missing').catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(NotFoundError);
   });

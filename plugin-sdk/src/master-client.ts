@@ -411,7 +411,10 @@ function unreachable(error: unknown, url: string, endpoint: MasterEndpoint, time
 
 /**
  * The API's error body (`{error: {code, message, field?, details?}}`) back to a RunnerError of
- * the same kind (InvalidInputError for 400, NotFoundError for 404, ...) and code.
+ * the same kind (InvalidInputError for 400, NotFoundError for 404, ...) and code: the one place
+ * where a master's answer becomes what a command prints and its exit code (2 for a 400, else 1;
+ * kernel/src/cli/main.ts). The message is the master's own, without the request: `--debug` shows
+ * the request and its status as the error's cause.
  */
 async function apiError(response: Response, method: string, url: string): Promise<RunnerError> {
   const text = await response.text().catch(() => '');
@@ -422,18 +425,20 @@ async function apiError(response: Response, method: string, url: string): Promis
     // Not JSON (a proxy's page): the text itself says what happened.
   }
   const body = typeof shaped.error === 'object' && shaped.error !== null ? shaped.error : {};
-  const message = `${body.message ?? (text.trim().slice(0, 200) || response.statusText)} (${method} ${url}: ${response.status})`;
+  const message =
+    body.message ?? `${text.trim().slice(0, 200) || response.statusText} (${method} ${url}: ${response.status})`;
+  const cause = new Error(`${method} ${url}: ${response.status}`);
   const details = body.field ? { ...body.details, field: body.field } : body.details;
   const code = body.code ?? 'master_error';
   const kinds: Record<number, (m: string) => RunnerError> = {
-    400: (m) => new InvalidInputError(m, { details }),
-    401: (m) => new UnauthorizedError(m),
-    403: (m) => new ForbiddenError(m),
-    404: (m) => new NotFoundError(m, { details }),
-    409: (m) => new ConflictError(m, { details }),
+    400: (m) => new InvalidInputError(m, { details, cause }),
+    401: (m) => new UnauthorizedError(m, { cause }),
+    403: (m) => new ForbiddenError(m, { cause }),
+    404: (m) => new NotFoundError(m, { details, cause }),
+    409: (m) => new ConflictError(m, { details, cause }),
   };
   const make = kinds[response.status];
-  if (!make) return new RunnerError(code, message, { status: response.status, details });
+  if (!make) return new RunnerError(code, message, { status: response.status, details, cause });
   const error = make(message);
   // The kind's class with the master's own code (`invalid_workflow` is a 400 too).
   Object.defineProperty(error, 'code', { value: code, enumerable: true });

@@ -57,6 +57,13 @@ export interface PluginDefinition<D extends DependencyMap = DependencyMap> {
   luaModules?: readonly LuaModuleSpec[];
   /** Commands it adds to the `runner` CLI. */
   commands?: readonly CommandSpec[];
+  /**
+   * The REST routes it serves, declared without handlers (`declareRoute`): the build writes the
+   * OpenAPI document and the UI's typed client from every plugin's declarations without starting
+   * a master, and the CLI builds resource commands from them (`resourceCommand`). Setup serves
+   * each with `router.add(serve(declaration, handler))`; a master serves exactly these.
+   */
+  routes?: readonly import('./http.js').RouteDeclaration<any, any, any>[];
   /** Options it adds to commands other plugins own. */
   commandOptions?: readonly CommandExtension[];
   /** Config keys it reads, with types, defaults and help (checked by the kernel before boot). */

@@ -244,9 +244,7 @@ describe('db commands with a live master', () => {
     await expect(client.call('GET', '/db/backup?compress=maybe')).rejects.toMatchObject({
       code: 'invalid_input',
       status: 400,
-      message: expect.stringMatching(
-        /^query parameter compress: expected boolean.*\(GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/db\/backup\?compress=maybe: 400\)$/,
-      ),
+      message: expect.stringMatching(/^query parameter compress: expected boolean[^()]*$/),
     });
     rmSync(join(dataDir, 'master.json'));
     await expect(runDb(dataDir, 'stats')).rejects.toMatchObject({

@@ -9,6 +9,7 @@ import {
 } from './src/config.js';
 import type { LockInfo } from './src/lock.js';
 import type { OpenedStore, StoreOptions } from './src/sql-store.js';
+import { routes } from './src/api.js';
 
 export type { LockHolder, LockInfo } from './src/lock.js';
 export type { CloseOptions, OpenedStore, StoreOptions } from './src/sql-store.js';
@@ -30,6 +31,7 @@ export async function openStore(dataDir: string, logger: Logger, options?: Store
 export const plugin = definePlugin({
   id: 'store',
   version: '0.1.0',
+  routes,
   description: 'Durable sql.js store: journal with grouped fsync, snapshots, a data-directory lock, backup and restore',
   profiles: ['master', 'embedded'],
   provides: [StoreRef],

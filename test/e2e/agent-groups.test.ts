@@ -2,6 +2,7 @@
 // (web-1, web-2). Groups are managed over REST and with `runner agent group`, filter the agents
 // list, and serve as a `delegate_to` target (`group:web`) that runs a task on every member; a run
 // naming an unknown group is refused before any task runs (REST 400, `runner run` exit 2).
+import { parse as parseYaml } from 'yaml';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,6 +80,9 @@ describe('runner agent group', () => {
     const list = await cli('list', '-o', 'json');
     const listed = JSON.parse(list.stdout) as { groups: Group[] };
     expect(listed.groups.find((g) => g.name === 'cli')?.members).toEqual(['later-3', 'web-1', 'web-2']);
+    // Every command built from the routes has the same three outputs.
+    expect(parseYaml((await cli('list', '-o', 'yaml')).stdout)).toEqual(listed);
+    expect((await cli('ls')).stdout).toMatch(/^NAME\s+MEMBERS\s+DESCRIPTION\n(.*\n)*cli\s+3\s+made by the CLI\n/);
 
     expect((await cli('remove', 'cli', 'later-3')).stdout).toBe('agent group cli now has 2 agents\n');
     expect((await cli('delete', 'cli')).stdout).toBe('agent group cli deleted\n');

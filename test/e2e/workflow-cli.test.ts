@@ -706,8 +706,6 @@ describe('runner run with a master holding the data directory', () => {
     );
     const { code, stdout, stderr } = await run(['demo', '--file', file], { RUNNER_DATA_DIR: masterDir });
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
-    expect(stderr).toBe(
-      `runner: ${file}:4:5: tasks[0]: unknown key "dependson" (did you mean "depends_on"?) (POST ${api}/workflows/run: 400)\n`,
-    );
+    expect(stderr).toBe(`runner: ${file}:4:5: tasks[0]: unknown key "dependson" (did you mean "depends_on"?)\n`);
   });
 });

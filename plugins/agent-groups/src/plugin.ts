@@ -1,5 +1,6 @@
 import { AgentGroupsRef, HttpRouterRef, definePlugin, optional, StoreRef, WebSocketHubRef } from '@runner/plugin-sdk';
 import { agentGroupCommand } from './commands.js';
+import { routes } from './api.js';
 
 /**
  * Agent groups: stored by the master, served at /api/v1/agent-groups, offered to the engine (a
@@ -8,6 +9,7 @@ import { agentGroupCommand } from './commands.js';
 export const plugin = definePlugin({
   id: 'agent-groups',
   version: '0.1.0',
+  routes,
   description: 'Agent groups: named sets of agents, their REST API and CLI; delegate_to group:<name>',
   // The store and the routes belong to the master; the commands are offered everywhere (they call one).
   profiles: ['master'],

@@ -9,10 +9,12 @@ import {
 import { broadcastAgentUpdates } from './agent-updates.js';
 import { agentCommand } from './commands.js';
 import { MetricsCache } from './metrics-cache.js';
+import { routes } from './api.js';
 
 export const plugin = definePlugin({
   id: 'agents-api',
   version: '0.1.0',
+  routes,
   description: 'Agents REST API (/api/v1/agents), WebSocket agent_update, and the runner agent CLI',
   // The routes belong to the master; the commands are offered everywhere (they call a master).
   profiles: ['master'],

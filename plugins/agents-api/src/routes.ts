@@ -1,7 +1,7 @@
+import * as api from './api.js';
 import {
-  defineRoute,
+  serve,
   NotFoundError,
-  Permissions,
   RunnerError,
   STREAMED,
   reply,
@@ -14,19 +14,6 @@ import {
 import { streamAgentLogs, type LogStreamOptions } from './log-stream.js';
 import type { MetricsCache } from './metrics-cache.js';
 import { groupMembers, listAgents, parseExecBody, parseListQuery } from './requests.js';
-import {
-  AgentActionSchema,
-  AgentListQuery,
-  AgentListSchema,
-  AgentMetricsSchema,
-  AgentParams,
-  AgentSchema,
-  DisksSchema,
-  ExecBody,
-  ExecResultSchema,
-  NetworkSchema,
-  ProcessesSchema,
-} from './schemas.js';
 
 export interface AgentRoutesOptions {
   /** Undefined when no agent transport is loaded: every route then answers 503. */
@@ -58,212 +45,108 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
     return agent;
   };
 
-  const agentRoute = { params: AgentParams, tags: ['agents'] };
-
   router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/agents',
-      summary: 'list agents with filters and paging',
-      tags: ['agents'],
-      permission: Permissions.agentView,
-      query: AgentListQuery,
-      responses: { 200: AgentListSchema },
-      handler: ({ query }) => {
-        const parsed = parseListQuery(query);
-        if (parsed.group !== undefined) parsed.members = new Set(groupMembers(options.groups, parsed.group));
-        return { ...listAgents(registry().list(), parsed), limit: parsed.limit, offset: parsed.offset };
-      },
+    serve(api.getAgents, ({ query }) => {
+      const parsed = parseListQuery(query);
+      if (parsed.group !== undefined) parsed.members = new Set(groupMembers(options.groups, parsed.group));
+      return { ...listAgents(registry().list(), parsed), limit: parsed.limit, offset: parsed.offset };
     }),
   );
 
+  router.add(serve(api.getAgentsName, (request) => agentOf(request.params.name)));
+
   router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'GET',
-      path: '/agents/:name',
-      summary: 'one agent',
-      permission: Permissions.agentView,
-      responses: { 200: AgentSchema },
-      handler: (request) => agentOf(request.params.name),
+    serve(api.deleteAgentsName, async (request) => {
+      const { name } = agentOf(request.params.name);
+      await registry().remove(name);
+      cache.forget(name);
+      logger.info('agent removed', { agent: name });
+      return undefined;
     }),
   );
 
   router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'DELETE',
-      path: '/agents/:name',
-      summary: 'forget an agent and its credential (a revoked one too): the join token can enrol the name again',
-      permission: Permissions.agentManage,
-      responses: { 204: { description: 'removed' } },
-      handler: async (request) => {
-        const { name } = agentOf(request.params.name);
-        await registry().remove(name);
-        cache.forget(name);
-        logger.info('agent removed', { agent: name });
-        return undefined;
-      },
+    serve(api.postAgentsNameRevoke, async (request) => {
+      const { name } = agentOf(request.params.name);
+      const agent = await registry().revoke(name);
+      cache.forget(name);
+      logger.warn('agent credential revoked', { agent: name, remote: request.remoteAddress });
+      return agent;
     }),
   );
 
   router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'POST',
-      path: '/agents/:name/revoke',
-      summary:
-        "revoke an agent's credential: its session closes and it cannot reconnect; DELETE /agents/:name frees the name for enrolment",
-      permission: Permissions.agentManage,
-      responses: { 200: AgentSchema },
-      handler: async (request) => {
-        const { name } = agentOf(request.params.name);
-        const agent = await registry().revoke(name);
-        cache.forget(name);
-        logger.warn('agent credential revoked', { agent: name, remote: request.remoteAddress });
-        return agent;
-      },
+    serve(api.getAgentsNameMetrics, (request) => {
+      const { name } = agentOf(request.params.name);
+      return cache.get(name, 'metrics', () => registry().metrics(name));
+    }),
+  );
+  router.add(
+    serve(api.getAgentsNameProcesses, async (request) => {
+      const { name } = agentOf(request.params.name);
+      return { processes: await cache.get(name, 'processes', () => registry().processes(name)) };
+    }),
+  );
+  router.add(
+    serve(api.getAgentsNameNetwork, async (request) => {
+      const { name } = agentOf(request.params.name);
+      return { interfaces: await cache.get(name, 'network', () => registry().network(name)) };
+    }),
+  );
+  router.add(
+    serve(api.getAgentsNameDisk, async (request) => {
+      const { name } = agentOf(request.params.name);
+      return { disks: await cache.get(name, 'disk', () => registry().disks(name)) };
     }),
   );
 
   router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'GET',
-      path: '/agents/:name/metrics',
-      summary: "an agent's CPU, memory, disk and network metrics",
-      permission: Permissions.agentView,
-      responses: { 200: AgentMetricsSchema },
-      handler: (request) => {
-        const { name } = agentOf(request.params.name);
-        return cache.get(name, 'metrics', () => registry().metrics(name));
-      },
-    }),
-  );
-  router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'GET',
-      path: '/agents/:name/processes',
-      summary: "an agent's processes",
-      permission: Permissions.agentView,
-      responses: { 200: ProcessesSchema },
-      handler: async (request) => {
-        const { name } = agentOf(request.params.name);
-        return { processes: await cache.get(name, 'processes', () => registry().processes(name)) };
-      },
-    }),
-  );
-  router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'GET',
-      path: '/agents/:name/network',
-      summary: "an agent's network interfaces",
-      permission: Permissions.agentView,
-      responses: { 200: NetworkSchema },
-      handler: async (request) => {
-        const { name } = agentOf(request.params.name);
-        return { interfaces: await cache.get(name, 'network', () => registry().network(name)) };
-      },
-    }),
-  );
-  router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'GET',
-      path: '/agents/:name/disk',
-      summary: "an agent's disks",
-      permission: Permissions.agentView,
-      responses: { 200: DisksSchema },
-      handler: async (request) => {
-        const { name } = agentOf(request.params.name);
-        return { disks: await cache.get(name, 'disk', () => registry().disks(name)) };
-      },
+    serve(api.getAgentsNameLogsStream, (request) => {
+      const agent = agentOf(request.params.name);
+      // Refused before the 200 goes out: once the stream has begun, a status can no longer be sent.
+      if (agent.status === 'offline') throw offline(agent);
+      streamAgentLogs(registry(), agent.name, request.raw.res, options.signal, options.logStream, logger);
+      return STREAMED;
     }),
   );
 
   router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'GET',
-      path: '/agents/:name/logs/stream',
-      summary: "an agent's log as server-sent events (live)",
-      permission: Permissions.logsView,
-      streaming: true,
-      responses: { 200: { description: 'one `data:` line per log entry', contentType: 'text/event-stream' } },
-      handler: (request) => {
-        const agent = agentOf(request.params.name);
-        // Refused before the 200 goes out: once the stream has begun, a status can no longer be sent.
-        if (agent.status === 'offline') throw offline(agent);
-        streamAgentLogs(registry(), agent.name, request.raw.res, options.signal, options.logStream, logger);
-        return STREAMED;
-      },
+    serve(api.postAgentsNameExec, async (request) => {
+      const exec = parseExecBody(request.body);
+      const { name } = agentOf(request.params.name);
+      const result = await registry().exec(name, exec.command, { timeoutMs: exec.timeoutMs, cwd: exec.cwd });
+      logger.info('command executed on agent', {
+        agent: name,
+        exit_code: result.exit_code,
+        timed_out: result.timed_out,
+        duration: result.duration,
+        remote: request.remoteAddress,
+      });
+      return result;
     }),
   );
 
   router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'POST',
-      path: '/agents/:name/exec',
-      summary: 'run a command on an agent and answer with its output and exit code',
-      permission: Permissions.agentExec,
-      body: ExecBody,
-      responses: { 200: ExecResultSchema },
-      handler: async (request) => {
-        const exec = parseExecBody(request.body);
-        const { name } = agentOf(request.params.name);
-        const result = await registry().exec(name, exec.command, { timeoutMs: exec.timeoutMs, cwd: exec.cwd });
-        logger.info('command executed on agent', {
-          agent: name,
-          exit_code: result.exit_code,
-          timed_out: result.timed_out,
-          duration: result.duration,
-          remote: request.remoteAddress,
-        });
-        return result;
-      },
+    serve(api.postAgentsNameRestart, async (request) => {
+      const { name } = agentOf(request.params.name);
+      await registry().restart(name);
+      cache.forget(name);
+      logger.info('agent asked to restart', { agent: name, remote: request.remoteAddress });
+      return reply(202, {
+        name,
+        action: 'restart',
+        message: `agent ${name} is restarting; it registers again when up`,
+      });
     }),
   );
 
   router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'POST',
-      path: '/agents/:name/restart',
-      summary: 'ask an agent to restart',
-      permission: Permissions.agentRestart,
-      responses: { 202: AgentActionSchema },
-      handler: async (request) => {
-        const { name } = agentOf(request.params.name);
-        await registry().restart(name);
-        cache.forget(name);
-        logger.info('agent asked to restart', { agent: name, remote: request.remoteAddress });
-        return reply(202, {
-          name,
-          action: 'restart',
-          message: `agent ${name} is restarting; it registers again when up`,
-        });
-      },
-    }),
-  );
-
-  router.add(
-    defineRoute({
-      ...agentRoute,
-      method: 'POST',
-      path: '/agents/:name/stop',
-      summary: 'ask an agent to stop',
-      permission: Permissions.agentRestart,
-      responses: { 202: AgentActionSchema },
-      handler: async (request) => {
-        const { name } = agentOf(request.params.name);
-        await registry().stop(name);
-        cache.forget(name);
-        logger.info('agent asked to stop', { agent: name, remote: request.remoteAddress });
-        return reply(202, { name, action: 'stop', message: `agent ${name} is stopping` });
-      },
+    serve(api.postAgentsNameStop, async (request) => {
+      const { name } = agentOf(request.params.name);
+      await registry().stop(name);
+      cache.forget(name);
+      logger.info('agent asked to stop', { agent: name, remote: request.remoteAddress });
+      return reply(202, { name, action: 'stop', message: `agent ${name} is stopping` });
     }),
   );
 }

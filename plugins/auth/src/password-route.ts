@@ -1,13 +1,13 @@
+import * as api from './api.js';
 import {
-  defineRoute,
+  serve,
   ForbiddenError,
   InvalidInputError,
-  Permissions,
   reply,
   UnauthorizedError,
   type HttpRouter,
 } from '@runner/plugin-sdk';
-import { Type } from '@runner/plugin-sdk/schema';
+
 import { checkPassword, EXTERNAL_PASSWORD } from './accounts.js';
 import { cookieValue, SESSION_COOKIE } from './authenticator.js';
 import { auditBase, sessionCookie, type AuthRouteDeps } from './session-routes.js';
@@ -19,85 +19,61 @@ import { auditBase, sessionCookie, type AuthRouteDeps } from './session-routes.j
  */
 export function registerPasswordRoute(router: HttpRouter, { accounts, authenticator, audit }: AuthRouteDeps): void {
   router.add(
-    defineRoute({
-      method: 'POST',
-      path: '/auth/me/password',
-      summary: 'Change your own password (the current one is asked); your other sessions end',
-      description:
-        'For users with a password here (not those of a directory or an OIDC provider). A wrong current password counts as a failed login (the same throttle). Session tokens of the user issued before the change stop working; the answer carries a new one for the caller, and sets the session cookie again when the request came with it. API tokens are not sessions and keep working. Recorded in the audit log as `auth.password_changed`.',
-      tags: ['auth'],
-      permission: Permissions.accountSelf,
-      body: Type.Object(
-        {
-          current_password: Type.String({ minLength: 1 }),
-          new_password: Type.String({ minLength: 8, maxLength: 1024 }),
-        },
-        { additionalProperties: false },
-      ),
-      responses: {
-        200: Type.Object({
-          token: Type.String({ description: 'a new session token (the others of this user ended)' }),
-          token_type: Type.Literal('Bearer'),
-          expires_at: Type.String({ format: 'date-time' }),
-          csrf_token: Type.String(),
-        }),
-      },
-      handler: async (request) => {
-        const principal = request.principal;
-        if (!principal) throw new UnauthorizedError();
-        const base = { ...auditBase(request), user: principal.name, action: 'change own password' };
-        const fail = (status: number, error: Error) => {
-          audit.record({ ...base, event: 'auth.password_change_failed', result: 'failure', status });
-          return error;
-        };
-        const user =
-          principal.method === 'jwt' || principal.method === 'basic' ? accounts.userByName(principal.name) : undefined;
-        if (!user)
-          throw fail(
-            403,
-            new ForbiddenError(`${principal.name} is not a user with a password (signed in by ${principal.method})`),
-          );
-        if (user.password_hash.startsWith('!'))
-          throw fail(
-            403,
-            new ForbiddenError(
-              `the password of ${user.name} is kept by ${user.password_hash === EXTERNAL_PASSWORD ? 'the LDAP directory' : 'the OIDC provider'}; change it there`,
-            ),
-          );
-        const { current_password: current, new_password: next } = request.body;
-        checkPassword(next, 'new_password');
-        if (next === current)
-          throw fail(
-            400,
-            new InvalidInputError('the new password is the same as the current one', { field: 'new_password' }),
-          );
-        try {
-          // Checked as a login is: the throttle applies, so this is no way around it.
-          await authenticator.login(user.name, current, request.remoteAddress);
-        } catch (error) {
-          const status = (error as { status?: number }).status ?? 500;
-          if (status !== 401) throw fail(status, error as Error);
-          throw fail(400, new InvalidInputError('the current password is not right', { field: 'current_password' }));
-        }
-        const changedAt = Date.now();
-        await accounts.setPassword(user.name, next, new Date(changedAt));
-        await accounts.endSessionsBefore(user.id, changedAt);
-        const session = authenticator.issueSession(user);
-        audit.record({ ...base, event: 'auth.password_changed', result: 'success', status: 200 });
-        const body = {
-          token: session.token,
-          token_type: 'Bearer' as const,
-          expires_at: new Date(session.expires * 1000).toISOString(),
-          csrf_token: session.csrf,
-        };
-        // The browser's session was among those ended: it gets the new one the same way.
-        const hadCookie = cookieValue(request.headers.cookie, SESSION_COOKIE) !== undefined;
-        return hadCookie
-          ? reply(200, body, {
-              'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000), request),
-            })
-          : body;
-      },
+    serve(api.postAuthMePassword, async (request) => {
+      const principal = request.principal;
+      if (!principal) throw new UnauthorizedError();
+      const base = { ...auditBase(request), user: principal.name, action: 'change own password' };
+      const fail = (status: number, error: Error) => {
+        audit.record({ ...base, event: 'auth.password_change_failed', result: 'failure', status });
+        return error;
+      };
+      const user =
+        principal.method === 'jwt' || principal.method === 'basic' ? accounts.userByName(principal.name) : undefined;
+      if (!user)
+        throw fail(
+          403,
+          new ForbiddenError(`${principal.name} is not a user with a password (signed in by ${principal.method})`),
+        );
+      if (user.password_hash.startsWith('!'))
+        throw fail(
+          403,
+          new ForbiddenError(
+            `the password of ${user.name} is kept by ${user.password_hash === EXTERNAL_PASSWORD ? 'the LDAP directory' : 'the OIDC provider'}; change it there`,
+          ),
+        );
+      const { current_password: current, new_password: next } = request.body;
+      checkPassword(next, 'new_password');
+      if (next === current)
+        throw fail(
+          400,
+          new InvalidInputError('the new password is the same as the current one', { field: 'new_password' }),
+        );
+      try {
+        // Checked as a login is: the throttle applies, so this is no way around it.
+        await authenticator.login(user.name, current, request.remoteAddress);
+      } catch (error) {
+        const status = (error as { status?: number }).status ?? 500;
+        if (status !== 401) throw fail(status, error as Error);
+        throw fail(400, new InvalidInputError('the current password is not right', { field: 'current_password' }));
+      }
+      const changedAt = Date.now();
+      await accounts.setPassword(user.name, next, new Date(changedAt));
+      await accounts.endSessionsBefore(user.id, changedAt);
+      const session = authenticator.issueSession(user);
+      audit.record({ ...base, event: 'auth.password_changed', result: 'success', status: 200 });
+      const body = {
+        token: session.token,
+        token_type: 'Bearer' as const,
+        expires_at: new Date(session.expires * 1000).toISOString(),
+        csrf_token: session.csrf,
+      };
+      // The browser's session was among those ended: it gets the new one the same way.
+      const hadCookie = cookieValue(request.headers.cookie, SESSION_COOKIE) !== undefined;
+      return hadCookie
+        ? reply(200, body, {
+            'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000), request),
+          })
+        : body;
     }),
   );
 }

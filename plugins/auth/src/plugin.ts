@@ -1,10 +1,12 @@
 import { definePlugin, hasTable, HttpRouterRef, StoreRef } from '@runner/plugin-sdk';
 import { AUTH_COMMAND_OPTIONS, AUTH_COMMANDS } from './commands.js';
 import { AUTH_CONFIG, readAuthConfig } from './config.js';
+import { routes } from './api.js';
 
 export const plugin = definePlugin({
   id: 'auth',
   version: '0.1.0',
+  routes,
   description:
     'Authentication (Basic, session tokens, API tokens, the local credential), roles and the audit log of the master',
   profiles: ['master'],

@@ -52,7 +52,9 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
   registerPasswordRoute(router, deps);
   registerAdminRoutes(router, deps);
   registerProvidersRoute(router, config.oidc);
-  if (config.oidc.length > 0) registerOidcRoutes(router, new OidcLogins(config.oidc, accounts), deps);
+  // Served with no provider configured too (each answers 404 naming the provider): a master serves
+  // every route its plugins declare, so its OpenAPI document is the one the build writes.
+  registerOidcRoutes(router, new OidcLogins(config.oidc, accounts), deps);
   if (!config.enabled) {
     logger.warn('authentication is OFF (--auth off): every caller of the REST API and WebSocket acts as admin');
   }

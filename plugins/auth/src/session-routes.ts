@@ -1,5 +1,6 @@
+import * as api from './api.js';
 import {
-  defineRoute,
+  serve,
   Permissions,
   reply,
   roleAllows,
@@ -7,7 +8,7 @@ import {
   type HttpRequest,
   type HttpRouter,
 } from '@runner/plugin-sdk';
-import { Type } from '@runner/plugin-sdk/schema';
+
 import type { Accounts } from './accounts.js';
 import type { AuditLog } from './audit-log.js';
 import { cookieValue, SESSION_COOKIE, type Authenticator } from './authenticator.js';
@@ -52,111 +53,70 @@ export function overTls(request: HttpRequest): boolean {
 /** Login, logout and who-am-I. */
 export function registerSessionRoutes(router: HttpRouter, { authenticator, audit }: AuthRouteDeps): void {
   router.add(
-    defineRoute({
-      method: 'POST',
-      path: '/auth/login',
-      summary: 'Log in with a user name and password; returns a session token (JWT) and sets the session cookie',
-      tags: ['auth'],
-      permission: Permissions.public,
-      body: Type.Object({ username: Type.String({ minLength: 1 }), password: Type.String({ minLength: 1 }) }),
-      responses: {
-        200: Type.Object({
-          token: Type.String(),
-          token_type: Type.Literal('Bearer'),
-          expires_at: Type.String({ format: 'date-time' }),
-          csrf_token: Type.String({ description: 'send as x-csrf-token with changes made through the cookie' }),
-          user: Type.Object({ name: Type.String(), role: Type.String() }),
-        }),
-      },
-      handler: async (request) => {
-        const { username, password } = request.body;
-        const base = { ...auditBase(request), user: username, action: 'login' };
-        let user;
-        try {
-          user = await authenticator.login(username, password, request.remoteAddress);
-        } catch (error) {
-          const status = (error as { status?: number }).status ?? 500;
-          audit.record({ ...base, event: 'auth.login_failed', result: 'failure', status });
-          throw error;
-        }
-        const session = authenticator.issueSession(user);
-        audit.record({ ...base, event: 'auth.login', result: 'success', status: 200 });
-        const expiresAt = new Date(session.expires * 1000).toISOString();
-        return reply(
-          200,
-          {
-            token: session.token,
-            token_type: 'Bearer',
-            expires_at: expiresAt,
-            csrf_token: session.csrf,
-            user: { name: user.name, role: user.role },
-          },
-          { 'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000), request) },
-        );
-      },
+    serve(api.postAuthLogin, async (request) => {
+      const { username, password } = request.body;
+      const base = { ...auditBase(request), user: username, action: 'login' };
+      let user;
+      try {
+        user = await authenticator.login(username, password, request.remoteAddress);
+      } catch (error) {
+        const status = (error as { status?: number }).status ?? 500;
+        audit.record({ ...base, event: 'auth.login_failed', result: 'failure', status });
+        throw error;
+      }
+      const session = authenticator.issueSession(user);
+      audit.record({ ...base, event: 'auth.login', result: 'success', status: 200 });
+      const expiresAt = new Date(session.expires * 1000).toISOString();
+      return reply(
+        200,
+        {
+          token: session.token,
+          token_type: 'Bearer',
+          expires_at: expiresAt,
+          csrf_token: session.csrf,
+          user: { name: user.name, role: user.role },
+        },
+        { 'set-cookie': sessionCookie(session.token, session.expires - Math.floor(Date.now() / 1000), request) },
+      );
     }),
   );
 
   router.add(
-    defineRoute({
-      method: 'POST',
-      path: '/auth/logout',
-      summary: 'Revoke the session token of this request (Bearer JWT or the session cookie) and clear the cookie',
-      tags: ['auth'],
-      permission: Permissions.accountSelf,
-      responses: { 200: Type.Object({ logged_out: Type.Boolean() }) },
-      handler: async (request) => {
-        const token = sessionTokenOf(request);
-        let revoked = false;
-        if (token) {
-          const { jti, expires } = authenticator.session(token);
-          await authenticator.revoke(jti, expires);
-          revoked = true;
-        }
-        audit.record({
-          ...auditBase(request),
-          event: 'auth.logout',
-          user: request.principal?.name ?? 'anonymous',
-          action: 'logout',
-          result: 'success',
-          status: 200,
-        });
-        return reply(200, { logged_out: revoked }, { 'set-cookie': sessionCookie('', 0, request) });
-      },
+    serve(api.postAuthLogout, async (request) => {
+      const token = sessionTokenOf(request);
+      let revoked = false;
+      if (token) {
+        const { jti, expires } = authenticator.session(token);
+        await authenticator.revoke(jti, expires);
+        revoked = true;
+      }
+      audit.record({
+        ...auditBase(request),
+        event: 'auth.logout',
+        user: request.principal?.name ?? 'anonymous',
+        action: 'logout',
+        result: 'success',
+        status: 200,
+      });
+      return reply(200, { logged_out: revoked }, { 'set-cookie': sessionCookie('', 0, request) });
     }),
   );
 
   router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/auth/me',
-      summary: 'Who the caller is: name, role, how they authenticated, their permissions',
-      tags: ['auth'],
-      permission: Permissions.accountSelf,
-      responses: {
-        200: Type.Object({
-          name: Type.String(),
-          role: Type.String(),
-          method: Type.String(),
-          permissions: Type.Array(Type.String()),
-          csrf_token: Type.Optional(Type.String()),
-        }),
-      },
-      handler: (request) => {
-        const principal = request.principal;
-        if (!principal) throw new UnauthorizedError();
-        const permissions = Object.values(Permissions).filter((p) => p !== Permissions.public);
-        const cookie = cookieValue(request.headers.cookie, SESSION_COOKIE);
-        // The UI reloads without the login answer: it finds its CSRF token here.
-        const csrf = principal.method === 'jwt' && cookie ? authenticator.csrfOf(cookie) : undefined;
-        return {
-          name: principal.name,
-          role: principal.role,
-          method: principal.method,
-          permissions: permissions.filter((p) => roleAllows(principal.role, p)),
-          ...(csrf ? { csrf_token: csrf } : {}),
-        };
-      },
+    serve(api.getAuthMe, (request) => {
+      const principal = request.principal;
+      if (!principal) throw new UnauthorizedError();
+      const permissions = Object.values(Permissions).filter((p) => p !== Permissions.public);
+      const cookie = cookieValue(request.headers.cookie, SESSION_COOKIE);
+      // The UI reloads without the login answer: it finds its CSRF token here.
+      const csrf = principal.method === 'jwt' && cookie ? authenticator.csrfOf(cookie) : undefined;
+      return {
+        name: principal.name,
+        role: principal.role,
+        method: principal.method,
+        permissions: permissions.filter((p) => roleAllows(principal.role, p)),
+        ...(csrf ? { csrf_token: csrf } : {}),
+      };
     }),
   );
 }

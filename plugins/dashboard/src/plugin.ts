@@ -10,6 +10,7 @@ import {
 } from '@runner/plugin-sdk';
 import { HealthWatch, type SystemAlert, type SystemMetrics } from './health.js';
 import { SystemMetricsSource } from './system-metrics.js';
+import { routes } from './api.js';
 
 const percent = (fallback: number, help: string): ConfigKeySpec => ({
   schema: { type: 'number', exclusiveMinimum: 0, maximum: 100 },
@@ -20,6 +21,7 @@ const percent = (fallback: number, help: string): ConfigKeySpec => ({
 export const plugin = definePlugin({
   id: 'dashboard',
   version: '0.1.0',
+  routes,
   description:
     "Dashboard counts, the master's system metrics (GET /api/v1/metrics, system_metrics every 5 s) and system_alert",
   profiles: ['master'],

@@ -1,6 +1,7 @@
-import { defineRoute, Permissions, type AgentRegistry, type HttpRouter, type WorkflowEngine } from '@runner/plugin-sdk';
+import * as api from './api.js';
+import { serve, type AgentRegistry, type HttpRouter, type WorkflowEngine } from '@runner/plugin-sdk';
 import type { Static } from '@runner/plugin-sdk/schema';
-import { DashboardSchema, SystemMetricsSchema } from './schemas.js';
+import { DashboardSchema } from './schemas.js';
 import type { HealthThresholds, SystemAlert, SystemMetrics } from './health.js';
 
 type Dashboard = Static<typeof DashboardSchema>;
@@ -19,26 +20,8 @@ const DAY_MS = 24 * 3600 * 1000;
 const MINUTE_MS = 60_000;
 
 export function registerDashboardRoutes(router: HttpRouter, sources: DashboardSources): void {
-  router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/dashboard',
-      summary: "The dashboard's counts, the 10 latest executions and the master's latest metrics",
-      permission: Permissions.metricsView,
-      responses: { 200: DashboardSchema },
-      handler: (): Promise<Dashboard> => dashboard(sources),
-    }),
-  );
-  router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/metrics',
-      summary: "The master's system metrics (CPU, memory, disk, network), as system_metrics broadcasts them",
-      permission: Permissions.metricsView,
-      responses: { 200: SystemMetricsSchema },
-      handler: () => sources.metrics(),
-    }),
-  );
+  router.add(serve(api.getDashboard, (): Promise<Dashboard> => dashboard(sources)));
+  router.add(serve(api.getMetrics, () => sources.metrics()));
 }
 
 export async function dashboard(sources: DashboardSources, now = Date.now()): Promise<Dashboard> {

@@ -23,6 +23,13 @@ export const RunBody = Type.Object(
     file: Type.Optional(Type.String({ minLength: 1, description: 'a workflow file on the master' })),
     content: Type.Optional(Type.String({ minLength: 1, description: 'the workflow YAML itself' })),
     workflow_name: Type.Optional(Type.String({ minLength: 1 })),
+    content_label: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'with content: the file it came from, named in its problems (file:line:column); default workflow_name',
+      }),
+    ),
     delegate_to: Type.Optional(
       Type.Array(Type.String({ minLength: 1 }), { description: 'agents to run every task on' }),
     ),

@@ -1,16 +1,15 @@
+import * as api from './api.js';
 import {
-  defineRoute,
+  serve,
   NotFoundError,
   openEventStream,
-  Permissions,
   STREAMED,
   type HttpRouter,
   type LogFollowerEvent,
   type Redactor,
   type WorkflowEngine,
 } from '@runner/plugin-sdk';
-import { Type } from '@runner/plugin-sdk/schema';
-import { ExecutionParams } from './api-schemas.js';
+
 import { lineMatches } from './run-log.js';
 
 /** Lines written within this window go out as one event: a chatty task writes thousands a second. */
@@ -19,15 +18,6 @@ const BATCH_MS = 100;
 const HEARTBEAT_MS = 15_000;
 /** A client this far behind is dropped; its EventSource reconnects and reads the tail again. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
-
-const LogStreamQuery = Type.Object(
-  {
-    task: Type.Optional(Type.String({ minLength: 1, description: 'only lines of this task' })),
-    agent: Type.Optional(Type.String({ minLength: 1, description: 'only lines of units on this agent' })),
-    q: Type.Optional(Type.String({ minLength: 1, description: 'only lines containing this text (any case)' })),
-  },
-  { additionalProperties: false },
-);
 
 /**
  * `GET /executions/:id/log/stream`: a running run's log lines as they are written, so the run view
@@ -43,66 +33,51 @@ export function registerLogStreamRoute(
   signal: AbortSignal,
 ): void {
   router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/executions/:id/log/stream',
-      summary: "a running run's log lines as they are written, as server-sent events",
-      description:
-        'Events: `ready` `{written}` (lines the log held when following began), then `lines` `[{seq, task, agent, timestamp, level, message, fields?}]` batched over 100 ms, filtered by `task`, `agent` and `q` like the pages of `/executions/:id/log`, then `end` `{status}` when the run ends. `seq` counts every line of the run in the order they were written: a page read after `ready` already holds the lines whose `seq` is below its `total`. Secrets are masked.',
-      tags: ['executions'],
-      permission: Permissions.workflowView,
-      streaming: true,
-      params: ExecutionParams,
-      query: LogStreamQuery,
-      responses: {
-        200: { description: '`ready`, `lines` and `end` events', contentType: 'text/event-stream' },
-      },
-      handler: async ({ params, query, raw }) => {
-        const summary = await engine.get(params.id, { log: false });
-        if (!summary) throw new NotFoundError(`no execution with id "${params.id}"`);
-        const stream = openEventStream(raw.res, {
-          heartbeatMs: HEARTBEAT_MS,
-          maxBufferedBytes: MAX_BUFFERED_BYTES,
-          redactor,
-          signal,
-          comment: `log of run ${params.id}`,
-        });
-        let batch: unknown[] = [];
-        let timer: NodeJS.Timeout | undefined;
-        const flush = () => {
-          clearTimeout(timer);
-          timer = undefined;
-          if (batch.length) stream.send(batch, 'lines');
-          batch = [];
-        };
-        const onEvent = (event: LogFollowerEvent) => {
-          if (event.kind === 'end') {
-            flush();
-            return stream.end({ status: event.status }, 'end');
-          }
-          const { seq, task, agent, line } = event;
-          if (!lineMatches(query, task, agent, line)) return;
-          // Fields under secret-looking keys are masked here, values the stream masks as text.
-          const fields = line.fields && redactor ? redactor.redact(line.fields) : line.fields;
-          batch.push({ seq, task, agent, ...line, ...(fields ? { fields } : {}) });
-          timer ??= setTimeout(flush, BATCH_MS);
-        };
-        const following = engine.followLog(params.id, onEvent);
-        if (!following) {
-          // Read while it ran, ended before following began: its status now.
-          const ended =
-            summary.status === 'running' ? ((await engine.get(params.id, { log: false })) ?? summary) : summary;
-          stream.send({ written: 0 }, 'ready');
-          stream.end({ status: ended.status }, 'end');
-          return STREAMED;
+    serve(api.getExecutionsIdLogStream, async ({ params, query, raw }) => {
+      const summary = await engine.get(params.id, { log: false });
+      if (!summary) throw new NotFoundError(`no execution with id "${params.id}"`);
+      const stream = openEventStream(raw.res, {
+        heartbeatMs: HEARTBEAT_MS,
+        maxBufferedBytes: MAX_BUFFERED_BYTES,
+        redactor,
+        signal,
+        comment: `log of run ${params.id}`,
+      });
+      let batch: unknown[] = [];
+      let timer: NodeJS.Timeout | undefined;
+      const flush = () => {
+        clearTimeout(timer);
+        timer = undefined;
+        if (batch.length) stream.send(batch, 'lines');
+        batch = [];
+      };
+      const onEvent = (event: LogFollowerEvent) => {
+        if (event.kind === 'end') {
+          flush();
+          return stream.end({ status: event.status }, 'end');
         }
-        stream.onClose(() => {
-          clearTimeout(timer);
-          following.stop();
-        });
-        stream.send({ written: following.written }, 'ready');
+        const { seq, task, agent, line } = event;
+        if (!lineMatches(query, task, agent, line)) return;
+        // Fields under secret-looking keys are masked here, values the stream masks as text.
+        const fields = line.fields && redactor ? redactor.redact(line.fields) : line.fields;
+        batch.push({ seq, task, agent, ...line, ...(fields ? { fields } : {}) });
+        timer ??= setTimeout(flush, BATCH_MS);
+      };
+      const following = engine.followLog(params.id, onEvent);
+      if (!following) {
+        // Read while it ran, ended before following began: its status now.
+        const ended =
+          summary.status === 'running' ? ((await engine.get(params.id, { log: false })) ?? summary) : summary;
+        stream.send({ written: 0 }, 'ready');
+        stream.end({ status: ended.status }, 'end');
         return STREAMED;
-      },
+      }
+      stream.onClose(() => {
+        clearTimeout(timer);
+        following.stop();
+      });
+      stream.send({ written: following.written }, 'ready');
+      return STREAMED;
     }),
   );
 }

@@ -17,6 +17,7 @@ import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
 import { RUN_LIMITS_CONFIG, runLimits } from './run-limits.js';
 import { runCommand } from './run-command-spec.js';
 import { WORKFLOW_FILES_CONFIG, workflowDirs } from './workflow-files.js';
+import { routes } from './api.js';
 
 /**
  * The workflow engine. Everything heavy loads in setup; the `run` command's handler loads its
@@ -25,6 +26,7 @@ import { WORKFLOW_FILES_CONFIG, workflowDirs } from './workflow-files.js';
 export const plugin = definePlugin({
   id: 'engine',
   version: '0.1.0',
+  routes,
   description:
     'Runs workflows: dependency graph, parallel limit, groups, when, retry, timeout, loops, outputs, dry-run; records executions',
   profiles: ['master', 'embedded'],

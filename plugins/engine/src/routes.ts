@@ -1,10 +1,10 @@
+import * as api from './api.js';
 import {
   ConflictError,
-  defineRoute,
+  serve,
   encodedJson,
   InvalidInputError,
   NotFoundError,
-  Permissions,
   reply,
   STREAMED,
   type EncodedJson,
@@ -17,18 +17,7 @@ import {
 import { once } from 'node:events';
 import type { Static } from '@runner/plugin-sdk/schema';
 import { WorkflowValidationError } from '@runner/plugin-workflow';
-import {
-  ExecutionList,
-  ExecutionParams,
-  ExecutionQuery,
-  ExecutionsQuery,
-  RunAccepted,
-  RunBody,
-  RunLogPage,
-  RunLogQuery,
-  RunSchema,
-  ValidateResult,
-} from './api-schemas.js';
+import { RunBody } from './api-schemas.js';
 import { runToApi } from './api-shape.js';
 import { RunLogReader, type StoredLogs } from './run-log.js';
 
@@ -45,7 +34,7 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string, wor
     source:
       b.file !== undefined
         ? { file: b.file, within: workflowDirs }
-        : { content: b.content as string, name: b.workflow_name },
+        : { content: b.content as string, name: b.workflow_name, label: b.content_label },
     workflowName: b.workflow_name,
     group: b.group,
     delegateTo: b.delegate_to,
@@ -89,211 +78,131 @@ export function registerRoutes(
   };
   const logs = new RunLogReader((id, options) => engine.get(id, options), redactor, storedLogs);
   router.add(
-    defineRoute({
-      method: 'POST',
-      path: '/workflows/run',
-      summary: 'start a run of a workflow file on the master or of workflow text',
-      tags: ['workflows'],
-      permission: Permissions.workflowExecute,
-      body: RunBody,
-      responses: { 202: RunAccepted },
-      handler: async (request) => {
-        // Who started it is who the authentication guard says is calling, never what the body says.
-        const { runId } = await engine.start(runRequestFromBody(request.body, request.principal?.name, workflowDirs));
-        return accepted(runId);
-      },
+    serve(api.postWorkflowsRun, async (request) => {
+      // Who started it is who the authentication guard says is calling, never what the body says.
+      const { runId } = await engine.start(runRequestFromBody(request.body, request.principal?.name, workflowDirs));
+      return accepted(runId);
     }),
   );
 
   router.add(
-    defineRoute({
-      method: 'POST',
-      path: '/workflows/validate',
-      summary: 'check a workflow as /workflows/run would, without running or recording anything',
-      description:
-        'Takes the body of `POST /workflows/run` and runs every check made before a run starts (parse, schema, scripts compiled, template variables, the group, the agents named). Answers `valid: false` with each problem at its line and column; a request the run route would refuse for other reasons (a file outside `engine.workflow_dirs`, a bad field) gets the same error.',
-      tags: ['workflows'],
-      // Checking changes nothing: whoever may see workflows may check one.
-      permission: Permissions.workflowView,
-      body: RunBody,
-      responses: { 200: ValidateResult },
-      handler: async (request) => {
-        try {
-          const { workflowName, tasks, warnings } = await engine.validate(
-            runRequestFromBody(request.body, request.principal?.name, workflowDirs),
-          );
+    serve(api.postWorkflowsValidate, async (request) => {
+      try {
+        const { workflowName, tasks, warnings } = await engine.validate(
+          runRequestFromBody(request.body, request.principal?.name, workflowDirs),
+        );
+        return {
+          valid: true,
+          workflow_name: workflowName,
+          tasks,
+          problems: [],
+          warnings: warnings.map(problemToApi),
+        };
+      } catch (error) {
+        if (error instanceof WorkflowValidationError)
           return {
-            valid: true,
-            workflow_name: workflowName,
-            tasks,
-            problems: [],
-            warnings: warnings.map(problemToApi),
+            valid: false,
+            problems: error.problems.map(problemToApi),
+            warnings: error.warnings.map(problemToApi),
           };
-        } catch (error) {
-          if (error instanceof WorkflowValidationError)
-            return {
-              valid: false,
-              problems: error.problems.map(problemToApi),
-              warnings: error.warnings.map(problemToApi),
-            };
-          // A problem of the run's options rather than of the text (delegate_to naming an unknown agent).
-          const field = error instanceof InvalidInputError ? error.details?.field : undefined;
-          if (typeof field === 'string' && field !== 'file' && field !== 'content')
-            return { valid: false, problems: [{ message: (error as Error).message, path: field }], warnings: [] };
-          throw error;
-        }
-      },
+        // A problem of the run's options rather than of the text (delegate_to naming an unknown agent).
+        const field = error instanceof InvalidInputError ? error.details?.field : undefined;
+        if (typeof field === 'string' && field !== 'file' && field !== 'content')
+          return { valid: false, problems: [{ message: (error as Error).message, path: field }], warnings: [] };
+        throw error;
+      }
     }),
   );
 
   router.add(
-    defineRoute({
-      method: 'POST',
-      path: '/executions/:id/rerun',
-      summary: 'start a run again: the same workflow with the same inputs',
-      description:
-        'Starts a new run with what the run was started with: a workflow file on the master is read again (as it is now, and only under `engine.workflow_dirs`), workflow text is sent again as it was; vars, values, group, delegate_to, forks, dry_run and verbose are the same. The new run records the caller, trigger `api` and `rerun_of`.',
-      tags: ['executions'],
-      permission: Permissions.workflowExecute,
-      params: ExecutionParams,
-      responses: { 202: RunAccepted },
-      handler: async (request) => {
-        const { id } = request.params;
-        const stored = await engine.request(id);
-        if (!stored) {
-          if (!(await engine.get(id, { log: false }))) throw new NotFoundError(`no execution with id "${id}"`);
-          throw new ConflictError(
-            `execution "${id}" was recorded before runs kept their inputs; start it from its workflow instead`,
-          );
-        }
-        if (stored === 'withheld')
-          throw new ConflictError(
-            `execution "${id}" was started with a secret in its inputs, which runs never store; start it again from its workflow`,
-          );
-        const source = 'file' in stored.source ? { file: stored.source.file, within: workflowDirs } : stored.source;
-        const { runId } = await engine.start({
-          ...stored,
-          source,
-          trigger: 'api',
-          rerunOf: id,
-          ...(request.principal?.name === undefined ? {} : { user: request.principal.name }),
-        });
-        return accepted(runId);
-      },
+    serve(api.postExecutionsIdRerun, async (request) => {
+      const { id } = request.params;
+      const stored = await engine.request(id);
+      if (!stored) {
+        if (!(await engine.get(id, { log: false }))) throw new NotFoundError(`no execution with id "${id}"`);
+        throw new ConflictError(
+          `execution "${id}" was recorded before runs kept their inputs; start it from its workflow instead`,
+        );
+      }
+      if (stored === 'withheld')
+        throw new ConflictError(
+          `execution "${id}" was started with a secret in its inputs, which runs never store; start it again from its workflow`,
+        );
+      const source = 'file' in stored.source ? { file: stored.source.file, within: workflowDirs } : stored.source;
+      const { runId } = await engine.start({
+        ...stored,
+        source,
+        trigger: 'api',
+        rerunOf: id,
+        ...(request.principal?.name === undefined ? {} : { user: request.principal.name }),
+      });
+      return accepted(runId);
     }),
   );
 
   router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/executions',
-      summary: 'runs, newest first, with filters and paging',
-      tags: ['executions'],
-      permission: Permissions.workflowView,
-      query: ExecutionsQuery,
-      responses: { 200: ExecutionList },
-      handler: async ({ query }) => {
-        const page = await engine.list(query);
-        // The engine hands back the same page object until a run is written (first pages are
-        // cached): the same EncodedJson goes with it, so the router serves the bytes it kept (masked,
-        // encoded, with an ETag) and a busy list costs no serialisation per request. Every caller
-        // that passed workflow:view sees the same runs, so one encoding per page serves them all.
-        let encoded = encodedPages.get(page);
-        if (encoded === undefined) {
-          const { runs, total } = page;
-          encoded = encodedJson(
-            JSON.stringify({ executions: runs.map(runToApi), total, limit: query.limit, offset: query.offset }),
-          );
-          encodedPages.set(page, encoded);
-        }
-        return encoded;
-      },
+    serve(api.getExecutions, async ({ query }) => {
+      const page = await engine.list(query);
+      // The engine hands back the same page object until a run is written (first pages are
+      // cached): the same EncodedJson goes with it, so the router serves the bytes it kept (masked,
+      // encoded, with an ETag) and a busy list costs no serialisation per request. Every caller
+      // that passed workflow:view sees the same runs, so one encoding per page serves them all.
+      let encoded = encodedPages.get(page);
+      if (encoded === undefined) {
+        const { runs, total } = page;
+        encoded = encodedJson(
+          JSON.stringify({ executions: runs.map(runToApi), total, limit: query.limit, offset: query.offset }),
+        );
+        encodedPages.set(page, encoded);
+      }
+      return encoded;
     }),
   );
 
   router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/executions/:id',
-      summary: 'one run with its tasks and their logs',
-      tags: ['executions'],
-      permission: Permissions.workflowView,
-      params: ExecutionParams,
-      query: ExecutionQuery,
-      responses: { 200: RunSchema },
-      handler: async (request) => {
-        const withLog = request.query.log !== false;
-        const run = await engine.get(request.params.id, { log: withLog });
-        if (!run) throw new NotFoundError(`no execution with id "${request.params.id}"`);
-        return runToApi(withLog ? run : { ...run, tasks: run.tasks.map(({ log: _, ...task }) => task) });
-      },
+    serve(api.getExecutionsId, async (request) => {
+      const withLog = request.query.log !== false;
+      const run = await engine.get(request.params.id, { log: withLog });
+      if (!run) throw new NotFoundError(`no execution with id "${request.params.id}"`);
+      return runToApi(withLog ? run : { ...run, tasks: run.tasks.map(({ log: _, ...task }) => task) });
     }),
   );
 
   router.add(
-    defineRoute({
-      method: 'GET',
-      path: '/executions/:id/log',
-      summary: "a run's log in pages from the tail, or the whole log as a text download",
-      description:
-        "The run's lines (units in the run's order, each unit's lines in order) are numbered from 0: a page holds the last `tail` lines before `before` that match `task`, `agent` and `q`, and `older` is the `before` of the page above it. Positions of an ended run never change; a client following a running run reads the tail again. `format=text` answers every matching line as `text/plain` with a file name to save it under. Secrets are masked.",
-      tags: ['executions'],
-      permission: Permissions.workflowView,
-      params: ExecutionParams,
-      query: RunLogQuery,
-      responses: {
-        200: {
-          description: 'a page of lines (JSON), or with format=text the whole log',
-          schema: RunLogPage,
-        },
-      },
-      handler: async (request) => {
-        const { id } = request.params;
-        const { format, tail, before, task, agent, q } = request.query;
-        if (format !== 'text') {
-          const page = await logs.page(id, { tail, before, task, agent, q });
-          if (!page) throw new NotFoundError(`no execution with id "${id}"`);
-          return page;
-        }
-        const chunks = await logs.text(id, { task, agent, q });
-        if (!chunks) throw new NotFoundError(`no execution with id "${id}"`);
-        const name = `${fileName((await engine.get(id, { log: false }))?.workflowName ?? 'run')}-${fileName(id)}.log`;
-        const { res } = request.raw;
-        res.writeHead(200, {
-          'content-type': 'text/plain; charset=utf-8',
-          'content-disposition': `attachment; filename="${name}"`,
-          'cache-control': 'no-store',
-        });
-        // Written as the client takes it: a long log is not held twice in memory.
-        for (const chunk of chunks) {
-          if (res.destroyed) return STREAMED;
-          if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
-        }
-        res.end();
-        return STREAMED;
-      },
+    serve(api.getExecutionsIdLog, async (request) => {
+      const { id } = request.params;
+      const { format, tail, before, task, agent, q } = request.query;
+      if (format !== 'text') {
+        const page = await logs.page(id, { tail, before, task, agent, q });
+        if (!page) throw new NotFoundError(`no execution with id "${id}"`);
+        return page;
+      }
+      const chunks = await logs.text(id, { task, agent, q });
+      if (!chunks) throw new NotFoundError(`no execution with id "${id}"`);
+      const name = `${fileName((await engine.get(id, { log: false }))?.workflowName ?? 'run')}-${fileName(id)}.log`;
+      const { res } = request.raw;
+      res.writeHead(200, {
+        'content-type': 'text/plain; charset=utf-8',
+        'content-disposition': `attachment; filename="${name}"`,
+        'cache-control': 'no-store',
+      });
+      // Written as the client takes it: a long log is not held twice in memory.
+      for (const chunk of chunks) {
+        if (res.destroyed) return STREAMED;
+        if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      }
+      res.end();
+      return STREAMED;
     }),
   );
 
   router.add(
-    defineRoute({
-      method: 'POST',
-      path: '/executions/:id/cancel',
-      summary: 'cancel a running run: its tasks are stopped and it ends cancelled',
-      description:
-        'Running tasks are stopped (their processes killed by process group, delegated tasks cancelled on their agents), the rest are skipped, and the run ends `cancelled` with `cancelled_by`. Answers once the run has ended, with its record; a run that had already ended is returned as it is.',
-      tags: ['executions'],
-      // The role table's own permission for this (granted to every role that may execute).
-      permission: Permissions.workflowCancel,
-      params: ExecutionParams,
-      responses: { 200: RunSchema },
-      handler: async (request) => {
-        // Until authentication exists the caller is known by its address only.
-        const by = request.principal?.name ?? `unauthenticated client at ${request.remoteAddress}`;
-        const run = await engine.cancel(request.params.id, { by });
-        if (!run) throw new NotFoundError(`no execution with id "${request.params.id}"`);
-        return runToApi(run);
-      },
+    serve(api.postExecutionsIdCancel, async (request) => {
+      // Until authentication exists the caller is known by its address only.
+      const by = request.principal?.name ?? `unauthenticated client at ${request.remoteAddress}`;
+      const run = await engine.cancel(request.params.id, { by });
+      if (!run) throw new NotFoundError(`no execution with id "${request.params.id}"`);
+      return runToApi(run);
     }),
   );
 }

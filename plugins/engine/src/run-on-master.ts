@@ -42,6 +42,8 @@ export async function runOnMaster(
         : {
             content: await readWorkflowFile(file),
             workflow_name: request.workflowName ?? basename(file, extname(file)),
+            // Problems name the file as typed, as they do when the master reads it (bad.yaml:4:18).
+            content_label: (request.source as { file: string }).file,
           };
     // The master's error answer comes back as a RunnerError of its kind and code: a workflow the
     // master refused exits 2 as it does when run embedded.

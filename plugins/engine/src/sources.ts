@@ -42,7 +42,11 @@ export class WorkflowSources {
       };
     }
     if ('content' in source) {
-      return { text: source.content, file: source.name ?? '<content>', name: source.name ?? 'workflow' };
+      return {
+        text: source.content,
+        file: source.label ?? source.name ?? '<content>',
+        name: source.name ?? 'workflow',
+      };
     }
     const resolver = this.resolvers.get(source.kind);
     if (!resolver) {

@@ -2,10 +2,12 @@ import { definePlugin, HttpRouterRef, WebSocketHubRef } from '@runner/plugin-sdk
 import { serverCommand, uiCommand } from './commands.js';
 import { HTTP_CONFIG, readHttpConfig } from './config.js';
 import { checkExposure, hostGuard } from './network-checks.js';
+import { routes } from './api.js';
 
 export const plugin = definePlugin({
   id: 'http',
   version: '0.1.0',
+  routes,
   description: 'REST API under /api/v1, JSON errors, health, graceful shutdown, and the WebSocket hub at /api/v1/ws',
   profiles: ['master'],
   provides: [HttpRouterRef, WebSocketHubRef],

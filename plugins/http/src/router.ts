@@ -14,6 +14,7 @@ import {
   type RouteMeta,
   type RouteSpec,
   type StaticMount,
+  buildOpenApi,
 } from '@runner/plugin-sdk';
 import polka, { type NextHandler, type Polka, type Request } from 'polka';
 import { EncodedBodies, isEncodedJson, writeEncoded } from './encoded-body.js';
@@ -21,7 +22,6 @@ import { errorAnswer, MethodNotAllowedError } from './errors.js';
 import { finalStatus, GuardChain } from './guard-chain.js';
 import { dispatchRoute, NO_HEADERS, type DispatchPipeline } from './api-dispatch.js';
 import { hasRequestBody } from './json-body.js';
-import { buildOpenApi } from './openapi.js';
 import { originAllowed } from './network-checks.js';
 import { API_PREFIX, checkDeclaration, METHODS, WEBSOCKET_ROUTE, type CompiledRoute } from './route-declaration.js';
 import { compilePart } from './route-schema.js';

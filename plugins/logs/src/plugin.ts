@@ -6,10 +6,12 @@ import {
   type CommandContext,
   type CommandInput,
 } from '@runner/plugin-sdk';
+import { routes } from './api.js';
 
 export const plugin = definePlugin({
   id: 'logs',
   version: '0.1.0',
+  routes,
   description: "The master's structured log: GET /api/v1/logs, a live tail (SSE) and runner logs",
   profiles: ['master'],
   dependsOn: { router: HttpRouterRef },

@@ -1,9 +1,11 @@
 import { definePlugin, HttpRouterRef, Permissions } from '@runner/plugin-sdk';
 import { findUiDir } from './ui-dir.js';
+import { routes } from './api.js';
 
 export const plugin = definePlugin({
   id: 'ui',
   version: '0.1.0',
+  routes,
   description:
     'The web UI at / on the HTTP port (runner ui, runner server), and GET /api/v1/config for its settings page',
   profiles: ['master'],

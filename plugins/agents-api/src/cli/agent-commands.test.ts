@@ -122,9 +122,7 @@ describe('agent get, modules, stop, restart, remove', () => {
     expect(JSON.parse(json.stdout)).toMatchObject({ name: 'web-1', status: 'online' });
     const missing = await failure(run(commands.getCommand, dataDir, ['nope']));
     expect(missing.status).toBe(404);
-    expect(missing.message).toMatch(
-      /^agent "nope" does not exist \(GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/agents\/nope: 404\)$/,
-    );
+    expect(missing.message).toMatch(/^agent "nope" does not exist$/);
   });
 
   it('lists modules sorted', async () => {

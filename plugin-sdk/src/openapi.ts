@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import type { PlainRoute, ResponseSpec, RouteSpec } from '@runner/plugin-sdk';
+import type { PlainRoute, ResponseSpec, RouteDeclaration } from './http.js';
 import { Kind, type TSchema } from '@sinclair/typebox';
 
 /** The error body every route may answer with (errors.ts `ErrorBody`), as JSON Schema. */
@@ -25,13 +25,16 @@ const ERROR_RESPONSE = { $ref: '#/components/responses/Error' };
 export interface OpenApiInput {
   version: string;
   apiPrefix: string;
-  routes: readonly RouteSpec[];
-  plain: readonly PlainRoute[];
+  routes: readonly RouteDeclaration[];
+  /** Routes outside the API prefix (`GET /metrics`); default none. */
+  plain?: readonly Pick<PlainRoute, 'method' | 'path' | 'summary' | 'permission'>[];
 }
 
 /**
  * The OpenAPI 3.1 document of every declared route, built from the same schemas the router
- * validates with, so the document cannot drift from what the server accepts.
+ * validates with, so the document cannot drift from what the server accepts. The master serves it
+ * (`GET /api/v1/openapi.json`) and the build writes it from the plugins' declarations
+ * (scripts/openapi.mjs): the same function over the same declarations.
  */
 export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -42,7 +45,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
     routeTags.forEach((t) => tags.add(t));
     (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, routeTags);
   }
-  for (const route of input.plain) {
+  for (const route of input.plain ?? []) {
     const path = toOpenApiPath(route.path);
     tags.add('system');
     (paths[path] ??= {})[route.method.toLowerCase()] = {
@@ -54,6 +57,8 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       responses: { 200: { description: route.summary }, default: ERROR_RESPONSE },
     };
   }
+  // Sorted by path: the document does not depend on the order in which plugins were set up.
+  const sortedPaths = Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return {
     openapi: '3.1.0',
     info: {
@@ -64,7 +69,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
     },
     servers: [{ url: '/' }],
     tags: [...tags].sort().map((name) => ({ name })),
-    paths,
+    paths: sortedPaths,
     components: {
       schemas: { Error: ERROR_SCHEMA },
       responses: {
@@ -81,7 +86,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   };
 }
 
-function operation(route: RouteSpec, tags: string[]): Record<string, unknown> {
+function operation(route: RouteDeclaration, tags: string[]): Record<string, unknown> {
   const parameters = [...parametersOf(route.params, 'path'), ...parametersOf(route.query, 'query')];
   const op: Record<string, unknown> = {
     operationId: operationId(route.method, route.path),

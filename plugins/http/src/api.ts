@@ -1,0 +1,42 @@
+// The REST routes this plugin serves, declared without handlers: the build writes the OpenAPI
+// document and the UI client from them, the CLI builds commands from them (see RouteDeclaration).
+import { Permissions, declareRoute } from '@runner/plugin-sdk';
+import { Type } from '@runner/plugin-sdk/schema';
+
+const HealthSchema = Type.Object({
+  status: Type.Literal('ok'),
+  version: Type.String(),
+  uptime_seconds: Type.Integer({ minimum: 0 }),
+  profile: Type.String(),
+  plugins: Type.Array(Type.String()),
+});
+
+export const getHealth = declareRoute({
+  method: 'GET',
+  path: '/health',
+  summary: 'whether the master is up, its version and plugins',
+  tags: ['system'],
+  permission: Permissions.public,
+  responses: { 200: HealthSchema },
+});
+
+export const getOpenapiJson = declareRoute({
+  method: 'GET',
+  path: '/openapi.json',
+  summary: 'this OpenAPI 3.1 document',
+  tags: ['system'],
+  permission: Permissions.public,
+  responses: { 200: { description: 'the OpenAPI 3.1 document', contentType: 'application/json' } },
+});
+
+export const getWs = declareRoute({
+  method: 'GET',
+  path: '/ws',
+  summary: 'the WebSocket channel of live events (needs an Upgrade: websocket request)',
+  tags: ['system'],
+  permission: Permissions.workflowView,
+  responses: { 426: { description: 'a plain GET; the channel needs a WebSocket upgrade' } },
+});
+
+/** Every route above, for the plugin's definition. */
+export const routes = [getHealth, getOpenapiJson, getWs];
