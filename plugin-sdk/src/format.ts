@@ -3,6 +3,14 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * At most `max` characters of a text a client or a workflow sent, for an error message: an answer
+ * never echoes a large input back (it would amplify a request and may carry what others typed).
+ */
+export function excerpt(text: string, max = 60): string {
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+}
+
 const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
 /** `512 B`, `1.5 KiB`, `12 MiB` (binary units, one decimal under 10); `-` for a non-finite value. */

@@ -255,7 +255,7 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
       method: 'POST',
       path: '/agents/:name/stop',
       summary: 'ask an agent to stop',
-      permission: Permissions.agentRestart,
+      permission: Permissions.agentStop,
       responses: { 202: AgentActionSchema },
       handler: async (request) => {
         const { name } = agentOf(request.params.name);

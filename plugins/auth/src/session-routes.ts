@@ -1,6 +1,9 @@
 import {
   defineRoute,
+  PERMISSION_DESCRIPTIONS,
   Permissions,
+  ROLE_PERMISSIONS,
+  ROLES,
   reply,
   roleAllows,
   UnauthorizedError,
@@ -159,4 +162,33 @@ export function registerSessionRoutes(router: HttpRouter, { authenticator, audit
       },
     }),
   );
+
+  router.add(
+    defineRoute({
+      method: 'GET',
+      path: '/auth/roles',
+      summary: 'The built-in roles and the permissions each holds (the one table, plugin-sdk permissions.ts)',
+      tags: ['auth'],
+      permission: Permissions.accountSelf,
+      responses: {
+        200: Type.Object({
+          roles: Type.Array(Type.Object({ name: Type.String(), permissions: Type.Array(Type.String()) })),
+          permissions: Type.Array(Type.Object({ name: Type.String(), description: Type.String() })),
+        }),
+      },
+      handler: () => rolesTable(),
+    }),
+  );
+}
+
+/** Every role (highest first) with its permissions, admin's listed in full, and what each permission allows. */
+export function rolesTable() {
+  const every = Object.values(Permissions).filter((p) => p !== Permissions.public);
+  return {
+    roles: [...ROLES].reverse().map((name) => {
+      const granted = ROLE_PERMISSIONS[name];
+      return { name, permissions: granted === '*' ? every : granted.filter((p) => p !== Permissions.public) };
+    }),
+    permissions: every.map((name) => ({ name, description: PERMISSION_DESCRIPTIONS[name] ?? '' })),
+  };
 }

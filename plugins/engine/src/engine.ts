@@ -1,5 +1,8 @@
+import { setMaxListeners } from 'node:events';
 import {
+  DEFAULT_SCRIPT_ENV,
   RunnerError,
+  scriptEnvironment,
   roundSeconds,
   sleep,
   type AgentDelegator,
@@ -18,7 +21,6 @@ import {
   type WorkflowEventPayload,
   type WorkflowParser,
 } from '@runner/plugin-sdk';
-import { scriptEnv } from './agent-check.js';
 import { askBefore, createHooks, tellAfter } from './hooks.js';
 import { expandTargets, type GroupLookup } from './group-targets.js';
 import { prepareRun } from './prepare.js';
@@ -51,6 +53,8 @@ export interface EngineDeps {
   taskTimeoutMs?: number;
   /** What a local task's script may use (engine.memory_limit); undefined: the runtime's default. */
   memoryLimitBytes?: number;
+  /** The variables of the master's environment workflow code sees (engine.script_env); default DEFAULT_SCRIPT_ENV. */
+  scriptEnvNames?: readonly string[];
 }
 
 interface TaskView {
@@ -92,6 +96,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   // here, so readers still see every started unit, its attempts and its log so far.
   const unitsRunning = new Map<string, Map<number, TaskResult>>();
   const followers = new LogFollowers();
+  // Every live run listens for the master's stop (and removes its listener when it ends): many
+  // runs at once are many listeners by design, not a leak to warn about.
+  setMaxListeners(0, deps.signal);
 
   const prepare = (request: RunRequest) => prepareRun(deps, sources, request);
 
@@ -210,7 +217,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     const views: Record<string, TaskView> = {};
     const results: TaskResult[] = [];
     let seq = 0;
-    const env = scriptEnv();
+    const env = scriptEnvironment(deps.scriptEnvNames ?? DEFAULT_SCRIPT_ENV);
     const base: Record<string, unknown> = {
       vars: workflow.vars,
       env,

@@ -22,7 +22,7 @@ import { finalStatus, GuardChain } from './guard-chain.js';
 import { dispatchRoute, NO_HEADERS, type DispatchPipeline } from './api-dispatch.js';
 import { hasRequestBody } from './json-body.js';
 import { buildOpenApi } from './openapi.js';
-import { originAllowed } from './network-checks.js';
+import { originAllowed, securityHeaders } from './network-checks.js';
 import { API_PREFIX, checkDeclaration, METHODS, WEBSOCKET_ROUTE, type CompiledRoute } from './route-declaration.js';
 import { compilePart } from './route-schema.js';
 import { pathOf, QueryStrings, requestIdOf, searchOf } from './request-parts.js';
@@ -191,6 +191,8 @@ export class ApiRouter implements HttpRouter {
     const requestId = requestIdOf(req);
     res.setHeader('x-request-id', requestId);
     res.setHeader('x-content-type-options', 'nosniff');
+    const tls = (req.socket as { encrypted?: boolean }).encrypted === true;
+    for (const [name, value] of securityHeaders(path, tls)) res.setHeader(name, value);
     res.on('close', () => {
       this.options.logger.debug('http request', {
         request_id: requestId,
