@@ -44,3 +44,12 @@ export function formatTable(header: string[], rows: string[][]): string {
       .trimEnd();
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
 }
+
+/**
+ * An empty map for keys that come from users (task, var, group, agent and output names): it has no
+ * prototype, so `__proto__` is stored as an entry instead of replacing the prototype, and a name
+ * such as `constructor` or `toString` that is absent reads as undefined, not as Object's method.
+ */
+export function userKeyed<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}

@@ -1,6 +1,7 @@
 import {
   didYouMean,
   InvalidInputError,
+  isMasterHost,
   type AgentDelegator,
   type WorkflowProblem,
   type RunRequest,
@@ -41,7 +42,10 @@ export function refuseUnknownAgents(
 ): void {
   const { delegator } = deps;
   const known = () => delegator.names?.() ?? [];
-  const unknownOf = (names: readonly string[]) => [...new Set(names.filter((n) => !delegator.agent(n)))];
+  // `localhost` is the master itself, known whatever agents exist.
+  const unknownOf = (names: readonly string[]) => [
+    ...new Set(names.filter((n) => !isMasterHost(n) && !delegator.agent(n))),
+  ];
   const describe = (names: readonly string[]) => {
     const list = names.map((n) => `"${n}"${didYouMean(n, known())}`).join(', ');
     const all = known();

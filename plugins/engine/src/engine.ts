@@ -20,6 +20,7 @@ import {
   type WorkflowEngine,
   type WorkflowEventPayload,
   type WorkflowParser,
+  userKeyed,
 } from '@runner/plugin-sdk';
 import { askBefore, createHooks, tellAfter } from './hooks.js';
 import { expandTargets, type GroupLookup } from './group-targets.js';
@@ -214,7 +215,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     };
     deps.signal.addEventListener('abort', onStop, { once: true });
     const started = performance.now();
-    const views: Record<string, TaskView> = {};
+    const views = userKeyed<TaskView>();
     const results: TaskResult[] = [];
     let seq = 0;
     const env = scriptEnvironment(deps.scriptEnvNames ?? DEFAULT_SCRIPT_ENV);
@@ -384,7 +385,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             failed ? 'task.failed' : 'task.completed',
             taskPayload(result.status, failed ? outcome.message : undefined),
           );
-          const view = (views[unit.task.name] ??= { status: 'running', outputs: {}, results: [] });
+          const view = (views[unit.task.name] ??= { status: 'running', outputs: userKeyed<LuaValue>(), results: [] });
           view.results.push({
             name: unit.name,
             item: result.item,
@@ -401,7 +402,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           const result = notRunResult({ name: task.name, task: task.name, status: 'skipped', message: reason });
           results.push(result);
           record(result, seq++);
-          views[task.name] = { status: 'skipped', message: reason, outputs: {}, results: [] };
+          views[task.name] = { status: 'skipped', message: reason, outputs: userKeyed<LuaValue>(), results: [] };
         },
         // A task that failed before it started (its loop or delegate_to did not render): recorded
         // with the message and announced by task.failed alone, with attempt 0, since no attempt ran.
@@ -417,7 +418,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           const result = notRunResult({ name: task.name, task: task.name, status, message, log: log.lines, at: now });
           results.push(result);
           record(result, seq++);
-          views[task.name] = { status, message, outputs: {}, results: [] };
+          views[task.name] = { status, message, outputs: userKeyed<LuaValue>(), results: [] };
           deps.events.emit('task.failed', {
             workflow_name: run.workflowName,
             run_id: run.id,
@@ -443,7 +444,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           record(result, unit.seq);
         },
         taskFinished: (task, status) => {
-          const view = (views[task.name] ??= { status, outputs: {}, results: [] });
+          const view = (views[task.name] ??= { status, outputs: userKeyed<LuaValue>(), results: [] });
           view.status = status;
         },
       },
