@@ -1,6 +1,7 @@
 import {
   defineRoute,
   NotFoundError,
+  noteForAudit,
   Permissions,
   RunnerError,
   STREAMED,
@@ -214,6 +215,8 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
       handler: async (request) => {
         const exec = parseExecBody(request.body);
         const { name } = agentOf(request.params.name);
+        // Noted before it runs: a command that never answers is still in its audit record.
+        noteForAudit(request, `on ${name}: ${commandText(exec.command)}`);
         const result = await registry().exec(name, exec.command, { timeoutMs: exec.timeoutMs, cwd: exec.cwd });
         logger.info('command executed on agent', {
           agent: name,
@@ -266,6 +269,11 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
       },
     }),
   );
+}
+
+/** An exec's command as one line for the audit record (a list is shown as its words). */
+function commandText(command: string | string[]): string {
+  return Array.isArray(command) ? command.map((word) => JSON.stringify(word)).join(' ') : command;
 }
 
 function offline(agent: Agent): RunnerError {

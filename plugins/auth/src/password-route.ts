@@ -8,7 +8,7 @@ import {
   type HttpRouter,
 } from '@runner/plugin-sdk';
 import { Type } from '@runner/plugin-sdk/schema';
-import { checkPassword, EXTERNAL_PASSWORD } from './accounts.js';
+import { EXTERNAL_PASSWORD } from './accounts.js';
 import { cookieValue, SESSION_COOKIE } from './authenticator.js';
 import { auditBase, sessionCookie, type AuthRouteDeps } from './session-routes.js';
 
@@ -65,7 +65,7 @@ export function registerPasswordRoute(router: HttpRouter, { accounts, authentica
             ),
           );
         const { current_password: current, new_password: next } = request.body;
-        checkPassword(next, 'new_password');
+        accounts.passwords.check(next, 'new_password', user.name);
         if (next === current)
           throw fail(
             400,

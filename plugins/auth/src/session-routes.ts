@@ -14,6 +14,7 @@ import { Type } from '@runner/plugin-sdk/schema';
 import type { Accounts } from './accounts.js';
 import type { AuditLog } from './audit-log.js';
 import { cookieValue, SESSION_COOKIE, type Authenticator } from './authenticator.js';
+import { USER_NAME } from './accounts.js';
 
 export interface AuthRouteDeps {
   accounts: Accounts;
@@ -73,7 +74,9 @@ export function registerSessionRoutes(router: HttpRouter, { authenticator, audit
       },
       handler: async (request) => {
         const { username, password } = request.body;
-        const base = { ...auditBase(request), user: username, action: 'login' };
+        // What was typed as a user name is kept only if it could be one: a password typed into the
+        // name field must not land in the audit log.
+        const base = { ...auditBase(request), user: auditableUserName(username), action: 'login' };
         let user;
         try {
           user = await authenticator.login(username, password, request.remoteAddress);
@@ -191,4 +194,9 @@ export function rolesTable() {
     }),
     permissions: every.map((name) => ({ name, description: PERMISSION_DESCRIPTIONS[name] ?? '' })),
   };
+}
+
+/** A login's user name as the audit log keeps it: itself when it could be a user name, else a placeholder. */
+export function auditableUserName(name: string): string {
+  return USER_NAME.test(name) ? name : '(not a valid user name)';
 }

@@ -151,7 +151,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
         unitsRunning.delete(run.id);
       })
       .catch(() => {});
-    return { runId: run.id, done };
+    return { runId: run.id, workflowName: name, done };
   }
 
   /** A run a before-run tap refused: recorded as failed with the reason; no task ran. */

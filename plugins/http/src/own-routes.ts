@@ -9,17 +9,17 @@ export function addOwnRoutes(ctx: PluginContext, router: ApiRouter): void {
     defineRoute({
       method: 'GET',
       path: '/health',
-      summary: 'whether the master is up, its version and plugins',
+      summary: 'whether the master is up; with credentials also its version, profile and plugins',
       tags: ['system'],
       permission: Permissions.public,
       responses: { 200: HealthSchema },
-      handler: () => ({
-        status: 'ok',
-        version: ctx.kernelVersion,
-        uptime_seconds: Math.floor((Date.now() - startedAt) / 1000),
-        profile: ctx.profile,
-        plugins: ctx.plugins.map((p) => p.id),
-      }),
+      // Anyone may ask whether the master is up; its version and plugins tell an attacker which
+      // known holes to try, so only a caller with credentials hears them.
+      handler: (request) => {
+        const up = { status: 'ok' as const, uptime_seconds: Math.floor((Date.now() - startedAt) / 1000) };
+        if (!request.principal) return up;
+        return { ...up, version: ctx.kernelVersion, profile: ctx.profile, plugins: ctx.plugins.map((p) => p.id) };
+      },
     }),
   );
   // Built on first request: every plugin has added its routes by then, and startup does not pay for it.
@@ -64,8 +64,8 @@ export function addOwnRoutes(ctx: PluginContext, router: ApiRouter): void {
 
 const HealthSchema = Type.Object({
   status: Type.Literal('ok'),
-  version: Type.String(),
   uptime_seconds: Type.Integer({ minimum: 0 }),
-  profile: Type.String(),
-  plugins: Type.Array(Type.String()),
+  version: Type.Optional(Type.String({ description: 'only with credentials' })),
+  profile: Type.Optional(Type.String({ description: 'only with credentials' })),
+  plugins: Type.Optional(Type.Array(Type.String(), { description: 'only with credentials' })),
 });

@@ -290,6 +290,9 @@ export class ApiRouter implements HttpRouter {
     }
     const headers: Record<string, string> =
       error instanceof MethodNotAllowedError ? { allow: error.allow.join(', ') } : {};
+    // A refusal that says when to come back (429 on logins, 503) says it to HTTP clients too.
+    const retryAfter = answer.body.error.details?.retry_after_seconds;
+    if (typeof retryAfter === 'number') headers['retry-after'] = String(Math.ceil(retryAfter));
     this.writeJson(req, res, answer.status, answer.body, headers);
   }
 
