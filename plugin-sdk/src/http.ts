@@ -211,6 +211,11 @@ export interface HttpRouter {
   routes(): readonly RouteMeta[];
   /** Where the server listens (and whether it serves HTTPS), once the kernel is ready; null before. */
   address(): { host: string; port: number; tls?: boolean } | null;
+  /**
+   * Ends the open WebSocket connections and server-sent event streams whose principal matches
+   * (the credential they were opened with was revoked); answers how many were ended.
+   */
+  endStreams(match: (principal: Principal) => boolean, reason: string): number;
 }
 
 export const HttpRouterRef = createServiceRef<HttpRouter>({

@@ -170,6 +170,8 @@ export interface Principal {
   role: string;
   /** How the caller proved who it is. */
   method: 'basic' | 'jwt' | 'token' | 'local' | 'oidc' | 'ldap' | 'none';
+  /** The session (JWT id) a `jwt` principal came with: logging it out ends what it opened. */
+  session?: string;
   /** True when the caller holds this permission. */
   can(permission: Permission): boolean;
 }

@@ -150,7 +150,7 @@ export class Authenticator {
     const floor = this.accounts.sessionsValidAfter(user.id);
     if (floor !== undefined && (claims.ims ?? claims.iat * 1000) < floor) throw new UnauthorizedError(SESSION_REFUSED);
     return {
-      principal: principalFor({ id: user.id, name: user.name, role: user.role, method: 'jwt' }),
+      principal: principalFor({ id: user.id, name: user.name, role: user.role, method: 'jwt', session: claims.jti }),
       jti: claims.jti,
       expires: claims.exp,
     };

@@ -82,6 +82,7 @@ export function registerPasswordRoute(router: HttpRouter, { accounts, authentica
         const changedAt = Date.now();
         await accounts.setPassword(user.name, next, new Date(changedAt));
         await accounts.endSessionsBefore(user.id, changedAt);
+        router.endStreams((p) => p.id === user.id, `the password of ${user.name} was changed`);
         const session = authenticator.issueSession(user);
         audit.record({ ...base, event: 'auth.password_changed', result: 'success', status: 200 });
         const body = {

@@ -117,6 +117,7 @@ export function registerSessionRoutes(router: HttpRouter, { authenticator, audit
         if (token) {
           const { jti, expires } = authenticator.session(token);
           await authenticator.revoke(jti, expires);
+          router.endStreams((p) => p.method === 'jwt' && p.session === jti, 'logged out');
           revoked = true;
         }
         audit.record({

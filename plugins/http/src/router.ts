@@ -22,6 +22,7 @@ import { finalStatus, GuardChain } from './guard-chain.js';
 import { dispatchRoute, NO_HEADERS, type DispatchPipeline } from './api-dispatch.js';
 import { hasRequestBody } from './json-body.js';
 import { buildOpenApi } from './openapi.js';
+import { LiveStreams } from './live-streams.js';
 import { originAllowed, securityHeaders } from './network-checks.js';
 import { API_PREFIX, checkDeclaration, METHODS, WEBSOCKET_ROUTE, type CompiledRoute } from './route-declaration.js';
 import { compilePart } from './route-schema.js';
@@ -53,12 +54,15 @@ export class ApiRouter implements HttpRouter {
   private readonly declared: RouteSpec[] = [];
   private readonly metas: RouteMeta[] = [];
   private readonly guards = new GuardChain();
+  /** Open WebSocket and server-sent event answers, ended when their credential is revoked. */
+  readonly streams = new LiveStreams();
   private readonly queries = new QueryStrings();
   /** What dispatchRoute needs of the router: its guards and its two ways of answering. */
   private readonly pipeline: DispatchPipeline = {
     guards: this.guards,
     writeJson: (req, res, status, body, headers) => this.writeJson(req, res, status, body, headers),
     sendError: (req, res, error) => this.sendError(req, res, error),
+    streams: this.streams,
   };
   private readonly statics: StaticFiles[] = [];
   private readonly plainRoutes = new Map<string, { route: PlainRoute; meta: RouteMeta }>();
@@ -177,6 +181,10 @@ export class ApiRouter implements HttpRouter {
 
   address(): { host: string; port: number; tls?: boolean } | null {
     return this.listeningOn;
+  }
+
+  endStreams(match: (principal: Principal) => boolean, reason: string): number {
+    return this.streams.end(match, reason);
   }
 
   /** Set by the server once it listens. */
