@@ -20,6 +20,7 @@ export * from './src/agents.js';
 export * from './src/agent-groups.js';
 export * from './src/duration.js';
 export * from './src/format.js';
+export * from './src/script-env.js';
 export * from './src/sleep.js';
 export * from './src/thenable.js';
 export * from './src/process-group.js';

@@ -10,6 +10,25 @@ export const AGENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 /** The rule above in words, for error messages. */
 export const AGENT_NAME_RULE = 'letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit)';
 
+/** The `delegate_to` name of the master's own host: a task there runs locally, never on an agent. */
+export const MASTER_HOST = 'localhost';
+
+/** Names an agent may not take: they mean the master (`localhost`, `master`) or every agent (`all`). */
+export const RESERVED_AGENT_NAMES: readonly string[] = Object.freeze([MASTER_HOST, 'master', 'all']);
+
+/**
+ * The form two agent names are compared in: lower case, without a trailing dot. `Web-1`, `web-1.`
+ * and `web-1` are one name to an operator reading a list, so only one of them may be enrolled.
+ */
+export function agentNameKey(name: string): string {
+  return name.toLowerCase().replace(/\.+$/, '');
+}
+
+/** Whether a `delegate_to` entry names the master's own host (`localhost`, in any case, with a trailing dot). */
+export function isMasterHost(entry: string): boolean {
+  return agentNameKey(entry) === MASTER_HOST;
+}
+
 /**
  * How a workflow names a group in `delegate_to` (and `--delegate-to`): `group:web`. Chosen over
  * `@web` because `@` cannot start a plain YAML scalar (it would need quoting, and unquoted it is a

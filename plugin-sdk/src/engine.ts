@@ -212,7 +212,7 @@ export interface WorkflowEngine {
   start(
     request: RunRequest,
     observer?: (progress: RunProgress) => void,
-  ): Promise<{ runId: string; done: Promise<RunRecord> }>;
+  ): Promise<{ runId: string; workflowName: string; done: Promise<RunRecord> }>;
   /**
    * A run with its task results and logs; with `{ log: false }` every task's `log` is empty (not
    * read: most of a long run's record is its log, which `GET /executions/:id/log` pages).

@@ -17,6 +17,10 @@ export interface RunnerEvents {
   'task.failed': TaskEventPayload;
   'agent.connected': AgentEventPayload;
   'agent.disconnected': AgentEventPayload;
+  /** The join token enrolled a new agent: the master issued it its own credential (audited). */
+  'agent.enrolled': AgentEventPayload;
+  /** The master found a join token other than the one it used before (`runner agent token create --force`; audited). */
+  'agent.join_token_rotated': { source: string };
   /** Every plugin is set up; the profile is serving. */
   'kernel.ready': { profile: string; plugins: string[] };
   /** The kernel began to stop. */

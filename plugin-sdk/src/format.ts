@@ -3,6 +3,14 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * At most `max` characters of a text a client or a workflow sent, for an error message: an answer
+ * never echoes a large input back (it would amplify a request and may carry what others typed).
+ */
+export function excerpt(text: string, max = 60): string {
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+}
+
 const BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
 /** `512 B`, `1.5 KiB`, `12 MiB` (binary units, one decimal under 10); `-` for a non-finite value. */
@@ -35,4 +43,13 @@ export function formatTable(header: string[], rows: string[][]): string {
       .join('  ')
       .trimEnd();
   return `${[line(header), ...rows.map(line)].join('\n')}\n`;
+}
+
+/**
+ * An empty map for keys that come from users (task, var, group, agent and output names): it has no
+ * prototype, so `__proto__` is stored as an entry instead of replacing the prototype, and a name
+ * such as `constructor` or `toString` that is absent reads as undefined, not as Object's method.
+ */
+export function userKeyed<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
 }

@@ -24,6 +24,22 @@ export interface HttpRequest {
   raw: { req: IncomingMessage; res: ServerResponse };
 }
 
+const auditNotes = new WeakMap<IncomingMessage, string>();
+
+/**
+ * Says what a state-changing call was about, for its audit record (`workflow deploy, run r-1`, the
+ * command an exec ran): the audit guard writes it beside the route when the answer is finished.
+ * The path and status alone do not tell a reader which workflow ran or what command was sent.
+ */
+export function noteForAudit(request: Pick<HttpRequest, 'raw'>, detail: string): void {
+  auditNotes.set(request.raw.req, detail);
+}
+
+/** The note a handler left for this request's audit record, if any. */
+export function auditNoteOf(req: IncomingMessage): string | undefined {
+  return auditNotes.get(req);
+}
+
 /** An answer with a status other than 200 or with headers. */
 export interface HttpReply {
   readonly kind: 'http-reply';
@@ -224,6 +240,11 @@ export interface HttpRouter {
   routes(): readonly RouteMeta[];
   /** Where the server listens (and whether it serves HTTPS), once the kernel is ready; null before. */
   address(): { host: string; port: number; tls?: boolean } | null;
+  /**
+   * Ends the open WebSocket connections and server-sent event streams whose principal matches
+   * (the credential they were opened with was revoked); answers how many were ended.
+   */
+  endStreams(match: (principal: Principal) => boolean, reason: string): number;
 }
 
 export const HttpRouterRef = createServiceRef<HttpRouter>({

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { Permissions, principalFor, type Permission, roleAllows, ROLE_PERMISSIONS, ROLES } from './permissions.js';
+import {
+  PERMISSION_DESCRIPTIONS,
+  Permissions,
+  principalFor,
+  type Permission,
+  roleAllows,
+  ROLE_PERMISSIONS,
+  ROLES,
+} from './permissions.js';
 
 describe('the role table', () => {
   it('grants the permissions of service.md section 5', () => {
@@ -29,12 +37,21 @@ describe('the role table', () => {
       Permissions.auditView,
       Permissions.systemAdmin,
       Permissions.agentManage,
+      Permissions.agentExec,
+      Permissions.agentStop,
+      Permissions.groupManage,
       Permissions.configEdit,
     ];
     for (const role of ROLES.filter((r) => r !== 'admin')) {
       for (const permission of adminOnly) expect(roleAllows(role, permission), `${role} ${permission}`).toBe(false);
     }
     expect(ROLE_PERMISSIONS.viewer).not.toContain(Permissions.workflowExecute);
+  });
+
+  it('describes every built-in permission, for the roles table the API serves', () => {
+    for (const permission of Object.values(Permissions).filter((p) => p !== Permissions.public)) {
+      expect(PERMISSION_DESCRIPTIONS[permission], permission).toMatch(/\w/);
+    }
   });
 
   it('makes principals whose can() is their role’s', () => {

@@ -15,6 +15,7 @@ export const Permissions = Object.freeze({
   agentView: 'agent:view',
   agentExec: 'agent:exec',
   agentRestart: 'agent:restart',
+  agentStop: 'agent:stop',
   agentManage: 'agent:manage',
   groupView: 'group:view',
   groupManage: 'group:manage',
@@ -31,6 +32,34 @@ export const Permissions = Object.freeze({
   hookEdit: 'hook:edit',
 } as const);
 
+/** What each built-in permission allows, for the roles table the API and `runner auth roles` show. */
+export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.freeze({
+  [Permissions.accountSelf]: 'see who you are, change your password, log out',
+  [Permissions.workflowView]: 'read workflows and their runs',
+  [Permissions.workflowExecute]: 'run workflows (and validate them)',
+  [Permissions.workflowCreate]: 'create workflows',
+  [Permissions.workflowEdit]: 'edit workflows',
+  [Permissions.workflowCancel]: 'cancel runs',
+  [Permissions.agentView]: 'read agents, their metrics and modules',
+  [Permissions.agentExec]: 'run a shell command on an agent',
+  [Permissions.agentRestart]: 'restart an agent',
+  [Permissions.agentStop]: 'stop an agent (it stays down)',
+  [Permissions.agentManage]: 'enrol, install, update, revoke and remove agents',
+  [Permissions.groupView]: 'read agent groups',
+  [Permissions.groupManage]: 'create, change and delete agent groups',
+  [Permissions.logsView]: "read the master's log and run logs",
+  [Permissions.metricsView]: 'read metrics and the dashboard',
+  [Permissions.auditView]: 'read the audit log',
+  [Permissions.configView]: 'read the configuration',
+  [Permissions.configEdit]: 'change the configuration',
+  [Permissions.userManage]: 'manage users',
+  [Permissions.tokenManage]: 'manage API tokens',
+  [Permissions.systemAdmin]: 'database and system administration',
+  [Permissions.secretManage]: 'manage secrets',
+  [Permissions.hookView]: 'read hooks',
+  [Permissions.hookEdit]: 'create and change hooks',
+});
+
 /** A permission string such as `workflow:execute`; plugins may define their own `<resource>:<action>`. */
 export type Permission = (typeof Permissions)[keyof typeof Permissions] | `${string}:${string}`;
 
@@ -45,14 +74,17 @@ const P = Permissions;
  * table does not list but other resources need. Admin holds every permission, including any a
  * plugin defines. What the spec leaves open, decided here:
  * - everyone signed in holds `account:self`, and every role that sees workflows sees their runs;
- * - Operator runs and cancels workflows, restarts agents and runs commands on them (`agent:exec`:
- *   the spec's operator acts on agents), manages agent groups (`group:manage`: Add to Group sits
- *   beside those actions on the agent control page), and sees metrics and hooks;
+ * - Operator holds what service.md gives it (`workflow:execute`, `agent:view`, `agent:restart`,
+ *   `logs:view`), plus reading what those act on (runs, groups, metrics, hooks) and cancelling
+ *   runs; running a shell command on an agent (`agent:exec`), stopping an agent (`agent:stop`:
+ *   restart brings it back, stop does not) and managing agent groups (`group:manage`) reach past a
+ *   workflow's reviewed code, so they are Admin's unless granted;
  * - Developer writes and runs workflows and hooks (`hook:edit`), cancels runs, sees agents;
  * - every role sees agent groups (`group:view`): they are targets workflows name;
  * - Viewer reads workflows, agents, agent groups, logs, metrics and hooks, and changes nothing;
- * - only Admin manages users, tokens, secrets, agents (remove, stop, enrol), configuration and the
- *   database, and reads the audit log.
+ * - only Admin manages users, tokens, secrets, agents (exec, stop, remove, enrol), agent groups,
+ *   configuration and the database, and reads the audit log.
+ * `GET /api/v1/auth/roles` and `runner auth roles` serve this table.
  */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'>> = Object.freeze({
   admin: '*',
@@ -63,9 +95,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.workflowCancel,
     P.agentView,
     P.agentRestart,
-    P.agentExec,
     P.groupView,
-    P.groupManage,
     P.logsView,
     P.metricsView,
     P.hookView,
@@ -140,6 +170,8 @@ export interface Principal {
   role: string;
   /** How the caller proved who it is. */
   method: 'basic' | 'jwt' | 'token' | 'local' | 'oidc' | 'ldap' | 'none';
+  /** The session (JWT id) a `jwt` principal came with: logging it out ends what it opened. */
+  session?: string;
   /** True when the caller holds this permission. */
   can(permission: Permission): boolean;
 }

@@ -156,7 +156,7 @@ export async function startFleet(
   children: ReturnType<typeof spawnRunner>[],
   /** Given to the master and every agent (e.g. RUNNER_LUA_ISOLATION). */
   env: Record<string, string> = {},
-): Promise<{ masterDir: string; base: string }> {
+): Promise<{ masterDir: string; base: string; grpc: string }> {
   const masterDir = tempDataDir(`${prefix}-master-`);
   const master = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
     env: { RUNNER_DATA_DIR: masterDir, ...FAST_AGENTS, ...env },
@@ -173,7 +173,7 @@ export async function startFleet(
     await waitForOutput(agent, /registered with master/);
     await waitForOutput(master, new RegExp(`agent ${name} connected from`));
   }
-  return { masterDir, base: `http://${http}/api/v1` };
+  return { masterDir, base: `http://${http}/api/v1`, grpc: `127.0.0.1:${grpcPort}` };
 }
 
 /** A master from startFleet: its data directory (for the local credential) and REST base URL. */

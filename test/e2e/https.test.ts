@@ -88,6 +88,9 @@ describe('HTTPS on the REST API', () => {
     expect(headers).toMatch(
       /^set-cookie: runner_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure\r?$/im,
     );
+    // Under TLS every answer tells browsers to come back over HTTPS only; login answers are not cached.
+    expect(headers).toMatch(/^strict-transport-security: max-age=31536000\r?$/im);
+    expect(headers).toMatch(/^cache-control: no-store\r?$/im);
     const untrusted = curl([`${base}/api/v1/health`]);
     expect(untrusted.exit).toBe(60); // curl: peer certificate cannot be authenticated
   });

@@ -25,6 +25,24 @@ async function open(dataDir: string): Promise<{ store: OpenedStore; identities: 
 const ok = () => 'ok' as const;
 
 describe('agent identities', () => {
+  it('refuses reserved names and names equal to an enrolled one after case folding or a trailing dot', async () => {
+    const { identities } = await open(mkdtempSync(join(tmpdir(), 'runner-identities-')));
+    for (const name of ['localhost', 'LocalHost', 'localhost.', 'master', 'MASTER', 'all', 'All.']) {
+      expect(identities.admit(name, 'join-token'), name).toMatchObject({
+        refused: 'INVALID_ARGUMENT',
+        why: expect.stringContaining('is reserved'),
+      });
+    }
+    expect(identities.admit('web-1', 'join-token')).toHaveProperty('credential');
+    for (const name of ['Web-1', 'WEB-1', 'web-1.', 'web-1..']) {
+      expect(identities.admit(name, 'join-token'), name).toEqual({
+        refused: 'ALREADY_EXISTS',
+        why: `agent name ${JSON.stringify(name)} differs from the enrolled agent "web-1" only by case or a trailing dot; start this agent under another name`,
+      });
+    }
+    expect(identities.admit('web-2', 'join-token')).toHaveProperty('credential');
+  });
+
   it('enrols a new name with the join token, keeping only the SHA-256 of the credential, durably', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'runner-identities-'));
     const first = await open(dir);

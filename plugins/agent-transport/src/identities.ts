@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Logger, Migration, Store } from '@runner/plugin-sdk';
+import { agentNameKey, RESERVED_AGENT_NAMES, type Logger, type Migration, type Store } from '@runner/plugin-sdk';
 import type { TokenCheck } from './token.js';
 
 /**
@@ -36,7 +36,7 @@ export type Proof = 'credential' | 'join-token';
 
 /** Why a connection is refused, with the gRPC status name it ends with. */
 export interface Refusal {
-  refused: 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'ALREADY_EXISTS';
+  refused: 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'ALREADY_EXISTS' | 'INVALID_ARGUMENT';
   why: string;
 }
 
@@ -143,6 +143,8 @@ export class AgentIdentities {
           : `agent ${name} is enrolled (since ${identity.issued_at}) and reconnects with its own credential (${CREDENTIAL_FILE} on its host); the join token cannot take its name: use another name, or free it on the master with \`runner agent remove ${name}\``,
       };
     }
+    const unfit = this.unfitName(name);
+    if (unfit) return unfit;
     const credential = generateCredential();
     const enrolled: Identity = {
       name,
@@ -155,6 +157,30 @@ export class AgentIdentities {
     // again after a master restart, as if the master had never known it.
     this.persist(name, enrolled).catch(() => undefined);
     return { credential };
+  }
+
+  /**
+   * A new name must not pose as the master or as every agent (`delegate_to: localhost` and `all`
+   * mean those), nor as an enrolled agent that differs only by case or a trailing dot: an operator
+   * reading `Web-1` in a list would take it for `web-1`.
+   */
+  private unfitName(name: string): Refusal | undefined {
+    const key = agentNameKey(name);
+    if (RESERVED_AGENT_NAMES.includes(key)) {
+      return {
+        refused: 'INVALID_ARGUMENT',
+        why: `agent name ${JSON.stringify(name)} is reserved (${RESERVED_AGENT_NAMES.join(', ')} name the master or every agent); start this agent under another name`,
+      };
+    }
+    for (const other of this.byName.keys()) {
+      if (other !== name && agentNameKey(other) === key) {
+        return {
+          refused: 'ALREADY_EXISTS',
+          why: `agent name ${JSON.stringify(name)} differs from the enrolled agent ${JSON.stringify(other)} only by case or a trailing dot; start this agent under another name`,
+        };
+      }
+    }
+    return undefined;
   }
 
   /** Marks the name's credential revoked (a name without one is blocked all the same). */

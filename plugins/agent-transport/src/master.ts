@@ -327,6 +327,7 @@ export class AgentMaster {
       { agent: name, address, version: register.version },
     );
     this.store?.save(record);
+    if (credential) this.options.events?.emit('agent.enrolled', { agent_name: name, address, status: 'online' });
     this.options.events?.emit('agent.connected', { agent_name: name, address, status: 'online' });
     this.changed(record);
     return session;

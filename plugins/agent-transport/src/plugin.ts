@@ -60,6 +60,11 @@ export const plugin = definePlugin({
         `created the agent join token in ${created}: agents join with --token <token> or RUNNER_JOIN_TOKEN (print it with \`runner agent token show\`)`,
       );
     }
+    // Whatever holds the join token is masked wherever it would be shown; a rotation is audited.
+    const unfollow = tokens.follow((token, rotated) => {
+      ctx.redactor.addSecret(token);
+      if (rotated) ctx.events.emit('agent.join_token_rotated', { source: tokens.source() });
+    });
     // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.
     const { AgentMaster } = await import('./master.js');
     const master = new AgentMaster({
@@ -80,6 +85,11 @@ export const plugin = definePlugin({
       `agents: gRPC listening on ${where}${config.tlsCert ? ' (TLS)' : ' (plaintext: set grpc.tls_cert and grpc.tls_key for TLS)'}`,
       { port },
     );
-    return { stop: () => master.close() };
+    return {
+      stop: () => {
+        unfollow();
+        return master.close();
+      },
+    };
   },
 });

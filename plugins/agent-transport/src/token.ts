@@ -1,5 +1,14 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync, renameSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unwatchFile,
+  watchFile,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ConflictError, InvalidInputError, type RunnerConfig } from '@runner/plugin-sdk';
 
@@ -42,6 +51,7 @@ export type TokenCheck = 'ok' | 'missing' | 'wrong';
  */
 export class JoinTokens {
   private cached?: { mtimeMs: number; digest?: Buffer };
+  private onRead?: (token: string, rotated: boolean) => void;
 
   constructor(
     private readonly configured: string | undefined,
@@ -65,6 +75,23 @@ export class JoinTokens {
     return this.file;
   }
 
+  /**
+   * Calls `onRead` with the token now and whenever the file holds another one (`rotated` then):
+   * the redactor learns each, the audit log hears of rotations. The file is polled every second,
+   * so a rotation is noticed without waiting for an agent to connect. Returns the stop function.
+   */
+  follow(onRead: (token: string, rotated: boolean) => void): () => void {
+    this.onRead = onRead;
+    if (this.configured !== undefined) {
+      onRead(this.configured, false);
+      return () => undefined;
+    }
+    this.expectedDigest();
+    const poll = () => void this.expectedDigest();
+    watchFile(this.file, { interval: 1000, persistent: false }, poll);
+    return () => unwatchFile(this.file, poll);
+  }
+
   check(presented: string | undefined): TokenCheck {
     if (!presented) return 'missing';
     const expected = this.expectedDigest();
@@ -83,7 +110,11 @@ export class JoinTokens {
     }
     if (this.cached?.mtimeMs !== mtimeMs) {
       const token = readFileSync(this.file, 'utf8').trim();
+      const previous = this.cached?.digest;
       this.cached = { mtimeMs, digest: token ? digest(token) : undefined };
+      const rotated =
+        previous !== undefined && this.cached.digest !== undefined && !previous.equals(this.cached.digest);
+      if (token) this.onRead?.(token, rotated);
     }
     return this.cached.digest;
   }

@@ -43,6 +43,11 @@ export const agentStartCommand: CommandSpec = {
           description: "connect with TLS, trusting this PEM certificate (the master's --tls-cert or its CA)",
         },
         {
+          flags: '--insecure',
+          description:
+            'connect without TLS to a master that is not on this host (the credential crosses the network in clear; warned about)',
+        },
+        {
           flags: '--labels <k=v,...>',
           description: 'labels shown with the agent, readable by conditional delegation (repeatable)',
           parse: (value, previous) => ({ ...(previous as Record<string, string> | undefined), ...parseLabels(value) }),
@@ -59,6 +64,7 @@ async function startAgent(name: string, options: Record<string, unknown>, ctx: C
   if (options.master !== undefined) overrides['master.address'] = options.master;
   if (options.token !== undefined) overrides['agent.join_token'] = options.token;
   if (options.masterTlsCert !== undefined) overrides['agent.master_tls_cert'] = options.masterTlsCert;
+  if (options.insecure === true) overrides['agent.insecure'] = true;
   for (const [key, value] of Object.entries((options.labels as Record<string, string> | undefined) ?? {}))
     overrides[`agent.labels.${key}`] = value;
 

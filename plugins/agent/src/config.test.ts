@@ -35,6 +35,7 @@ describe('agent config', () => {
             reconnect_max_retries: 5,
             circuit_breaker_failures: 3,
             circuit_breaker_reset_timeout: 30,
+            insecure: true,
           },
           master: { address: 'm:1' },
         },
@@ -60,7 +61,7 @@ describe('agent config', () => {
     });
     expect(
       readAgentConfig(
-        staticConfig({ agent: { name: 'a', labels: 'x=1,y=2' }, master: { address: 'm' } }, '/tmp', [plugin]),
+        staticConfig({ agent: { name: 'a', labels: 'x=1,y=2' }, master: { address: 'localhost' } }, '/tmp', [plugin]),
       ).labels,
     ).toEqual({ x: '1', y: '2' });
   });
@@ -90,13 +91,37 @@ describe('agent config', () => {
 
   it('refuses a bad name and bad policy values, naming the key', () => {
     const read = (agent: Record<string, unknown>) => () =>
-      readAgentConfig(staticConfig({ agent, master: { address: 'm' } }, '/tmp', [plugin]));
+      readAgentConfig(staticConfig({ agent, master: { address: 'localhost' } }, '/tmp', [plugin]));
     expect(read({ name: 'bad name' })).toThrow(/agent name "bad name" is not valid/);
     expect(read({})).toThrow(/no agent name/);
     expect(read({ name: 'a', reconnect_jitter: 2 })).toThrow(
       /config agent.reconnect_jitter \(from test\): expected a number from 0 to 1, got 2/,
     );
     expect(read({ name: 'a', reconnect_max_retries: -1 })).toThrow(/agent.reconnect_max_retries/);
+  });
+});
+
+describe('an agent without TLS', () => {
+  const read = (address: string, agent: Record<string, unknown> = {}) =>
+    readAgentConfig(staticConfig({ agent: { name: 'a', ...agent }, master: { address } }, '/tmp', [plugin]));
+
+  it('refuses to send its credential to a master beyond loopback unless --insecure, which it warns about', () => {
+    for (const address of ['10.0.0.5:50053', 'master.example.com', '[2001:db8::1]:50053']) {
+      expect(() => read(address)).toThrow(
+        /refusing to send this agent's credential to .* without TLS: give --master-tls-cert/,
+      );
+      expect(read(address, { insecure: true }).cleartextWarning).toMatch(
+        /^INSECURE: connecting to master .* without TLS/,
+      );
+    }
+    for (const address of ['127.0.0.1:50053', 'localhost', '[::1]:7000'])
+      expect(read(address).cleartextWarning).toBeUndefined();
+    expect(read('10.0.0.5:50053', { master_tls: true }).cleartextWarning).toBeUndefined();
+  });
+
+  it("hands delegated tasks this host's allow-listed variables, PATH HOME LANG TZ by default", () => {
+    expect(read('localhost').scriptEnvNames).toEqual(['PATH', 'HOME', 'LANG', 'TZ']);
+    expect(read('localhost', { script_env: ['PATH', 'KUBECONFIG'] }).scriptEnvNames).toEqual(['PATH', 'KUBECONFIG']);
   });
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  DEFAULT_SCRIPT_ENV,
   AGENT_NAME_PATTERN,
   AGENT_NAME_RULE,
   InvalidInputError,
@@ -32,6 +33,10 @@ export interface AgentConfig {
   stateTimeoutMs: number;
   logLines: number;
   maxMessageBytes: number;
+  /** Names of this host's environment variables delegated tasks see (agent.script_env). */
+  scriptEnvNames: readonly string[];
+  /** Set when `--insecure` lets the credential cross the network in clear: the warning to log at start. */
+  cleartextWarning?: string;
 }
 
 const count = (fallback: number, help: string) => ({
@@ -103,6 +108,16 @@ export const AGENT_CONFIG: ConfigDeclaration = {
     default: 500,
     help: 'recent log lines kept for the master to stream',
   },
+  'agent.script_env': {
+    schema: { type: 'array', items: { type: 'string', minLength: 1 } },
+    default: [...DEFAULT_SCRIPT_ENV],
+    help: "this host's environment variables delegated tasks see (env, os.getenv, os.execute); the master's never travel",
+  },
+  'agent.insecure': {
+    schema: { type: 'boolean' },
+    default: false,
+    help: 'send the join token and credential to a master that is not on loopback without TLS (runner agent start --insecure; warned about)',
+  },
   'agent.restart_mode': {
     schema: { type: 'string', enum: ['auto', 'exec', 'exit'] },
     default: 'auto',
@@ -137,6 +152,7 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
       });
     }
   }
+  const cleartextWarning = useTls ? undefined : refuseCleartext(master, config.get<boolean>('agent.insecure'));
   const num = (key: string) => config.get<number>(key);
   const reconnect: ReconnectPolicy = {
     initialDelayMs: num('agent.reconnect_initial_delay') * 1000,
@@ -164,7 +180,37 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
     stateTimeoutMs: num('agent.state_timeout') * 1000,
     logLines: num('agent.log_lines'),
     maxMessageBytes: num('grpc.max_message_bytes'),
+    scriptEnvNames: config.get<string[]>('agent.script_env'),
+    ...(cleartextWarning ? { cleartextWarning } : {}),
   };
+}
+
+/**
+ * Without TLS the join token and the agent's credential cross the network in clear: anyone on the
+ * path could take the agent's name and receive its tasks. Refused unless the master is on this
+ * host, or `--insecure` says the network is trusted: then answers the warning to log at every start.
+ */
+function refuseCleartext(master: string, insecure: boolean): string | undefined {
+  if (isLoopbackHost(hostOf(master))) return undefined;
+  if (insecure) {
+    return `INSECURE: connecting to master ${master} without TLS: the join token and this agent's credential cross the network in clear`;
+  }
+  throw new InvalidInputError(
+    `refusing to send this agent's credential to ${master} without TLS: give --master-tls-cert <ca.pem> (the master's certificate or its CA; README "Pinning the master's certificate"), or --insecure on a trusted network`,
+    { field: 'agent.master_tls_cert' },
+  );
+}
+
+/** The host of `host:port` or `[v6]:port`. */
+export function hostOf(address: string): string {
+  const bracketed = /^\[([^\]]+)\]/.exec(address);
+  return bracketed ? bracketed[1] : address.slice(0, address.lastIndexOf(':'));
+}
+
+/** 127.0.0.0/8, ::1 and localhost: the agent's credential does not leave this host. */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase();
+  return name === 'localhost' || name === '::1' || /^127\.\d+\.\d+\.\d+$/.test(name);
 }
 
 export function checkAgentName(name: string): void {

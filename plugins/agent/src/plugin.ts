@@ -20,6 +20,7 @@ export const plugin = definePlugin({
   config: AGENT_CONFIG,
   async setup(ctx, { runtime, modules }) {
     const config = readAgentConfig(ctx.config);
+    if (config.cleartextWarning) ctx.logger.warn(config.cleartextWarning);
     // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.
     const { AgentService } = await import('./service.js');
     const service = new AgentService({

@@ -98,7 +98,13 @@ export class AgentService implements AgentProcess {
           redactor.redact(
             await runTask(
               request,
-              { agent: config.name, runtime: options.runtime, logger, logBytes: config.taskLogBytes },
+              {
+                agent: config.name,
+                runtime: options.runtime,
+                logger,
+                logBytes: config.taskLogBytes,
+                scriptEnvNames: config.scriptEnvNames,
+              },
               { ...context, log: (entry) => context.log(redactor.redact(entry)) },
             ),
           ),

@@ -50,13 +50,29 @@ async function run(
   const lines: LogEntry[] = [];
   const result = await runTask(
     request(script, overrides),
-    { agent: 'web-1', runtime: kernel.get(LuaRuntimeRef), logger: quiet, logBytes: 1024 },
+    { agent: 'web-1', runtime: kernel.get(LuaRuntimeRef), logger: quiet, logBytes: 1024, scriptEnvNames: ['HOME'] },
     { signal, log: (entry) => lines.push(entry) },
   );
   return { result, lines };
 }
 
 describe('delegated tasks on the agent', () => {
+  it("sees this host's allow-listed environment, never an env the master sent", async () => {
+    process.env.RUNNER_TEST_AGENT_SECRET = 'agent-secret';
+    process.env.AGENT_ONLY_VAR = 'not listed';
+    try {
+      const globals = JSON.parse(request('').globals_json) as Record<string, unknown>;
+      const { result } = await run(
+        'return true, tostring(env.HOME) .. "|" .. tostring(env.MASTER_SECRET) .. "|" .. tostring(os.getenv("AGENT_ONLY_VAR")) .. "|" .. tostring(os.getenv("HOME"))',
+        { globals_json: JSON.stringify({ ...globals, env: { MASTER_SECRET: 'from-master', HOME: '/master' } }) },
+      );
+      expect(result.message).toBe(`${process.env.HOME}|nil|nil|${process.env.HOME}`);
+    } finally {
+      delete process.env.RUNNER_TEST_AGENT_SECRET;
+      delete process.env.AGENT_ONLY_VAR;
+    }
+  });
+
   it('has the agent profile modules', () => {
     expect(
       kernel

@@ -1,4 +1,4 @@
-import type { LogFields, Logger, LuaRuntime, LuaValue } from '@runner/plugin-sdk';
+import { scriptEnvironment, type LogFields, type Logger, type LuaRuntime, type LuaValue } from '@runner/plugin-sdk';
 import type { LogEntry, TaskRequest__Output, TaskResponse } from '@runner/proto';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
@@ -17,6 +17,8 @@ export interface TaskRunnerOptions {
   logger: Logger;
   /** A task's log lines beyond this many bytes are not sent (one note says so). */
   logBytes: number;
+  /** This host's variables a task sees (agent.script_env); the master sends none of its own. */
+  scriptEnvNames: readonly string[];
 }
 
 /**
@@ -36,9 +38,12 @@ export async function runTask(
   let response: TaskResponse;
   try {
     const globals = request.globals_json ? (JSON.parse(request.globals_json) as Record<string, LuaValue>) : {};
+    // Whatever a master sent as `env` is replaced: a task sees this host's allow-list only.
+    const env = scriptEnvironment(options.scriptEnvNames);
     const { values } = await options.runtime.run(request.script, {
       chunkName: `=${request.task}`,
-      globals,
+      globals: { ...globals, env: { ...env } },
+      env,
       dryRun: request.dry_run,
       logger,
       signal: context.signal,

@@ -125,7 +125,7 @@ export const postAgentsNameStop = declareRoute({
   method: 'POST',
   path: '/agents/:name/stop',
   summary: 'ask an agent to stop',
-  permission: Permissions.agentRestart,
+  permission: Permissions.agentStop,
   responses: { 202: AgentActionSchema },
 });
 

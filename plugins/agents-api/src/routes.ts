@@ -2,6 +2,7 @@ import * as api from './api.js';
 import {
   serve,
   NotFoundError,
+  noteForAudit,
   RunnerError,
   STREAMED,
   reply,
@@ -114,6 +115,8 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
     serve(api.postAgentsNameExec, async (request) => {
       const exec = parseExecBody(request.body);
       const { name } = agentOf(request.params.name);
+      // Noted before it runs: a command that never answers is still in its audit record.
+      noteForAudit(request, `on ${name}: ${commandText(exec.command)}`);
       const result = await registry().exec(name, exec.command, { timeoutMs: exec.timeoutMs, cwd: exec.cwd });
       logger.info('command executed on agent', {
         agent: name,
@@ -149,6 +152,11 @@ export function registerAgentRoutes(router: HttpRouter, options: AgentRoutesOpti
       return reply(202, { name, action: 'stop', message: `agent ${name} is stopping` });
     }),
   );
+}
+
+/** An exec's command as one line for the audit record (a list is shown as its words). */
+function commandText(command: string | string[]): string {
+  return Array.isArray(command) ? command.map((word) => JSON.stringify(word)).join(' ') : command;
 }
 
 function offline(agent: Agent): RunnerError {

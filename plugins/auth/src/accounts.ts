@@ -9,6 +9,7 @@ import {
   type Role,
   type Store,
 } from '@runner/plugin-sdk';
+import { PasswordPolicy } from './password-policy.js';
 import { hashPassword } from './passwords.js';
 
 export interface User {
@@ -75,10 +76,11 @@ export const ACCOUNT_MIGRATIONS: readonly Migration[] = [
 /** The password hash of a user whose password the directory checks (never a valid scrypt hash). */
 export const EXTERNAL_PASSWORD = '!ldap';
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+/** What a user or token name may be (also what a failed login's name must be to be audited as typed). */
+export const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 
 function checkName(name: string, what: string): void {
-  if (!NAME.test(name)) {
+  if (!USER_NAME.test(name)) {
     throw new InvalidInputError(
       `${what} name "${name}" is not valid: 1-64 characters, letters, digits, '.', '_', '@' and '-', starting with a letter or digit`,
       { field: 'name' },
@@ -91,14 +93,6 @@ export function checkRole(role: unknown, field = 'role'): Role {
     throw new InvalidInputError(`role "${String(role)}" does not exist; roles are ${ROLES.join(', ')}`, { field });
   }
   return role;
-}
-
-export function checkPassword(password: unknown, field = 'password'): string {
-  if (typeof password !== 'string' || password.length < 8) {
-    throw new InvalidInputError('a password needs at least 8 characters', { field });
-  }
-  if (password.length > 1024) throw new InvalidInputError('a password may have at most 1024 characters', { field });
-  return password;
 }
 
 export const sha256 = (text: string): string => hash('sha256', text, 'hex');
@@ -122,7 +116,11 @@ export class Accounts {
   /** Sessions of a user issued before this time (Unix ms) are no longer accepted. */
   private readonly sessionFloor = new Map<string, number>();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** What a password being set must satisfy (auth.password_min_length, auth.password_check_common). */
+    readonly passwords: PasswordPolicy = new PasswordPolicy(),
+  ) {}
 
   async open(nowSeconds: number): Promise<void> {
     await this.store.migrate('auth', ACCOUNT_MIGRATIONS);
@@ -171,7 +169,7 @@ export class Accounts {
       id: `usr_${randomUUID()}`,
       name,
       role,
-      password_hash: await hashPassword(checkPassword(password)),
+      password_hash: await hashPassword(this.passwords.check(password, 'password', name)),
       created_at: at,
       updated_at: at,
     };
@@ -187,7 +185,7 @@ export class Accounts {
     const user = this.requireUser(name);
     const updated = {
       ...user,
-      password_hash: await hashPassword(checkPassword(password)),
+      password_hash: await hashPassword(this.passwords.check(password, 'password', name)),
       updated_at: now.toISOString(),
     };
     await this.store.run('UPDATE auth_users SET password_hash = ?, updated_at = ? WHERE id = ?', [

@@ -41,7 +41,8 @@ export function registerAdminRoutes(router: HttpRouter, { accounts, audit }: Aut
 
   router.add(
     serve(api.deleteUsersName, async (request) => {
-      await accounts.removeUser(request.params.name);
+      const removed = await accounts.removeUser(request.params.name);
+      router.endStreams((p) => p.id === removed.id, `user ${removed.name} was removed`);
       adminAction(request, 'user.remove', `remove user ${request.params.name}`);
       return undefined;
     }),
@@ -50,7 +51,12 @@ export function registerAdminRoutes(router: HttpRouter, { accounts, audit }: Aut
   router.add(
     serve(api.putUsersNamePassword, async (request) => {
       const generated = request.body.password === undefined ? randomPassword() : undefined;
-      const user = await accounts.setPassword(request.params.name, request.body.password ?? generated!, new Date());
+      const changedAt = Date.now();
+      const user = await accounts.setPassword(request.params.name, request.body.password ?? generated!, new Date(changedAt));
+      // A reset is for a password that may be known to someone else: every session of the user
+      // ends, and with them what they hold open.
+      await accounts.endSessionsBefore(user.id, changedAt + 1);
+      router.endStreams((p) => p.id === user.id, `the password of ${user.name} was reset`);
       adminAction(request, 'user.passwd', `set the password of ${user.name}`);
       return { user: publicUser(user), ...(generated ? { password: generated } : {}) };
     }),
@@ -99,7 +105,8 @@ export function registerAdminRoutes(router: HttpRouter, { accounts, audit }: Aut
 
   router.add(
     serve(api.deleteAuthTokensName, async (request) => {
-      await accounts.revokeToken(request.params.name);
+      const revoked = await accounts.revokeToken(request.params.name);
+      router.endStreams((p) => p.method === 'token' && p.id === revoked.id, `API token ${revoked.name} was revoked`);
       adminAction(request, 'token.revoke', `revoke API token ${request.params.name}`);
       return undefined;
     }),

@@ -70,6 +70,20 @@ export const getAuthMe = declareRoute({
   },
 });
 
+export const getAuthRoles = declareRoute({
+  method: 'GET',
+  path: '/auth/roles',
+  summary: 'The built-in roles and the permissions each holds (the one table, plugin-sdk permissions.ts)',
+  tags: ['auth'],
+  permission: Permissions.accountSelf,
+  responses: {
+    200: Type.Object({
+      roles: Type.Array(Type.Object({ name: Type.String(), permissions: Type.Array(Type.String()) })),
+      permissions: Type.Array(Type.Object({ name: Type.String(), description: Type.String() })),
+    }),
+  },
+});
+
 export const postAuthMePassword = declareRoute({
   method: 'POST',
   path: '/auth/me/password',

@@ -1,14 +1,19 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectMaster, MASTER_URL_OPTION, type CommandSpec } from '@runner/plugin-sdk';
-import type { AuditRecord } from './audit-log.js';
+import { auditText, type AuditRecord } from './audit-log.js';
 
 interface Page {
   records: AuditRecord[];
   total: number;
 }
 
-const line = (r: AuditRecord) =>
-  `${r.timestamp}  ${r.event.padEnd(16)} ${r.user.padEnd(12)} ${r.ip.padEnd(15)} ${r.result.padEnd(7)} ${r.status} ${r.action} ${r.resource}\n`;
+// Escaped again here: records written before fields were escaped at recording may hold raw ones.
+const line = (r: AuditRecord) => {
+  const [event, user, ip, action, resource, detail] = [r.event, r.user, r.ip, r.action, r.resource, r.detail ?? ''].map(
+    auditText,
+  );
+  return `${r.timestamp}  ${event.padEnd(16)} ${user.padEnd(12)} ${ip.padEnd(15)} ${r.result.padEnd(7)} ${r.status} ${action} ${resource}${detail ? `  ${detail}` : ''}\n`;
+};
 
 /** `runner audit list [--user u] [--event e] [--since 1h] [--follow]`. */
 export const auditListCommand: CommandSpec = {

@@ -19,9 +19,11 @@ export interface AuditRecord {
   /** HTTP status of the answer. */
   status: number;
   request_id: string;
+  /** What the action was about, when the route says (`workflow deploy, run r-...`, the command of an exec). */
+  detail: string;
 }
 
-export type AuditEntry = Omit<AuditRecord, 'id' | 'timestamp'> & { timestamp?: string };
+export type AuditEntry = Omit<AuditRecord, 'id' | 'timestamp' | 'detail'> & { timestamp?: string; detail?: string };
 
 export interface AuditQuery {
   user?: string;
@@ -55,10 +57,34 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_log_timestamp ON audit_log (timestamp);
       CREATE INDEX audit_log_user ON audit_log (user, id);`,
   },
+  {
+    id: 2,
+    description: 'what an audited action was about (the workflow and run, the command)',
+    sql: `ALTER TABLE audit_log ADD COLUMN detail TEXT NOT NULL DEFAULT ''`,
+  },
 ];
 
-const INSERT = `INSERT INTO audit_log (timestamp, event, user, ip, resource, action, result, status, request_id)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT = `INSERT INTO audit_log (timestamp, event, user, ip, resource, action, result, status, request_id, detail)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Longest text kept in one field: a record says what happened, it does not keep what was sent. */
+const MAX_FIELD = 512;
+
+/**
+ * A field as the log keeps it: control characters (newlines, escape sequences a terminal obeys) and
+ * bidirectional overrides (text that reads backwards in the UI) written as `\u001b`-style escapes,
+ * and cut at MAX_FIELD characters. Fields come from requests (paths, user names typed at login,
+ * commands), so `runner audit list` and the UI show them as text, never as effects.
+ */
+export function auditText(value: string): string {
+  const escaped = value.replace(
+    // Matching control characters is the point here.
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return escaped.length > MAX_FIELD ? `${escaped.slice(0, MAX_FIELD - 3)}...` : escaped;
+}
 
 /**
  * The audit log in the store. Records are written in batches (one transaction per tick), so a
@@ -80,7 +106,18 @@ export class AuditLog {
   }
 
   record(entry: AuditEntry): void {
-    this.pending.push({ ...entry, timestamp: entry.timestamp ?? new Date().toISOString() });
+    this.pending.push({
+      timestamp: entry.timestamp ?? new Date().toISOString(),
+      event: auditText(entry.event),
+      user: auditText(entry.user),
+      ip: auditText(entry.ip),
+      resource: auditText(entry.resource),
+      action: auditText(entry.action),
+      result: entry.result,
+      status: entry.status,
+      request_id: auditText(entry.request_id),
+      detail: auditText(entry.detail ?? ''),
+    });
     this.scheduled ??= setImmediate(() => {
       this.scheduled = undefined;
       void this.flush();
@@ -132,7 +169,18 @@ export class AuditLog {
       await this.store.transaction(
         batch.map((e) => ({
           sql: INSERT,
-          params: [e.timestamp!, e.event, e.user, e.ip, e.resource, e.action, e.result, e.status, e.request_id],
+          params: [
+            e.timestamp!,
+            e.event,
+            e.user,
+            e.ip,
+            e.resource,
+            e.action,
+            e.result,
+            e.status,
+            e.request_id,
+            e.detail ?? '',
+          ],
         })),
       );
     } catch (error) {

@@ -1,6 +1,6 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { principalFor, UnauthorizedError, type Principal } from '@runner/plugin-sdk';
+import { excerpt, principalFor, UnauthorizedError, type Principal } from '@runner/plugin-sdk';
 import { EXTERNAL_PASSWORD, sha256, type Accounts, type User } from './accounts.js';
 import { ldapLogin, type LdapConfig } from './ldap.js';
 import { signJwt, verifyJwt, type SessionClaims } from './jwt.js';
@@ -44,6 +44,8 @@ const BASIC_CACHE_MAX = 1000;
  */
 export class Authenticator {
   private readonly basic = new Map<string, BasicEntry>();
+  /** Basic headers whose password was wrong, by the hash they were checked against ('' for no such user). */
+  private readonly basicFailed = new Map<string, { passwordHash: string; until: number }>();
   private readonly basicChecks = new Map<string, Promise<User>>();
   /** Session tokens whose signature was checked: expiry, revocation and the user are still read each time. */
   private readonly verified = new Map<string, SessionClaims>();
@@ -56,6 +58,8 @@ export class Authenticator {
     private readonly sessionMs: number,
     private readonly now: () => number = Date.now,
     private readonly ldap?: LdapConfig,
+    /** Origins besides the master's own that may send changes (http.cors_origins; `*` for any). */
+    private readonly allowedOrigins: readonly string[] = [],
   ) {}
 
   /**
@@ -75,7 +79,16 @@ export class Authenticator {
       const scheme = header.slice(0, space).toLowerCase();
       const value = header.slice(space + 1).trim();
       if (scheme === 'bearer' && space > 0) return this.bearer(value);
-      if (scheme === 'basic' && space > 0) return this.basicAuth(header, value, address);
+      if (scheme === 'basic' && space > 0) {
+        // A browser sends Basic credentials it has cached with any request to this host, a foreign
+        // page's form post included: a change from another origin must prove itself otherwise.
+        if (mutating && foreignOrigin(headers, this.allowedOrigins)) {
+          throw new UnauthorizedError(
+            `HTTP Basic is not accepted on a request that changes state from another origin (${excerpt(String(headers.origin))}); log in for a session token instead`,
+          );
+        }
+        return this.basicAuth(header, value, address);
+      }
       throw new UnauthorizedError('unsupported Authorization scheme; use Basic or Bearer');
     }
     const cookie = cookieValue(headers.cookie, SESSION_COOKIE);
@@ -137,7 +150,7 @@ export class Authenticator {
     const floor = this.accounts.sessionsValidAfter(user.id);
     if (floor !== undefined && (claims.ims ?? claims.iat * 1000) < floor) throw new UnauthorizedError(SESSION_REFUSED);
     return {
-      principal: principalFor({ id: user.id, name: user.name, role: user.role, method: 'jwt' }),
+      principal: principalFor({ id: user.id, name: user.name, role: user.role, method: 'jwt', session: claims.jti }),
       jti: claims.jti,
       expires: claims.exp,
     };
@@ -169,6 +182,18 @@ export class Authenticator {
       if (user && user.password_hash === cached.passwordHash) return basicPrincipal(user);
       this.basic.delete(key);
     }
+    // A header that failed is refused again without a hash while the password it was checked
+    // against stands: a client repeating a wrong password costs less than one with the right one.
+    const failed = this.basicFailed.get(key);
+    if (failed && failed.until > now) {
+      const name = Buffer.from(value, 'base64').toString('utf8').split(':')[0];
+      if ((this.accounts.userByName(name)?.password_hash ?? '') === failed.passwordHash) {
+        this.throttle.check(name, address);
+        this.throttle.attempt(name, address);
+        throw new UnauthorizedError(BAD_LOGIN);
+      }
+      this.basicFailed.delete(key);
+    }
     // Concurrent requests with the same new header (a client opening many connections) share one check.
     const pending = this.basicChecks.get(key);
     if (pending) return basicPrincipal(await pending);
@@ -178,7 +203,14 @@ export class Authenticator {
     const check = this.login(decoded.slice(0, colon), decoded.slice(colon + 1), address);
     this.basicChecks.set(key, check);
     try {
-      const user = await check;
+      const user = await check.catch((error: unknown) => {
+        if (error instanceof UnauthorizedError && error.message === BAD_LOGIN) {
+          if (this.basicFailed.size >= BASIC_CACHE_MAX) this.basicFailed.clear();
+          const passwordHash = this.accounts.userByName(decoded.slice(0, colon))?.password_hash ?? '';
+          this.basicFailed.set(key, { passwordHash, until: now + BASIC_CACHE_MS });
+        }
+        throw error;
+      });
       if (this.basic.size >= BASIC_CACHE_MAX) this.basic.clear();
       this.basic.set(key, { userId: user.id, passwordHash: user.password_hash, until: now + BASIC_CACHE_MS });
       return basicPrincipal(user);
@@ -210,6 +242,17 @@ function safeEqual(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** An `Origin` header naming a site other than the master (by its Host) and not listed as allowed. */
+function foreignOrigin(headers: IncomingHttpHeaders, allowed: readonly string[]): boolean {
+  const origin = headers.origin;
+  if (origin === undefined || allowed.includes('*') || allowed.includes(origin)) return false;
+  try {
+    return new URL(origin).host !== String(headers.host ?? '').toLowerCase();
+  } catch {
+    return true;
+  }
 }
 
 /** One cookie's value from a Cookie header. */

@@ -1,8 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { authPaths, InvalidInputError, readOptional, writePrivateFile, type Logger } from '@runner/plugin-sdk';
-import { checkPassword, sha256, type Accounts } from './accounts.js';
+import {
+  authPaths,
+  InvalidInputError,
+  readOptional,
+  writePrivateFile,
+  type Logger,
+  type Redactor,
+} from '@runner/plugin-sdk';
+import type { AuditLog } from './audit-log.js';
+import { sha256, type Accounts } from './accounts.js';
 import type { AuthConfig } from './config.js';
 import { randomPassword } from './passwords.js';
 
@@ -28,11 +36,26 @@ export async function ensureAdmin(
   config: AuthConfig,
   dataDir: string,
   logger: Logger,
+  seen: { audit: AuditLog; redactor: Redactor },
 ): Promise<void> {
   const name = config.adminUsername;
-  const given = await givenPassword(config);
+  const given = await givenPassword(config, accounts);
   const now = new Date();
+  // Whoever reads the audit log learns that the admin's password was set at start, and by what.
+  const audited = (action: string) =>
+    seen.audit.record({
+      event: 'user.passwd',
+      user: 'system',
+      ip: '',
+      resource: `user/${name}`,
+      action,
+      result: 'success',
+      status: 200,
+      request_id: '',
+      detail: `admin account "${name}"`,
+    });
   if (given !== undefined) {
+    seen.redactor.addSecret(given);
     const existing = accounts.userByName(name);
     if (!existing) await accounts.addUser(name, 'admin', given, now);
     else {
@@ -40,11 +63,16 @@ export async function ensureAdmin(
       if (existing.role !== 'admin') await accounts.setRole(name, 'admin', now);
     }
     logger.info(`admin account "${name}" set from the given password`);
+    audited(
+      `start-up password reset from ${config.adminPasswordFile ? 'auth.admin_password_file' : 'auth.admin_password'}`,
+    );
     return;
   }
   if (accounts.userCount() > 0) return;
   const password = randomPassword();
+  seen.redactor.addSecret(password);
   await accounts.addUser(name, 'admin', password, now);
+  audited('first start: admin account created with a generated password');
   const file = authFiles(dataDir).adminPassword;
   await writePrivateFile(file, `${password}\n`);
   // warn, not info: the terminal shows warnings only, and this line is how the operator finds the password.
@@ -53,7 +81,7 @@ export async function ensureAdmin(
   );
 }
 
-async function givenPassword(config: AuthConfig): Promise<string | undefined> {
+async function givenPassword(config: AuthConfig, accounts: Accounts): Promise<string | undefined> {
   if (config.adminPasswordFile) {
     let text: string;
     try {
@@ -65,19 +93,23 @@ async function givenPassword(config: AuthConfig): Promise<string | undefined> {
       );
     }
     // The file's one line; a trailing newline from `echo` is not part of the password.
-    return checkPassword(text.replace(/\r?\n$/, ''), 'auth.admin_password_file');
+    return accounts.passwords.check(text.replace(/\r?\n$/, ''), 'auth.admin_password_file', config.adminUsername);
   }
-  if (config.adminPassword !== undefined) return checkPassword(config.adminPassword, 'auth.admin_password');
+  if (config.adminPassword !== undefined)
+    return accounts.passwords.check(config.adminPassword, 'auth.admin_password', config.adminUsername);
   return undefined;
 }
 
 /** The session-signing key: `auth.jwt.secret`, else the one generated on first start. */
-export async function jwtSecret(config: AuthConfig, dataDir: string): Promise<Buffer> {
+export async function jwtSecret(config: AuthConfig, dataDir: string, redactor: Redactor): Promise<Buffer> {
   if (config.jwtSecret) return Buffer.from(config.jwtSecret, 'utf8');
   const file = authFiles(dataDir).jwtSecret;
   const stored = (await readOptional(file))?.trim();
+  // The key that signs every session: a run that printed it must show the mask.
+  if (stored) redactor.addSecret(stored);
   if (stored) return Buffer.from(stored, 'utf8');
   const secret = randomBytes(48).toString('base64url');
+  redactor.addSecret(secret);
   await writePrivateFile(file, `${secret}\n`);
   return Buffer.from(secret, 'utf8');
 }
@@ -87,8 +119,9 @@ export async function jwtSecret(config: AuthConfig, dataDir: string): Promise<Bu
  * CLI of this host's user sends it (see credentialFor in the SDK). A new one each start, so a copy
  * that leaked dies with the process. Returns its hash.
  */
-export async function writeLocalToken(dataDir: string): Promise<string> {
+export async function writeLocalToken(dataDir: string, redactor: Redactor): Promise<string> {
   const token = `rnr_local_${randomBytes(32).toString('base64url')}`;
+  redactor.addSecret(token);
   await writePrivateFile(authFiles(dataDir).localToken, `${token}\n`);
   return sha256(token);
 }

@@ -258,8 +258,37 @@ const authCommand: CommandSpec = {
       ],
     },
     { name: 'whoami', description: 'who the CLI is to the master', options: [MASTER_URL_OPTION, output], run: whoami },
+    {
+      name: 'roles',
+      description: 'the roles and the permissions each holds (GET /api/v1/auth/roles)',
+      options: [MASTER_URL_OPTION, output],
+      run: roles,
+    },
   ],
 };
+
+interface RolesView {
+  roles: { name: string; permissions: string[] }[];
+  permissions: { name: string; description: string }[];
+}
+
+/** One row per permission, a column per role: who may do what, at a glance. */
+async function roles({ options }: CommandInput, ctx: CommandContext): Promise<number> {
+  const master = await connectMaster(ctx, options.masterUrl);
+  const answer = await master.call<RolesView>('GET', '/auth/roles');
+  if (options.output === 'json') {
+    ctx.stdout.write(json(answer));
+    return 0;
+  }
+  const held = answer.roles.map((r) => new Set(r.permissions));
+  const rows = answer.permissions.map((p) => [
+    p.name,
+    ...held.map((set) => (set.has(p.name) ? 'yes' : '-')),
+    p.description,
+  ]);
+  ctx.stdout.write(formatTable(['PERMISSION', ...answer.roles.map((r) => r.name.toUpperCase()), 'ALLOWS'], rows));
+  return 0;
+}
 
 const loginCommand: CommandSpec = {
   name: 'login',

@@ -1,6 +1,7 @@
 import { InvalidInputError, parseDuration, type ConfigDeclaration, type RunnerConfig } from '@runner/plugin-sdk';
 import type { AuditRetentionSettings } from './audit-retention.js';
 import { LDAP_CONFIG, readLdapConfig, type LdapConfig } from './ldap.js';
+import { DEFAULT_PASSWORD_RULES, type PasswordRules } from './password-policy.js';
 import { OIDC_CONFIG, readOidcProviders, type OidcProvider } from './oidc.js';
 
 /** The plugin's settings, read once at setup so a bad value fails the boot, not a request. */
@@ -16,6 +17,8 @@ export interface AuthConfig {
   adminPassword?: string;
   /** Failed logins per user and address before each further one waits. */
   failuresBeforeDelay: number;
+  /** What a password being set must satisfy. */
+  passwordRules: PasswordRules;
   /** Age and count limits of the audit log (audit-retention.ts). */
   auditRetention: AuditRetentionSettings;
   /** LDAP/AD login, when `auth.ldap.url` is set. */
@@ -64,6 +67,16 @@ export const AUTH_CONFIG: ConfigDeclaration = {
     default: 5,
     help: 'failed logins per user and address before further attempts must wait (doubling from 1 s)',
   },
+  'auth.password_min_length': {
+    schema: { type: 'integer', minimum: 8, maximum: 1024 },
+    default: DEFAULT_PASSWORD_RULES.minLength,
+    help: 'fewest characters a new password may have (user add, passwd, your own change, the admin at start)',
+  },
+  'auth.password_check_common': {
+    schema: { type: 'boolean' },
+    default: DEFAULT_PASSWORD_RULES.checkCommon,
+    help: 'refuse a new password that is a common one or the user name, give or take case and digits or symbols around it',
+  },
   'audit.retention': {
     schema: { type: 'string', minLength: 1 },
     default: '90d',
@@ -100,6 +113,10 @@ export function readAuthConfig(config: RunnerConfig): AuthConfig {
     adminPasswordFile: config.get<string | undefined>('auth.admin_password_file') || undefined,
     adminPassword: config.get<string | undefined>('auth.admin_password') || undefined,
     failuresBeforeDelay: config.get<number>('auth.login_failures_before_delay'),
+    passwordRules: {
+      minLength: config.get<number>('auth.password_min_length'),
+      checkCommon: config.get<boolean>('auth.password_check_common'),
+    },
     auditRetention: {
       maxAgeMs: duration(config, 'audit.retention'),
       maxRecords: config.get<number>('audit.retention_max_records'),

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Permissions } from '@runner/plugin-sdk';
 import { BAD_LOGIN, CSRF_HEADER, SESSION_COOKIE } from './authenticator.js';
 import { NO_CREDENTIALS } from './guards.js';
+import { scryptHashes } from './passwords.js';
 import { authParts, basic, bearer, LOCAL_TOKEN, type AuthParts } from './test-support.js';
 
 const run = { method: 'POST', path: '/workflows/run', permission: Permissions.workflowExecute } as const;
@@ -38,6 +39,25 @@ describe('authentication guard', () => {
     const unknown = await pass({ ...list, headers: basic('mallory', 'nope-nope') }).catch((e: Error) => e);
     expect(wrong).toMatchObject({ status: 401, message: BAD_LOGIN });
     expect(unknown).toMatchObject({ status: 401, message: BAD_LOGIN });
+  });
+
+  it('refuses a repeated wrong Basic header without hashing again: a failure costs no more than a success', async () => {
+    const { pass, accounts } = await withUsers();
+    const right = basic('alice', 'alice-password');
+    const wrong = basic('alice', 'not-alices-password');
+    const hashes = async (headers: Record<string, string>, address: string) => {
+      const before = scryptHashes();
+      await pass({ ...list, headers, address }).catch(() => undefined);
+      return scryptHashes() - before;
+    };
+    expect(await hashes(right, '10.0.0.1')).toBe(1);
+    expect(await hashes(right, '10.0.0.1')).toBe(0);
+    expect(await hashes(wrong, '10.0.0.2')).toBe(1);
+    await expect(pass({ ...list, headers: wrong, address: '10.0.0.2' })).rejects.toMatchObject({ status: 401 });
+    expect(await hashes(wrong, '10.0.0.2')).toBe(0);
+    // Once the password changes to what the header says, the header is checked again and passes.
+    await accounts.setPassword('alice', 'not-alices-password', new Date());
+    expect((await pass({ ...list, headers: wrong, address: '10.0.0.3' })).principal?.name).toBe('alice');
   });
 
   it('accepts a session token until logout revokes it; the role is the user’s current one', async () => {

@@ -1,4 +1,5 @@
 import {
+  auditNoteOf,
   ForbiddenError,
   isRunnerError,
   isThenable,
@@ -110,6 +111,7 @@ export function authGuards({ enabled, authenticator, audit }: GuardOptions): Gua
           result: status < 400 ? 'success' : 'failure',
           status,
           request_id: context.requestId,
+          detail: auditNoteOf(context.req),
         }),
       );
     },

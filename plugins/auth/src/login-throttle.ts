@@ -9,15 +9,17 @@ interface Attempts {
 
 const FORGET_AFTER_MS = 15 * 60_000;
 const MAX_DELAY_MS = 5 * 60_000;
-/** An address may fail this many times as often as one user from it (spraying many user names). */
-const ADDRESS_FACTOR = 4;
+/** A user may fail this many times as often across all addresses as from one (guessing from many hosts). */
+const USER_FACTOR = 4;
 
 /**
  * Slows password guessing per user and address: after `threshold` failures each further attempt
  * must wait, 1 s doubling up to 5 minutes, and is answered 429 without hashing anything, so
  * thousands of failed logins from one address cost the master almost nothing and other users'
- * requests are not slowed. The same count applies to an address across all user names (times
- * four). A success clears the user's count; counts are forgotten after 15 idle minutes.
+ * requests are not slowed. The same count applies to a user across all addresses (times four), so
+ * guesses spread over many hosts are slowed too. No count is kept per address alone: users behind
+ * one NAT or proxy share it, and an attacker among them spraying user names would lock all of them
+ * out. A success clears the pair's count; counts are forgotten after 15 idle minutes.
  */
 export class LoginThrottle {
   private readonly attempts = new Map<string, Attempts>();
@@ -30,7 +32,7 @@ export class LoginThrottle {
   /** Throws a 429 naming when to retry when this user or address must wait. */
   check(user: string, address: string): void {
     const now = this.now();
-    const waits = [this.attempts.get(userKey(user, address)), this.attempts.get(addressKey(address))]
+    const waits = [this.attempts.get(pairKey(user, address)), this.attempts.get(userKey(user))]
       .filter((a): a is Attempts => a !== undefined && a.blockedUntil > now)
       .map((a) => a.blockedUntil - now);
     if (waits.length === 0) return;
@@ -48,17 +50,18 @@ export class LoginThrottle {
    */
   attempt(user: string, address: string): void {
     const now = this.now();
-    this.bump(userKey(user, address), this.threshold, now);
-    this.bump(addressKey(address), this.threshold * ADDRESS_FACTOR, now);
+    this.bump(pairKey(user, address), this.threshold, now);
+    this.bump(userKey(user), this.threshold * USER_FACTOR, now);
     if (this.attempts.size > 10_000) this.sweep(now);
   }
 
   succeeded(user: string, address: string): void {
-    this.attempts.delete(userKey(user, address));
-    const entry = this.attempts.get(addressKey(address));
+    this.attempts.delete(pairKey(user, address));
+    // The attempt counted against the user across addresses was this success: taken back.
+    const entry = this.attempts.get(userKey(user));
     if (!entry) return;
     entry.failures -= 1;
-    if (entry.failures < this.threshold * ADDRESS_FACTOR) entry.blockedUntil = 0;
+    if (entry.failures < this.threshold * USER_FACTOR) entry.blockedUntil = 0;
   }
 
   private bump(key: string, threshold: number, now: number): void {
@@ -80,5 +83,5 @@ export class LoginThrottle {
   }
 }
 
-const userKey = (user: string, address: string) => `u\u0000${user}\u0000${address}`;
-const addressKey = (address: string) => `a\u0000${address}`;
+const pairKey = (user: string, address: string) => `p\u0000${user}\u0000${address}`;
+const userKey = (user: string) => `u\u0000${user}`;

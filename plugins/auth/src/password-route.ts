@@ -8,7 +8,7 @@ import {
   type HttpRouter,
 } from '@runner/plugin-sdk';
 
-import { checkPassword, EXTERNAL_PASSWORD } from './accounts.js';
+import { EXTERNAL_PASSWORD } from './accounts.js';
 import { cookieValue, SESSION_COOKIE } from './authenticator.js';
 import { auditBase, sessionCookie, type AuthRouteDeps } from './session-routes.js';
 
@@ -42,7 +42,7 @@ export function registerPasswordRoute(router: HttpRouter, { accounts, authentica
           ),
         );
       const { current_password: current, new_password: next } = request.body;
-      checkPassword(next, 'new_password');
+      accounts.passwords.check(next, 'new_password', user.name);
       if (next === current)
         throw fail(
           400,
@@ -59,6 +59,7 @@ export function registerPasswordRoute(router: HttpRouter, { accounts, authentica
       const changedAt = Date.now();
       await accounts.setPassword(user.name, next, new Date(changedAt));
       await accounts.endSessionsBefore(user.id, changedAt);
+      router.endStreams((p) => p.id === user.id, `the password of ${user.name} was changed`);
       const session = authenticator.issueSession(user);
       audit.record({ ...base, event: 'auth.password_changed', result: 'success', status: 200 });
       const body = {

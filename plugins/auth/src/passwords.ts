@@ -12,11 +12,18 @@ const MAX_MEMORY = 64 * 1024 * 1024;
 const MAX_CONCURRENT = 1;
 let running = 0;
 const waiting: (() => void)[] = [];
+let derived = 0;
+
+/** How many scrypt hashes this process has computed: what logins cost, for tests and measurements. */
+export function scryptHashes(): number {
+  return derived;
+}
 
 async function derive(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
   // A finishing hash hands its slot to the next waiter, so the cap holds.
   if (running >= MAX_CONCURRENT) await new Promise<void>((resolve) => waiting.push(resolve));
   else running += 1;
+  derived += 1;
   try {
     const options: ScryptOptions = { N: params.N, r: params.r, p: params.p, maxmem: MAX_MEMORY };
     return await new Promise<Buffer>((resolve, reject) =>

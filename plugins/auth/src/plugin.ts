@@ -30,7 +30,16 @@ export const plugin = definePlugin({
     const config = readAuthConfig(ctx.config);
     // Loaded here, not at import: `runner --help` imports every plugin's entry.
     const { startAuth } = await import('./service.js');
-    const service = await startAuth({ config, router, store, logger: ctx.logger, dataDir: ctx.config.dataDir });
+    const service = await startAuth({
+      config,
+      router,
+      store,
+      logger: ctx.logger,
+      dataDir: ctx.config.dataDir,
+      redactor: ctx.redactor,
+      events: ctx.events,
+      corsOrigins: ctx.config.get<string[]>('http.cors_origins', []),
+    });
     return { stop: () => service.close() };
   },
 });

@@ -1,4 +1,5 @@
-import type { HttpRouter, Logger, Store } from '@runner/plugin-sdk';
+import type { EventBus, HttpRouter, Logger, Redactor, Store } from '@runner/plugin-sdk';
+import { auditAgentEvents } from './audit-events.js';
 import { Accounts } from './accounts.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { AuditLog } from './audit-log.js';
@@ -8,6 +9,7 @@ import { ensureAdmin, jwtSecret, writeLocalToken } from './bootstrap.js';
 import type { AuthConfig } from './config.js';
 import { authGuards } from './guards.js';
 import { LoginThrottle } from './login-throttle.js';
+import { PasswordPolicy } from './password-policy.js';
 import { OidcLogins } from './oidc.js';
 import { registerOidcRoutes, registerProvidersRoute } from './oidc-routes.js';
 import { registerPasswordRoute } from './password-route.js';
@@ -19,6 +21,12 @@ export interface AuthServiceOptions {
   store: Store;
   logger: Logger;
   dataDir: string;
+  /** Learns the secrets this plugin holds (the JWT key, the local credential, the admin's password). */
+  redactor: Redactor;
+  /** Enrolments and join-token rotations reach the audit log from here. */
+  events: EventBus;
+  /** Origins besides the master's own allowed to send changes (http.cors_origins). */
+  corsOrigins: readonly string[];
 }
 
 export interface AuthService {
@@ -29,21 +37,24 @@ export interface AuthService {
 }
 
 /** Opens the tables, makes sure an admin and the credentials files exist, adds guards and routes. */
-export async function startAuth({ config, router, store, logger, dataDir }: AuthServiceOptions): Promise<AuthService> {
-  const accounts = new Accounts(store);
+export async function startAuth(options: AuthServiceOptions): Promise<AuthService> {
+  const { config, router, store, logger, dataDir, redactor } = options;
+  const accounts = new Accounts(store, new PasswordPolicy(config.passwordRules));
   await accounts.open(Math.floor(Date.now() / 1000));
-  await ensureAdmin(accounts, config, dataDir, logger);
+  const audit = new AuditLog(store, logger);
+  await audit.open();
+  await ensureAdmin(accounts, config, dataDir, logger, { audit, redactor });
   const authenticator = new Authenticator(
     accounts,
-    await jwtSecret(config, dataDir),
-    await writeLocalToken(dataDir),
+    await jwtSecret(config, dataDir, redactor),
+    await writeLocalToken(dataDir, redactor),
     new LoginThrottle(config.failuresBeforeDelay),
     config.jwtExpiryMs,
     Date.now,
     config.ldap,
+    options.corsOrigins,
   );
-  const audit = new AuditLog(store, logger);
-  await audit.open();
+  const unsubscribe = auditAgentEvents(options.events, audit);
   // Pruned by the store in the background (store.retention_interval); runner db stats shows them.
   const unretain = authRetentionPolicies(store, config.auditRetention, accounts).map((policy) => store.retain(policy));
   for (const guard of authGuards({ enabled: config.enabled, authenticator, audit })) router.guard(guard);
@@ -63,6 +74,7 @@ export async function startAuth({ config, router, store, logger, dataDir }: Auth
     authenticator,
     audit,
     close: async () => {
+      unsubscribe();
       for (const remove of unretain) remove();
       await audit.close();
     },

@@ -1,7 +1,10 @@
 import * as api from './api.js';
 import {
   serve,
+  PERMISSION_DESCRIPTIONS,
   Permissions,
+  ROLE_PERMISSIONS,
+  ROLES,
   reply,
   roleAllows,
   UnauthorizedError,
@@ -12,6 +15,7 @@ import {
 import type { Accounts } from './accounts.js';
 import type { AuditLog } from './audit-log.js';
 import { cookieValue, SESSION_COOKIE, type Authenticator } from './authenticator.js';
+import { USER_NAME } from './accounts.js';
 
 export interface AuthRouteDeps {
   accounts: Accounts;
@@ -55,7 +59,9 @@ export function registerSessionRoutes(router: HttpRouter, { authenticator, audit
   router.add(
     serve(api.postAuthLogin, async (request) => {
       const { username, password } = request.body;
-      const base = { ...auditBase(request), user: username, action: 'login' };
+      // What was typed as a user name is kept only if it could be one: a password typed into the
+      // name field must not land in the audit log.
+      const base = { ...auditBase(request), user: auditableUserName(username), action: 'login' };
       let user;
       try {
         user = await authenticator.login(username, password, request.remoteAddress);
@@ -88,6 +94,7 @@ export function registerSessionRoutes(router: HttpRouter, { authenticator, audit
       if (token) {
         const { jti, expires } = authenticator.session(token);
         await authenticator.revoke(jti, expires);
+        router.endStreams((p) => p.method === 'jwt' && p.session === jti, 'logged out');
         revoked = true;
       }
       audit.record({
@@ -119,4 +126,23 @@ export function registerSessionRoutes(router: HttpRouter, { authenticator, audit
       };
     }),
   );
+
+  router.add(serve(api.getAuthRoles, () => rolesTable()));
+}
+
+/** Every role (highest first) with its permissions, admin's listed in full, and what each permission allows. */
+export function rolesTable() {
+  const every = Object.values(Permissions).filter((p) => p !== Permissions.public);
+  return {
+    roles: [...ROLES].reverse().map((name) => {
+      const granted = ROLE_PERMISSIONS[name];
+      return { name, permissions: granted === '*' ? every : granted.filter((p) => p !== Permissions.public) };
+    }),
+    permissions: every.map((name) => ({ name, description: PERMISSION_DESCRIPTIONS[name] ?? '' })),
+  };
+}
+
+/** A login's user name as the audit log keeps it: itself when it could be a user name, else a placeholder. */
+export function auditableUserName(name: string): string {
+  return USER_NAME.test(name) ? name : '(not a valid user name)';
 }

@@ -1,6 +1,7 @@
 import {
   didYouMean,
   InvalidInputError,
+  isMasterHost,
   type AgentDelegator,
   type WorkflowProblem,
   type RunRequest,
@@ -10,19 +11,13 @@ import {
 import { WorkflowValidationError } from '@runner/plugin-workflow';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 
-/** The process environment a script sees: without the runner's own `RUNNER_*` settings (credentials). */
-export function scriptEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RUNNER_'))) as Record<
-    string,
-    string
-  >;
-}
-
 /**
  * Template roots known before a run starts. A `delegate_to` entry that reads only these renders
- * now; one that reads `item`, `tasks`, `values` or the run id renders when its task is ready.
+ * now; one that reads `item`, `tasks`, `values`, `env` or the run id renders when its task is
+ * ready. `env` waits for the run: this check also serves `POST /workflows/validate`, which any
+ * viewer may call, and an unknown agent's name in its answer would echo the master's variables.
  */
-const KNOWN_BEFORE_RUN = new Set(['vars', 'env']);
+const KNOWN_BEFORE_RUN = new Set(['vars']);
 
 export interface AgentCheckDeps {
   delegator: AgentDelegator;
@@ -47,7 +42,10 @@ export function refuseUnknownAgents(
 ): void {
   const { delegator } = deps;
   const known = () => delegator.names?.() ?? [];
-  const unknownOf = (names: readonly string[]) => [...new Set(names.filter((n) => !delegator.agent(n)))];
+  // `localhost` is the master itself, known whatever agents exist.
+  const unknownOf = (names: readonly string[]) => [
+    ...new Set(names.filter((n) => !isMasterHost(n) && !delegator.agent(n))),
+  ];
   const describe = (names: readonly string[]) => {
     const list = names.map((n) => `"${n}"${didYouMean(n, known())}`).join(', ');
     const all = known();
@@ -59,7 +57,7 @@ export function refuseUnknownAgents(
   if (runUnknown.length > 0)
     throw new InvalidInputError(`delegate_to: ${describe(runUnknown)}`, { field: 'delegate_to' });
 
-  const context = { vars: workflow.vars, env: scriptEnv() };
+  const context = { vars: workflow.vars };
   const problems: WorkflowProblem[] = [];
   for (const task of tasks) {
     if (task.delegateTo === undefined) continue;

@@ -222,3 +222,29 @@ function alive(pid: number): boolean {
     return false;
   }
 }
+
+describe('the environment workflow code sees', () => {
+  it('is engine.script_env only, in scripts, templates, os.getenv and os.execute; never RUNNER_*', async () => {
+    process.env.MASTER_ONLY_SECRET = 'hunter2-master';
+    process.env.RUNNER_SOME_TOKEN = 'runner-token-value';
+    try {
+      const { record } = await runContent(`
+version: "1.0"
+tasks:
+  - name: look
+    exec:
+      script: |
+        local from_template = "{{ env.MASTER_ONLY_SECRET | default('unset') }}|{{ env.HOME }}"
+        local out = io.popen("echo \${MASTER_ONLY_SECRET:-unset}:\${RUNNER_SOME_TOKEN:-unset}"):read("*l")
+        return true, table.concat({ tostring(env.MASTER_ONLY_SECRET), tostring(os.getenv("MASTER_ONLY_SECRET")),
+          tostring(os.getenv("RUNNER_SOME_TOKEN")), tostring(env.HOME), from_template, out }, "|")
+`);
+      expect(record.status).toBe('succeeded');
+      expect(record.tasks[0].message).toBe(`nil|nil|nil|${process.env.HOME}|unset|${process.env.HOME}|unset:unset`);
+      expect(JSON.stringify(record)).not.toContain('hunter2-master');
+    } finally {
+      delete process.env.MASTER_ONLY_SECRET;
+      delete process.env.RUNNER_SOME_TOKEN;
+    }
+  });
+});

@@ -1,5 +1,8 @@
+import { setMaxListeners } from 'node:events';
 import {
+  DEFAULT_SCRIPT_ENV,
   RunnerError,
+  scriptEnvironment,
   roundSeconds,
   sleep,
   type AgentDelegator,
@@ -17,8 +20,8 @@ import {
   type WorkflowEngine,
   type WorkflowEventPayload,
   type WorkflowParser,
+  userKeyed,
 } from '@runner/plugin-sdk';
-import { scriptEnv } from './agent-check.js';
 import { askBefore, createHooks, tellAfter } from './hooks.js';
 import { expandTargets, type GroupLookup } from './group-targets.js';
 import { prepareRun } from './prepare.js';
@@ -51,6 +54,8 @@ export interface EngineDeps {
   taskTimeoutMs?: number;
   /** What a local task's script may use (engine.memory_limit); undefined: the runtime's default. */
   memoryLimitBytes?: number;
+  /** The variables of the master's environment workflow code sees (engine.script_env); default DEFAULT_SCRIPT_ENV. */
+  scriptEnvNames?: readonly string[];
 }
 
 interface TaskView {
@@ -92,6 +97,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   // here, so readers still see every started unit, its attempts and its log so far.
   const unitsRunning = new Map<string, Map<number, TaskResult>>();
   const followers = new LogFollowers();
+  // Every live run listens for the master's stop (and removes its listener when it ends): many
+  // runs at once are many listeners by design, not a leak to warn about.
+  setMaxListeners(0, deps.signal);
 
   const prepare = (request: RunRequest) => prepareRun(deps, sources, request);
 
@@ -143,7 +151,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
         unitsRunning.delete(run.id);
       })
       .catch(() => {});
-    return { runId: run.id, done };
+    return { runId: run.id, workflowName: name, done };
   }
 
   /** A run a before-run tap refused: recorded as failed with the reason; no task ran. */
@@ -207,10 +215,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     };
     deps.signal.addEventListener('abort', onStop, { once: true });
     const started = performance.now();
-    const views: Record<string, TaskView> = {};
+    const views = userKeyed<TaskView>();
     const results: TaskResult[] = [];
     let seq = 0;
-    const env = scriptEnv();
+    const env = scriptEnvironment(deps.scriptEnvNames ?? DEFAULT_SCRIPT_ENV);
     const base: Record<string, unknown> = {
       vars: workflow.vars,
       env,
@@ -377,7 +385,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             failed ? 'task.failed' : 'task.completed',
             taskPayload(result.status, failed ? outcome.message : undefined),
           );
-          const view = (views[unit.task.name] ??= { status: 'running', outputs: {}, results: [] });
+          const view = (views[unit.task.name] ??= { status: 'running', outputs: userKeyed<LuaValue>(), results: [] });
           view.results.push({
             name: unit.name,
             item: result.item,
@@ -394,7 +402,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           const result = notRunResult({ name: task.name, task: task.name, status: 'skipped', message: reason });
           results.push(result);
           record(result, seq++);
-          views[task.name] = { status: 'skipped', message: reason, outputs: {}, results: [] };
+          views[task.name] = { status: 'skipped', message: reason, outputs: userKeyed<LuaValue>(), results: [] };
         },
         // A task that failed before it started (its loop or delegate_to did not render): recorded
         // with the message and announced by task.failed alone, with attempt 0, since no attempt ran.
@@ -410,7 +418,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           const result = notRunResult({ name: task.name, task: task.name, status, message, log: log.lines, at: now });
           results.push(result);
           record(result, seq++);
-          views[task.name] = { status, message, outputs: {}, results: [] };
+          views[task.name] = { status, message, outputs: userKeyed<LuaValue>(), results: [] };
           deps.events.emit('task.failed', {
             workflow_name: run.workflowName,
             run_id: run.id,
@@ -436,7 +444,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           record(result, unit.seq);
         },
         taskFinished: (task, status) => {
-          const view = (views[task.name] ??= { status, outputs: {}, results: [] });
+          const view = (views[task.name] ??= { status, outputs: userKeyed<LuaValue>(), results: [] });
           view.status = status;
         },
       },

@@ -1,4 +1,4 @@
-import { InvalidInputError, type RunRequest, type WorkflowProblem } from '@runner/plugin-sdk';
+import { InvalidInputError, isMasterHost, type RunRequest, type WorkflowProblem } from '@runner/plugin-sdk';
 import { WorkflowValidationError } from '@runner/plugin-workflow';
 import { refuseUnknownAgents } from './agent-check.js';
 import { expandRunGroups, expandTargets } from './group-targets.js';
@@ -78,13 +78,14 @@ const NO_TRANSPORT = 'no agent transport in this process (delegation needs a mas
 function refuseDelegation(workflow: WorkflowDefinition, tasks: readonly TaskDefinition[], request: RunRequest): void {
   const agents = (names: readonly string[]) =>
     `${names.length === 1 ? 'agent' : 'agents'} ${names.map((n) => `"${n}"`).join(', ')}`;
-  if (request.delegateTo?.length) {
+  const remote = (names: readonly string[] | undefined) => (names ?? []).some((n) => !isMasterHost(n));
+  if (request.delegateTo && remote(request.delegateTo)) {
     throw new InvalidInputError(`delegate_to: cannot delegate to ${agents(request.delegateTo)}: ${NO_TRANSPORT}`, {
       field: 'delegate_to',
     });
   }
   const problems = tasks
-    .filter((task) => task.delegateTo !== undefined)
+    .filter((task) => remote(task.delegateTo))
     .map((task) => {
       const path = `tasks[${workflow.tasks.findIndex((t) => t.name === task.name)}].delegate_to`;
       const { file, line, column } = task.source;

@@ -147,6 +147,37 @@ tasks:
     expect(small.headers.get('etag')).not.toBe(changed.headers.get('etag'));
     expect(((await small.json()) as { limit: number }).limit).toBe(1);
   });
+
+  it('answers 400 naming the field for a since beyond what a date holds, not 500', async () => {
+    const response = await list('?since=99999999999999');
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { message: string } };
+    expect(JSON.stringify(body)).toMatch(/since: expected an ISO 8601 time or Unix seconds/);
+  });
+
+  it('starts 50 runs at once without a MaxListenersExceededWarning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      const started = await Promise.all(
+        Array.from({ length: 50 }, () => api('POST', '/workflows/run', { content: slow, workflow_name: 'fifty' })),
+      );
+      expect(started.every((s) => s.status === 202)).toBe(true);
+      const ids = started.map((s) => s.body.id as string);
+      await until(async () => (await api('GET', `/executions/${ids[49]}`)).body.status === 'running');
+      await Promise.all(ids.map((id) => api('POST', `/executions/${id}/cancel`)));
+      await until(async () => {
+        const states = await Promise.all(ids.map(async (id) => (await api('GET', `/executions/${id}`)).body.status));
+        return states.every((status) => status === 'cancelled');
+      });
+      // Warnings are emitted on the next tick after the listener is added.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((w) => w.includes('MaxListeners'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
 
 describe('the run log in pages', () => {

@@ -5,6 +5,7 @@ import {
   encodedJson,
   InvalidInputError,
   NotFoundError,
+  noteForAudit,
   reply,
   STREAMED,
   type EncodedJson,
@@ -80,7 +81,10 @@ export function registerRoutes(
   router.add(
     serve(api.postWorkflowsRun, async (request) => {
       // Who started it is who the authentication guard says is calling, never what the body says.
-      const { runId } = await engine.start(runRequestFromBody(request.body, request.principal?.name, workflowDirs));
+      const { runId, workflowName } = await engine.start(
+        runRequestFromBody(request.body, request.principal?.name, workflowDirs),
+      );
+      noteForAudit(request, `workflow ${workflowName}, run ${runId}`);
       return accepted(runId);
     }),
   );
@@ -129,13 +133,14 @@ export function registerRoutes(
           `execution "${id}" was started with a secret in its inputs, which runs never store; start it again from its workflow`,
         );
       const source = 'file' in stored.source ? { file: stored.source.file, within: workflowDirs } : stored.source;
-      const { runId } = await engine.start({
+      const { runId, workflowName } = await engine.start({
         ...stored,
         source,
         trigger: 'api',
         rerunOf: id,
         ...(request.principal?.name === undefined ? {} : { user: request.principal.name }),
       });
+      noteForAudit(request, `workflow ${workflowName}, run ${runId} (again of ${id})`);
       return accepted(runId);
     }),
   );

@@ -129,11 +129,14 @@ export class RunList {
   }
 }
 
-/** ISO 8601 as given, or Unix seconds. */
+/** ISO 8601 as given, or Unix seconds; a time outside what a date can hold is refused, not a 500. */
 export function sinceToIso(since: string): string {
-  if (/^\d+(\.\d+)?$/.test(since)) return new Date(Number(since) * 1000).toISOString();
-  const date = new Date(since);
-  if (Number.isNaN(date.getTime()))
-    throw new InvalidInputError(`since: expected an ISO 8601 time or Unix seconds, got "${since}"`, { field: 'since' });
+  const date = /^\d+(\.\d+)?$/.test(since) ? new Date(Number(since) * 1000) : new Date(since);
+  if (Number.isNaN(date.getTime())) {
+    throw new InvalidInputError(
+      `since: expected an ISO 8601 time or Unix seconds up to year 275760, got "${since.slice(0, 40)}"`,
+      { field: 'since' },
+    );
+  }
   return date.toISOString();
 }

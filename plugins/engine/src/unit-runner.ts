@@ -173,7 +173,7 @@ async function delegate(
           task: unit.task.name,
           unit: unit.name,
           script,
-          globals: { ...globals, values: (env.values[agent] ?? {}) as LuaValue },
+          globals: { ...withoutEnv(globals), values: (env.values[agent] ?? {}) as LuaValue },
           dryRun: env.dryRun,
           timeoutMs: unit.task.timeoutMs ?? env.defaultTimeoutMs,
           // Only the workflow's own limit travels: the master's engine.memory_limit is a setting of
@@ -252,3 +252,8 @@ function formatSeconds(ms: number): string {
 }
 
 export type { TaskResult };
+
+/** What travels to an agent: never the master's environment (the agent sets `env` from its own agent.script_env). */
+function withoutEnv({ env: _masterEnv, ...globals }: Record<string, LuaValue>): Record<string, LuaValue> {
+  return globals;
+}

@@ -1,6 +1,8 @@
 import {
   didYouMean,
   InvalidInputError,
+  isMasterHost,
+  MASTER_HOST,
   type AgentDelegator,
   type LuaValue,
   type TemplateEngine,
@@ -113,7 +115,16 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
       throw new InvalidInputError(`task ${task.name}: delegate_to: ${(error as Error).message}`);
     }
     if (agents.length === 0) throw new InvalidInputError(`task ${task.name}: delegate_to rendered to no agent`);
-    for (const agent of agents) {
+    // `localhost` is the master's own host whatever agents exist (no agent may enrol under it).
+    if (agents.every(isMasterHost)) {
+      units.push({ seq: ctx.nextSeq(), name: label, task, item, loopIndex, agents: [], failover: false });
+      continue;
+    }
+    if (task.delegation.strategy === 'failover' && agents.some(isMasterHost))
+      throw new InvalidInputError(
+        `task ${task.name}: delegate_to: localhost (the master) cannot be a failover target; list agents only`,
+      );
+    for (const agent of agents.filter((a) => !isMasterHost(a))) {
       if (!ctx.delegator) {
         throw new InvalidInputError(
           `task ${task.name}: cannot delegate to agent "${agent}": no agent transport in this process (delegation runs on a master: start \`runner server\` and set RUNNER_MASTER_ADDR)`,
@@ -128,6 +139,18 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
     const withAgent = (agent: string) => (agents.length > 1 ? `${label}@${agent}` : label);
     /** A unit bound to one agent, which must be online now. */
     const onOne = (agent: string) => {
+      if (isMasterHost(agent)) {
+        units.push({
+          seq: ctx.nextSeq(),
+          name: withAgent(MASTER_HOST),
+          task,
+          item,
+          loopIndex,
+          agents: [],
+          failover: false,
+        });
+        return;
+      }
       if (!ctx.delegator?.isAvailable(agent))
         throw new InvalidInputError(`task ${task.name}: agent "${agent}" is offline`);
       units.push({

@@ -2,6 +2,7 @@
 // from the router so the order of these steps, which security depends on, reads in one place.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isThenable, STREAMED, type HttpMethod, type HttpRequest, type Principal } from '@runner/plugin-sdk';
+import type { LiveStreams } from './live-streams.js';
 import type { Request } from 'polka';
 import { finalStatus, type GuardChain } from './guard-chain.js';
 import { hasRequestBody, readJsonBody } from './json-body.js';
@@ -19,6 +20,8 @@ export interface DispatchPipeline {
     headers: Readonly<Record<string, string>>,
   ): void;
   sendError(req: IncomingMessage, res: ServerResponse, error: unknown): void;
+  /** Streaming answers (server-sent events) are kept here with their principal. */
+  streams: LiveStreams;
 }
 
 /** Headers of an answer that adds none of its own (compared by identity: nothing to copy). */
@@ -45,8 +48,8 @@ export function dispatchRoute(
       return;
     }
     const result = callHandler(req, res, route, requestId, principal, undefined);
-    if (isThenable(result)) void answerWhenDone(pipeline, req, res, result);
-    else answer(pipeline, req, res, result);
+    if (isThenable(result)) void answerWhenDone(pipeline, req, res, result, principal);
+    else answer(pipeline, req, res, result, principal);
   } catch (error) {
     pipeline.sendError(req, res, error);
   }
@@ -64,7 +67,7 @@ async function dispatchAsync(
   try {
     const principal = await principalSoon;
     const rawBody = await readJsonBody(req, route.bodyLimit);
-    answer(pipeline, req, res, await callHandler(req, res, route, requestId, principal, rawBody));
+    answer(pipeline, req, res, await callHandler(req, res, route, requestId, principal, rawBody), principal);
   } catch (error) {
     pipeline.sendError(req, res, error);
   }
@@ -75,9 +78,10 @@ async function answerWhenDone(
   req: Request,
   res: ServerResponse,
   result: PromiseLike<unknown>,
+  principal: Principal | undefined,
 ): Promise<void> {
   try {
-    answer(pipeline, req, res, await result);
+    answer(pipeline, req, res, await result, principal);
   } catch (error) {
     pipeline.sendError(req, res, error);
   }
@@ -110,8 +114,21 @@ function callHandler(
 }
 
 /** A handler's result as the answer: streamed already, a reply, nothing (204) or a body. */
-function answer(pipeline: DispatchPipeline, req: Request, res: ServerResponse, result: unknown): void {
-  if (result === STREAMED) return;
+function answer(
+  pipeline: DispatchPipeline,
+  req: Request,
+  res: ServerResponse,
+  result: unknown,
+  principal: Principal | undefined,
+): void {
+  if (result === STREAMED) {
+    if (principal && !res.writableEnded) {
+      // Ended (not destroyed): the client reads the stream's end, not a broken connection.
+      const untrack = pipeline.streams.track(principal, () => res.end());
+      res.on('close', untrack);
+    }
+    return;
+  }
   if (isReply(result)) pipeline.writeJson(req, res, result.status, result.body, result.headers ?? NO_HEADERS);
   else if (result === undefined) pipeline.writeJson(req, res, 204, undefined, NO_HEADERS);
   else pipeline.writeJson(req, res, 200, result, NO_HEADERS);

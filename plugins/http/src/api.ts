@@ -5,16 +5,16 @@ import { Type } from '@runner/plugin-sdk/schema';
 
 const HealthSchema = Type.Object({
   status: Type.Literal('ok'),
-  version: Type.String(),
   uptime_seconds: Type.Integer({ minimum: 0 }),
-  profile: Type.String(),
-  plugins: Type.Array(Type.String()),
+  version: Type.Optional(Type.String({ description: 'only with credentials' })),
+  profile: Type.Optional(Type.String({ description: 'only with credentials' })),
+  plugins: Type.Optional(Type.Array(Type.String(), { description: 'only with credentials' })),
 });
 
 export const getHealth = declareRoute({
   method: 'GET',
   path: '/health',
-  summary: 'whether the master is up, its version and plugins',
+  summary: 'whether the master is up; with credentials also its version, profile and plugins',
   tags: ['system'],
   permission: Permissions.public,
   responses: { 200: HealthSchema },

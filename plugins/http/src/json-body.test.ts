@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { locateJsonError, parseJson } from './json-body.js';
+import { Type } from '@runner/plugin-sdk/schema';
+import { locateJsonError, MAX_JSON_DEPTH, parseJson } from './json-body.js';
+import { serverPerTest, testRoute } from './test-support.js';
 
 describe('locateJsonError', () => {
   it.each([
@@ -41,5 +43,62 @@ describe('parseJson', () => {
 
   it('returns the parsed value', () => {
     expect(parseJson('{"a":[1]}')).toEqual({ a: [1] });
+  });
+});
+
+describe('deeply nested bodies', () => {
+  const start = serverPerTest();
+  const nested = (depth: number) => `{"vars":{"a":${'['.repeat(depth)}1${']'.repeat(depth)}}}`;
+
+  it('are refused with 400 before validation, and a body at the limit still passes', async () => {
+    const { base } = await start((router) =>
+      router.add(
+        testRoute('POST', '/echo', (request) => ({ got: typeof request.body }), {
+          body: Type.Object({ vars: Type.Record(Type.String(), Type.Unknown()) }),
+        }),
+      ),
+    );
+    const post = (text: string) =>
+      fetch(`${base}/api/v1/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+    for (const depth of [MAX_JSON_DEPTH + 1, 200_000]) {
+      const refused = await post(nested(depth));
+      expect(refused.status).toBe(400);
+      const text = await refused.text();
+      expect(JSON.parse(text).error.message).toMatch(/JSON nests deeper than 64 levels/);
+      // The answer names where, it does not echo the body.
+      expect(text.length).toBeLessThan(600);
+    }
+    expect((await post(nested(MAX_JSON_DEPTH - 2))).status).toBe(200);
+  });
+});
+
+describe('error answers', () => {
+  const start = serverPerTest();
+
+  it('echo at most a short excerpt of what the client sent', async () => {
+    const { base } = await start((router) =>
+      router.add(
+        testRoute('POST', '/strict', () => ({}), {
+          body: Type.Object(
+            { mode: Type.Union([Type.Literal('a'), Type.Literal('b')]) },
+            { additionalProperties: false },
+          ),
+        }),
+      ),
+    );
+    const post = (body: unknown) =>
+      fetch(`${base}/api/v1/strict`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const long = 'x'.repeat(20_000);
+    for (const body of [{ mode: long }, { mode: 'a', [long]: 1 }]) {
+      const answer = await post(body);
+      expect(answer.status).toBe(400);
+      const text = await answer.text();
+      expect(text).toContain('xxx...');
+      expect(text.length).toBeLessThan(600);
+    }
   });
 });

@@ -95,8 +95,16 @@ function collect(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   });
 }
 
+/**
+ * Deepest nesting of objects and arrays a request body may have. API bodies nest a few levels
+ * (vars of a run); a deeper one is refused before parsing, so no parser, schema check or handler
+ * recurses into it (a stack overflow there would be a 500).
+ */
+export const MAX_JSON_DEPTH = 64;
+
 /** JSON.parse, with a failure that names line, column and offset of the first error. */
 export function parseJson(text: string): unknown {
+  checkJsonDepth(text);
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -114,6 +122,29 @@ export function parseJson(text: string): unknown {
         details: { line, column, position: found.position },
       },
     );
+  }
+}
+
+/** Refuses a text whose brackets nest deeper than MAX_JSON_DEPTH (one pass, strings skipped). */
+function checkJsonDepth(text: string): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > MAX_JSON_DEPTH) {
+        throw new InvalidInputError(`JSON nests deeper than ${MAX_JSON_DEPTH} levels (at position ${i})`, {
+          details: { max_depth: MAX_JSON_DEPTH, position: i },
+        });
+      }
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
   }
 }
 

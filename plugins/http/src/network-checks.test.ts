@@ -12,14 +12,18 @@ afterEach(async () => {
 });
 
 /** A raw request, so that the Host header is exactly what the test says. */
-function get(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = request(
       { host: '127.0.0.1', port, path, method: headers['access-control-request-method'] ? 'OPTIONS' : 'GET', headers },
       (res) => {
         let body = '';
         res.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
       },
     );
     req.on('error', reject);
@@ -94,5 +98,38 @@ describe('Host, Origin and bind checks', () => {
     });
     expect(kernel.logs.some((l) => l.level === 'warn' && l.message.startsWith('INSECURE'))).toBe(true);
     await kernel.stop();
+  });
+
+  it('refuse plain HTTP beyond loopback with authentication on unless told --insecure, warning at each start', async () => {
+    const exposed = { 'http.port': 0, 'http.bind_address': '0.0.0.0', 'auth.enabled': true };
+    await expect(createTestKernel({ plugins: [plugin], profile: 'master', config: exposed })).rejects.toThrow(
+      /refusing to serve the REST API on 0\.0\.0\.0 over plain HTTP.*--tls-cert.*--insecure/,
+    );
+    for (let start = 0; start < 2; start++) {
+      const kernel = await createTestKernel({
+        plugins: [plugin],
+        profile: 'master',
+        config: { ...exposed, 'http.insecure': true },
+      });
+      expect(kernel.logs.some((l) => l.level === 'warn' && /^INSECURE.*plain HTTP/.test(l.message))).toBe(true);
+      await kernel.stop();
+    }
+  });
+});
+
+describe('security headers', () => {
+  it('forbid framing, referrers and content on API answers, and caching of authentication answers', async () => {
+    const r = await startHttp();
+    running.push(r);
+    const health = await get(r.port, '/api/v1/health', {});
+    expect(health.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors 'none'");
+    expect(health.headers['x-frame-options']).toBe('DENY');
+    expect(health.headers['referrer-policy']).toBe('no-referrer');
+    expect(health.headers['strict-transport-security']).toBeUndefined();
+    const missing = await get(r.port, '/not-the-api', {});
+    expect(missing.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(missing.headers['x-frame-options']).toBe('DENY');
+    const auth = await get(r.port, '/api/v1/auth/login', {});
+    expect(auth.headers['cache-control']).toBe('no-store');
   });
 });

@@ -59,18 +59,51 @@ export function hostGuard(allowedHosts: readonly string[]): Guard {
 }
 
 /**
- * Refuses to expose the API beyond this host without authentication, unless `--insecure` says
- * so; then warns.
+ * Refuses to expose the API beyond this host without authentication, or with it over plain HTTP
+ * (passwords, tokens and session cookies would cross the network in clear), unless `--insecure`
+ * says so; then warns at every start.
  */
-export function checkExposure(bindAddress: string, authEnabled: boolean, insecure: boolean, logger: Logger): void {
-  if (authEnabled || isLoopback(bindAddress)) return;
+export function checkExposure(
+  bindAddress: string,
+  exposure: { authEnabled: boolean; tls: boolean; insecure: boolean },
+  logger: Logger,
+): void {
+  if (isLoopback(bindAddress)) return;
+  const { authEnabled, tls, insecure } = exposure;
+  if (authEnabled && tls) return;
+  const what = authEnabled
+    ? 'over plain HTTP: passwords, tokens and session cookies would cross the network in clear'
+    : 'with authentication off: anyone who reaches it could run commands as this user';
   if (!insecure) {
-    throw new InvalidInputError(
-      `refusing to serve the REST API on ${bindAddress} with authentication off: anyone who reaches it could run commands as this user. Turn authentication on (--auth on), bind 127.0.0.1, or add --insecure`,
-      { field: 'http.bind_address' },
-    );
+    const fix = authEnabled
+      ? 'Serve HTTPS (--tls-cert F --tls-key K), bind 127.0.0.1, or add --insecure'
+      : 'Turn authentication on (--auth on), bind 127.0.0.1, or add --insecure';
+    throw new InvalidInputError(`refusing to serve the REST API on ${bindAddress} ${what}. ${fix}`, {
+      field: 'http.bind_address',
+    });
   }
-  logger.warn(
-    `INSECURE: the REST API listens on ${bindAddress} with authentication OFF; anyone who reaches this port runs commands as this user`,
-  );
+  logger.warn(`INSECURE: the REST API listens on ${bindAddress} ${what}`);
+}
+
+/**
+ * Headers every answer carries. The UI's page sets its script hashes in a meta CSP (SvelteKit);
+ * the header adds what a meta tag cannot (`frame-ancestors`) and, for API answers, forbids any
+ * content at all. HSTS only over TLS: over plain HTTP browsers ignore it anyway.
+ */
+export function securityHeaders(path: string, tls: boolean): [string, string][] {
+  const api = path === '/api' || path.startsWith('/api/');
+  const headers: [string, string][] = [
+    [
+      'content-security-policy',
+      api
+        ? "default-src 'none'; frame-ancestors 'none'"
+        : "frame-ancestors 'none'; object-src 'none'; base-uri 'self'; form-action 'self'",
+    ],
+    ['x-frame-options', 'DENY'],
+    ['referrer-policy', 'no-referrer'],
+  ];
+  // Login answers carry session tokens, and who-am-I a CSRF token: no cache may keep them.
+  if (path.startsWith('/api/v1/auth/')) headers.push(['cache-control', 'no-store']);
+  if (tls) headers.push(['strict-transport-security', 'max-age=31536000']);
+  return headers;
 }

@@ -7,13 +7,13 @@ import type { ApiRouter } from './router.js';
 export function addOwnRoutes(ctx: PluginContext, router: ApiRouter): void {
   const startedAt = Date.now();
   router.add(
-    serve(api.getHealth, () => ({
-      status: 'ok',
-      version: ctx.kernelVersion,
-      uptime_seconds: Math.floor((Date.now() - startedAt) / 1000),
-      profile: ctx.profile,
-      plugins: ctx.plugins.map((p) => p.id),
-    })),
+    // Anyone may ask whether the master is up; its version and plugins tell an attacker which
+    // known holes to try, so only a caller with credentials hears them.
+    serve(api.getHealth, (request) => {
+      const up = { status: 'ok' as const, uptime_seconds: Math.floor((Date.now() - startedAt) / 1000) };
+      if (!request.principal) return up;
+      return { ...up, version: ctx.kernelVersion, profile: ctx.profile, plugins: ctx.plugins.map((p) => p.id) };
+    }),
   );
   // Built on first request: every plugin has added its routes by then, and startup does not pay for it.
   let document: string | undefined;

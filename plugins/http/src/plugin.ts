@@ -16,7 +16,15 @@ export const plugin = definePlugin({
   async setup(ctx) {
     const config = readHttpConfig(ctx.config);
     // auth.enabled is the auth plugin's key; without that plugin nothing authenticates.
-    checkExposure(config.bindAddress, ctx.config.get<boolean>('auth.enabled', false), config.insecure, ctx.logger);
+    checkExposure(
+      config.bindAddress,
+      {
+        authEnabled: ctx.config.get<boolean>('auth.enabled', false),
+        tls: config.tls !== undefined,
+        insecure: config.insecure,
+      },
+      ctx.logger,
+    );
     // polka, ws and the routes' schemas (TypeBox) load here, not at import: every command, `runner
     // --help` and `runner run` included, imports every plugin's entry.
     const [{ HttpService }, { addOwnRoutes }] = await Promise.all([import('./server.js'), import('./own-routes.js')]);

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '@runner/plugin-sdk';
+import { excerpt, InvalidInputError } from '@runner/plugin-sdk';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import { Value } from '@sinclair/typebox/value';
@@ -80,7 +80,7 @@ function invalid(part: RequestPart, compiled: TypeCheck<TSchema>, value: unknown
   if (!first) return new InvalidInputError(`invalid ${part}`, { field: part });
   const segments = first.path.split('/').filter(Boolean).map(unescapePointer);
   // An unexpected property is reported at the object's path by some checks; TypeBox names the key itself.
-  const field = segments.length > 0 ? segments.join('.') : part;
+  const field = excerpt(segments.length > 0 ? segments.join('.') : part);
   const where = part === 'body' ? field : `${part === 'query' ? 'query parameter' : 'path parameter'} ${field}`;
   if (part === 'body' && segments.length === 0 && first.schema.type === 'object' && !isObject(first.value))
     return new InvalidInputError('the body must be a JSON object', { field });
@@ -112,7 +112,7 @@ function describe(error: ValueError): string {
   }
   const choices = Array.isArray(schema.anyOf) ? (schema.anyOf as { const?: unknown }[]) : [];
   if (choices.length > 0 && choices.every((c) => c.const !== undefined)) {
-    return `must be one of ${choices.map((c) => String(c.const)).join(', ')}, got ${JSON.stringify(value)}`;
+    return `must be one of ${choices.map((c) => String(c.const)).join(', ')}, got ${excerpt(JSON.stringify(value) ?? '')}`;
   }
   if (schema.type === 'string' && schema.minLength === 1 && value === '') return 'must not be empty';
   return message.charAt(0).toLowerCase() + message.slice(1);

@@ -84,20 +84,14 @@ function rawRequest(
 }
 
 describe('health', () => {
-  it('answers with status, version, uptime, profile and plugins', async () => {
+  it('answers with status and uptime only to a caller without credentials (no version, profile or plugins)', async () => {
     const { base } = await start();
     const response = await fetch(`${base}/api/v1/health`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     const body = await json(response);
-    expect(body).toEqual({
-      status: 'ok',
-      version: '0.0.0-test',
-      uptime_seconds: expect.any(Number),
-      profile: 'master',
-      plugins: ['http'],
-    });
+    expect(body).toEqual({ status: 'ok', uptime_seconds: expect.any(Number) });
     expect(Number.isInteger(body.uptime_seconds)).toBe(true);
   });
 

@@ -22,7 +22,8 @@ import { errorAnswer, MethodNotAllowedError } from './errors.js';
 import { finalStatus, GuardChain } from './guard-chain.js';
 import { dispatchRoute, NO_HEADERS, type DispatchPipeline } from './api-dispatch.js';
 import { hasRequestBody } from './json-body.js';
-import { originAllowed } from './network-checks.js';
+import { LiveStreams } from './live-streams.js';
+import { originAllowed, securityHeaders } from './network-checks.js';
 import { API_PREFIX, checkDeclaration, METHODS, WEBSOCKET_ROUTE, type CompiledRoute } from './route-declaration.js';
 import { compilePart } from './route-schema.js';
 import { pathOf, QueryStrings, requestIdOf, searchOf } from './request-parts.js';
@@ -53,12 +54,15 @@ export class ApiRouter implements HttpRouter {
   private readonly declared: RouteSpec[] = [];
   private readonly metas: RouteMeta[] = [];
   private readonly guards = new GuardChain();
+  /** Open WebSocket and server-sent event answers, ended when their credential is revoked. */
+  readonly streams = new LiveStreams();
   private readonly queries = new QueryStrings();
   /** What dispatchRoute needs of the router: its guards and its two ways of answering. */
   private readonly pipeline: DispatchPipeline = {
     guards: this.guards,
     writeJson: (req, res, status, body, headers) => this.writeJson(req, res, status, body, headers),
     sendError: (req, res, error) => this.sendError(req, res, error),
+    streams: this.streams,
   };
   private readonly statics: StaticFiles[] = [];
   private readonly plainRoutes = new Map<string, { route: PlainRoute; meta: RouteMeta }>();
@@ -179,6 +183,10 @@ export class ApiRouter implements HttpRouter {
     return this.listeningOn;
   }
 
+  endStreams(match: (principal: Principal) => boolean, reason: string): number {
+    return this.streams.end(match, reason);
+  }
+
   /** Set by the server once it listens. */
   setAddress(address: { host: string; port: number; tls?: boolean } | null): void {
     this.listeningOn = address;
@@ -191,6 +199,8 @@ export class ApiRouter implements HttpRouter {
     const requestId = requestIdOf(req);
     res.setHeader('x-request-id', requestId);
     res.setHeader('x-content-type-options', 'nosniff');
+    const tls = (req.socket as { encrypted?: boolean }).encrypted === true;
+    for (const [name, value] of securityHeaders(path, tls)) res.setHeader(name, value);
     res.on('close', () => {
       this.options.logger.debug('http request', {
         request_id: requestId,
@@ -288,6 +298,9 @@ export class ApiRouter implements HttpRouter {
     }
     const headers: Record<string, string> =
       error instanceof MethodNotAllowedError ? { allow: error.allow.join(', ') } : {};
+    // A refusal that says when to come back (429 on logins, 503) says it to HTTP clients too.
+    const retryAfter = answer.body.error.details?.retry_after_seconds;
+    if (typeof retryAfter === 'number') headers['retry-after'] = String(Math.ceil(retryAfter));
     this.writeJson(req, res, answer.status, answer.body, headers);
   }
 

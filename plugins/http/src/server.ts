@@ -68,6 +68,7 @@ export class HttpService {
       maxBufferedBytes: config.wsMaxBufferedBytes,
       maxBatchAgeMs: config.wsMaxBatchAgeMs,
       authorize: (req, socket, requestId) => this.router.authorizeUpgrade(req, socket, requestId),
+      track: (principal, end) => this.router.streams.track(principal, end),
     });
     this.masterFile = join(options.dataDir, 'master.json');
   }

@@ -30,6 +30,8 @@ const SLOW_CLOSE_GRACE_MS = 5_000;
 export const CLOSE_TOO_SLOW = 1013;
 /** 1001 "going away": the server is stopping. */
 export const CLOSE_GOING_AWAY = 1001;
+/** 1008 "policy violation": the credential the connection was opened with was revoked. */
+export const CLOSE_POLICY = 1008;
 
 interface Client {
   ws: WebSocket;
@@ -67,6 +69,8 @@ export interface WebSocketHubOptions {
    * principal it resolves with is kept with the client, so messages can be filtered by permission.
    */
   authorize?: (req: IncomingMessage, socket: Duplex, requestId: string) => Promise<Principal | undefined>;
+  /** Keeps a connected client's principal so that revoking its credential ends it (LiveStreams). */
+  track?: (principal: Principal, end: (reason: string) => void) => () => void;
 }
 
 /**
@@ -208,7 +212,10 @@ export class WebSocketHubService implements WebSocketHub {
       client.alive = true;
     });
     ws.on('error', (error) => log.debug('websocket client error', { error: error.message }));
+    // 1008 (policy violation): the credential it was opened with no longer holds.
+    const untrack = principal && this.options.track?.(principal, (reason) => ws.close(CLOSE_POLICY, reason));
     ws.on('close', (code) => {
+      untrack?.();
       this.stopReceiving(client);
       clearTimeout(client.killTimer);
       this.clients.delete(client);

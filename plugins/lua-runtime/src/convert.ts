@@ -1,4 +1,4 @@
-import type { LuaFunctionRef, LuaLazyTable, LuaValue } from '@runner/plugin-sdk';
+import { userKeyed, type LuaFunctionRef, type LuaLazyTable, type LuaValue } from '@runner/plugin-sdk';
 import fengari, { type LuaProxy, type LuaState } from 'fengari';
 import { jsString, luaString } from './lua-strings.js';
 
@@ -138,14 +138,9 @@ function convertTable(
     for (let i = 0; i < n; i++) array[(keys[i] as number) - 1] = values[i];
     return array;
   }
-  const object: { [key: string]: LuaValue } = {};
-  for (let i = 0; i < n; i++) {
-    const key = String(keys[i]);
-    // A plain assignment of "__proto__" would set the prototype instead of a property.
-    if (key === '__proto__')
-      Object.defineProperty(object, key, { value: values[i], enumerable: true, writable: true, configurable: true });
-    else object[key] = values[i];
-  }
+  // No prototype: "__proto__" is a key like any other, and an absent "constructor" reads as nil.
+  const object = userKeyed<LuaValue>();
+  for (let i = 0; i < n; i++) object[String(keys[i])] = values[i];
   return object;
 }
 

@@ -1,4 +1,11 @@
-import { InvalidInputError, LuaError, LuaTimeoutError, RunnerError, type LogFields } from '@runner/plugin-sdk';
+import {
+  InvalidInputError,
+  LuaError,
+  LuaTimeoutError,
+  RunnerError,
+  userKeyed,
+  type LogFields,
+} from '@runner/plugin-sdk';
 import type { LuaCallContext, LuaModuleSpec } from '@runner/plugin-sdk';
 import type { MessagePort } from 'node:worker_threads';
 import { describeJsError } from './host.js';
@@ -104,7 +111,7 @@ export function encodeValue(value: unknown, enc: Encoders, seen = new Map<object
     for (let i = 0; i < value.length; i++) out[i] = encodeValue(value[i], enc, seen);
     return out;
   }
-  const out: Record<string, unknown> = {};
+  const out = userKeyed<unknown>();
   seen.set(value, out);
   const entries = value instanceof Map ? [...value.entries()] : Object.entries(value);
   for (const [key, item] of entries) out[String(key)] = encodeValue(item, enc, seen);

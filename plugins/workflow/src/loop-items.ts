@@ -1,4 +1,4 @@
-import { InvalidInputError } from '@runner/plugin-sdk';
+import { excerpt, InvalidInputError } from '@runner/plugin-sdk';
 import { parse } from 'yaml';
 import { isPlainObject } from './objects.js';
 import type { LoopItem } from './types.js';
@@ -17,7 +17,7 @@ export function loopItemsFromText(rendered: string): LoopItem[] {
   const text = rendered.trim();
   if (text === '') return [];
   if (text.startsWith('{')) {
-    throw new InvalidInputError(`loop rendered a mapping, not a list: ${JSON.stringify(shorten(text))}`);
+    throw new InvalidInputError(`loop rendered a mapping, not a list: ${JSON.stringify(excerpt(text))}`);
   }
   if (!text.startsWith('[') && !/^-(\s|$)/.test(text)) {
     return text
@@ -30,14 +30,14 @@ export function loopItemsFromText(rendered: string): LoopItem[] {
     value = parse(text, { maxAliasCount: 100 });
   } catch (error) {
     throw new InvalidInputError(
-      `loop rendered text that is not a list: ${JSON.stringify(shorten(text))}: ${(error as Error).message.split('\n')[0]}`,
+      `loop rendered text that is not a list: ${JSON.stringify(excerpt(text))}: ${(error as Error).message.split('\n')[0]}`,
       {
         cause: error,
       },
     );
   }
   if (!Array.isArray(value)) {
-    throw new InvalidInputError(`loop rendered text that is not a list: ${JSON.stringify(shorten(text))}`);
+    throw new InvalidInputError(`loop rendered text that is not a list: ${JSON.stringify(excerpt(text))}`);
   }
   value.forEach((item, i) => {
     const ok = ['string', 'number', 'boolean'].includes(typeof item) || isPlainObject(item);
@@ -47,8 +47,4 @@ export function loopItemsFromText(rendered: string): LoopItem[] {
     }
   });
   return value as LoopItem[];
-}
-
-function shorten(text: string): string {
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

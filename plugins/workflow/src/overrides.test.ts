@@ -39,9 +39,9 @@ describe('parseVarArguments', () => {
     );
   });
 
-  it('keeps __proto__ as a plain key', () => {
+  it('keeps __proto__ as a plain key, in a map without a prototype', () => {
     const vars = parseVarArguments(['__proto__=x']);
-    expect(Object.getPrototypeOf(vars)).toBe(Object.prototype);
+    expect(Object.getPrototypeOf(vars)).toBeNull();
     expect(Object.keys(vars)).toEqual(['__proto__']);
   });
 });

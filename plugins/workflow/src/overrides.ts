@@ -1,4 +1,4 @@
-import { InvalidInputError, didYouMean } from '@runner/plugin-sdk';
+import { didYouMean, InvalidInputError, userKeyed } from '@runner/plugin-sdk';
 import { VAR_NAME, VAR_NAME_RULE } from './names.js';
 import { isPlainObject, setOwn } from './objects.js';
 import type { ValuesMap, WorkflowDefinition, WorkflowOverrides } from './types.js';
@@ -17,7 +17,7 @@ function checkVarName(arg: string, name: string): string | undefined {
  * argument.
  */
 export function parseVarArguments(args: readonly string[]): Record<string, string> {
-  const vars: Record<string, string> = {};
+  const vars = userKeyed<string>();
   const problems: string[] = [];
   for (const arg of args) {
     const eq = arg.indexOf('=');
@@ -68,7 +68,7 @@ export function mergeValues(
 export function applyOverrides(workflow: WorkflowDefinition, overrides: WorkflowOverrides): WorkflowDefinition {
   const declared = Object.keys(workflow.vars);
   const problems: string[] = [];
-  let given: Record<string, string> = {};
+  let given = userKeyed<string>();
   const args = overrides.vars;
   if (Array.isArray(args)) {
     try {

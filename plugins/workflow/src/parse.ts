@@ -1,6 +1,7 @@
 import { LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
 import { checkGraph, checkScripts, checkTemplates } from './checks.js';
 import { sortProblems, WorkflowValidationError } from './errors.js';
+import { userKeyed } from '@runner/plugin-sdk';
 import { setOwn } from './objects.js';
 import { Reader } from './reader.js';
 import { WorkflowSchema, type TaskDraft, type WorkflowDraft } from './schema.js';
@@ -69,7 +70,7 @@ function buildTask(reader: Reader, task: TaskDraft): TaskDefinition {
 }
 
 function build(reader: Reader, draft: WorkflowDraft): WorkflowDefinition {
-  const groups: Record<string, string[]> = {};
+  const groups = userKeyed<string[]>();
   for (const group of draft.groups)
     setOwn(
       groups,

@@ -1,4 +1,5 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
+import { userKeyed } from '@runner/plugin-sdk';
 import { setOwn } from './objects.js';
 import type { LineColumn, SourceText } from './source-map.js';
 import type { WorkflowProblem } from './types.js';
@@ -206,7 +207,7 @@ export class Reader {
         return { value: out };
       }
       if (isMap(resolved)) {
-        const out: Record<string, unknown> = {};
+        const out = userKeyed<unknown>();
         for (const entry of this.entries(resolved, path)) {
           const v = this.toPlain(entry.value, keyPath(path, entry.key), stack);
           if (v === undefined) return undefined;

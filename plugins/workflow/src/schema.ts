@@ -9,6 +9,7 @@ import {
   VAR_NAME_RULE,
   WORKFLOW_KEYS,
 } from './names.js';
+import { userKeyed } from '@runner/plugin-sdk';
 import { setOwn } from './objects.js';
 import { indexPath, keyPath, type MaybeNode } from './reader.js';
 import type { ValuesMap } from './types.js';
@@ -101,7 +102,7 @@ export class WorkflowSchema extends TaskPartsReader {
   }
 
   private vars(node: MaybeNode): Record<string, string> {
-    const out: Record<string, string> = {};
+    const out = userKeyed<string>();
     const map = this.mapping(node, 'vars', 'a mapping of variable names to strings');
     if (!map) return out;
     for (const entry of this.r.entries(map, 'vars')) {

@@ -1,0 +1,32 @@
+import type { EventBus } from '@runner/plugin-sdk';
+import type { AuditLog } from './audit-log.js';
+
+/**
+ * What changes who may connect as an agent happens over gRPC or in files, not through a route the
+ * audit guard sees: enrolments and join-token rotations reach the audit log as events.
+ */
+export function auditAgentEvents(events: EventBus, audit: AuditLog): () => void {
+  const base = { user: 'system', ip: '', result: 'success' as const, status: 200, request_id: '' };
+  const offs = [
+    events.on('agent.enrolled', ({ data }) =>
+      audit.record({
+        ...base,
+        event: 'agent.enrolled',
+        ip: data.address,
+        resource: `agent/${data.agent_name}`,
+        action: 'enrolment with the join token',
+        detail: `agent ${data.agent_name} was issued its own credential`,
+      }),
+    ),
+    events.on('agent.join_token_rotated', ({ data }) =>
+      audit.record({
+        ...base,
+        event: 'agent.join_token_rotated',
+        resource: 'agent-token',
+        action: 'join token replaced',
+        detail: `a new join token in ${data.source}; agents enrol with it from now on`,
+      }),
+    ),
+  ];
+  return () => offs.forEach((off) => off());
+}
