@@ -34,3 +34,4 @@ export * from './src/process-groups.js';
 export * from './src/private-files.js';
 export * from './src/tls-files.js';
 export * from './src/state.js';
+export * from './src/local-executor.js';
