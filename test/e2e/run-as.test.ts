@@ -3,7 +3,7 @@
 // system user runner-exec), a Developer and an Operator submitting over REST, the CLI through the
 // master; and a master that is not root, which refuses such tasks and says how to allow them.
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localAuth, runnerBin, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
@@ -216,4 +216,62 @@ describe.skipIf(!isRoot)('a master that is not root', () => {
     expect(by.touch.message).toMatch(/local tasks with side effects are refused: the master runs as \S+, not root/);
     expect(by.touch.message).toContain('engine.run_as: self');
   }, 60_000);
+});
+
+/** Processes whose command line is `sleep <marker>`, alive (not zombies). */
+function sleepsWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const args = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      const state = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (args[0].endsWith('sleep') && args[1] === marker && state !== 'Z') found.push(Number(name));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+describe.skipIf(!isRoot)('a root master killed with SIGKILL while runs start processes', () => {
+  it('leaves none of them alive 10 s after it restarts, also ones that left their process group', async () => {
+    const dataDir = tempDataDir('runner-runas-kill-');
+    const start = async () => {
+      const child = spawnRunner(['server', '--http-port', '0', '--port', '0'], { env: { RUNNER_DATA_DIR: dataDir } });
+      children.push(child);
+      const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 30_000);
+      return { child, base: `http://${address}` };
+    };
+    const marker = String(3000 + Math.floor(Math.random() * 100_000));
+    const first = await start();
+    const headers = { 'content-type': 'application/json', ...localAuth(dataDir) };
+    // Half the runs wait on their command; the other half start one that leaves its group (setsid).
+    const scripts = [`exec.run("sleep ${marker}")`, `os.execute("setsid sleep ${marker} > /dev/null 2>&1 &")`];
+    const submitted: Promise<Response>[] = [];
+    for (let i = 0; i < 100; i++) {
+      const content = `version: "1.0"\ntasks:\n  - name: t\n    exec: { script: '${scripts[i % 2]}' }\n`;
+      submitted.push(
+        fetch(`${first.base}/api/v1/workflows/run`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ workflow_name: `spawn-${i}`, content }),
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20)); // 50 a second
+    }
+    await Promise.allSettled(submitted);
+    for (let i = 0; i < 200 && sleepsWith(marker).length < 20; i++) await new Promise((r) => setTimeout(r, 100));
+    const before = sleepsWith(marker).length;
+    expect(before).toBeGreaterThanOrEqual(20);
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    await start();
+    let left = sleepsWith(marker);
+    for (let i = 0; i < 100 && left.length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      left = sleepsWith(marker);
+    }
+    expect(left, `${left.length} of ${before} sleeps alive 10 s after the restart`).toEqual([]);
+  }, 120_000);
 });

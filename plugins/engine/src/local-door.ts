@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
@@ -30,6 +31,19 @@ export interface LocalDoorOptions {
   bin?: string;
   /** Bytes of a task's log the executor sends (engine.task_log_bytes: what the record keeps). */
   logBytes?: number;
+  /** This master's mark on its executor and every command it starts (ownerMark of its data directory). */
+  owner?: string;
+}
+
+/**
+ * The variable that marks a process as started by one master's executor. Not `RUNNER_*`: those
+ * are left out of what commands get (module-exec's childEnvironment), and this one must reach them.
+ */
+export const OWNER_VARIABLE = 'EXECUTOR_OF_RUNNER';
+
+/** A master's mark: a digest of its data directory, so masters sharing the user tell theirs apart. */
+export function ownerMark(dataDir: string): string {
+  return createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
 }
 
 /** How long past a task's timeout the master waits for the executor to report it stopped. */
@@ -144,7 +158,10 @@ export class LocalDoor {
           dryRun: options.dryRun ?? false,
           timeoutMs: options.timeoutMs,
           memoryLimitBytes: options.memoryLimitBytes,
-          env: options.env ? { ...options.env } : undefined,
+          // os.execute and io.popen commands get this env: the owner's mark goes with it.
+          env: this.#options.owner
+            ? { ...(options.env ?? {}), [OWNER_VARIABLE]: this.#options.owner }
+            : options.env && { ...options.env },
           cwd: options.cwd,
           run: options.run,
           logBytes: this.#options.logBytes,
@@ -168,7 +185,7 @@ export class LocalDoor {
         cwd: runAs.home,
         // The executor's own environment: enough to start Node. What scripts see is each task's
         // `env` (engine.script_env), sent with the task.
-        env: executorEnvironment(runAs),
+        env: executorEnvironment(runAs, this.#options.owner),
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
         serialization: 'advanced',
       },
@@ -252,9 +269,13 @@ export class LocalDoor {
   }
 }
 
-/** PATH and locale from the master; HOME, USER and LOGNAME of the executor's user. */
-function executorEnvironment(runAs: Extract<RunAs, { kind: 'user' }>): NodeJS.ProcessEnv {
+/**
+ * PATH and locale from the master; HOME, USER and LOGNAME of the executor's user; the owner's
+ * mark, which exec.run's commands inherit from the executor's environment.
+ */
+function executorEnvironment(runAs: Extract<RunAs, { kind: 'user' }>, owner?: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { HOME: runAs.home, USER: runAs.name, LOGNAME: runAs.name };
+  if (owner) env[OWNER_VARIABLE] = owner;
   for (const name of ['PATH', 'LANG', 'LC_ALL', 'TZ']) if (process.env[name]) env[name] = process.env[name];
   return env;
 }
@@ -275,23 +296,22 @@ export function runnerBin(): string {
 }
 
 /**
- * Kills every process of `uid`: at the start of a master whose dedicated user (runner-exec) is
- * its own, whatever is still running as that user was started by a previous master's runs (its
- * executor and the commands their scripts started, also ones that left their process group).
+ * Kills every process of `uid` that carries `owner`'s mark in its environment: at a master's
+ * start, what is still running as its executor's user with its mark was started by its previous
+ * executor (the executor itself, the commands its scripts started, also ones that left their
+ * process group or session), since the executor and its tasks end with the master. Other masters
+ * sharing the user have marks of their own. A command that clears its environment (`env -i`)
+ * carries no mark and is not found.
  */
-export function killProcessesOf(uid: number): number {
+export function killProcessesOf(uid: number, owner: string): number {
+  const mark = `${OWNER_VARIABLE}=${owner}`;
   let killed = 0;
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
-    let status: string;
     try {
-      status = readFileSync(`/proc/${name}/status`, 'utf8');
-    } catch {
-      continue;
-    }
-    const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(status);
-    if (!uids || (Number(uids[1]) !== uid && Number(uids[2]) !== uid)) continue;
-    try {
+      const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'utf8'));
+      if (!uids || (Number(uids[1]) !== uid && Number(uids[2]) !== uid)) continue;
+      if (!readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(mark)) continue;
       process.kill(Number(name), 'SIGKILL');
       killed++;
     } catch {

@@ -126,10 +126,11 @@ export const plugin = definePlugin({
 
 /**
  * The master's door for local scripts (local-door.ts): resolves engine.run_as, makes the data
- * directory the master's alone (0700), and ends what a previous master's executor left running.
+ * directory the master's alone (0700), and ends what a previous master's executor left running
+ * (the processes of its user that carry this data directory's mark).
  */
 async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateService | undefined) {
-  const [{ LocalDoor, killProcessesOf }, { resolveRunAs }, { chmod }] = await Promise.all([
+  const [{ LocalDoor, killProcessesOf, ownerMark }, { resolveRunAs }, { chmod }] = await Promise.all([
     import('./local-door.js'),
     import('./run-as.js'),
     import('node:fs/promises'),
@@ -140,8 +141,9 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
       ctx.logger.warn(`cannot make the data directory ${dataDir} private (0700): ${error.message}`);
   });
   const runAs = resolveRunAs(ctx.config.get<string>('engine.run_as'), dataDir);
-  if (runAs.kind === 'user' && runAs.dedicated) {
-    const killed = killProcessesOf(runAs.uid);
+  const owner = ownerMark(dataDir);
+  if (runAs.kind === 'user') {
+    const killed = killProcessesOf(runAs.uid, owner);
     if (killed) ctx.logger.warn(`ended ${killed} process(es) of ${runAs.name} left by an earlier master`);
   }
   const door = new LocalDoor({
@@ -150,6 +152,7 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
     state,
     logger: ctx.logger,
     logBytes: ctx.config.get<number>('engine.task_log_bytes'),
+    owner,
   });
   ctx.logger.info(
     runAs.kind === 'refused'

@@ -8,7 +8,7 @@ export const DEFAULT_EXEC_USER = 'runner-exec';
 /** Who local task scripts with side effects run as (engine.run_as, resolved). */
 export type RunAs =
   | { kind: 'self' }
-  | { kind: 'user'; name: string; uid: number; gid: number; home: string; dedicated: boolean }
+  | { kind: 'user'; name: string; uid: number; gid: number; home: string }
   | { kind: 'refused'; reason: string };
 
 interface Account {
@@ -58,7 +58,7 @@ export function resolveRunAs(configured: string, dataDir: string): RunAs {
       },
     );
   }
-  return { kind: 'user', ...account, dedicated: configured === 'auto' };
+  return { kind: 'user', ...account };
 }
 
 /** The passwd entry of `name`, or undefined when there is none. */
