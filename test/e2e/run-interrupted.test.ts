@@ -231,4 +231,55 @@ tasks:
     expect(record.error).toMatch(/^interrupted: pid \d+ on .* stopped before the run ended/);
     expect((await second.api('GET', '/executions?status=running')).body.total).toBe(0);
   });
+
+  it('an agent killed with SIGKILL mid-task: its command outlives it, and the agent kills it when it restarts', async () => {
+    const dataDir = tempDataDir();
+    const agentDir = tempDataDir('runner-interrupted-agent-data-');
+    const work = mkdtempSync(join(tmpdir(), 'runner-interrupted-agent-kill-'));
+    const pidFile = join(work, 'sleep.pid');
+    const grpcPort = await freePort();
+    const master = await startMaster(dataDir, grpcPort);
+    masters.push(master);
+    const startAgent = () => {
+      const agent = spawnRunner(['agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
+        env: {
+          RUNNER_DATA_DIR: agentDir,
+          RUNNER_JOIN_TOKEN: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
+          RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
+          RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3',
+        },
+      });
+      masters.push(agent);
+      return agent;
+    };
+    const agent = startAgent();
+    await until('the agent registered', () => (/registered with master/.test(agent.output.stderr) ? true : undefined));
+    const run = await master.api('POST', '/workflows/run', {
+      workflow_name: 'remote-kill',
+      content: `version: "1.0"
+tasks:
+  - name: wait
+    delegate_to: a1
+    exec:
+      script: |
+        exec.run("echo $$ > ${pidFile}; exec sleep 300")
+        return true
+`,
+    });
+    expect(run.status).toBe(202);
+    orphan = await until('the sleep started on the agent', () =>
+      existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
+        ? Number(readFileSync(pidFile, 'utf8'))
+        : undefined,
+    );
+    agent.kill('SIGKILL');
+    await finished(agent);
+    // Nothing of the agent is left to stop it: the command outlives the agent.
+    expect(running(orphan)).toBe(true);
+    const again = startAgent();
+    await until('the agent registered again', () =>
+      /registered with master/.test(again.output.stderr) ? true : undefined,
+    );
+    await until('the restarted agent killed the sleep', () => (running(orphan as number) ? undefined : true), 10_000);
+  });
 });

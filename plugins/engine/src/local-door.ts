@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   EXECUTOR_COMMAND,
   fromExecutorError,
   isRunnerError,
+  OWNER_VARIABLE,
   RunnerError,
   toExecutorError,
   type ExecutorToMaster,
@@ -33,17 +33,6 @@ export interface LocalDoorOptions {
   logBytes?: number;
   /** This master's mark on its executor and every command it starts (ownerMark of its data directory). */
   owner?: string;
-}
-
-/**
- * The variable that marks a process as started by one master's executor. Not `RUNNER_*`: those
- * are left out of what commands get (module-exec's childEnvironment), and this one must reach them.
- */
-export const OWNER_VARIABLE = 'EXECUTOR_OF_RUNNER';
-
-/** A master's mark: a digest of its data directory, so masters sharing the user tell theirs apart. */
-export function ownerMark(dataDir: string): string {
-  return createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
 }
 
 /** How long past a task's timeout the master waits for the executor to report it stopped. */
@@ -293,30 +282,4 @@ export function runnerBin(): string {
     if (dirname(dir) === dir)
       throw new Error('cannot find the runner command (kernel/bin/runner.js) to start the local executor');
   }
-}
-
-/**
- * Kills every process of `uid` that carries `owner`'s mark in its environment: at a master's
- * start, what is still running as its executor's user with its mark was started by its previous
- * executor (the executor itself, the commands its scripts started, also ones that left their
- * process group or session), since the executor and its tasks end with the master. Other masters
- * sharing the user have marks of their own. A command that clears its environment (`env -i`)
- * carries no mark and is not found.
- */
-export function killProcessesOf(uid: number, owner: string): number {
-  const mark = `${OWNER_VARIABLE}=${owner}`;
-  let killed = 0;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'utf8'));
-      if (!uids || (Number(uids[1]) !== uid && Number(uids[2]) !== uid)) continue;
-      if (!readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(mark)) continue;
-      process.kill(Number(name), 'SIGKILL');
-      killed++;
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return killed;
 }

@@ -9,6 +9,9 @@ import {
   AgentGroupsRef,
   definePlugin,
   hasTable,
+  killMarkedProcesses,
+  ownerMark,
+  OWNER_VARIABLE,
   optional,
   ProcessGroupsRef,
   StateServiceRef,
@@ -130,7 +133,7 @@ export const plugin = definePlugin({
  * (the processes of its user that carry this data directory's mark).
  */
 async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateService | undefined) {
-  const [{ LocalDoor, killProcessesOf, ownerMark }, { resolveRunAs }, { chmod }] = await Promise.all([
+  const [{ LocalDoor }, { resolveRunAs }, { chmod }] = await Promise.all([
     import('./local-door.js'),
     import('./run-as.js'),
     import('node:fs/promises'),
@@ -142,10 +145,14 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
   });
   const runAs = resolveRunAs(ctx.config.get<string>('engine.run_as'), dataDir);
   const owner = ownerMark(dataDir);
-  if (runAs.kind === 'user') {
-    const killed = killProcessesOf(runAs.uid, owner);
-    if (killed) ctx.logger.warn(`ended ${killed} process(es) of ${runAs.name} left by an earlier master`);
+  const uid = runAs.kind === 'user' ? runAs.uid : process.getuid?.();
+  if (runAs.kind !== 'refused' && uid !== undefined) {
+    const killed = killMarkedProcesses(uid, owner);
+    if (killed) ctx.logger.warn(`ended ${killed} process(es) left by an earlier master's runs`);
   }
+  // With `self` the master's own commands carry the mark (from its environment), as the
+  // executor's do.
+  if (runAs.kind === 'self') process.env[OWNER_VARIABLE] = owner;
   const door = new LocalDoor({
     runAs,
     runtime,
