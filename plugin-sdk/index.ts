@@ -38,3 +38,4 @@ export * from './src/tls-files.js';
 export * from './src/state.js';
 export * from './src/resource-command.js';
 export * from './src/yaml-output.js';
+export * from './src/local-executor.js';

@@ -96,6 +96,14 @@ export interface LuaRuntime {
    */
   run(source: string, options: LuaRunOptions): Promise<LuaRunResult>;
   createSession(options: LuaSessionOptions): LuaSession;
+  /**
+   * Whether `source` is proven to reach nothing outside its Lua state: bounded (no loop, no
+   * function of its own) and calling only the few pure library functions (`tostring`, `string.len`,
+   * `os.time`, ...), no module function, `io`, `os.execute` or `require`. A master runs such a
+   * script in its own process; any other local script goes through its local executor (the one
+   * door). False when unsure (a syntax error, a runtime that cannot tell).
+   */
+  sideEffectFree?(source: string): boolean;
 }
 
 /** A script raised an error (or a value JavaScript cannot hold came out of it). */

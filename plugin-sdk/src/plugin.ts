@@ -7,9 +7,13 @@ import type { LuaModuleSpec } from './lua-module.js';
 import type { Logger } from './logger.js';
 import type { DependencyMap, ResolvedDependencies, ServiceRef } from './service-ref.js';
 
-/** The profiles the kernel boots: `runner server` (master), `runner agent start`, `runner run`. */
-export type Profile = 'master' | 'agent' | 'embedded';
-export const PROFILES: readonly Profile[] = Object.freeze(['master', 'agent', 'embedded']);
+/**
+ * The profiles the kernel boots: `runner server` (master), `runner agent start`, `runner run`, and
+ * `executor`: the child a master starts, as an unprivileged user, to run local tasks that have side
+ * effects (the executor plugin; see local-executor.ts).
+ */
+export type Profile = 'master' | 'agent' | 'embedded' | 'executor';
+export const PROFILES: readonly Profile[] = Object.freeze(['master', 'agent', 'embedded', 'executor']);
 
 /** What a plugin's `setup` receives besides its dependencies. */
 export interface PluginContext {

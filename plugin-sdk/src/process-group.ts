@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+
 /**
  * Stopping what a command started. Commands are spawned `detached`, which makes each the leader
  * of a process group of its own; signalling the group (a negative pid) reaches the shell and
@@ -39,4 +42,44 @@ export function stopProcessGroup(pid: number | undefined, graceMs = PROCESS_GROU
     },
     Math.min(50, graceMs),
   );
+}
+
+/**
+ * The variable that marks a process as started by one master's executor. Not `RUNNER_*`: those
+ * are left out of what commands get (module-exec's childEnvironment), and this one must reach them.
+ */
+export const OWNER_VARIABLE = 'EXECUTOR_OF_RUNNER';
+
+/**
+ * A process's owner mark: a digest of its data directory (a master's, an agent's), so owners
+ * sharing a user tell their processes apart.
+ */
+export function ownerMark(dataDir: string): string {
+  return createHash('sha256').update(dataDir).digest('hex').slice(0, 16);
+}
+
+/**
+ * Kills every process of `uid` (but this one) that carries `owner`'s mark in its environment: at
+ * the start of a master or an agent, what still runs with its mark was started for an earlier
+ * one's runs (a master's executor and its commands, an agent's commands), also commands that left
+ * their process group or session. Owners sharing the user have marks of their own. A command that
+ * clears its environment (`env -i`) carries no mark and is not found. Needs /proc (Linux).
+ */
+export function killMarkedProcesses(uid: number, owner: string): number {
+  const mark = `${OWNER_VARIABLE}=${owner}`;
+  let killed = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const uids = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${name}/status`, 'utf8'));
+      if (!uids || (Number(uids[1]) !== uid && Number(uids[2]) !== uid)) continue;
+      if (!readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(mark)) continue;
+      if (Number(name) === process.pid) continue;
+      process.kill(Number(name), 'SIGKILL');
+      killed++;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return killed;
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { selfSignedCertificate } from '@runner/plugin-sdk/testing';
@@ -18,7 +18,11 @@ export const repoRoot = resolve(import.meta.dirname, '../..');
 export const runnerBin = join(repoRoot, 'kernel/bin/runner.js');
 
 export function tempDataDir(prefix = 'runner-e2e-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  // Open as /tmp is (sticky): under a root master, local tasks' commands run as engine.run_as
+  // (runner-exec) and write their markers here; a master makes its own data directory 0700.
+  chmodSync(dir, 0o1777);
+  return dir;
 }
 
 /** A self-signed certificate for localhost and 127.0.0.1 (Debian's openssl), as `<dir>/<name>.pem|.key`. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,12 +29,12 @@ type Master = ReturnType<typeof spawnRunner> & {
   api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
 };
 
-async function startMaster(dataDir: string, grpcPort?: number): Promise<Master> {
+async function startMaster(dataDir: string, grpcPort?: number, env: Record<string, string> = {}): Promise<Master> {
   const httpPort = await freePort();
   grpcPort ??= await freePort();
   const child = spawnRunner(
     ['server', '--http-port', String(httpPort), '--bind-address', '127.0.0.1', '--port', String(grpcPort)],
-    { env: { RUNNER_DATA_DIR: dataDir, RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1' } },
+    { env: { RUNNER_DATA_DIR: dataDir, RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1', ...env } },
   ) as Master;
   child.httpPort = httpPort;
   const tokenFile = join(dataDir, 'auth', 'local.token');
@@ -95,16 +95,26 @@ describe('a master killed during a run', () => {
     if (orphan !== undefined && running(orphan)) process.kill(-orphan, 'SIGKILL');
   });
 
-  it('leaves the run interrupted, no run running, no orphan child, and no acknowledged run missing', async () => {
-    const dataDir = tempDataDir();
-    const work = mkdtempSync(join(tmpdir(), 'runner-interrupted-'));
-    const pidFile = join(work, 'sleep.pid');
-    const first = await startMaster(dataDir);
-    masters.push(first);
+  // With the default engine.run_as (runner-exec under a root master) the command is the local
+  // executor's, which stops it when its channel to the master closes; with `self` it is the
+  // master's own child, which outlives it until the next start kills its recorded group.
+  it.each([
+    ['the local executor (default)', {}, false],
+    ['engine.run_as: self', { RUNNER_ENGINE_RUN_AS: 'self' }, true],
+  ])(
+    '%s: leaves the run interrupted, no run running, no orphan child, no acknowledged run missing',
+    async (_how, env, outlives) => {
+      const dataDir = tempDataDir();
+      const work = mkdtempSync(join(tmpdir(), 'runner-interrupted-'));
+      // The task's command runs as engine.run_as (runner-exec under a root master): it writes here.
+      chmodSync(work, 0o777);
+      const pidFile = join(work, 'sleep.pid');
+      const first = await startMaster(dataDir, undefined, env);
+      masters.push(first);
 
-    const long = await first.api('POST', '/workflows/run', {
-      workflow_name: 'long',
-      content: `version: "1.0"
+      const long = await first.api('POST', '/workflows/run', {
+        workflow_name: 'long',
+        content: `version: "1.0"
 tasks:
   - name: quick
     exec:
@@ -116,54 +126,61 @@ tasks:
         exec.run("echo $$ > ${pidFile}; exec sleep 300")
         return true
 `,
-    });
-    expect(long.status).toBe(202);
-    // The shell writes its pid, then becomes `sleep` (same pid, leading its own process group).
-    orphan = await until('the sleep started', () =>
-      existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
-        ? Number(readFileSync(pidFile, 'utf8'))
-        : undefined,
-    );
-    await until('sleep exec-ed', () =>
-      readFileSync(`/proc/${orphan}/cmdline`, 'utf8').startsWith('sleep') ? true : undefined,
-    );
+      });
+      expect(long.status).toBe(202);
+      // The shell writes its pid, then becomes `sleep` (same pid, leading its own process group).
+      orphan = await until('the sleep started', () =>
+        existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
+          ? Number(readFileSync(pidFile, 'utf8'))
+          : undefined,
+      );
+      await until('sleep exec-ed', () =>
+        readFileSync(`/proc/${orphan}/cmdline`, 'utf8').startsWith('sleep') ? true : undefined,
+      );
 
-    // Acknowledged before the kill: the run's end event goes out only once its end is durable
-    // (a GET may show it a moment earlier: reads see writes the store has applied but not yet
-    // synced), and so is every write before it, the process group's record included.
-    const socket = new WebSocket(`ws://127.0.0.1:${first.httpPort}/api/v1/ws`, { headers: localAuth(dataDir) });
-    const ended = new Set<string>();
-    socket.on('message', (raw) => {
-      const message = JSON.parse(raw.toString());
-      if (message.type === 'workflow.completed') ended.add(message.data.run_id);
-    });
-    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
-    const short = await first.api('POST', '/workflows/run', {
-      workflow_name: 'short',
-      content: 'version: "1.0"\ntasks:\n  - name: only\n    exec:\n      script: return true\n',
-    });
-    await until('the short run ended', () => (ended.has(short.body.id) ? true : undefined));
-    socket.close();
+      // Acknowledged before the kill: the run's end event goes out only once its end is durable
+      // (a GET may show it a moment earlier: reads see writes the store has applied but not yet
+      // synced), and so is every write before it, the process group's record included.
+      const socket = new WebSocket(`ws://127.0.0.1:${first.httpPort}/api/v1/ws`, { headers: localAuth(dataDir) });
+      const ended = new Set<string>();
+      socket.on('message', (raw) => {
+        const message = JSON.parse(raw.toString());
+        if (message.type === 'workflow.completed') ended.add(message.data.run_id);
+      });
+      await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+      const short = await first.api('POST', '/workflows/run', {
+        workflow_name: 'short',
+        content: 'version: "1.0"\ntasks:\n  - name: only\n    exec:\n      script: return true\n',
+      });
+      await until('the short run ended', () => (ended.has(short.body.id) ? true : undefined));
+      socket.close();
 
-    first.kill('SIGKILL');
-    await finished(first);
-    // The test means something only if the child outlived its master.
-    expect(running(orphan)).toBe(true);
+      first.kill('SIGKILL');
+      await finished(first);
+      if (outlives) {
+        // The restart's clean-up means something only if the child outlived its master.
+        expect(running(orphan)).toBe(true);
+      } else {
+        await until('the executor stopped the sleep', () => (running(orphan as number) ? undefined : true), 10_000);
+      }
 
-    const second = await startMaster(dataDir);
-    masters.push(second);
-    const record = (await second.api('GET', `/executions/${long.body.id}`)).body;
-    expect(record.status).toBe('interrupted');
-    expect(record.error).toMatch(/^interrupted: pid \d+ on .* stopped before the run ended; found at the start of pid/);
-    expect(record.counts).toEqual({ succeeded: 1 });
-    expect(record.completed_at).toBeDefined();
-    expect((await second.api('GET', '/executions?status=running')).body.total).toBe(0);
-    expect((await second.api('GET', '/executions?status=interrupted')).body.executions.map((e: any) => e.id)).toEqual([
-      long.body.id,
-    ]);
-    expect((await second.api('GET', `/executions/${short.body.id}`)).body.status).toBe('succeeded');
-    await until('the orphaned sleep was killed', () => (running(orphan as number) ? undefined : true), 5_000);
-  });
+      const second = await startMaster(dataDir, undefined, env);
+      masters.push(second);
+      const record = (await second.api('GET', `/executions/${long.body.id}`)).body;
+      expect(record.status).toBe('interrupted');
+      expect(record.error).toMatch(
+        /^interrupted: pid \d+ on .* stopped before the run ended; found at the start of pid/,
+      );
+      expect(record.counts).toEqual({ succeeded: 1 });
+      expect(record.completed_at).toBeDefined();
+      expect((await second.api('GET', '/executions?status=running')).body.total).toBe(0);
+      expect((await second.api('GET', '/executions?status=interrupted')).body.executions.map((e: any) => e.id)).toEqual(
+        [long.body.id],
+      );
+      expect((await second.api('GET', `/executions/${short.body.id}`)).body.status).toBe('succeeded');
+      await until('the orphaned sleep was killed', () => (running(orphan as number) ? undefined : true), 5_000);
+    },
+  );
 
   it('leaves a delegated run interrupted, and its agent drops the task with the connection', async () => {
     const dataDir = tempDataDir();
@@ -213,5 +230,56 @@ tasks:
     expect(record.status).toBe('interrupted');
     expect(record.error).toMatch(/^interrupted: pid \d+ on .* stopped before the run ended/);
     expect((await second.api('GET', '/executions?status=running')).body.total).toBe(0);
+  });
+
+  it('an agent killed with SIGKILL mid-task: its command outlives it, and the agent kills it when it restarts', async () => {
+    const dataDir = tempDataDir();
+    const agentDir = tempDataDir('runner-interrupted-agent-data-');
+    const work = mkdtempSync(join(tmpdir(), 'runner-interrupted-agent-kill-'));
+    const pidFile = join(work, 'sleep.pid');
+    const grpcPort = await freePort();
+    const master = await startMaster(dataDir, grpcPort);
+    masters.push(master);
+    const startAgent = () => {
+      const agent = spawnRunner(['agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
+        env: {
+          RUNNER_DATA_DIR: agentDir,
+          RUNNER_JOIN_TOKEN: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
+          RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
+          RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3',
+        },
+      });
+      masters.push(agent);
+      return agent;
+    };
+    const agent = startAgent();
+    await until('the agent registered', () => (/registered with master/.test(agent.output.stderr) ? true : undefined));
+    const run = await master.api('POST', '/workflows/run', {
+      workflow_name: 'remote-kill',
+      content: `version: "1.0"
+tasks:
+  - name: wait
+    delegate_to: a1
+    exec:
+      script: |
+        exec.run("echo $$ > ${pidFile}; exec sleep 300")
+        return true
+`,
+    });
+    expect(run.status).toBe(202);
+    orphan = await until('the sleep started on the agent', () =>
+      existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
+        ? Number(readFileSync(pidFile, 'utf8'))
+        : undefined,
+    );
+    agent.kill('SIGKILL');
+    await finished(agent);
+    // Nothing of the agent is left to stop it: the command outlives the agent.
+    expect(running(orphan)).toBe(true);
+    const again = startAgent();
+    await until('the agent registered again', () =>
+      /registered with master/.test(again.output.stderr) ? true : undefined,
+    );
+    await until('the restarted agent killed the sleep', () => (running(orphan as number) ? undefined : true), 10_000);
   });
 });

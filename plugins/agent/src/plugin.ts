@@ -1,4 +1,12 @@
-import { definePlugin, LuaModulesRef, LuaRuntimeRef, StateForwarderRef } from '@runner/plugin-sdk';
+import {
+  definePlugin,
+  killMarkedProcesses,
+  LuaModulesRef,
+  LuaRuntimeRef,
+  ownerMark,
+  OWNER_VARIABLE,
+  StateForwarderRef,
+} from '@runner/plugin-sdk';
 import { agentStartCommand } from './commands.js';
 import { AGENT_CONFIG, readAgentConfig } from './config.js';
 import { AgentProcessRef } from './process.js';
@@ -21,6 +29,13 @@ export const plugin = definePlugin({
   async setup(ctx, { runtime, modules }) {
     const config = readAgentConfig(ctx.config);
     if (config.cleartextWarning) ctx.logger.warn(config.cleartextWarning);
+    // Commands an earlier agent on this data directory left running (it was killed, and its
+    // tasks' commands outlived it) end before this one takes tasks. Every command this agent
+    // starts inherits the mark from its environment.
+    const owner = ownerMark(`agent:${ctx.config.dataDir}`);
+    const killed = process.getuid ? killMarkedProcesses(process.getuid(), owner) : 0;
+    if (killed) ctx.logger.warn(`ended ${killed} process(es) an earlier agent on ${ctx.config.dataDir} left running`);
+    process.env[OWNER_VARIABLE] = owner;
     // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.
     const { AgentService } = await import('./service.js');
     const service = new AgentService({

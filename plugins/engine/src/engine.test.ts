@@ -7,7 +7,7 @@ import { plugin as moduleLog } from '@runner/plugin-module-log';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -165,7 +165,10 @@ tasks:
     ['os.execute', (pidFile: string) => `os.execute("sleep 300 & echo $! > ${pidFile}; wait")`],
     ['io.popen', (pidFile: string) => `io.popen("sleep 300 & echo $! > ${pidFile}; wait"):read("a")`],
   ])('kills what %s started, by process group', async (_name, script) => {
-    const pidFile = join(mkdtempSync(join(tmpdir(), 'engine-cancel-')), 'pid');
+    const dir = mkdtempSync(join(tmpdir(), 'engine-cancel-'));
+    // A master's commands run as engine.run_as (runner-exec when the tests run as root): it writes here.
+    chmodSync(dir, 0o777);
+    const pidFile = join(dir, 'pid');
     const content = `version: "1.0"\ntasks:\n  - name: wait\n    exec: { script: '${script(pidFile)}; return true' }\n`;
     const { runId, done } = await runs.start({ source: { content } });
     await until(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '');

@@ -32,13 +32,18 @@ import { WorkflowSources } from './sources.js';
 import { LogFollowers } from './log-followers.js';
 import { createTaskLog, lazyChild } from './task-log.js';
 import { agentLabel, notRunResult } from './unit-records.js';
-import { runUnit, type UnitOutcome } from './unit-runner.js';
+import { runUnit, type UnitEnvironment, type UnitOutcome } from './unit-runner.js';
 import { expandTask, type Unit } from './units.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 
 export interface EngineDeps {
   parser: WorkflowParser;
   runtime: LuaRuntime;
+  /**
+   * Where local task scripts run: the master's one door (local-door.ts), which keeps side effects
+   * off the master's privileges; absent (embedded `runner run`): the runtime, as the user's own.
+   */
+  local?: UnitEnvironment['runtime'];
   template: TemplateEngine;
   runs: RunStore;
   events: EventBus;
@@ -347,7 +352,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               workflow,
               syntax: workflow.template,
               dryRun: run.dryRun,
-              runtime: deps.runtime,
+              runtime: deps.local ?? deps.runtime,
               template: deps.template,
               delegator: deps.delegator,
               base,

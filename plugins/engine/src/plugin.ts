@@ -9,8 +9,15 @@ import {
   AgentGroupsRef,
   definePlugin,
   hasTable,
+  killMarkedProcesses,
+  ownerMark,
+  OWNER_VARIABLE,
   optional,
   ProcessGroupsRef,
+  StateServiceRef,
+  type LuaRuntime,
+  type PluginContext,
+  type StateService,
 } from '@runner/plugin-sdk';
 import { executionsCommand } from './executions-command-spec.js';
 import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
@@ -41,6 +48,8 @@ export const plugin = definePlugin({
     // `delegate_to: group:web` (agent-groups plugin, on a master).
     groups: optional(AgentGroupsRef),
     processGroups: optional(ProcessGroupsRef),
+    // state.* of the scripts the local executor runs is served from here (module-state).
+    state: optional(StateServiceRef),
   },
   commands: [runCommand, executionsCommand],
   // What setup registers below (runs.retentionPolicies is the same function), for `runner db
@@ -62,11 +71,16 @@ export const plugin = definePlugin({
       default: 256 * 1024,
       help: "bytes of a task's message and outputs kept in its run record",
     },
+    'engine.run_as': {
+      schema: { type: 'string', minLength: 1 },
+      default: 'auto',
+      help: "who a master's local task scripts with side effects (files, commands, network) run as: 'auto' (the system user runner-exec, created on first start, when the master runs as root; refused otherwise), 'self' (the master's own user, which can read its data directory: accept that risk knowingly) or a user name (the master must run as root)",
+    },
     ...RUN_LIMITS_CONFIG,
     ...RETENTION_CONFIG,
     ...WORKFLOW_FILES_CONFIG,
   },
-  async setup(ctx, { parser, runtime, template, store, http, delegator, groups, processGroups }) {
+  async setup(ctx, { parser, runtime, template, store, http, delegator, groups, processGroups, state }) {
     // The routes (and TypeBox, which their schemas need) only on a master: `runner run` has no HTTP.
     const [{ createEngine }, { RunStore }, routes, logStream, { startRunLifecycle }] = await Promise.all([
       import('./engine.js'),
@@ -81,9 +95,13 @@ export const plugin = definePlugin({
     const lifecycle = await startRunLifecycle({ ctx, store, runs, processGroups });
     // Pruned by the store in the background (store.retention_interval); runner db stats shows them.
     const unretain = runs.retentionPolicies(retentionSettings(ctx.config)).map((policy) => store.retain(policy));
+    // On a master, workflow code reaches the host only through the one door; embedded `runner run`
+    // is the user's own process and runs it as the user.
+    const door = ctx.profile === 'master' ? await openDoor(ctx, runtime, state) : undefined;
     const engine = createEngine({
       parser,
       runtime,
+      local: door,
       template,
       runs,
       delegator,
@@ -104,8 +122,51 @@ export const plugin = definePlugin({
     ctx.onStop(async () => {
       await Promise.allSettled(engine.active());
       await runs.drain();
+      await door?.stop();
       lifecycle.stop();
       for (const off of unretain) off();
     });
   },
 });
+
+/**
+ * The master's door for local scripts (local-door.ts): resolves engine.run_as, makes the data
+ * directory the master's alone (0700), and ends what a previous master's executor left running
+ * (the processes of its user that carry this data directory's mark).
+ */
+async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateService | undefined) {
+  const [{ LocalDoor }, { resolveRunAs }, { chmod }] = await Promise.all([
+    import('./local-door.js'),
+    import('./run-as.js'),
+    import('node:fs/promises'),
+  ]);
+  const dataDir = ctx.config.dataDir;
+  await chmod(dataDir, 0o700).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT')
+      ctx.logger.warn(`cannot make the data directory ${dataDir} private (0700): ${error.message}`);
+  });
+  const runAs = resolveRunAs(ctx.config.get<string>('engine.run_as'), dataDir);
+  const owner = ownerMark(dataDir);
+  const uid = runAs.kind === 'user' ? runAs.uid : process.getuid?.();
+  if (runAs.kind !== 'refused' && uid !== undefined) {
+    const killed = killMarkedProcesses(uid, owner);
+    if (killed) ctx.logger.warn(`ended ${killed} process(es) left by an earlier master's runs`);
+  }
+  // With `self` the master's own commands carry the mark (from its environment), as the
+  // executor's do.
+  if (runAs.kind === 'self') process.env[OWNER_VARIABLE] = owner;
+  const door = new LocalDoor({
+    runAs,
+    runtime,
+    state,
+    logger: ctx.logger,
+    logBytes: ctx.config.get<number>('engine.task_log_bytes'),
+    owner,
+  });
+  ctx.logger.info(
+    runAs.kind === 'refused'
+      ? `local tasks with side effects are refused (engine.run_as: ${ctx.config.get<string>('engine.run_as')}); see engine.run_as`
+      : `local tasks with side effects run as ${door.describe()}`,
+  );
+  return door;
+}

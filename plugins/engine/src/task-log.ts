@@ -7,12 +7,16 @@ export interface TaskLog {
   truncated: boolean;
   /** Adds a line written by the engine itself (retries, skips); also capped. */
   add(level: TaskLogLine['level'], message: string, fields?: LogFields): void;
+  /** Counts lines dropped before they got here (the local executor stops sending at the cap). */
+  drop(count: number): void;
 }
 
 /**
  * A task's log: every line is kept in order up to `capBytes` (a chatty script must not grow a run
  * record without bound), then one note says how much was dropped. Each kept line (and the note) is also handed
- * to `onLine` for live views, and to `mirror` (the process log) with the run's context fields.
+ * to `onLine` for live views, and to `mirror` (the process log) with the run's context fields: the
+ * cap bounds what a task writes to the master's own log too (a script printing 1 GiB wrote 1 GiB
+ * to runner.log when every line was mirrored).
  */
 export function createTaskLog(capBytes: number, onLine: (line: TaskLogLine) => void, mirror?: Logger): TaskLog {
   let bytes = 0;
@@ -30,27 +34,31 @@ export function createTaskLog(capBytes: number, onLine: (line: TaskLogLine) => v
         message,
         ...(fields && Object.keys(fields).length ? { fields } : {}),
       };
-      mirror?.[level](message, fields);
       const size = message.length + (fields ? JSON.stringify(fields).length : 0) + 48;
       if (bytes + size > capBytes) {
-        dropped++;
-        if (!log.truncated) {
-          log.truncated = true;
-          const note: TaskLogLine = {
-            timestamp: line.timestamp,
-            level: 'warn',
-            message: `log truncated at ${capBytes} bytes; later lines are not kept`,
-          };
-          log.lines.push(note);
-          // Live views count the note as a line too (their count must match the stored log's).
-          onLine(note);
-        }
-        log.lines[log.lines.length - 1].fields = { dropped_lines: dropped };
+        log.drop(1);
         return;
       }
       bytes += size;
+      mirror?.[level](message, fields);
       log.lines.push(line);
       onLine(line);
+    },
+    drop(count) {
+      dropped += count;
+      if (!log.truncated) {
+        log.truncated = true;
+        const note: TaskLogLine = {
+          timestamp: new Date().toISOString(),
+          level: 'warn',
+          message: `log truncated at ${capBytes} bytes; later lines are not kept`,
+        };
+        log.lines.push(note);
+        mirror?.warn(note.message);
+        // Live views count the note as a line too (their count must match the stored log's).
+        onLine(note);
+      }
+      log.lines[log.lines.length - 1].fields = { dropped_lines: dropped };
     },
   };
   const at =

@@ -3,7 +3,8 @@ import {
   luaLazyTable,
   messageOf,
   type AgentDelegator,
-  type LuaRuntime,
+  type LuaRunOptions,
+  type LuaRunResult,
   type LuaValue,
   type TaskResult,
   type TemplateEngine,
@@ -19,7 +20,11 @@ export interface UnitEnvironment {
   workflow: WorkflowDefinition;
   syntax: TemplateSyntax;
   dryRun: boolean;
-  runtime: LuaRuntime;
+  /**
+   * Runs local scripts: the master's door (local-door.ts; it tells the task's log how many lines
+   * the executor dropped) or, embedded, the Lua runtime itself.
+   */
+  runtime: { run(source: string, options: LuaRunOptions, log?: Pick<TaskLog, 'drop'>): Promise<LuaRunResult> };
   template: TemplateEngine;
   delegator?: AgentDelegator;
   /** The shared template/Lua context: vars, values (all agents), env, tasks, workflow, dry_run. */
@@ -116,25 +121,29 @@ async function attemptOnce(
   const globals = { ...context, item: context.item, loop_index: context.loop_index } as Record<string, LuaValue>;
   try {
     if (unit.agents.length === 0) {
-      const { values } = await env.runtime.run(script, {
-        chunkName: `=${task.name}`,
-        // `tasks` grows with every task run and `env` is large; a script reads a few entries, so
-        // they are converted on first read instead of into every fresh Lua state (O(n^2) otherwise).
-        globals: {
-          ...globals,
-          tasks: luaLazyTable(globals.tasks as Record<string, unknown>),
-          env: luaLazyTable(globals.env as Record<string, unknown>),
+      const { values } = await env.runtime.run(
+        script,
+        {
+          chunkName: `=${task.name}`,
+          // `tasks` grows with every task run and `env` is large; a script reads a few entries, so
+          // they are converted on first read instead of into every fresh Lua state (O(n^2) otherwise).
+          globals: {
+            ...globals,
+            tasks: luaLazyTable(globals.tasks as Record<string, unknown>),
+            env: luaLazyTable(globals.env as Record<string, unknown>),
+          },
+          dryRun: env.dryRun,
+          logger: log.logger,
+          signal: env.signal,
+          timeoutMs: task.timeoutMs ?? env.defaultTimeoutMs,
+          memoryLimitBytes: env.memoryLimitBytes,
+          // os.getenv (and os.execute/io.popen) see what the `env` global shows: the runner's own
+          // RUNNER_* settings, which may hold credentials, are left out of both.
+          env: env.base.env as Record<string, string>,
+          run: { workflow: env.workflowName, runId: env.runId, task: task.name, attempt, agent: 'localhost' },
         },
-        dryRun: env.dryRun,
-        logger: log.logger,
-        signal: env.signal,
-        timeoutMs: task.timeoutMs ?? env.defaultTimeoutMs,
-        memoryLimitBytes: env.memoryLimitBytes,
-        // os.getenv (and os.execute/io.popen) see what the `env` global shows: the runner's own
-        // RUNNER_* settings, which may hold credentials, are left out of both.
-        env: env.base.env as Record<string, string>,
-        run: { workflow: env.workflowName, runId: env.runId, task: task.name, attempt, agent: 'localhost' },
-      });
+        log,
+      );
       return interpret(values, attempt);
     }
     return await delegate(unit, env, log, script, globals, attempt);

@@ -71,6 +71,10 @@ export class AutoLuaRuntime implements LuaRuntime {
     return this.#inline.createSession(options);
   }
 
+  sideEffectFree(source: string): boolean {
+    return this.#inline.sideEffectFree(source);
+  }
+
   close(): void {
     this.#unsubscribe();
     this.#workers.close();

@@ -18,7 +18,7 @@ import { Host, type HostEnvironment } from './host.js';
 import { jsString, luaString } from './lua-strings.js';
 import type { ModuleRegistry } from './module-registry.js';
 import { Scheduler } from './scheduler.js';
-import type { Proto } from './script-bounds.js';
+import { chunkRules, classifyChunk, type ChunkRules, type Proto } from './script-bounds.js';
 import { UncopyableStateError } from './state-copy.js';
 
 const { lua, lauxlib } = fengari;
@@ -55,6 +55,9 @@ const TEXT_ONLY = luaString('t');
  * time (state-copy.ts says why a copy is as fresh as a built state). A small pool keeps copies
  * ready: a run takes one, and the pool refills from setImmediate, outside the run's path.
  */
+/** sideEffectFree verdicts kept, by source text; past this the cache starts over. */
+const PURE_CACHE_LIMIT = 4096;
+
 export class LuaRuntimeService implements LuaRuntime {
   readonly #registry: ModuleRegistry;
   readonly #scheduler: Scheduler;
@@ -69,6 +72,9 @@ export class LuaRuntimeService implements LuaRuntime {
   readonly #executions = new Set<Execution>();
   readonly #sessions = new Set<Session>();
   readonly #unsubscribe: () => void;
+  /** sideEffectFree's verdicts by source text, and the rules they were read with (no module callable). */
+  readonly #pure = new Map<string, boolean>();
+  #pureRules: ChunkRules | null = null;
 
   constructor(registry: ModuleRegistry, options: LuaRuntimeOptions = {}) {
     this.#registry = registry;
@@ -84,7 +90,30 @@ export class LuaRuntimeService implements LuaRuntime {
     this.#unsubscribe = registry.onChange(() => {
       this.#pool = [];
       this.#template = undefined;
+      this.#pureRules = null;
+      this.#pure.clear();
     });
+  }
+
+  /**
+   * Proven to touch nothing outside its state: script-bounds' proof with no module callable, so
+   * the only calls reach BOUNDED_LIBRARY (none of which opens a file, starts a process or reads
+   * the network), and no other global of the library (`io`, `os.execute`, `require`, `load`) is
+   * read. Cached per source text, as `auto`'s placement is.
+   */
+  sideEffectFree(source: string): boolean {
+    let pure = this.#pure.get(source);
+    if (pure === undefined) {
+      this.#pureRules ??= chunkRules([], this.globalNames());
+      try {
+        pure = classifyChunk(this.chunkProto(source, 'script'), this.#pureRules).bounded;
+      } catch {
+        pure = false;
+      }
+      if (this.#pure.size >= PURE_CACHE_LIMIT) this.#pure.clear();
+      this.#pure.set(source, pure);
+    }
+    return pure;
   }
 
   compile(source: string, chunkName: string): void {

@@ -89,6 +89,10 @@ export class WorkerLuaRuntime implements LuaRuntime {
     return this.#inline.createSession(options);
   }
 
+  sideEffectFree(source: string): boolean {
+    return this.#inline.sideEffectFree(source);
+  }
+
   async run(source: string, options: LuaRunOptions): Promise<LuaRunResult> {
     if (this.#closed) throw stoppedError();
     const prefix = options.run === undefined ? '' : `task ${options.run.task}: `;

@@ -228,3 +228,45 @@ describe('jinja filters', () => {
     expect(failure(() => render('{{ "@@@" | b64decode }}')).reason).toMatch(/not base64/);
   });
 });
+
+describe('jinja range bounds (what one rendering may iterate)', () => {
+  it('renders ranges as nunjucks does (Python range), within the budget', () => {
+    expect(render('{{ range(3) | join(",") }}|{{ range(2, 5) | join(",") }}|{{ range(10, 0, -3) | join(",") }}')).toBe(
+      '0,1,2|2,3,4|10,7,4,1',
+    );
+    // The budget is per rendering: the next one starts afresh.
+    for (let i = 0; i < 3; i++) expect(render('{{ range(0, 90000) | length }}')).toBe('90000');
+  });
+
+  it('refuses range(0, 100000000) before making it, naming the limit', () => {
+    const error = failure(() => render('{% for i in range(0, 100000000) %}{% endfor %}'));
+    expect(error.message).toContain('range(0, 100000000) would make 100000000 items');
+    expect(error.message).toContain('at most 100000 range items in one rendering');
+  });
+
+  it('stops the nested range(0, 10000) bomb of a when: condition once the loops made 100,000 items', () => {
+    const error = failure(() =>
+      engine.evaluate(
+        '{% for i in range(0, 10000) %}{% for j in range(0, 10000) %}{% endfor %}{% endfor %}true',
+        context,
+        'jinja',
+      ),
+    );
+    expect(error.message).toContain('range(0, 10000) would make 10000 items');
+  });
+});
+
+describe('go range bounds', () => {
+  const go = (source: string) => engine.render(source, context, { syntax: 'go' });
+  it('ranges within the budget, afresh for each rendering', () => {
+    for (let i = 0; i < 3; i++) expect(go('{{ range $i := 90000 }}{{ end }}done')).toBe('done');
+  });
+  it('refuses range 100000000 and nested ranges past the budget', () => {
+    expect(failure(() => go('{{ range 100000000 }}{{ end }}')).message).toContain(
+      'range over 100000000 entries: a template may take at most 100000 range turns in one rendering',
+    );
+    expect(failure(() => go('{{ range 10000 }}{{ range 10000 }}{{ end }}{{ end }}')).message).toContain(
+      'range over 10000 entries',
+    );
+  });
+});

@@ -21,7 +21,7 @@ import type {
   NjTemplateError,
   NunjucksModule,
 } from './nunjucks-internals.js';
-import { isPlainObject } from './values.js';
+import { isPlainObject, RANGE_ITEMS_PER_RENDERING } from './values.js';
 
 // nunjucks (CommonJS) is required when the first Jinja template is compiled, not when this module
 // loads: it costs tens of milliseconds, and most runs render no template at all. Synchronous,
@@ -283,6 +283,22 @@ export interface JinjaEngine {
   variables(source: string): TemplateVariable[];
 }
 
+/** nunjucks' `range` (Python's), counting its items against the rendering's budget first. */
+function boundedRange(budget: { left: number }) {
+  return (start: number, stop?: number, step?: number): number[] => {
+    if (stop === undefined) [start, stop] = [0, start];
+    const by = step || 1;
+    const count = Math.max(0, Math.ceil((stop - start) / by));
+    if (!Number.isFinite(count) || count > budget.left) {
+      throw new Error(
+        `range(${start}, ${stop}${step ? `, ${step}` : ''}) would make ${count} items; a template may make at most ${RANGE_ITEMS_PER_RENDERING} range items in one rendering (loops included)`,
+      );
+    }
+    budget.left -= count;
+    return Array.from({ length: count }, (_, i) => start + i * by);
+  };
+}
+
 export function createJinjaEngine(): JinjaEngine {
   const nunjucks = loadNunjucks();
   // An empty loader list: nunjucks would otherwise read templates from ./views.
@@ -297,6 +313,9 @@ export function createJinjaEngine(): JinjaEngine {
     dev: true,
   });
   for (const [name, filter] of Object.entries(extraFilters)) env.addFilter(name, filter);
+  // Renderings are synchronous, so one budget per engine, reset at each rendering, is per rendering.
+  const rangeBudget = { left: RANGE_ITEMS_PER_RENDERING };
+  env.addGlobal('range', boundedRange(rangeBudget));
   // addTest exists since nunjucks 3.0; @types/nunjucks omits it.
   const withTests = env as unknown as { addTest(name: string, test: (...args: any[]) => boolean): void };
   for (const [name, test] of Object.entries(extraTests)) withTests.addTest(name, test);
@@ -333,6 +352,7 @@ export function createJinjaEngine(): JinjaEngine {
       return {
         render(context) {
           strict.pending = undefined;
+          rangeBudget.left = RANGE_ITEMS_PER_RENDERING;
           try {
             return template.render(context);
           } catch (error) {

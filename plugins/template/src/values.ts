@@ -49,3 +49,13 @@ export function stringOf(value: unknown): string {
 export function toJson(value: unknown, indent?: number): string {
   return JSON.stringify(value === undefined ? null : value, null, indent) ?? 'null';
 }
+
+/**
+ * Items Jinja's `range()` may make, and turns Go's `{{ range }}` may take, in one rendering, all
+ * together. A rendering runs on the caller's thread and cannot be interrupted, so what it may
+ * iterate is bounded before it starts: `range(0, 100000000)` (2.5 GB) and two nested
+ * `range(0, 10000)` loops (10^8 turns, 95 s of a frozen master) are refused with a clear error
+ * instead. An empty loop turn costs 2-20 µs (idle to load 20), so the budget holds a rendering's
+ * loops to well under a second or two.
+ */
+export const RANGE_ITEMS_PER_RENDERING = 100_000;

@@ -4,7 +4,7 @@
  * there is an error (Go's `missingkey=error`), except where `default` asks for a fallback.
  */
 import { TemplateError, type TemplateContext, type TemplateVariable } from '@runner/plugin-sdk';
-import { isPlainObject } from '../values.js';
+import { isPlainObject, RANGE_ITEMS_PER_RENDERING } from '../values.js';
 import { formatValue, goTypeName } from './format.js';
 import { GO_FUNCTION_NAMES, goFunctions, MissingKeyError, truth } from './functions.js';
 import type { Position } from './lexer.js';
@@ -46,6 +46,8 @@ export function compileGo(source: string): CompiledGoTemplate {
 
 class Executor {
   private readonly vars: { name: string; value: unknown }[];
+  /** Turns the rendering's `range`s may still take (RANGE_ITEMS_PER_RENDERING, as Jinja's `range()`). */
+  private rangeTurnsLeft = RANGE_ITEMS_PER_RENDERING;
 
   constructor(
     root: unknown,
@@ -112,6 +114,14 @@ class Executor {
       throw renderError(`range can't iterate over ${goTypeName(value)} ${formatValue(value)}`, node.pipe.pos);
     }
 
+    // A rendering cannot be interrupted: what its loops may turn is bounded before they start.
+    if (count > this.rangeTurnsLeft) {
+      throw renderError(
+        `range over ${count} entries: a template may take at most ${RANGE_ITEMS_PER_RENDERING} range turns in one rendering (nested loops included)`,
+        node.pos,
+      );
+    }
+    this.rangeTurnsLeft -= count;
     if (count === 0) {
       if (node.elseList) this.walkList(node.elseList, dot);
       this.vars.length = mark;

@@ -1,0 +1,79 @@
+import { isRunnerError, RunnerError } from './errors.js';
+import type { LogFields } from './logger.js';
+import type { LuaCallContext, LuaValue } from './lua-module.js';
+import type { StateAnswer, StateRequest } from './state.js';
+
+/**
+ * The wire between a master and its local executor: the `runner executor` child the master starts
+ * as an unprivileged user (`engine.run_as`) to run local task scripts that have side effects, so
+ * that what they do to files, processes and the network happens without the master's privileges.
+ * Node's IPC channel carries these messages (advanced serialization: structured clone).
+ */
+
+/** The CLI command the master starts the executor with (not meant for people). */
+export const EXECUTOR_COMMAND = 'executor';
+
+/** One script to run: what `LuaRuntime.run` takes, less the logger and the signal (messages). */
+export interface ExecutorTask {
+  id: number;
+  source: string;
+  chunkName: string;
+  globals: Record<string, LuaValue>;
+  dryRun: boolean;
+  timeoutMs?: number;
+  memoryLimitBytes?: number;
+  /** What `os.getenv` reads and commands get: the environment the engine gives scripts. */
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  run?: LuaCallContext['run'];
+  /**
+   * Bytes of log lines sent for this task (engine.task_log_bytes, counted as the engine counts
+   * them): the first line past them is still sent (the master's task log then truncates, with its
+   * note), later ones only counted, in `done`'s `droppedLogLines`.
+   */
+  logBytes?: number;
+}
+
+/** An error crossing the channel: enough to rebuild a RunnerError of the same code and details. */
+export interface ExecutorError {
+  code: string;
+  message: string;
+  status?: number;
+  details?: Record<string, unknown>;
+}
+
+export type MasterToExecutor =
+  | { type: 'run'; task: ExecutorTask }
+  | { type: 'cancel'; id: number; reason: ExecutorError }
+  | { type: 'state-result'; callId: number; answer?: StateAnswer; error?: ExecutorError };
+
+export type ExecutorToMaster =
+  | { type: 'ready'; pid: number; uid: number }
+  | { type: 'log'; id: number; level: 'debug' | 'info' | 'warn' | 'error'; message: string; fields?: LogFields }
+  | { type: 'done'; id: number; values?: LuaValue[]; error?: ExecutorError; droppedLogLines?: number }
+  | { type: 'state'; callId: number; id: number; request: StateRequest };
+
+/** An error as it crosses the channel: its code, status and details survive, its class does not. */
+export function toExecutorError(error: unknown): ExecutorError {
+  if (isRunnerError(error)) {
+    return { code: error.code, message: error.message, status: error.status, details: plainDetails(error.details) };
+  }
+  return { code: 'internal', message: error instanceof Error ? error.message : String(error), status: 500 };
+}
+
+/** The RunnerError an ExecutorError stands for: callers match on its code and read its details. */
+export function fromExecutorError(error: ExecutorError): RunnerError {
+  return new RunnerError(error.code, error.message, { status: error.status, details: error.details });
+}
+
+// Details are facts (line, chunk, traceback); a value structured clone cannot copy is left out.
+function plainDetails(details: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!details) return undefined;
+  try {
+    return structuredClone(details);
+  } catch {
+    return Object.fromEntries(
+      Object.entries(details).filter(([, v]) => ['string', 'number', 'boolean'].includes(typeof v)),
+    );
+  }
+}

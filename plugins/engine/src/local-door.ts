@@ -1,0 +1,285 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import {
+  EXECUTOR_COMMAND,
+  fromExecutorError,
+  isRunnerError,
+  OWNER_VARIABLE,
+  RunnerError,
+  toExecutorError,
+  type ExecutorToMaster,
+  type Logger,
+  type LuaRunOptions,
+  type LuaRunResult,
+  type LuaRuntime,
+  type MasterToExecutor,
+  type StateService,
+} from '@runner/plugin-sdk';
+import type { RunAs } from './run-as.js';
+
+/** How long the executor gets to stop its tasks when the master stops, before SIGKILL. */
+const STOP_GRACE_MS = 5_000;
+
+export interface LocalDoorOptions {
+  runAs: RunAs;
+  runtime: LuaRuntime;
+  logger: Logger;
+  /** Serves `state.*` of the scripts the executor runs (module-state's service); absent: refused. */
+  state?: StateService;
+  /** The `runner` command the executor is started with. */
+  bin?: string;
+  /** Bytes of a task's log the executor sends (engine.task_log_bytes: what the record keeps). */
+  logBytes?: number;
+  /** This master's mark on its executor and every command it starts (ownerMark of its data directory). */
+  owner?: string;
+}
+
+/** How long past a task's timeout the master waits for the executor to report it stopped. */
+const TIMEOUT_BACKSTOP_MS = 5_000;
+
+/** What a task's log gets besides its lines: the count the executor did not send. */
+export interface DoorLog {
+  drop(count: number): void;
+}
+
+interface Pending {
+  options: LuaRunOptions;
+  log?: DoorLog;
+  resolve(result: LuaRunResult): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The one door through which a master runs workflow code that may reach its host (files,
+ * processes, the network): every local task script goes through `run`. A script proven to reach
+ * nothing outside its Lua state (`LuaRuntime.sideEffectFree`) runs in the master's own runtime;
+ * any other runs as `engine.run_as`: in the local executor, a `runner executor` child started as
+ * that user (so the kernel, not this code, decides what it may open), or in the master itself
+ * with `self`, or is refused with the reason and how to allow it. Hooks and schedules start runs
+ * through the engine, so their scripts come through here too.
+ */
+export class LocalDoor {
+  readonly #options: LocalDoorOptions;
+  #child: { process: ChildProcess; ready: Promise<void> } | undefined;
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #stopped = false;
+
+  constructor(options: LocalDoorOptions) {
+    this.#options = options;
+  }
+
+  /** Who side effects run as, for logs and errors. */
+  describe(): string {
+    const { runAs } = this.#options;
+    return runAs.kind === 'user'
+      ? `user ${runAs.name} (uid ${runAs.uid})`
+      : runAs.kind === 'self'
+        ? "the master's own user"
+        : 'refused';
+  }
+
+  run(source: string, options: LuaRunOptions, log?: DoorLog): Promise<LuaRunResult> {
+    const { runAs, runtime } = this.#options;
+    if (runAs.kind === 'self' || runtime.sideEffectFree?.(source)) return runtime.run(source, options);
+    if (runAs.kind === 'refused') return Promise.reject(new RunnerError('forbidden', runAs.reason, { status: 403 }));
+    return this.#viaExecutor(source, options, log);
+  }
+
+  /** Ends the executor: its tasks are stopped (their commands killed), then it exits. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const child = this.#child?.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    if (child.connected) child.disconnect();
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  async #viaExecutor(source: string, options: LuaRunOptions, log?: DoorLog): Promise<LuaRunResult> {
+    if (this.#stopped) throw new RunnerError('unavailable', 'the local executor has stopped', { status: 503 });
+    const child = this.#executor();
+    await child.ready;
+    const id = this.#nextId++;
+    const { signal } = options;
+    return new Promise<LuaRunResult>((resolve, reject) => {
+      const onAbort = () => {
+        const reason = isRunnerError(signal?.reason)
+          ? signal.reason
+          : new RunnerError('timeout', 'stopped', { status: 504 });
+        this.#send({ type: 'cancel', id, reason: toExecutorError(reason) });
+      };
+      // The executor stops a script at its timeout itself; should it not answer (busy, stuck),
+      // the task still ends here, and the executor is told to stop it.
+      const backstop =
+        options.timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              const error = new RunnerError(
+                'timeout',
+                `timed out after ${options.timeoutMs} ms (the local executor did not stop the script in time)`,
+                { status: 504 },
+              );
+              this.#send({ type: 'cancel', id, reason: toExecutorError(error) });
+              this.#pending.get(id)?.reject(error);
+            }, options.timeoutMs + TIMEOUT_BACKSTOP_MS);
+      const settle = () => {
+        clearTimeout(backstop);
+        this.#pending.delete(id);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      this.#pending.set(id, {
+        options,
+        log,
+        resolve: (result) => (settle(), resolve(result)),
+        reject: (error) => (settle(), reject(error)),
+      });
+      this.#send({
+        type: 'run',
+        task: {
+          id,
+          source,
+          chunkName: options.chunkName,
+          globals: { ...options.globals },
+          dryRun: options.dryRun ?? false,
+          timeoutMs: options.timeoutMs,
+          memoryLimitBytes: options.memoryLimitBytes,
+          // os.execute and io.popen commands get this env: the owner's mark goes with it.
+          env: this.#options.owner
+            ? { ...(options.env ?? {}), [OWNER_VARIABLE]: this.#options.owner }
+            : options.env && { ...options.env },
+          cwd: options.cwd,
+          run: options.run,
+          logBytes: this.#options.logBytes,
+        },
+      });
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  #executor(): { process: ChildProcess; ready: Promise<void> } {
+    if (this.#child) return this.#child;
+    const { runAs, logger } = this.#options;
+    if (runAs.kind !== 'user') throw new Error('the local executor runs only as another user');
+    const child = spawn(
+      process.execPath,
+      [this.#options.bin ?? runnerBin(), EXECUTOR_COMMAND, '--data-dir', runAs.home],
+      {
+        uid: runAs.uid,
+        gid: runAs.gid,
+        cwd: runAs.home,
+        // The executor's own environment: enough to start Node. What scripts see is each task's
+        // `env` (engine.script_env), sent with the task.
+        env: executorEnvironment(runAs, this.#options.owner),
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        serialization: 'advanced',
+      },
+    );
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
+      stderr = (stderr + text).slice(-4096);
+      for (const line of text.split('\n')) if (line.trim()) logger.warn(`local executor: ${line}`);
+    });
+    const ready = new Promise<void>((resolve, reject) => {
+      child.on('message', (message: ExecutorToMaster) => {
+        if (message.type === 'ready') {
+          logger.info(`local executor started: pid ${message.pid}, ${this.describe()}`);
+          resolve();
+        } else this.#receive(message);
+      });
+      child.once('error', (error) => reject(this.#lost(child, `could not start: ${error.message}`)));
+      child.once('exit', (code, signalName) => {
+        const how = signalName ? `by ${signalName}` : `with code ${code}`;
+        const error = this.#lost(child, `ended ${how}${stderr ? `: ${stderr.trim().split('\n').pop()}` : ''}`);
+        reject(error);
+        for (const pending of this.#pending.values()) pending.reject(error);
+        if (this.#child?.process === child) this.#child = undefined;
+      });
+    });
+    ready.catch(() => {});
+    this.#child = { process: child, ready };
+    return this.#child;
+  }
+
+  #lost(child: ChildProcess, what: string): RunnerError {
+    return new RunnerError('executor_lost', `the local executor (pid ${child.pid}, ${this.describe()}) ${what}`, {
+      status: 502,
+    });
+  }
+
+  #receive(message: ExecutorToMaster): void {
+    switch (message.type) {
+      case 'log': {
+        const pending = this.#pending.get(message.id);
+        pending?.options.logger[message.level](message.message, message.fields);
+        break;
+      }
+      case 'done': {
+        const pending = this.#pending.get(message.id);
+        if (!pending) break;
+        if (message.droppedLogLines) pending.log?.drop(message.droppedLogLines);
+        if (message.error) pending.reject(fromExecutorError(message.error));
+        else pending.resolve({ values: message.values ?? [] });
+        break;
+      }
+      case 'state':
+        void this.#serveState(message);
+        break;
+    }
+  }
+
+  async #serveState(message: Extract<ExecutorToMaster, { type: 'state' }>): Promise<void> {
+    const pending = this.#pending.get(message.id);
+    const { state } = this.#options;
+    let reply: MasterToExecutor;
+    try {
+      if (!pending?.options.run) throw new RunnerError('not_found', 'state: the task that asked is not running');
+      if (!state) throw new RunnerError('unavailable', 'state: no state service on this master', { status: 503 });
+      const { run } = pending.options;
+      const answer = await state.perform(
+        message.request,
+        { workflow: run.workflow, task: run.task, runId: run.runId, dryRun: pending.options.dryRun ?? false },
+        pending.options.signal,
+      );
+      reply = { type: 'state-result', callId: message.callId, answer };
+    } catch (error) {
+      reply = { type: 'state-result', callId: message.callId, error: toExecutorError(error) };
+    }
+    this.#send(reply);
+  }
+
+  #send(message: MasterToExecutor): void {
+    const child = this.#child?.process;
+    if (child?.connected) child.send(message);
+  }
+}
+
+/**
+ * PATH and locale from the master; HOME, USER and LOGNAME of the executor's user; the owner's
+ * mark, which exec.run's commands inherit from the executor's environment.
+ */
+function executorEnvironment(runAs: Extract<RunAs, { kind: 'user' }>, owner?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { HOME: runAs.home, USER: runAs.name, LOGNAME: runAs.name };
+  if (owner) env[OWNER_VARIABLE] = owner;
+  for (const name of ['PATH', 'LANG', 'LC_ALL', 'TZ']) if (process.env[name]) env[name] = process.env[name];
+  return env;
+}
+
+/**
+ * The `runner` command of this installation: the master's own (`kernel/bin/runner.js`), or, when
+ * this process was not started by it (tests), the one found above the working directory.
+ */
+export function runnerBin(): string {
+  const own = process.argv[1];
+  if (own && /(^|[\\/])runner(\.js)?$/.test(own)) return own;
+  for (let dir = process.cwd(); ; dir = dirname(dir)) {
+    const candidate = join(dir, 'kernel', 'bin', 'runner.js');
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir)
+      throw new Error('cannot find the runner command (kernel/bin/runner.js) to start the local executor');
+  }
+}
