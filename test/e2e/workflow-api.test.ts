@@ -318,7 +318,7 @@ tasks:
       { content: hello, dryrun: true },
       {
         message:
-          'dryrun: is not a known field (known: file, content, workflow_name, delegate_to, forks, values, vars, dry_run, group, verbose, trigger)',
+          'dryrun: is not a known field (known: file, content, workflow_name, content_label, delegate_to, forks, values, vars, dry_run, group, verbose, trigger)',
         field: 'dryrun',
       },
     ],
@@ -433,7 +433,7 @@ tasks:
     ['limit=501', 'limit', 'query parameter limit: expected integer to be less or equal to 500'],
     ['limit=x', 'limit', 'query parameter limit: expected integer'],
     ['offset=-1', 'offset', 'query parameter offset: expected integer to be greater or equal to 0'],
-    ['since=yesterday', 'since', 'since: expected an ISO 8601 time or Unix seconds, got "yesterday"'],
+    ['since=yesterday', 'since', 'since: expected an ISO 8601 time or Unix seconds up to year 275760, got "yesterday"'],
   ];
   for (const [query, field, message] of badQueries) {
     it(`answers 400 for ${query}`, async () => {
