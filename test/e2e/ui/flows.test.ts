@@ -67,7 +67,7 @@ describe('the web UI with a real master', () => {
 
   it("runs a command on several agents and shows each agent's output and exit code", async () => {
     const { page, problems } = await open(ui.admin, '/agent-control?q=web');
-    await page.getByRole('button', { name: /Select all 2 shown/ }).click();
+    await page.getByRole('checkbox', { name: 'Select all 2 shown' }).click();
     await page.getByText('2 selected').waitFor();
     await page
       .getByLabel('Command', { exact: true })
