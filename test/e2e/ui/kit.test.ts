@@ -30,6 +30,12 @@ async function checkedBoxes(page: Page, names: string[]): Promise<string[]> {
   return on;
 }
 
+/** What the functions run in the page use of it (the test's own TypeScript has no DOM types). */
+interface InPage {
+  getComputedStyle(element: unknown): { display: string; color: string; backgroundColor: string; outlineColor: string };
+  document: { body: unknown };
+}
+
 const AGENTS = ['ctl-1', 'ctl-2', 'ctl-3', 'gone'];
 
 describe('the list view on agent control', () => {
@@ -137,7 +143,10 @@ describe('the list view on agent control', () => {
       const { page, problems } = await ui.open('/agent-control?selected=ctl-1,ctl-3', { theme, viewport });
       await box(page, 'ctl-3').waitFor();
       expect(await checkedBoxes(page, AGENTS)).toEqual(['ctl-1', 'ctl-3']);
-      const display = await page.locator('tbody tr').first().evaluate('(row) => getComputedStyle(row).display');
+      const display = await page
+        .locator('tbody tr')
+        .first()
+        .evaluate((row) => (globalThis as unknown as InPage).getComputedStyle(row).display);
       expect(display).toBe(viewport === 'phone' ? 'block' : 'table-row');
       await screenshot(page, `kit-agent-control-${theme}-${viewport}`);
       expect(await seriousViolations(page)).toEqual([]);
@@ -257,10 +266,10 @@ function contrast(a: string, b: string): number {
 }
 
 async function colours(button: Locator): Promise<{ color: string; background: string; outline: string }> {
-  // Strings, run in the page: the test's own TypeScript has no DOM types.
-  return button.evaluate(
-    '(el) => { const s = getComputedStyle(el); return { color: s.color, background: s.backgroundColor, outline: s.outlineColor }; }',
-  );
+  return button.evaluate((el) => {
+    const style = (globalThis as unknown as InPage).getComputedStyle(el);
+    return { color: style.color, background: style.backgroundColor, outline: style.outlineColor };
+  });
 }
 
 describe('primary buttons', () => {
@@ -269,7 +278,10 @@ describe('primary buttons', () => {
       const { page, problems } = await ui.open('/executions', { theme });
       const button = page.getByRole('button', { name: 'New run' });
       await button.waitFor();
-      const pageBackground = (await page.evaluate('getComputedStyle(document.body).backgroundColor')) as string;
+      const pageBackground = await page.evaluate(() => {
+        const window = globalThis as unknown as InPage;
+        return window.getComputedStyle(window.document.body).backgroundColor;
+      });
       const rest = await colours(button);
       expect(contrast(rest.color, rest.background)).toBeGreaterThanOrEqual(4.5);
 
@@ -283,7 +295,9 @@ describe('primary buttons', () => {
       await button.focus();
       await page.keyboard.press('Shift+Tab');
       await page.keyboard.press('Tab');
-      expect(await button.evaluate("(el) => el.matches(':focus-visible')")).toBe(true);
+      expect(
+        await button.evaluate((el) => (el as { matches(selector: string): boolean }).matches(':focus-visible')),
+      ).toBe(true);
       const focused = await colours(button);
       expect(contrast(focused.color, focused.background)).toBeGreaterThanOrEqual(4.5);
       // The focus ring is drawn outside the button, on the page: 3:1 against it (non-text contrast).
