@@ -41,6 +41,7 @@ export default defineConfig({
       'plugin-sdk/**/*.test.ts',
       'plugins/*/**/*.test.ts',
       'desktop/**/*.test.ts',
+      'ui/src/**/*.test.ts',
       'test/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],

@@ -101,7 +101,7 @@ describe('Add to Group and the group filter', () => {
       await screenshot(page, `agent-groups-control-${theme}-desktop`);
       expect(await seriousViolations(page)).toEqual([]);
       if (theme === 'dark') {
-        await page.getByRole('button', { name: 'Select all 2 shown' }).click();
+        await page.getByRole('checkbox', { name: 'Select all 2 shown' }).click();
         await page.getByRole('button', { name: 'Add to Group' }).click();
         await page.getByRole('dialog', { name: 'Add 2 agents to a group' }).waitFor();
         await screenshot(page, 'agent-groups-dialog-dark-desktop');

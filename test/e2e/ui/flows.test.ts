@@ -67,7 +67,7 @@ describe('the web UI with a real master', () => {
 
   it("runs a command on several agents and shows each agent's output and exit code", async () => {
     const { page, problems } = await open(ui.admin, '/agent-control?q=web');
-    await page.getByRole('button', { name: /Select all 2 shown/ }).click();
+    await page.getByRole('checkbox', { name: 'Select all 2 shown' }).click();
     await page.getByText('2 selected').waitFor();
     await page
       .getByLabel('Command', { exact: true })
@@ -101,8 +101,8 @@ describe('the web UI with a real master', () => {
     await page.waitForURL(/\/executions\/[^/?]+$/);
     await page.getByText('started the slow task').waitFor({ timeout: 15_000 });
     await page.getByRole('heading', { name: 'from-the-ui' }).waitFor();
-    page.once('dialog', (dialog) => void dialog.accept());
-    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel the run' }).click();
     await page.getByText('Cancelled by', { exact: true }).waitFor({ timeout: 20_000 });
     await page.getByText('cancelled', { exact: true }).first().waitFor();
     const id = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);

@@ -136,8 +136,8 @@ describe('a running run', () => {
       await other.page.context().close();
     }
 
-    page.once('dialog', (dialog) => void dialog.accept());
-    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel the run' }).click();
     await page.getByText('Cancelled by', { exact: true }).waitFor({ timeout: 20_000 });
     const final = await apiCall<{ total: number }>(ui.master, 'GET', `/executions/${id}/log?tail=1`);
     const status = page.getByRole('status').filter({ hasText: 'lines' });

@@ -13,11 +13,15 @@ export function bytes(value: number | undefined): string {
   return `${n.toFixed(unit === 0 ? 0 : 1)} ${UNITS[unit]}`;
 }
 
-/** Seconds as `1h 2m`, `3m 4s`, `5.2s` or `120ms`. */
+/**
+ * Seconds rounded for people: `1h 2m`, `3m 4s`, `42s`, `5.2s` or `120ms` (a tenth only where it
+ * still matters, under ten seconds). The one duration formatter of the UI.
+ */
 export function duration(seconds: number | undefined): string {
   if (seconds === undefined || !Number.isFinite(seconds)) return '–';
   if (seconds < 1) return `${Math.round(seconds * 1000)}ms`;
-  if (seconds < 60) return `${seconds.toFixed(1)}s`;
+  if (seconds < 10) return `${seconds.toFixed(1)}s`;
+  if (seconds < 60) return `${Math.round(seconds)}s`;
   const s = Math.floor(seconds);
   const d = Math.floor(s / 86400);
   const h = Math.floor((s % 86400) / 3600);
@@ -25,6 +29,14 @@ export function duration(seconds: number | undefined): string {
   if (d > 0) return `${d}d ${h}h`;
   if (h > 0) return `${h}h ${m}m`;
   return `${m}m ${s % 60}s`;
+}
+
+/** The time since `iso` (a running run's elapsed time), in whole seconds. */
+export function elapsed(iso: string | undefined, now = Date.now()): string {
+  const t = iso ? Date.parse(iso) : NaN;
+  if (Number.isNaN(t)) return '–';
+  const seconds = Math.floor((now - t) / 1000);
+  return seconds < 1 ? '0s' : duration(seconds);
 }
 
 /** `12s ago`, `3m ago`, `2h ago`; the date for anything older than a day. */

@@ -1,7 +1,8 @@
 /**
- * The pages of service.md ("Web UI pages") that exist in this build, in menu order, with the
- * permission each needs. Pages whose feature is not built yet (flows, hooks, events, scheduler,
- * terminal, stacks, secrets, SSH) are not listed: they come with their features.
+ * The registry the menu is built from: the pages of service.md ("Web UI pages") that exist in this
+ * build, in menu order, with the permission each needs (a role without it is not offered the page).
+ * A feature adds its page here. Pages whose feature is not built yet are in `PLANNED` instead: not
+ * in the menu, but their address says so rather than showing a bare 404.
  */
 export interface NavItem {
   href: string;
@@ -45,6 +46,29 @@ export const NAV: NavItem[] = [
     icon: 'M12 8a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM3 12h2m14 0h2M12 3v2m0 14v2',
   },
 ];
+
+/** Pages service.md names that this build has no feature for yet, with what they will show. */
+export interface PlannedPage {
+  href: string;
+  label: string;
+  what: string;
+}
+
+export const PLANNED: PlannedPage[] = [
+  { href: '/flows', label: 'Flows', what: 'saved workflows, their versions and their runs' },
+  { href: '/hooks', label: 'Hooks', what: 'hooks that start workflows on events, and the event queue' },
+  { href: '/events', label: 'Events', what: 'the events received and what each one started' },
+  { href: '/scheduler', label: 'Scheduler', what: 'workflows started on a schedule' },
+  { href: '/terminal', label: 'Terminal', what: 'remote terminal sessions on agents, with file transfer' },
+  { href: '/stacks', label: 'Stacks', what: 'environments and their values' },
+  { href: '/secrets', label: 'Secrets', what: 'the secrets workflows can use (view only)' },
+  { href: '/ssh', label: 'SSH profiles', what: 'SSH connection profiles for agentless hosts' },
+];
+
+/** The planned page a path belongs to (`/flows/x` is Flows), if any. */
+export function plannedPage(pathname: string): PlannedPage | undefined {
+  return PLANNED.find((p) => pathname === p.href || pathname.startsWith(`${p.href}/`));
+}
 
 /** The nav item a path belongs to (`/executions/abc` is Executions). */
 export function activeItem(pathname: string): NavItem | undefined {

@@ -1,0 +1,310 @@
+// The UI kit (ui/src/lib/kit) on the pages ported to it, in Debian's chromium against a real master
+// and real agents: the list view's selection (boxes that show it, select-all, shift ranges, kept in
+// the URL), sorting in the URL, bulk actions behind a confirm dialog, rows as cards on a phone; the
+// warning before running a command on offline agents; running runs' elapsed time; the page for a
+// service.md address whose feature is not built yet; and the contrast of primary buttons when
+// hovered and focused (WCAG AA, both themes). Screenshots `kit-*` in light and dark, desktop and phone.
+import type { Locator, Page } from 'playwright-core';
+import { describe, expect, it, vi } from 'vitest';
+import { screenshot, seriousViolations, type Theme, type VIEWPORTS } from './browser.js';
+import { apiCall, runWorkflow } from './fleet.js';
+import { uiSuite } from './suite.js';
+
+// Each test drives pages on a master shared with other work on two cores: generous ceilings.
+vi.setConfig({ testTimeout: 90_000 });
+
+const ui = uiSuite({ agents: ['ctl-1', 'ctl-2', 'ctl-3', 'gone'], timeoutMs: 120_000 });
+const VARIANTS: [Theme, keyof typeof VIEWPORTS][] = [
+  ['light', 'desktop'],
+  ['dark', 'desktop'],
+  ['light', 'phone'],
+  ['dark', 'phone'],
+];
+
+const box = (page: Page, name: string) => page.getByRole('checkbox', { name: `Select ${name}`, exact: true });
+const selectAll = (page: Page) => page.getByRole('checkbox', { name: /^Select all \d+ shown$/ });
+
+async function checkedBoxes(page: Page, names: string[]): Promise<string[]> {
+  const on: string[] = [];
+  for (const name of names) if (await box(page, name).isChecked()) on.push(name);
+  return on;
+}
+
+/** What the functions run in the page use of it (the test's own TypeScript has no DOM types). */
+interface InPage {
+  getComputedStyle(element: unknown): { display: string; color: string; backgroundColor: string; outlineColor: string };
+  document: { body: unknown };
+}
+
+const AGENTS = ['ctl-1', 'ctl-2', 'ctl-3', 'gone'];
+
+describe('the list view on agent control', () => {
+  it('shows the selection in its boxes, selects all shown from the header and ranges with shift', async () => {
+    const { page, problems } = await ui.open('/agent-control');
+    await box(page, 'ctl-1').waitFor();
+    await box(page, 'ctl-1').click();
+    await page.waitForURL((url) => url.searchParams.get('selected') === 'ctl-1');
+    await page.getByText('1 selected', { exact: true }).waitFor();
+    expect(await checkedBoxes(page, AGENTS)).toEqual(['ctl-1']);
+
+    // A shift-click on a later box selects every row between the two.
+    await box(page, 'ctl-3').click({ modifiers: ['Shift'] });
+    await page.waitForURL((url) => url.searchParams.get('selected') === 'ctl-1,ctl-2,ctl-3');
+    expect(await checkedBoxes(page, AGENTS)).toEqual(['ctl-1', 'ctl-2', 'ctl-3']);
+    // Some selected: the header box is mixed.
+    expect(await selectAll(page).evaluate((el) => (el as unknown as { indeterminate: boolean }).indeterminate)).toBe(
+      true,
+    );
+
+    await selectAll(page).click();
+    await page.getByText('4 selected', { exact: true }).waitFor();
+    expect(await checkedBoxes(page, AGENTS)).toEqual(AGENTS);
+    expect(await selectAll(page).isChecked()).toBe(true);
+
+    // The selection survives a reload (it is in the URL) and shows in the boxes after it.
+    await page.reload();
+    await box(page, 'gone').waitFor();
+    expect(await checkedBoxes(page, AGENTS)).toEqual(AGENTS);
+
+    await selectAll(page).click();
+    await page.waitForURL((url) => !url.searchParams.has('selected'));
+    expect(await checkedBoxes(page, AGENTS)).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('sorts by a column from its header, kept in the URL', async () => {
+    const { page, problems } = await ui.open('/agent-control');
+    const names = () => page.locator('tbody td[data-label="Agent"]').allTextContents();
+    await box(page, 'gone').waitFor();
+    await page.getByRole('button', { name: 'Agent' }).click();
+    await page.waitForURL((url) => url.searchParams.get('sort') === 'name');
+    expect((await names()).map((n) => n.trim())).toEqual(AGENTS);
+    await page.getByRole('button', { name: 'Agent' }).click();
+    await page.waitForURL((url) => url.searchParams.get('sort') === '-name');
+    expect((await names()).map((n) => n.trim())).toEqual([...AGENTS].reverse());
+    expect(await page.locator('th[aria-sort="descending"]').textContent()).toContain('Agent');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('asks before running a command on offline agents, and runs once confirmed', async () => {
+    ui.agents.gone?.kill('SIGKILL');
+    const { page, problems } = await ui.open('/agent-control?selected=ctl-1,gone');
+    await page
+      .getByRole('row')
+      .filter({ hasText: 'gone' })
+      .getByText('offline', { exact: true })
+      .waitFor({ timeout: 20_000 });
+    // An offline agent shows no stale gauge.
+    expect(await page.getByRole('row').filter({ hasText: 'gone' }).locator('td[data-label="CPU"]').textContent()).toBe(
+      '–',
+    );
+    await page.getByRole('textbox', { name: 'Command' }).fill('echo from-kit');
+    await page.getByRole('button', { name: 'Run on 2 agents' }).click();
+    const dialog = page.getByRole('dialog', { name: '1 of the chosen agents is offline' });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('gone');
+    await screenshot(page, 'kit-offline-warning-light-desktop');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.getByRole('region', { name: 'Output of ctl-1' }).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Run on 2 agents' }).click();
+    await dialog.getByRole('button', { name: 'Run on 2 agents anyway' }).click();
+    const output = page.getByRole('region', { name: 'Output of ctl-1' });
+    await output.getByText('from-kit').waitFor({ timeout: 20_000 });
+    await output.getByText(/exit code 0/).waitFor();
+    // The offline agent's answer is the master's refusal, shown in its own section.
+    await page.getByRole('region', { name: 'Output of gone' }).getByText('failed').waitFor({ timeout: 20_000 });
+    // The refusal is the only failed request (chromium logs it again, without its address).
+    expect(problems.sort()).toEqual([
+      'HTTP 503: POST ' + ui.master.origin + '/api/v1/agents/gone/exec',
+      'console error: Failed to load resource: the server responded with a status of 503 (Service Unavailable)',
+    ]);
+    await page.context().close();
+  });
+
+  it('asks before restarting the selection, and a cancel restarts nothing', async () => {
+    const { page, problems } = await ui.open('/agent-control?selected=ctl-2');
+    await box(page, 'ctl-2').waitFor();
+    await page.getByRole('toolbar', { name: 'Bulk actions' }).getByRole('button', { name: 'Restart' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Restart 1 agent?' });
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.getByText('ctl-2: restarting').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  for (const [theme, viewport] of VARIANTS) {
+    it(`draws the selection in ${theme} on a ${viewport}, rows as cards on a phone, axe clean`, async () => {
+      const { page, problems } = await ui.open('/agent-control?selected=ctl-1,ctl-3', { theme, viewport });
+      await box(page, 'ctl-3').waitFor();
+      expect(await checkedBoxes(page, AGENTS)).toEqual(['ctl-1', 'ctl-3']);
+      const display = await page
+        .locator('tbody tr')
+        .first()
+        .evaluate((row) => (globalThis as unknown as InPage).getComputedStyle(row).display);
+      expect(display).toBe(viewport === 'phone' ? 'block' : 'table-row');
+      await screenshot(page, `kit-agent-control-${theme}-${viewport}`);
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(problems).toEqual([]);
+      await page.context().close();
+    }, 90_000);
+  }
+});
+
+const SLEEPER = [
+  'version: "1.0"',
+  'tasks:',
+  '  - name: wait',
+  '    exec:',
+  '      script: |',
+  '        goroutine.sleep("120s")',
+].join('\n');
+
+describe('the list view on executions', () => {
+  it('shows running runs counting up, cancels two after a confirm and runs an ended one again', async () => {
+    const finished = await runWorkflow(
+      ui.master,
+      'version: "1.0"\ntasks:\n  - name: quick\n    exec: { script: "return true" }\n',
+      'kit-quick',
+    );
+    const started = await Promise.all(
+      ['kit-slow-a', 'kit-slow-b'].map((name) =>
+        apiCall<{ id: string }>(ui.master, 'POST', '/workflows/run', { content: SLEEPER, workflow_name: name }),
+      ),
+    );
+    const { page, problems } = await ui.open('/executions');
+    const rowOf = (id: string) => page.getByRole('row').filter({ hasText: id });
+    for (const { id } of started) await rowOf(id).waitFor();
+    // A running run's duration is the time since it started, counting up, never "0ms".
+    const durationCell = rowOf(started[0]!.id).locator('td[data-label="Duration"]');
+    await expect.poll(() => durationCell.textContent(), { timeout: 20_000 }).toMatch(/^\s*([1-9]\d*s|\d+m \d+s)\s*$/);
+
+    for (const [theme, viewport] of VARIANTS) {
+      const view = await ui.open('/executions', { theme, viewport });
+      await view.page.getByRole('checkbox', { name: `Select ${started[0]!.id}` }).click();
+      await view.page.getByText('1 selected', { exact: true }).waitFor();
+      await screenshot(view.page, `kit-executions-${theme}-${viewport}`);
+      expect(await seriousViolations(view.page)).toEqual([]);
+      expect(view.problems).toEqual([]);
+      await view.page.context().close();
+    }
+
+    for (const { id } of started) await page.getByRole('checkbox', { name: `Select ${id}` }).click();
+    const bar = page.getByRole('toolbar', { name: 'Bulk actions' });
+    await bar.getByText('2 selected', { exact: true }).waitFor();
+    await bar.getByRole('button', { name: 'Cancel 2' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Cancel 2 runs?' });
+    await dialog.waitFor();
+    await screenshot(page, 'kit-executions-confirm-light-desktop');
+    expect(await seriousViolations(page)).toEqual([]);
+    await dialog.getByRole('button', { name: 'Cancel 2 runs' }).click();
+    await page.getByRole('status').getByText('kit-slow-a: cancelled').waitFor({ timeout: 20_000 });
+    for (const { id } of started) {
+      await expect
+        .poll(async () => (await apiCall<{ status: string }>(ui.master, 'GET', `/executions/${id}`)).status, {
+          timeout: 20_000,
+        })
+        .toBe('cancelled');
+    }
+
+    const before = (await apiCall<{ total: number }>(ui.master, 'GET', '/executions?limit=1')).total;
+    await page.getByRole('checkbox', { name: `Select ${finished.id}` }).click();
+    await bar.getByRole('button', { name: 'Run again 1' }).click();
+    await page
+      .getByRole('dialog', { name: 'Run 1 workflow again?' })
+      .getByRole('button', { name: 'Run 1 run again' })
+      .click();
+    await page
+      .getByRole('status')
+      .getByText(/kit-quick: started again as \S+/)
+      .waitFor({ timeout: 20_000 });
+    expect((await apiCall<{ total: number }>(ui.master, 'GET', '/executions?limit=1')).total).toBe(before + 1);
+
+    // Sorted by workflow from the header, in the URL.
+    await page.getByRole('button', { name: 'Workflow' }).click();
+    await page.waitForURL((url) => url.searchParams.get('sort') === 'workflow');
+    const names = (await page.locator('tbody td[data-label="Workflow"] a').allTextContents()).map((n) => n.trim());
+    expect(names).toEqual([...names].sort((a, b) => a.localeCompare(b)));
+    expect(problems).toEqual([]);
+    await page.context().close();
+  }, 240_000);
+});
+
+describe('addresses without a page', () => {
+  it('says a service.md page is not built yet in this version, and that an unknown address has no page', async () => {
+    for (const [theme, viewport] of VARIANTS) {
+      const { page, problems } = await ui.open('/flows', { theme, viewport });
+      await page.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
+      await page.getByRole('heading', { name: 'Not built yet in this version' }).waitFor();
+      // Not offered in the menu.
+      expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Flows' }).count()).toBe(0);
+      await screenshot(page, `kit-not-built-${theme}-${viewport}`);
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(problems).toEqual([]);
+      await page.context().close();
+    }
+    const { page } = await ui.open('/no-such-page');
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await page.context().close();
+  }, 180_000);
+});
+
+/** WCAG's contrast ratio of two computed colours (`rgb(...)`), as the browser resolved them. */
+function contrast(a: string, b: string): number {
+  const luminance = (css: string) => {
+    const [r, g, bl] = (css.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number) as [number, number, number];
+    const lin = (c: number) => (c / 255 <= 0.03928 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(bl);
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x) as [number, number];
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+async function colours(button: Locator): Promise<{ color: string; background: string; outline: string }> {
+  return button.evaluate((el) => {
+    const style = (globalThis as unknown as InPage).getComputedStyle(el);
+    return { color: style.color, background: style.backgroundColor, outline: style.outlineColor };
+  });
+}
+
+describe('primary buttons', () => {
+  for (const theme of ['light', 'dark'] as const) {
+    it(`keep WCAG AA contrast at rest, hovered and focused (${theme})`, async () => {
+      const { page, problems } = await ui.open('/executions', { theme });
+      const button = page.getByRole('button', { name: 'New run' });
+      await button.waitFor();
+      const pageBackground = await page.evaluate(() => {
+        const window = globalThis as unknown as InPage;
+        return window.getComputedStyle(window.document.body).backgroundColor;
+      });
+      const rest = await colours(button);
+      expect(contrast(rest.color, rest.background)).toBeGreaterThanOrEqual(4.5);
+
+      await button.hover();
+      await expect.poll(async () => (await colours(button)).background).not.toBe(rest.background);
+      const hovered = await colours(button);
+      expect(contrast(hovered.color, hovered.background)).toBeGreaterThanOrEqual(4.5);
+      await screenshot(page, `kit-primary-hover-${theme}-desktop`);
+
+      await page.mouse.move(0, 0);
+      await button.focus();
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Tab');
+      expect(
+        await button.evaluate((el) => (el as { matches(selector: string): boolean }).matches(':focus-visible')),
+      ).toBe(true);
+      const focused = await colours(button);
+      expect(contrast(focused.color, focused.background)).toBeGreaterThanOrEqual(4.5);
+      // The focus ring is drawn outside the button, on the page: 3:1 against it (non-text contrast).
+      expect(contrast(focused.outline, pageBackground)).toBeGreaterThanOrEqual(3);
+      await screenshot(page, `kit-primary-focus-${theme}-desktop`);
+      expect(problems).toEqual([]);
+      await page.context().close();
+    }, 90_000);
+  }
+});
