@@ -24,13 +24,15 @@ const children: ReturnType<typeof spawnRunner>[] = [];
 let fleet: FleetMaster;
 let grpc = '';
 beforeAll(async () => {
-  const started = await startFleet('runner-e2e-contain', ['web-1'], children);
+  // A variable of the master's (and agent's) environment no workflow may read.
+  const started = await startFleet('runner-e2e-contain', ['web-1'], children, { CONTAIN_SECRET: MASTER_ENV_SECRET });
   fleet = started;
   grpc = started.grpc;
 }, 60_000);
 afterAll(() => stopAll(children));
 
 const PROTO_NAMES = ['__proto__', 'constructor', 'toString'];
+const MASTER_ENV_SECRET = 'master-env-secret-4f1c';
 
 describe('names that are prototype keys', () => {
   it('run as tasks, vars, values, outputs and agent keys without polluting anything; GET /agents still answers', async () => {
@@ -376,5 +378,43 @@ describe('open streams when their credential goes', () => {
     console.log(
       `streams ended after: logout ${out.ms} ms, token ${revoked.ms} ms, reset ${reset.ms} ms, removal ${removed.ms} ms`,
     );
+  });
+});
+
+describe('the environment workflow code sees', () => {
+  it('is the allow-list on the master and the agent’s own on an agent; validate renders no env, whatever the role', async () => {
+    const run = await runToEnd<ApiRun>(fleet, {
+      workflow_name: 'env-probe',
+      content: `version: "1.0"
+tasks:
+  - name: local
+    exec:
+      script: return true, tostring(env.CONTAIN_SECRET) .. "|" .. tostring(os.getenv("CONTAIN_SECRET")) .. "|" .. tostring(env.PATH ~= nil)
+  - name: remote
+    delegate_to: web-1
+    exec:
+      script: return true, tostring(env.CONTAIN_SECRET) .. "|" .. tostring(os.getenv("CONTAIN_SECRET")) .. "|" .. tostring(env.PATH ~= nil)
+`,
+    });
+    expect(run.tasks.map((t) => t.message)).toEqual(['nil|nil|true', 'nil|nil|true']);
+
+    const viewer = await callApi<{ token: string }>(fleet, 'POST', '/auth/tokens', {
+      name: 'env-viewer',
+      role: 'viewer',
+    });
+    const validated = await fetch(`${fleet.base}/workflows/validate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${viewer.body.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        content: `version: "1.0"
+tasks:
+  - name: probe
+    delegate_to: "{{ env.CONTAIN_SECRET }}"
+    exec: { script: return true }
+`,
+      }),
+    });
+    expect(validated.status).toBe(200);
+    expect(await validated.text()).not.toContain(MASTER_ENV_SECRET);
   });
 });
