@@ -11,7 +11,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** whether the master is up, its version and plugins */
+        /** whether the master is up; with credentials also its version, profile and plugins */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -392,6 +392,23 @@ export interface paths {
         };
         /** Who the caller is: name, role, how they authenticated, their permissions */
         get: operations["getAuthMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The built-in roles and the permissions each holds (the one table, plugin-sdk permissions.ts) */
+        get: operations["getAuthRoles"];
         put?: never;
         post?: never;
         delete?: never;
@@ -848,10 +865,13 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         status: "ok";
-                        version: string;
                         uptime_seconds: number;
-                        profile: string;
-                        plugins: string[];
+                        /** @description only with credentials */
+                        version?: string;
+                        /** @description only with credentials */
+                        profile?: string;
+                        /** @description only with credentials */
+                        plugins?: string[];
                     };
                 };
             };
@@ -1790,6 +1810,36 @@ export interface operations {
                         method: string;
                         permissions: string[];
                         csrf_token?: string;
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getAuthRoles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        roles: {
+                            name: string;
+                            permissions: string[];
+                        }[];
+                        permissions: {
+                            name: string;
+                            description: string;
+                        }[];
                     };
                 };
             };
