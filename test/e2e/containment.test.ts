@@ -418,3 +418,24 @@ tasks:
     expect(await validated.text()).not.toContain(MASTER_ENV_SECRET);
   });
 });
+
+describe('roles', () => {
+  it('are served by GET /auth/roles and `runner auth roles`: Operator as service.md says, exec, stop and groups Admin’s', async () => {
+    const { status, body } = await callApi<{
+      roles: { name: string; permissions: string[] }[];
+      permissions: { name: string; description: string }[];
+    }>(fleet, 'GET', '/auth/roles');
+    expect(status).toBe(200);
+    const operator = body.roles.find((r) => r.name === 'operator')?.permissions ?? [];
+    expect(operator).toEqual(expect.arrayContaining(['workflow:execute', 'agent:view', 'agent:restart', 'logs:view']));
+    for (const adminOnly of ['agent:exec', 'agent:stop', 'group:manage'])
+      expect(operator, adminOnly).not.toContain(adminOnly);
+    expect(body.roles.find((r) => r.name === 'admin')?.permissions).toContain('agent:exec');
+    expect(body.permissions.find((p) => p.name === 'agent:exec')?.description).toBe('run a shell command on an agent');
+    const table = await runRunner(['auth', 'roles'], { env: { RUNNER_DATA_DIR: fleet.masterDir } });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^PERMISSION\s+ADMIN\s+OPERATOR\s+DEVELOPER\s+VIEWER\s+ALLOWS$/m);
+    expect(table.stdout).toMatch(/^agent:exec\s+yes\s+-\s+-\s+-\s+run a shell command on an agent$/m);
+    expect(table.stdout).toMatch(/^agent:restart\s+yes\s+yes\s+-\s+-\s+restart an agent$/m);
+  });
+});
