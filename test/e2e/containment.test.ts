@@ -24,13 +24,15 @@ const children: ReturnType<typeof spawnRunner>[] = [];
 let fleet: FleetMaster;
 let grpc = '';
 beforeAll(async () => {
-  const started = await startFleet('runner-e2e-contain', ['web-1'], children);
+  // A variable of the master's (and agent's) environment no workflow may read.
+  const started = await startFleet('runner-e2e-contain', ['web-1'], children, { CONTAIN_SECRET: MASTER_ENV_SECRET });
   fleet = started;
   grpc = started.grpc;
 }, 60_000);
 afterAll(() => stopAll(children));
 
 const PROTO_NAMES = ['__proto__', 'constructor', 'toString'];
+const MASTER_ENV_SECRET = 'master-env-secret-4f1c';
 
 describe('names that are prototype keys', () => {
   it('run as tasks, vars, values, outputs and agent keys without polluting anything; GET /agents still answers', async () => {
@@ -376,5 +378,64 @@ describe('open streams when their credential goes', () => {
     console.log(
       `streams ended after: logout ${out.ms} ms, token ${revoked.ms} ms, reset ${reset.ms} ms, removal ${removed.ms} ms`,
     );
+  });
+});
+
+describe('the environment workflow code sees', () => {
+  it('is the allow-list on the master and the agent’s own on an agent; validate renders no env, whatever the role', async () => {
+    const run = await runToEnd<ApiRun>(fleet, {
+      workflow_name: 'env-probe',
+      content: `version: "1.0"
+tasks:
+  - name: local
+    exec:
+      script: return true, tostring(env.CONTAIN_SECRET) .. "|" .. tostring(os.getenv("CONTAIN_SECRET")) .. "|" .. tostring(env.PATH ~= nil)
+  - name: remote
+    delegate_to: web-1
+    exec:
+      script: return true, tostring(env.CONTAIN_SECRET) .. "|" .. tostring(os.getenv("CONTAIN_SECRET")) .. "|" .. tostring(env.PATH ~= nil)
+`,
+    });
+    expect(run.tasks.map((t) => t.message)).toEqual(['nil|nil|true', 'nil|nil|true']);
+
+    const viewer = await callApi<{ token: string }>(fleet, 'POST', '/auth/tokens', {
+      name: 'env-viewer',
+      role: 'viewer',
+    });
+    const validated = await fetch(`${fleet.base}/workflows/validate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${viewer.body.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        content: `version: "1.0"
+tasks:
+  - name: probe
+    delegate_to: "{{ env.CONTAIN_SECRET }}"
+    exec: { script: return true }
+`,
+      }),
+    });
+    expect(validated.status).toBe(200);
+    expect(await validated.text()).not.toContain(MASTER_ENV_SECRET);
+  });
+});
+
+describe('roles', () => {
+  it('are served by GET /auth/roles and `runner auth roles`: Operator as service.md says, exec, stop and groups Admin’s', async () => {
+    const { status, body } = await callApi<{
+      roles: { name: string; permissions: string[] }[];
+      permissions: { name: string; description: string }[];
+    }>(fleet, 'GET', '/auth/roles');
+    expect(status).toBe(200);
+    const operator = body.roles.find((r) => r.name === 'operator')?.permissions ?? [];
+    expect(operator).toEqual(expect.arrayContaining(['workflow:execute', 'agent:view', 'agent:restart', 'logs:view']));
+    for (const adminOnly of ['agent:exec', 'agent:stop', 'group:manage'])
+      expect(operator, adminOnly).not.toContain(adminOnly);
+    expect(body.roles.find((r) => r.name === 'admin')?.permissions).toContain('agent:exec');
+    expect(body.permissions.find((p) => p.name === 'agent:exec')?.description).toBe('run a shell command on an agent');
+    const table = await runRunner(['auth', 'roles'], { env: { RUNNER_DATA_DIR: fleet.masterDir } });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^PERMISSION\s+ADMIN\s+OPERATOR\s+DEVELOPER\s+VIEWER\s+ALLOWS$/m);
+    expect(table.stdout).toMatch(/^agent:exec\s+yes\s+-\s+-\s+-\s+run a shell command on an agent$/m);
+    expect(table.stdout).toMatch(/^agent:restart\s+yes\s+yes\s+-\s+-\s+restart an agent$/m);
   });
 });

@@ -183,6 +183,11 @@ export const agentCommand: CommandSpec = {
           flags: '--master-tls-cert <file>',
           description: "the master's TLS certificate (its --tls-cert), copied to the agent host for the agent to trust",
         },
+        {
+          flags: '--insecure',
+          description:
+            'let the agent connect without TLS to a master that is not on its host (its credential crosses the network in clear)',
+        },
         { flags: '--force', description: 'install over an existing installation of this agent' },
       ],
       run: installer((m) => m.installCommand),

@@ -12,7 +12,7 @@ export interface User {
 
 /**
  * Who is using the UI. The master's auth plugin answers `GET /api/v1/auth/me`; a master without
- * it (not in the plugins `GET /api/v1/health` lists) or with it off has an open API, and then every
+ * it (that route answers 404) or with it off has an open API, and then every
  * page and action is shown. Pages and actions the role
  * lacks are hidden with `can()`; the API refuses them anyway (403).
  */
@@ -23,15 +23,11 @@ class Session {
   loaded = $state(false);
 
   async load(): Promise<'ok' | 'login'> {
-    // The public health answer lists the master's plugins: without `auth` nobody logs in. Both
-    // questions go out at once (the first page waits for them).
-    const [health, { data: me, response }] = await Promise.all([
-      data(api.GET('/api/v1/health')),
-      api.GET('/api/v1/auth/me'),
-    ]);
-    // Without the auth plugin, or with it turned off (`--auth off`: everyone is an anonymous
-    // admin), nobody logs in and every page and action is shown.
-    if (!health.plugins.includes('auth') || me?.method === 'none') {
+    // A master without the auth plugin has no /auth/me (404); with it turned off (`--auth off`)
+    // everyone is an anonymous admin. Either way nobody logs in and every page and action is shown.
+    // (The public health answer no longer lists plugins: that is for callers with credentials.)
+    const { data: me, response } = await api.GET('/api/v1/auth/me');
+    if (response.status === 404 || me?.method === 'none') {
       this.authEnabled = false;
       this.user = null;
       this.loaded = true;

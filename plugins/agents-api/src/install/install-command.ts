@@ -103,7 +103,7 @@ async function deploy(kind: Plan['kind'], input: CommandInput, ctx: CommandConte
       if (mode === 'systemd') say(`service: ${service.note} ${unitName(name)}`);
       else if (mode === 'systemd-user' && facts.linger) say(`service: ${service.note}`);
       else warn(service.note);
-      env = agentEnv(facts.dir, name, master, plan.token, plan.masterTlsCert !== undefined);
+      env = agentEnv(facts.dir, name, master, plan.token, plan.masterTlsCert !== undefined, plan.insecure);
     } else {
       // An update keeps the way the agent is run; --master and --token rewrite agent.env.
       mode = (installed as InstallRecord).service;

@@ -33,6 +33,8 @@ export interface Plan {
   token?: string;
   /** `--master-tls-cert`: the PEM text, installed on the agent host as master-ca.pem. */
   masterTlsCert?: string;
+  /** `--insecure`: the agent may send its credential to a remote master without TLS. */
+  insecure: boolean;
   remoteDir?: string;
   nodePath?: string;
   waitSeconds: number;
@@ -102,6 +104,7 @@ export async function planFrom(
     master,
     token,
     masterTlsCert,
+    insecure: options.insecure === true,
     remoteDir,
     nodePath: (options.nodePath as string | undefined) ?? remembered?.node_path,
     waitSeconds: (options.wait as number | undefined) ?? DEFAULT_WAIT_SECONDS,
@@ -144,6 +147,7 @@ export function agentEnv(
   master: string,
   token: string | undefined,
   tls: boolean,
+  insecure = false,
 ): Record<string, string> {
   // Config keys of the agent profile (plugins/agent): agent.name, master.address, agent.join_token,
   // agent.master_tls_cert.
@@ -154,6 +158,8 @@ export function agentEnv(
   };
   if (token !== undefined) env.RUNNER_JOIN_TOKEN = token;
   if (tls) env.RUNNER_AGENT_MASTER_TLS_CERT = `${dir}/${MASTER_CA_FILE}`;
+  // Without TLS the agent refuses a master beyond its host unless told (plugins/agent, agent.insecure).
+  if (insecure) env.RUNNER_AGENT_INSECURE = 'true';
   return env;
 }
 
