@@ -52,7 +52,11 @@ export function registerAdminRoutes(router: HttpRouter, { accounts, audit }: Aut
     serve(api.putUsersNamePassword, async (request) => {
       const generated = request.body.password === undefined ? randomPassword() : undefined;
       const changedAt = Date.now();
-      const user = await accounts.setPassword(request.params.name, request.body.password ?? generated!, new Date(changedAt));
+      const user = await accounts.setPassword(
+        request.params.name,
+        request.body.password ?? generated!,
+        new Date(changedAt),
+      );
       // A reset is for a password that may be known to someone else: every session of the user
       // ends, and with them what they hold open.
       await accounts.endSessionsBefore(user.id, changedAt + 1);
