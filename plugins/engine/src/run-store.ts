@@ -62,7 +62,7 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
     id: 2,
     description: 'who started and who cancelled a run',
     sql: `
-      ALTER TABLE runs ADD COLUMN user TEXT;
+      ALTER TABLE runs ADD COLUMN "user" TEXT;
       ALTER TABLE runs ADD COLUMN cancelled_by TEXT;`,
   },
   {
@@ -122,8 +122,13 @@ const TASK_COLUMNS_BUT_LOG =
 /** Task results written in one transaction at most (bounds a journal record). */
 const MAX_BATCH = 100;
 
-const SAVE_TASK_SQL = `INSERT OR REPLACE INTO run_tasks (run_id, seq, name, task, item, agent, status, attempts, started_at, completed_at, duration, message, outputs, log, log_truncated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const SAVE_TASK_SQL = `INSERT INTO run_tasks (run_id, seq, name, task, item, agent, status, attempts, started_at, completed_at, duration, message, outputs, log, log_truncated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (run_id, seq) DO UPDATE SET name = excluded.name, task = excluded.task, item = excluded.item,
+           agent = excluded.agent, status = excluded.status, attempts = excluded.attempts,
+           started_at = excluded.started_at, completed_at = excluded.completed_at, duration = excluded.duration,
+           message = excluded.message, outputs = excluded.outputs, log = excluded.log,
+           log_truncated = excluded.log_truncated`;
 
 /**
  * Executions in the store. Writes are issued in order and not awaited one by one: the store
@@ -171,7 +176,7 @@ export class RunStore {
   insertRun(run: Omit<RunRecord, 'tasks'>, request?: RunRequest): Promise<WriteResult> {
     const statements = [
       {
-        sql: 'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, user, rerun_of, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)',
+        sql: 'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, "user", rerun_of, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)',
         params: [
           run.id,
           run.workflowName,
