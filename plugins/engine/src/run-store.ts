@@ -144,6 +144,13 @@ export class RunStore {
   private readonly pending = new Set<Promise<unknown>>();
   /** Results to write, by run and position. */
   private readonly queued = new Map<string, Map<number, TaskResult>>();
+  /**
+   * On PostgreSQL, results whose write is issued but not committed (reads see them only at
+   * COMMIT), with that write: shown like queued ones, and awaited before the run's final status.
+   * The embedded store shows a write in memory as it is issued and needs neither.
+   */
+  private readonly inFlight = new Map<string, Map<number, TaskResult>>();
+  private lastTaskWrite: Promise<unknown> = Promise.resolve();
   private queuedCount = 0;
   private batchScheduled = false;
   private readonly lists: RunList;
@@ -211,6 +218,7 @@ export class RunStore {
   async finishRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
     // The run's results are durable no later than its final status.
     this.writeQueued();
+    if (this.store.dialect === 'postgres') await this.lastTaskWrite.catch(() => undefined);
     const before = await this.lists.current(run.id);
     const write = this.track(
       this.store.run(
@@ -274,10 +282,25 @@ export class RunStore {
       for (const [seq, task] of tasks)
         statements.push({ sql: SAVE_TASK_SQL, params: taskParams(runId, seq, task, this.resultBytes) });
     }
+    const written = this.store.dialect === 'postgres' ? new Map(this.queued) : undefined;
     this.queued.clear();
     this.queuedCount = 0;
-    // Applied to memory before this returns, so reads find the rows as the queue lets them go.
-    this.track(this.store.transaction(statements));
+    // Embedded: applied to memory before this returns, so reads find the rows as the queue lets
+    // them go. PostgreSQL: shown from `inFlight` until committed.
+    const write = this.track(this.store.transaction(statements));
+    this.lastTaskWrite = write;
+    if (written !== undefined) {
+      for (const [runId, tasks] of written)
+        this.inFlight.set(runId, new Map([...(this.inFlight.get(runId) ?? []), ...tasks]));
+      const settle = () => {
+        for (const [runId, tasks] of written) {
+          const shown = this.inFlight.get(runId);
+          for (const [seq, task] of tasks) if (shown?.get(seq) === task) shown.delete(seq);
+          if (shown?.size === 0) this.inFlight.delete(runId);
+        }
+      };
+      write.then(settle, settle);
+    }
   }
 
   /**
@@ -293,7 +316,7 @@ export class RunStore {
     // Taken now, as the store will give them back (JSON round trip): copies, while a running unit
     // changes during the reads.
     const overlay = new Map<number, TaskResult>();
-    for (const source of [this.queued.get(runId), unwritten]) {
+    for (const source of [this.inFlight.get(runId), this.queued.get(runId), unwritten]) {
       for (const [seq, result] of source ?? [])
         overlay.set(seq, asStored(options.log === false ? { ...result, log: [] } : result, this.resultBytes));
     }
