@@ -1,6 +1,14 @@
 import { createServiceRef } from './service-ref.js';
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
+
+/**
+ * The SQL the backend speaks. Plugins write one portable text for both (plugins/store/README.md,
+ * "SQL written once"): `?` placeholders, `INSERT ... ON CONFLICT`, reserved words quoted
+ * (`"user"`), schema types TEXT, INTEGER, REAL and BLOB. Branch on it only where no portable
+ * form exists (the catalogue of tables, query plans).
+ */
+export type SqlDialect = 'sqlite' | 'postgres';
 export type SqlParams = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
 
 /** One schema change of a plugin's tables. Ids increase; an applied id never runs again. */
@@ -89,6 +97,7 @@ export interface StoreTransaction extends StoreReader {
  * store's journal replays them on start-up, so pass times and ids as parameters.
  */
 export interface Store extends StoreReader {
+  readonly dialect: SqlDialect;
   run(sql: string, params?: SqlParams): Promise<WriteResult>;
   /** Several statements, all or none. */
   transaction(statements: readonly { sql: string; params?: SqlParams }[]): Promise<WriteResult[]>;
@@ -114,8 +123,13 @@ export interface Store extends StoreReader {
 }
 
 /** True when `store` has a table of that name (a plugin's tables exist once it has run here). */
-export async function hasTable(store: Pick<Store, 'get'>, name: string): Promise<boolean> {
-  const found = await store.get("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?", [name]);
+export async function hasTable(store: Pick<Store, 'get' | 'dialect'>, name: string): Promise<boolean> {
+  const found = await store.get(
+    store.dialect === 'postgres'
+      ? 'SELECT 1 AS found FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?'
+      : "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ?",
+    [name],
+  );
   return found !== undefined;
 }
 

@@ -2,6 +2,7 @@ import { definePlugin, HttpRouterRef, optional, StoreRef, type Logger } from '@r
 import { dbCommand } from './src/commands.js';
 import {
   EMBEDDED_CLOSE_SNAPSHOT_BYTES,
+  postgresSettings,
   retentionIntervalMs,
   snapshotJournalBytes,
   STORE_CONFIG,
@@ -37,10 +38,35 @@ export const plugin = definePlugin({
   provides: [StoreRef],
   dependsOn: { http: optional(HttpRouterRef) },
   commands: [dbCommand],
+  commandOptions: [
+    {
+      command: 'server',
+      options: [
+        {
+          flags: '--store <url>',
+          description: 'keep the store on PostgreSQL (postgres://user:password@host/db); default: the data directory',
+          configKey: 'store.url',
+        },
+      ],
+    },
+  ],
   config: STORE_CONFIG,
   // Start-up replays up to store.snapshot_journal_bytes of journal, which can take seconds.
   setupTimeoutMs: 120_000,
   async setup(ctx, { http }) {
+    const postgres = postgresSettings(ctx.config);
+    if (postgres !== undefined) {
+      // One plugin choosing its backend at setup: the kernel and the other plugins see a Store.
+      const { PostgresStore } = await import('./src/pg-store.js');
+      const store = await PostgresStore.open(postgres, ctx.logger);
+      ctx.provide(StoreRef, store);
+      store.startRetention(retentionIntervalMs(ctx.config));
+      if (http !== undefined) {
+        const { registerDbRoutes } = await import('./src/routes.js');
+        registerDbRoutes(http, store);
+      }
+      return { stop: () => store.close() };
+    }
     const { openStore: open } = await import('./src/sql-store.js');
     const store = await open(ctx.config.dataDir, ctx.logger, {
       snapshotJournalBytes: snapshotJournalBytes(ctx.config),

@@ -191,9 +191,9 @@ export class AgentGroupStore implements AgentGroups {
       throw new InvalidInputError(`agents: a group holds at most ${MAX_MEMBERS} agents`, { field: 'agents' });
     if (added.length === 0) return group;
     await this.store.transaction([
-      // OR IGNORE: two requests adding the same agent at once both succeed.
+      // DO NOTHING: two requests adding the same agent at once both succeed.
       ...added.map((agent) => ({
-        sql: 'INSERT OR IGNORE INTO agent_group_members (group_name, agent) VALUES (?, ?)',
+        sql: 'INSERT INTO agent_group_members (group_name, agent) VALUES (?, ?) ON CONFLICT DO NOTHING',
         params: [name, agent],
       })),
       this.touch(name),

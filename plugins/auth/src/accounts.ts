@@ -143,7 +143,10 @@ export class Accounts {
 
   /** Ends every session of the user issued before `atMs` (a session issued later still works). */
   async endSessionsBefore(userId: string, atMs: number): Promise<void> {
-    await this.store.run('INSERT OR REPLACE INTO auth_session_floor (user_id, after_ms) VALUES (?, ?)', [userId, atMs]);
+    await this.store.run(
+      'INSERT INTO auth_session_floor (user_id, after_ms) VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET after_ms = excluded.after_ms',
+      [userId, atMs],
+    );
     this.sessionFloor.set(userId, atMs);
   }
 
@@ -314,7 +317,10 @@ export class Accounts {
 
   /** Logout: the session token stops working before it expires. */
   async revokeSession(jti: string, expiresAt: number): Promise<void> {
-    await this.store.run('INSERT OR IGNORE INTO auth_revoked (jti, expires_at) VALUES (?, ?)', [jti, expiresAt]);
+    await this.store.run('INSERT INTO auth_revoked (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING', [
+      jti,
+      expiresAt,
+    ]);
     this.revoked.set(jti, expiresAt);
   }
 

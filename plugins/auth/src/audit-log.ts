@@ -46,7 +46,7 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         timestamp TEXT NOT NULL,
         event TEXT NOT NULL,
-        user TEXT NOT NULL,
+        "user" TEXT NOT NULL,
         ip TEXT NOT NULL,
         resource TEXT NOT NULL,
         action TEXT NOT NULL,
@@ -55,7 +55,7 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
         request_id TEXT NOT NULL
       );
       CREATE INDEX audit_log_timestamp ON audit_log (timestamp);
-      CREATE INDEX audit_log_user ON audit_log (user, id);`,
+      CREATE INDEX audit_log_user ON audit_log ("user", id);`,
   },
   {
     id: 2,
@@ -64,7 +64,7 @@ export const AUDIT_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-const INSERT = `INSERT INTO audit_log (timestamp, event, user, ip, resource, action, result, status, request_id, detail)
+const INSERT = `INSERT INTO audit_log (timestamp, event, "user", ip, resource, action, result, status, request_id, detail)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** Longest text kept in one field: a record says what happened, it does not keep what was sent. */
@@ -143,7 +143,7 @@ export class AuditLog {
       where.push(sql);
       params.push(value);
     };
-    add('user = ?', query.user);
+    add('"user" = ?', query.user);
     add('event = ?', query.event);
     add('result = ?', query.result);
     add('timestamp >= ?', query.since);

@@ -6,7 +6,8 @@ import type { RunStore } from './run-store.js';
  * What the engine does about runs a dead process left behind, at start: ends them `interrupted`
  * (killing the process groups they left), announces them once every plugin is set up (hooks and
  * WebSocket clients subscribe in their setup), then leases its own runs and records their process
- * groups. This process holds the data directory's lock, hence `exclusive`.
+ * groups. On the embedded store this process holds the data directory's lock, hence `exclusive`;
+ * on PostgreSQL other masters may share the database, so only runs whose lease expired are ended.
  */
 export async function startRunLifecycle(options: {
   ctx: PluginContext;
@@ -16,7 +17,8 @@ export async function startRunLifecycle(options: {
 }): Promise<{ stop(): void }> {
   const { ctx, store, runs, processGroups } = options;
   const owner = processOwner();
-  const interrupted = await runs.reconcile({ owner, logger: ctx.logger, exclusive: true });
+  const exclusive = store.dialect !== 'postgres';
+  const interrupted = await runs.reconcile({ owner, logger: ctx.logger, exclusive });
   if (interrupted.length > 0) {
     const off = ctx.events.on('kernel.ready', () => {
       off();

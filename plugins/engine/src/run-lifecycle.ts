@@ -98,7 +98,9 @@ export function recordProcessGroups(store: Store, owner: string, logger: Logger)
     const identity = processIdentity(group.pgid);
     store
       .run(
-        'INSERT OR REPLACE INTO run_processes (run_id, pgid, owner, boot_id, start_ticks, started_at) VALUES (?, ?, ?, ?, ?, ?)',
+        `INSERT INTO run_processes (run_id, pgid, owner, boot_id, start_ticks, started_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (run_id, pgid) DO UPDATE SET owner = excluded.owner, boot_id = excluded.boot_id,
+             start_ticks = excluded.start_ticks, started_at = excluded.started_at`,
         [
           group.runId,
           group.pgid,

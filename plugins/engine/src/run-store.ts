@@ -62,7 +62,7 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
     id: 2,
     description: 'who started and who cancelled a run',
     sql: `
-      ALTER TABLE runs ADD COLUMN user TEXT;
+      ALTER TABLE runs ADD COLUMN "user" TEXT;
       ALTER TABLE runs ADD COLUMN cancelled_by TEXT;`,
   },
   {
@@ -122,8 +122,13 @@ const TASK_COLUMNS_BUT_LOG =
 /** Task results written in one transaction at most (bounds a journal record). */
 const MAX_BATCH = 100;
 
-const SAVE_TASK_SQL = `INSERT OR REPLACE INTO run_tasks (run_id, seq, name, task, item, agent, status, attempts, started_at, completed_at, duration, message, outputs, log, log_truncated)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const SAVE_TASK_SQL = `INSERT INTO run_tasks (run_id, seq, name, task, item, agent, status, attempts, started_at, completed_at, duration, message, outputs, log, log_truncated)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (run_id, seq) DO UPDATE SET name = excluded.name, task = excluded.task, item = excluded.item,
+           agent = excluded.agent, status = excluded.status, attempts = excluded.attempts,
+           started_at = excluded.started_at, completed_at = excluded.completed_at, duration = excluded.duration,
+           message = excluded.message, outputs = excluded.outputs, log = excluded.log,
+           log_truncated = excluded.log_truncated`;
 
 /**
  * Executions in the store. Writes are issued in order and not awaited one by one: the store
@@ -139,6 +144,13 @@ export class RunStore {
   private readonly pending = new Set<Promise<unknown>>();
   /** Results to write, by run and position. */
   private readonly queued = new Map<string, Map<number, TaskResult>>();
+  /**
+   * On PostgreSQL, results whose write is issued but not committed (reads see them only at
+   * COMMIT), with that write: shown like queued ones, and awaited before the run's final status.
+   * The embedded store shows a write in memory as it is issued and needs neither.
+   */
+  private readonly inFlight = new Map<string, Map<number, TaskResult>>();
+  private lastTaskWrite: Promise<unknown> = Promise.resolve();
   private queuedCount = 0;
   private batchScheduled = false;
   private readonly lists: RunList;
@@ -171,7 +183,7 @@ export class RunStore {
   insertRun(run: Omit<RunRecord, 'tasks'>, request?: RunRequest): Promise<WriteResult> {
     const statements = [
       {
-        sql: 'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, user, rerun_of, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)',
+        sql: 'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, "user", rerun_of, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)',
         params: [
           run.id,
           run.workflowName,
@@ -206,6 +218,7 @@ export class RunStore {
   async finishRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
     // The run's results are durable no later than its final status.
     this.writeQueued();
+    if (this.store.dialect === 'postgres') await this.lastTaskWrite.catch(() => undefined);
     const before = await this.lists.current(run.id);
     const write = this.track(
       this.store.run(
@@ -269,10 +282,25 @@ export class RunStore {
       for (const [seq, task] of tasks)
         statements.push({ sql: SAVE_TASK_SQL, params: taskParams(runId, seq, task, this.resultBytes) });
     }
+    const written = this.store.dialect === 'postgres' ? new Map(this.queued) : undefined;
     this.queued.clear();
     this.queuedCount = 0;
-    // Applied to memory before this returns, so reads find the rows as the queue lets them go.
-    this.track(this.store.transaction(statements));
+    // Embedded: applied to memory before this returns, so reads find the rows as the queue lets
+    // them go. PostgreSQL: shown from `inFlight` until committed.
+    const write = this.track(this.store.transaction(statements));
+    this.lastTaskWrite = write;
+    if (written !== undefined) {
+      for (const [runId, tasks] of written)
+        this.inFlight.set(runId, new Map([...(this.inFlight.get(runId) ?? []), ...tasks]));
+      const settle = () => {
+        for (const [runId, tasks] of written) {
+          const shown = this.inFlight.get(runId);
+          for (const [seq, task] of tasks) if (shown?.get(seq) === task) shown.delete(seq);
+          if (shown?.size === 0) this.inFlight.delete(runId);
+        }
+      };
+      write.then(settle, settle);
+    }
   }
 
   /**
@@ -288,7 +316,7 @@ export class RunStore {
     // Taken now, as the store will give them back (JSON round trip): copies, while a running unit
     // changes during the reads.
     const overlay = new Map<number, TaskResult>();
-    for (const source of [this.queued.get(runId), unwritten]) {
+    for (const source of [this.inFlight.get(runId), this.queued.get(runId), unwritten]) {
       for (const [seq, result] of source ?? [])
         overlay.set(seq, asStored(options.log === false ? { ...result, log: [] } : result, this.resultBytes));
     }

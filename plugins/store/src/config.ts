@@ -9,6 +9,9 @@ export const EMBEDDED_CLOSE_SNAPSHOT_BYTES = 64 * 1024;
 export const RETENTION_INTERVAL_KEY = 'store.retention_interval';
 export const DEFAULT_RETENTION_INTERVAL_S = 600;
 export const TRANSACTION_TIMEOUT_KEY = 'store.transaction_timeout';
+export const URL_KEY = 'store.url';
+export const POOL_SIZE_KEY = 'store.pool_size';
+export const STATEMENT_TIMEOUT_KEY = 'store.statement_timeout';
 /** Seconds an interactive transaction may hold the store (sql-transaction.ts has the same in ms). */
 export const DEFAULT_TRANSACTION_TIMEOUT_S = 10;
 
@@ -23,11 +26,36 @@ export const STORE_CONFIG: ConfigDeclaration = {
     DEFAULT_RETENTION_INTERVAL_S,
     'seconds between retention passes (what each plugin keeps: runner db stats), the first a second after start',
   ),
+  [URL_KEY]: {
+    schema: { type: 'string' },
+    default: '',
+    secret: true,
+    help: 'postgres://user:password@host:5432/db?sslmode=require to keep the store on PostgreSQL (RUNNER_STORE_URL); empty: the embedded store in the data directory',
+  },
+  [POOL_SIZE_KEY]: {
+    schema: { type: 'integer', minimum: 1 },
+    default: 10,
+    help: 'connections to PostgreSQL at most (store.url)',
+  },
+  [STATEMENT_TIMEOUT_KEY]: positiveNumber(30, 'seconds a statement may run on PostgreSQL before the server cancels it'),
   [TRANSACTION_TIMEOUT_KEY]: positiveNumber(
     DEFAULT_TRANSACTION_TIMEOUT_S,
     'seconds an interactive transaction (withTransaction) may run before it is rolled back',
   ),
 };
+
+/** The PostgreSQL settings when `store.url` is set; undefined for the embedded store. */
+export function postgresSettings(
+  config: RunnerConfig,
+): { url: string; poolSize: number; statementTimeoutMs: number } | undefined {
+  const url = config.get<string>(URL_KEY);
+  if (!url) return undefined;
+  return {
+    url,
+    poolSize: config.get<number>(POOL_SIZE_KEY),
+    statementTimeoutMs: Math.round(config.get<number>(STATEMENT_TIMEOUT_KEY) * 1000),
+  };
+}
 
 /** `store.transaction_timeout` in milliseconds. */
 export function transactionTimeoutMs(config: RunnerConfig): number {

@@ -120,6 +120,7 @@ async function exists(path: string): Promise<boolean> {
 }
 
 class SqlStore implements OpenedStore {
+  readonly dialect = 'sqlite' as const;
   private readonly sql: SqlDatabase;
   private writer!: JournalWriter;
   private state: 'open' | 'closing' | 'closed' = 'open';
