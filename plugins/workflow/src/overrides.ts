@@ -49,7 +49,7 @@ export function mergeValues(
   base: ValuesMap,
   over: Readonly<Record<string, Readonly<Record<string, unknown>>>>,
 ): ValuesMap {
-  const out: ValuesMap = { ...base };
+  const out = Object.assign(userKeyed<Record<string, unknown>>(), base) as ValuesMap;
   for (const [agent, entry] of Object.entries(over)) {
     if (!isPlainObject(entry)) {
       throw new InvalidInputError(`--values: agent "${agent}": expected a mapping of values`, { field: 'values' });

@@ -1,5 +1,4 @@
 import { isAlias, isMap, isScalar, isSeq, type Alias, type Document, type Node, type Scalar, type YAMLMap } from 'yaml';
-import { userKeyed } from '@runner/plugin-sdk';
 import { setOwn } from './objects.js';
 import type { LineColumn, SourceText } from './source-map.js';
 import type { WorkflowProblem } from './types.js';
@@ -207,7 +206,10 @@ export class Reader {
         return { value: out };
       }
       if (isMap(resolved)) {
-        const out = userKeyed<unknown>();
+        // A plain object (setOwn keeps `__proto__` an entry): data maps can be many (aliases), and
+        // V8 builds plain objects much faster than prototype-less ones. Maps looked up by user
+        // keys (values by agent, vars, groups) are made without a prototype by their owners.
+        const out: Record<string, unknown> = {};
         for (const entry of this.entries(resolved, path)) {
           const v = this.toPlain(entry.value, keyPath(path, entry.key), stack);
           if (v === undefined) return undefined;

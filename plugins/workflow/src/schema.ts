@@ -149,7 +149,8 @@ export class WorkflowSchema extends TaskPartsReader {
 
   /** `values` of a workflow, or the whole of a `--values` file (`base` = ''). */
   values(node: MaybeNode, base: string): ValuesMap {
-    const out: ValuesMap = {};
+    // Keyed by agent names: no prototype, so `values[agent]` never finds Object's own members.
+    const out = userKeyed<Record<string, unknown>>() as ValuesMap;
     const map = this.mapping(node, base, 'a mapping of agent names to mappings of values');
     if (!map) return out;
     for (const entry of this.r.entries(map, base)) {
