@@ -96,7 +96,7 @@ describe('Add to Group and the group filter', () => {
       expect(await seriousViolations(page)).toEqual([]);
 
       await page.goto('/agent-control?group=web');
-      await expect.poll(() => rows(page)).toEqual(['web-1', 'web-2']);
+      await expect.poll(() => rows(page), { timeout: 20_000 }).toEqual(['web-1', 'web-2']);
       expect(await page.getByLabel('Group').inputValue()).toBe('web');
       await screenshot(page, `agent-groups-control-${theme}-desktop`);
       expect(await seriousViolations(page)).toEqual([]);
@@ -112,7 +112,7 @@ describe('Add to Group and the group filter', () => {
 
       // On a phone the filters wrap and the dialog fits the width.
       const phone = await open(ui.admin, '/agent-control?group=web&selected=web-1,web-2', theme, 'phone');
-      await expect.poll(() => rows(phone.page)).toEqual(['web-1', 'web-2']);
+      await expect.poll(() => rows(phone.page), { timeout: 20_000 }).toEqual(['web-1', 'web-2']);
       await phone.page.getByRole('button', { name: 'Add to Group' }).click();
       await phone.page.getByRole('dialog', { name: 'Add 2 agents to a group' }).waitFor();
       await screenshot(phone.page, `agent-groups-dialog-${theme}-phone`);

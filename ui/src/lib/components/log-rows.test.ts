@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { layoutRows, lineAt } from './log-rows';
+
+describe('the rows of a virtualised log', () => {
+  it('gives a message of n text lines n rows, so it does not overlap the next', () => {
+    expect(layoutRows(['one', 'two\nlines', 'three\nmore\nlines', 'last'], 20)).toEqual([0, 20, 60, 120, 140]);
+    expect(layoutRows([], 20)).toEqual([0]);
+  });
+
+  it('finds the line at a height, inside a tall message too', () => {
+    const tops = layoutRows(['a', 'b\nb', 'c'], 20);
+    expect(lineAt(tops, 0)).toBe(0);
+    expect(lineAt(tops, 19)).toBe(0);
+    expect(lineAt(tops, 20)).toBe(1);
+    expect(lineAt(tops, 59)).toBe(1);
+    expect(lineAt(tops, 60)).toBe(2);
+    expect(lineAt(tops, 10_000)).toBe(2);
+    expect(lineAt([0], 5)).toBe(0);
+  });
+});
