@@ -15,7 +15,7 @@ beforeAll(async () => {
     env: { RUNNER_DATA_DIR: dataDir },
   });
   children.push(master);
-  const [, address] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
+  const [, address] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/, 45_000);
   base = `http://${address}`;
   pid = master.pid!;
 }, 60_000);
