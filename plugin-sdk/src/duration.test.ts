@@ -32,6 +32,14 @@ describe('formatDuration', () => {
     expect(formatDuration(86_400_000)).toBe('1d');
     expect(parseDuration(formatDuration(5_400_000))).toBe(5_400_000);
   });
+
+  it('rounds any other duration for people, never showing float noise', () => {
+    expect(formatDuration(0.036510582 * 1000 + 1e-12)).toBe('37ms');
+    expect(formatDuration(1534.2)).toBe('1.53s');
+    expect(formatDuration(12_345.6)).toBe('12.3s');
+    expect(formatDuration(125_400)).toBe('2m 5s');
+    expect(formatDuration(5_580_000.7)).toBe('1h 33m');
+  });
 });
 
 describe('parseDurationArgument', () => {

@@ -47,12 +47,23 @@ export function parseDuration(input: string | number): number {
   return ms;
 }
 
-/** A readable spelling of a duration, for messages: 120000 → `2m`, 1500 → `1.5s`, 250 → `250ms`. */
+/**
+ * A duration spelled for people, for messages and logs: a whole unit as such (120000 → `2m`, which
+ * parseDuration reads back), else rounded to what a reader needs: 250.4 → `250ms`, 1534 →
+ * `1.53s`, 12345 → `12.3s`, 125400 → `2m 5s`, 5580000 → `1h 33m`. Never the float noise of a
+ * subtraction (`0.036510582000000055`).
+ */
 export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms)) return String(ms);
   for (const unit of ['d', 'h', 'm', 's'] as const) {
     if (ms >= UNIT_MS[unit] && ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
   }
-  return ms >= 1000 ? `${ms / 1000}s` : `${ms}ms`;
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${+(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)}s`;
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${seconds % 60 ? ` ${seconds % 60}s` : ''}`;
+  const minutes = Math.round(ms / 60_000);
+  return `${Math.floor(minutes / 60)}h${minutes % 60 ? ` ${minutes % 60}m` : ''}`;
 }
 
 /**

@@ -187,6 +187,19 @@ export async function localMaster(dataDir: string, lookedAt: string[] = []): Pro
 }
 
 /**
+ * For commands that would open the data directory a running master holds (`runner ui`, `runner
+ * repl`): a ConflictError saying where that master serves the web UI and what to do instead
+ * (`instead`), rather than the bare "data directory in use"; undefined when no master runs on it.
+ */
+export async function besideLocalMaster(dataDir: string, instead: string): Promise<RunnerError | undefined> {
+  const master = await localMaster(dataDir);
+  if (!master) return undefined;
+  return new ConflictError(
+    `a master (pid ${master.pid}) already runs with data directory ${dataDir}: it serves the web UI at ${master.base}/ and the REST API at ${master.base}/api/v1; ${instead}`,
+  );
+}
+
+/**
  * `RUNNER_MASTER_ADDR` names the master by its gRPC address; its REST API is on another port,
  * which the master tells over gRPC (Master.Describe, through the locator the agent transport
  * provides). TLS as for an agent: config `master.tls_cert` (`RUNNER_MASTER_TLS_CERT`), else

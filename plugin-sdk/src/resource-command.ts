@@ -46,6 +46,8 @@ export interface ResourceAction {
   watch?: boolean;
   /** The exit code for an answer (default 0). */
   exitCode?: (answer: any) => number;
+  /** Short flags of field options: `{ description: '-d' }` gives `-d, --description <value>`. */
+  short?: Record<string, string>;
   /** Query or body fields the command does not offer (a field that changes the answer's format). */
   omit?: string[];
   /** Milliseconds the call may take (default the client's 30 s). */
@@ -132,8 +134,8 @@ export function actionCommand(action: ResourceAction): CommandSpec {
       variadic: true,
     });
   const fieldOptions = [
-    ...queryFields.names.filter((n) => !taken.has(n)).map((n) => fieldOption(route.query!, n, 'query')),
-    ...bodyFields.names.filter((n) => !taken.has(n)).map((n) => fieldOption(route.body!, n, 'body')),
+    ...queryFields.names.filter((n) => !taken.has(n)).map((n) => fieldOption(route.query!, n, 'query', action.short)),
+    ...bodyFields.names.filter((n) => !taken.has(n)).map((n) => fieldOption(route.body!, n, 'body', action.short)),
   ];
   return {
     name: action.name,
@@ -294,9 +296,15 @@ function camel(name: string): string {
 }
 
 /** A query or body field as an option typed from its schema. */
-function fieldOption(schema: TSchema, name: string, where: 'query' | 'body'): CommandOption {
+function fieldOption(
+  schema: TSchema,
+  name: string,
+  where: 'query' | 'body',
+  short: Record<string, string> = {},
+): CommandOption {
   const property = (schema.properties as Record<string, TSchema>)[name];
-  const flag = `--${name.replace(/_/g, '-')}`;
+  const long = `--${name.replace(/_/g, '-')}`;
+  const flag = short[name] ? `${short[name]}, ${long}` : long;
   const description = describe(schema, name);
   const type = typeOf(property);
   if (type === 'boolean')
@@ -308,7 +316,7 @@ function fieldOption(schema: TSchema, name: string, where: 'query' | 'body'): Co
     option.parse = (value: string) => {
       const n = Number(value);
       if (value.trim() === '' || !Number.isFinite(n) || (type === 'integer' && !Number.isInteger(n)))
-        throw new InvalidInputError(`${flag}: "${value}" is not ${type === 'integer' ? 'an integer' : 'a number'}`, {
+        throw new InvalidInputError(`${long}: "${value}" is not ${type === 'integer' ? 'an integer' : 'a number'}`, {
           field: name,
         });
       return n;

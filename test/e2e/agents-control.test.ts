@@ -2,7 +2,7 @@
 // test process, so the test can call the AgentRegistry and AgentDelegator directly: metrics from
 // systeminformation, exec, the agent's own log, live task logs, restart (re-exec), stop, remove,
 // and the reconnection policy.
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentLogEntry, DelegatedTask, TaskLogLine } from '@runner/plugin-sdk';
@@ -48,6 +48,15 @@ async function startAgent(name: string, env: Record<string, string> = {}): Promi
     () => child.output.stderr,
   );
   return child;
+}
+
+/** Whether a process runs (a zombie waiting to be reaped has ended). */
+function alive(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 async function until(check: () => boolean, describe: () => string, timeoutMs = 15_000): Promise<void> {
@@ -198,7 +207,7 @@ describe('an agent process serving the master', () => {
     await m.status('victim', 'offline');
   });
 
-  it('restart re-executes the agent process, which registers again', async () => {
+  it('restart re-executes the agent process, which registers again; the process started stays and waits for it', async () => {
     const child = await startAgent('phoenix');
     const reconnected = new Promise<void>((resolve) => {
       let seen = 0;
@@ -212,19 +221,46 @@ describe('an agent process serving the master', () => {
       });
     });
     await m.master.registry.restart('phoenix');
-    // The new process inherits the old one's output pipes, so they stay open: wait for the exit.
-    const code = await new Promise((resolve) => child.once('exit', resolve));
-    expect(code).toBe(0);
     await until(
       () => /restarting as pid \d+/.test(child.output.stdout),
       () => child.output.stdout,
     );
     const [, pid] = /restarting as pid (\d+)/.exec(child.output.stdout) ?? [];
     extraPids.push(Number(pid));
-    await reconnected;
+    await Promise.race([
+      reconnected,
+      new Promise((_, reject) => setTimeout(() => reject(new Error(`no reconnect:\n${child.output.stderr}`)), 20_000)),
+    ]);
     expect(m.master.registry.get('phoenix')?.status).toBe('online');
     expect(Number(pid)).not.toBe(child.pid);
-  });
+    // Nothing detached: the process the shell started is still the agent's, waiting for the new one.
+    expect(child.exitCode).toBeNull();
+
+    // A second restart is asked of the first process again: no chain of waiting processes.
+    const again = child.output.stdout.length;
+    await m.master.registry.restart('phoenix');
+    await until(
+      () => /restarting as pid \d+/.test(child.output.stdout.slice(again)),
+      () => child.output.stdout,
+    );
+    const [, second] = /restarting as pid (\d+)/.exec(child.output.stdout.slice(again)) ?? [];
+    extraPids.push(Number(second));
+    expect(alive(Number(pid))).toBe(false);
+    await m.status('phoenix', 'online');
+
+    // Stopping the process that was started stops the agent: none is left running.
+    child.kill('SIGTERM');
+    await until(
+      () => child.exitCode !== null,
+      () => `the agent started first did not exit:\n${child.output.stdout}\n${child.output.stderr}`,
+    );
+    expect(child.exitCode).toBe(0);
+    await until(
+      () => !alive(Number(second)),
+      () => `pid ${second} still runs`,
+    );
+    await m.status('phoenix', 'offline');
+  }, 90_000);
 
   it('under systemd, restart exits with code 75 for the unit (Restart=on-failure) to start it again', async () => {
     const child = await startAgent('supervised', { INVOCATION_ID: 'e2e-unit' });

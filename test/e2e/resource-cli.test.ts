@@ -33,7 +33,7 @@ beforeAll(async () => {
     { env: { RUNNER_DATA_DIR: masterDir } },
   );
   children.push(master);
-  const [, address] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
+  const [, address] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/, 45_000);
   base = `http://${address}/api/v1`;
 }, 60_000);
 

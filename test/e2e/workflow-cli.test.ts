@@ -490,14 +490,27 @@ describe('runner run: input it refuses (exit 2, nothing runs)', () => {
     });
   });
 
-  it('asks for --file when none is given', async () => {
+  it('asks for the file when a bare word is no file', async () => {
     expect(await run(['demo'])).toEqual({
       code: 2,
       signal: null,
       stdout: '',
       stderr:
-        'runner: no saved workflow named "demo" (saved workflows are not available yet); give the workflow file with --file\n',
+        'runner: no file "demo" and no saved workflow of that name (saved workflows are not available yet); give the workflow file: runner run workflow.yaml\n',
     });
+  });
+
+  it('runs a path given as the argument as --file does, named after the file', async () => {
+    // What the dashboard's and the executions page's hints tell a new user to type.
+    const { code, stdout, stderr } = await run(['ok.yaml', '--output', 'json']);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const events = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(events.at(-1)).toMatchObject({ type: 'summary', workflow_name: 'ok', status: 'succeeded' });
+    expect((await run(['./nope.yaml'])).stderr).toBe('runner: workflow file ./nope.yaml does not exist\n');
   });
 
   it('refuses an unknown --output format', async () => {

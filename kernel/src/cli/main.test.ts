@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { main } from './main.js';
+import { main, withNearSuggestion } from './main.js';
 
 const repo = resolve(import.meta.dirname, '../../..');
 const greeterDir = join(repo, 'test/fixtures/external-plugins');
@@ -95,6 +95,18 @@ describe('runner CLI', () => {
     expect(badChoice.err).toBe(
       "runner: command-argument value 'powershell' is invalid for argument 'shell'. Allowed choices are bash, zsh, fish.\n",
     );
+  });
+
+  it('offers only a near command or option (did-you-mean relative to the word length)', async () => {
+    expect((await run(['doctr'])).err).toBe("runner: unknown command 'doctr'\n(Did you mean doctor?)\n");
+    // Commander would offer `serve` (three edits): too far for a word of six letters.
+    const far = await run(['--plugins-dir', extensionDir, 'secret']);
+    expect(far).toMatchObject({ code: 2, err: "runner: unknown command 'secret'\n" });
+    // What a new user met: `events` is not `agent`, `secret` is not `server`; `agnet` is.
+    expect(withNearSuggestion("unknown command 'events'\n(Did you mean agent?)\n")).toBe("unknown command 'events'\n");
+    expect(withNearSuggestion("unknown command 'secret'\n(Did you mean server?)\n")).toBe("unknown command 'secret'\n");
+    expect(withNearSuggestion("unknown command 'agnet'\n(Did you mean agent?)\n")).toContain('(Did you mean agent?)');
+    expect(withNearSuggestion("unknown option '--dryrun'\n(Did you mean --dry-run?)\n")).toContain('--dry-run?');
   });
 
   it('prints a failing command as one line, with the stack only under --debug', async () => {

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { Command, CommanderError, Option } from 'commander';
 import {
+  closest,
   createRedactor,
   resolveConfig,
   isRunnerError,
@@ -121,7 +122,7 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
       // Commander's own message, already one line; keep "runner:" as every other error has.
-      outputError: (text, write) => write(`runner: ${text.replace(/^error: /, '')}`),
+      outputError: (text, write) => write(`runner: ${withNearSuggestion(text.replace(/^error: /, ''))}`),
     });
 
   attachCommands(program, commands, kernelVersion, async (spec, command) => {
@@ -224,6 +225,18 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
     return fail(error);
   }
   return exitCode;
+}
+
+/**
+ * Commander offers any command within three edits (`agent` for `events`, `server` for `secret`);
+ * its suggestion is kept only when it is near for the word's length, as every did-you-mean of
+ * runner is (plugin-sdk `closest`).
+ */
+export function withNearSuggestion(message: string): string {
+  const match = /^unknown (?:command|option) '([^']+)'\n\(Did you mean ([^?]+)\?\)\n?$/.exec(message);
+  if (!match) return message;
+  const [, typed, offered] = match;
+  return closest(typed, [offered]) === offered ? message : message.replace(/\n\(Did you mean [^?]+\?\)/, '');
 }
 
 /** The values the user gave to options that name a config key, keyed by that key. */

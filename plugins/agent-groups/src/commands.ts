@@ -47,6 +47,7 @@ export const agentGroupCommand: CommandSpec = {
           route: postAgentGroups,
           description: 'create a group, optionally with its first members',
           positional: ['name'],
+          short: { description: '-d' },
           rest: { field: 'members', description: 'agent names (an agent need not be connected)' },
           text: (group: AgentGroup) => `agent group ${group.name} created with ${count(group.members.length)}\n`,
         },

@@ -1,4 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { constants } from 'node:os';
 import { RunnerError, type CommandContext, type CommandSpec } from '@runner/plugin-sdk';
 import { checkAgentName, parseLabels } from './config.js';
 import { AgentProcessRef, type AgentEnd } from './process.js';
@@ -7,12 +9,21 @@ import { AgentProcessRef, type AgentEnd } from './process.js';
 export const RESTART_EXIT_CODE = 75;
 
 /**
- * How the agent restarts when the master asks: `exec` starts a new process of itself and exits;
- * `exit` exits with code 75 for a service manager to start it again. `auto` (the default) exits
- * under systemd (which sets INVOCATION_ID, and would stop a process its unit did not start) and
- * re-executes otherwise.
+ * Set in the agent process a `runner agent start` started to restart it: the pid of that
+ * supervisor. Not a `RUNNER_*` name, which would be read as a config key.
+ */
+export const SUPERVISOR_ENV = '_RUNNER_AGENT_SUPERVISOR';
+
+/**
+ * How the agent restarts when the master asks: `exec` starts a new process of itself and stays,
+ * waiting for it (the process the shell or script started keeps running, so nothing is left
+ * detached); `exit` exits with code 75 for a service manager to start it again. `auto` (the
+ * default) exits under systemd (which sets INVOCATION_ID, and would stop a process its unit did not
+ * start) and re-executes otherwise. A process already started by such a supervisor exits with 75
+ * for it: restarts do not nest.
  */
 export function restartMode(configured: 'auto' | 'exec' | 'exit', env: NodeJS.ProcessEnv): 'exec' | 'exit' {
+  if (env[SUPERVISOR_ENV]) return 'exit';
   // The kernel checked the value against the declaration (auto, exec or exit).
   if (configured === 'exec' || configured === 'exit') return configured;
   return env.INVOCATION_ID ? 'exit' : 'exec';
@@ -94,22 +105,46 @@ async function startAgent(name: string, options: Record<string, unknown>, ctx: C
       // The old session ends before the new process registers, so the master sees one agent.
       await kernel.stop('restart requested by the master');
       if (mode === 'exit') {
+        const supervisor = process.env[SUPERVISOR_ENV];
         ctx.stdout.write(
-          `runner agent ${agent.name}: exiting with code ${RESTART_EXIT_CODE} for the service manager to restart it\n`,
+          `runner agent ${agent.name}: exiting with code ${RESTART_EXIT_CODE} for ${supervisor ? `runner agent (pid ${supervisor})` : 'the service manager'} to restart it\n`,
         );
         return RESTART_EXIT_CODE;
       }
-      const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
-        stdio: 'inherit',
-        env: process.env,
-      });
-      child.unref();
-      ctx.stdout.write(`runner agent ${agent.name}: restarting as pid ${child.pid}\n`);
-      return 0;
+      return superviseRestarts(agent.name, ctx);
     }
     case 'refused':
       throw new RunnerError('agent_refused', end.message);
     case 'gave-up':
       throw new RunnerError('master_unreachable', end.message);
+  }
+}
+
+/**
+ * Runs the agent again in a new process (new code after `runner agent update`) and waits for it,
+ * so the process the user or a script started stays the agent's: its exit code is the agent's,
+ * SIGINT and SIGTERM stop it, and nothing is left running detached. Each later restart asks this
+ * process again (the child exits with 75), so restarts do not nest processes.
+ */
+async function superviseRestarts(name: string, ctx: CommandContext): Promise<number> {
+  let child: ChildProcess | undefined;
+  // The child has a process group of its own: Ctrl-C at the terminal reaches this process, which
+  // passes it on once (a second signal would make the agent's kernel exit at once).
+  const forward = (signal: NodeJS.Signals) => child?.kill(signal);
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  try {
+    for (;;) {
+      child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
+        stdio: 'inherit',
+        env: { ...process.env, [SUPERVISOR_ENV]: String(process.pid) },
+        detached: true,
+      });
+      ctx.stdout.write(`runner agent ${name}: restarting as pid ${child.pid} (pid ${process.pid} waits for it)\n`);
+      const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+      if (code === RESTART_EXIT_CODE) continue;
+      return code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0);
+    }
+  } finally {
+    process.off('SIGINT', forward).off('SIGTERM', forward);
   }
 }

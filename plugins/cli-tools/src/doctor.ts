@@ -1,7 +1,7 @@
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { createMasterClient, isProcessAlive, localMaster, type CommandContext } from '@runner/plugin-sdk';
+import { createMasterClient, findMaster, isProcessAlive, type CommandContext } from '@runner/plugin-sdk';
 
 export interface Check {
   name: string;
@@ -21,16 +21,17 @@ export async function runChecks(ctx: CommandContext): Promise<Check[]> {
     ...checkConfig(ctx),
     checkDataDir(ctx.config.dataDir),
     await checkMaster(ctx, master),
+    // The addresses a master started here would bind: the declared defaults (loopback), not a guess.
     await checkPort(
       'HTTP API port',
-      ctx.config.get('http.bind_address', '0.0.0.0'),
+      ctx.config.get('http.bind_address', '127.0.0.1'),
       ctx.config.get('http.port', 8080),
       master,
       '--http-port',
     ),
     await checkPort(
       'agent gRPC port',
-      ctx.config.get('grpc.bind_address', '0.0.0.0'),
+      (ctx.config.find('grpc.bind_address') as string | undefined) ?? ctx.config.get('http.bind_address', '127.0.0.1'),
       ctx.config.get('grpc.port', 50053),
       master,
       '--port',
@@ -141,41 +142,45 @@ function readMasterFile(dataDir: string): MasterFile | undefined {
   }
 }
 
+/**
+ * The master the CLI would really use (`runner run`, `runner agent ...`): found as every command
+ * finds it (findMaster: master.url, this data directory's master.json, master.address), and asked
+ * for its health at that address.
+ */
 async function checkMaster(ctx: CommandContext, local: MasterFile | undefined): Promise<Check> {
   const name = 'master';
-  const remote = ctx.config.find('master.address');
-  if (typeof remote === 'string' && remote) {
-    const reachable = await tcpReachable(remote);
-    return reachable
-      ? { name, status: 'ok', detail: `${remote} (RUNNER_MASTER_ADDR) accepts connections` }
-      : {
-          name,
-          status: 'fail',
-          detail: `${remote} (from ${ctx.config.sourceOf('master.address')}) does not accept connections`,
-          fix: 'start the master there (runner server) or correct RUNNER_MASTER_ADDR',
-        };
-  }
-  if (!local) {
-    return {
-      name,
-      status: 'info',
-      detail: 'no master is running on this data directory; runner run works embedded',
-      fix: 'start one with `runner server`',
-    };
-  }
-  // Through the master client: it dials https:// and trusts the certificate when master.json names one.
-  const endpoint = await localMaster(ctx.config.dataDir);
-  const base = endpoint?.base ?? `http://${local.http}`;
+  let found: Awaited<ReturnType<typeof findMaster>>;
   try {
-    if (!endpoint) throw new Error('master.json changed while doctor read it');
-    await createMasterClient(endpoint, { dataDir: ctx.config.dataDir }).request('GET', '/health', { timeoutMs: 2000 });
-    return { name, status: 'ok', detail: `pid ${local.pid} answers at ${base}` };
+    found = await findMaster(ctx);
   } catch (error) {
     return {
       name,
       status: 'fail',
-      detail: `pid ${local.pid} runs but ${base}/api/v1/health fails: ${(error as Error).message}`,
-      fix: 'look at its log (<data-dir>/logs/runner.log) or restart it',
+      detail: (error as Error).message,
+      fix: 'start the master there (runner server), or correct RUNNER_MASTER_URL / RUNNER_MASTER_ADDR',
+    };
+  }
+  const { endpoint } = found;
+  if (!endpoint) {
+    return {
+      name,
+      status: 'info',
+      detail: `none found (${found.lookedAt.join('; ')}); runner run works embedded`,
+      fix: 'start one with `runner server`, or point at one with RUNNER_MASTER_URL',
+    };
+  }
+  const pid = endpoint.local && local ? `pid ${local.pid} ` : '';
+  try {
+    await createMasterClient(endpoint, { dataDir: ctx.config.dataDir }).request('GET', '/health', { timeoutMs: 2000 });
+    return { name, status: 'ok', detail: `${pid}answers at ${endpoint.base} (from ${endpoint.source})` };
+  } catch (error) {
+    return {
+      name,
+      status: 'fail',
+      detail: `${pid}at ${endpoint.base} (from ${endpoint.source}): ${(error as Error).message}`,
+      fix: endpoint.local
+        ? 'look at its log (<data-dir>/logs/runner.log) or restart it'
+        : 'start the master there (runner server), or correct the address',
     };
   }
 }
@@ -236,23 +241,6 @@ function checkPlugins(ctx: CommandContext): Check {
     status: 'ok',
     detail: `${ctx.plugins.length} loaded (${modules} Lua modules)${external.length ? `; external: ${external.join(', ')}` : ''}`,
   };
-}
-
-function tcpReachable(address: string): Promise<boolean> {
-  const at = address.lastIndexOf(':');
-  const host = address.slice(0, at).replace(/^\[|\]$/g, '') || '127.0.0.1';
-  const port = Number(address.slice(at + 1));
-  if (at < 0 || !Number.isInteger(port)) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 2000 });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-    socket.once('timeout', () => done(false));
-  });
 }
 
 export function formatChecks(checks: readonly Check[], colour: boolean): string {

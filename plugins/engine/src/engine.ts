@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import {
   DEFAULT_SCRIPT_ENV,
+  formatDuration,
   RunnerError,
   scriptEnvironment,
   roundSeconds,
@@ -478,7 +479,12 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     const eventPayload = payload(finished.status, unixSeconds(finished.completedAt as string));
     eventPayload.duration = finished.duration;
     deps.events.emit(finished.status === 'succeeded' ? 'workflow.completed' : 'workflow.failed', eventPayload);
-    runLogger.info(`workflow ${finished.status}`, { status: finished.status, duration: finished.duration, counts });
+    // For people, the message says how long in words; the field keeps seconds, to the millisecond.
+    runLogger.info(`workflow ${finished.status} in ${formatDuration(finished.duration * 1000)}`, {
+      status: finished.status,
+      duration: Math.round(finished.duration * 1000) / 1000,
+      counts,
+    });
     observe({ kind: 'run', run: finished });
     if (told.size > 0) await Promise.all([...told]);
     if (hooks.afterRun.taps.length > 0) await tellAfter(hooks.afterRun, runLogger, 'afterRun', finished);

@@ -15,7 +15,10 @@ export const runCommand: CommandSpec = {
   name: 'run',
   description: 'run a workflow (embedded, or on the master that holds the data directory)',
   arguments: [
-    { name: 'workflow', description: 'workflow name (recorded with the run); a saved workflow when --file is absent' },
+    {
+      name: 'workflow',
+      description: 'the workflow file (runner run deploy.yaml); with --file, the name the run is recorded under',
+    },
   ],
   options: [
     { flags: '-f, --file <path>', description: 'the workflow file' },

@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { userInfo } from 'node:os';
+import { basename, extname } from 'node:path';
 import {
   createMasterClient,
   findMaster,
@@ -30,19 +31,39 @@ export interface RunOptions {
 }
 
 /**
+ * What to run: `runner run workflow.yaml` (a path: the file, named after it), `runner run name
+ * --file workflow.yaml` (the file, recorded under that name). A bare word that is no file is a
+ * saved workflow's name, which do not exist yet: a usage error (exit 2) saying what to type.
+ */
+export async function workflowSource(
+  argument: string | undefined,
+  fileOption: string | undefined,
+): Promise<{ file: string; name?: string }> {
+  if (fileOption) return { file: fileOption, ...(argument === undefined ? {} : { name: argument }) };
+  if (argument !== undefined && (/\.ya?ml$/i.test(argument) || argument.includes('/') || (await isFile(argument))))
+    return { file: argument };
+  throw new InvalidInputError(
+    argument === undefined
+      ? 'give the workflow file: runner run workflow.yaml (or runner run <name> --file workflow.yaml)'
+      : `no file "${argument}" and no saved workflow of that name (saved workflows are not available yet); give the workflow file: runner run workflow.yaml`,
+    { field: 'file' },
+  );
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+}
+
+/**
  * `runner run`: validates, asks before delegating (on a terminal, without --yes), runs with a live
  * view, and exits 0 only when no task failed. A master holding the data directory runs it instead.
  */
 export async function runWorkflowCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
-  const [name] = input.args;
   const options = input.options as unknown as RunOptions;
-  if (!options.file) {
-    // A usage error (exit 2) while saved workflows do not exist: --file is in fact required.
-    throw new InvalidInputError(
-      `no saved workflow named "${name}" (saved workflows are not available yet); give the workflow file with --file`,
-      { field: 'file' },
-    );
-  }
+  const { file, name } = await workflowSource(input.args[0], options.file);
   // A master named by RUNNER_MASTER_URL, one holding this data directory, or one named by
   // RUNNER_MASTER_ADDR runs it; with none, it runs embedded in this process.
   const { endpoint: master } = await findMaster(ctx);
@@ -50,7 +71,7 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
   const parser = kernel?.get(WorkflowParserRef);
 
   const request: RunRequest = {
-    source: { file: options.file },
+    source: { file },
     workflowName: name,
     group: options.group,
     vars: parser ? parser.parseVarArguments(options.var ?? []) : parseVarsLoosely(options.var ?? []),
@@ -69,7 +90,7 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
   const confirmed = async (delegates: () => Promise<boolean>) =>
     !mayAsk ||
     !(await delegates()) ||
-    (await confirm(ctx, confirmationQuestion(name, await delegationSummary(request))));
+    (await confirm(ctx, confirmationQuestion(name ?? basename(file, extname(file)), await delegationSummary(request))));
   const notConfirmed = () => {
     ctx.stderr.write('runner: not confirmed; nothing ran\n');
     return 1;

@@ -1,4 +1,5 @@
 import {
+  besideLocalMaster,
   HttpRouterRef,
   InvalidInputError,
   type CommandContext,
@@ -88,13 +89,13 @@ export const serverCommand: CommandSpec = {
 };
 
 /**
- * `runner ui` is the master profile under the name operators know for the web interface. The
- * SvelteKit UI is not built yet (ui/README.md), so it serves the REST API and WebSocket and says
- * so. Authentication flags (`--auth`, `--username`, `--password-file`) come from the auth plugin.
+ * `runner ui` is the master profile under the name operators know for the web interface (served
+ * at / by the ui plugin, with the REST API and WebSocket). Authentication flags (`--auth`,
+ * `--username`, `--password-file`) come from the auth plugin.
  */
 export const uiCommand: CommandSpec = {
   name: 'ui',
-  description: 'start the master for the web interface (default port 8080); the UI itself is not in this build yet',
+  description: 'start the master and serve the web interface at / (default http://127.0.0.1:8080/) with the REST API',
   options: [
     portOption('--port <n>', 'HTTP port of the web interface and REST API (default 8080, config http.port)'),
     {
@@ -108,10 +109,14 @@ export const uiCommand: CommandSpec = {
     },
     ...TLS_OPTIONS,
   ],
-  run: ({ options }, ctx) =>
-    runMaster(
+  run: async ({ options }, ctx) => {
+    // One master per data directory: if it runs, the web interface is already served.
+    const running = await besideLocalMaster(ctx.config.dataDir, 'open that address in a browser');
+    if (running) throw running;
+    return runMaster(
       ctx,
       overridesFrom(options, { port: 'http.port', bindAddress: 'http.bind_address', insecure: 'http.insecure' }),
-      'REST API (no web interface in this build)',
-    ),
+      'web interface and REST API',
+    );
+  },
 };

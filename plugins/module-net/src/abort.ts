@@ -1,4 +1,5 @@
-import { errorDetail, formatDuration } from './args.js';
+import { errorDetail } from './args.js';
+import { formatDuration } from '@runner/plugin-sdk';
 
 /** A signal that fires on the task's cancellation or after `timeoutMs`, and which of the two it was. */
 export interface Deadline {

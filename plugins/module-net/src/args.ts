@@ -129,14 +129,6 @@ export function durationOption(fn: string, name: string, value: LuaValue, fallba
   return ms;
 }
 
-/** 1500 → `1.5s`, 250 → `250ms`, 120000 → `2m`: how messages spell a duration. */
-export function formatDuration(ms: number): string {
-  for (const unit of ['d', 'h', 'm', 's'] as const) {
-    if (ms >= UNIT_MS[unit] && ms % UNIT_MS[unit] === 0) return `${ms / UNIT_MS[unit]}${unit}`;
-  }
-  return ms >= 1000 ? `${ms / 1000}s` : `${ms}ms`;
-}
-
 /** Request headers from a `{ ["Name"] = "value" }` table; numbers and booleans are written as text. */
 export function headersOption(fn: string, value: LuaValue): Headers {
   const headers = new Headers();

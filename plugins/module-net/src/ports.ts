@@ -2,7 +2,8 @@ import { connect } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { InvalidInputError, type LuaCallContext, type LuaValue } from '@runner/plugin-sdk';
 import { cancelled } from './abort.js';
-import { describe, durationOption, formatDuration, readOptions, requirePort, requireString } from './args.js';
+import { formatDuration } from '@runner/plugin-sdk';
+import { describe, durationOption, readOptions, requirePort, requireString } from './args.js';
 
 export const DEFAULT_PORT_TIMEOUT_MS = 5_000;
 export const DEFAULT_WAIT_TIMEOUT_MS = 60_000;

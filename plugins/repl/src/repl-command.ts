@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { LuaModulesRef, LuaRuntimeRef, type CommandContext } from '@runner/plugin-sdk';
+import { besideLocalMaster, LuaModulesRef, LuaRuntimeRef, type CommandContext } from '@runner/plugin-sdk';
 import { HistoryFile } from './history.js';
 import { Repl } from './repl.js';
 
@@ -28,6 +28,12 @@ export function helpText(modules: readonly string[]): string {
 
 /** `runner repl`. Resolves with the exit code (see README: 1 when piped input had a failing chunk). */
 export async function replCommand(options: { dryRun: boolean }, ctx: CommandContext): Promise<number> {
+  // The REPL opens the data directory (its store: the state module) as `runner run` embedded does.
+  const running = await besideLocalMaster(
+    ctx.config.dataDir,
+    'the REPL opens its data directory itself: stop that master, or start a REPL on a data directory of its own: runner --data-dir <dir> repl',
+  );
+  if (running) throw running;
   const kernel = await ctx.boot('embedded');
   const runtime = kernel.get(LuaRuntimeRef);
   const modules = kernel

@@ -1,0 +1,79 @@
+// What a new user met in the CLI beside a running master (issue 19, item 6): `runner ui` and
+// `runner repl` say where the master serves the web UI and what to do, not a bare "data directory
+// in use"; `runner ui --help` says it serves the UI; `runner doctor` reports the master the CLI
+// would really use and the addresses a master would bind, not a guess of 0.0.0.0:50053.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
+
+const children: ReturnType<typeof spawnRunner>[] = [];
+const dataDir = tempDataDir('runner-new-user-');
+let base: string;
+let pid: number;
+
+beforeAll(async () => {
+  const master = spawnRunner(['server', '--http-port', '0', '--port', '0', '--bind-address', '127.0.0.1'], {
+    env: { RUNNER_DATA_DIR: dataDir },
+  });
+  children.push(master);
+  const [, address] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/, 45_000);
+  base = `http://${address}`;
+  pid = master.pid!;
+}, 60_000);
+
+afterAll(() => stopAll(children, 'SIGTERM'));
+
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  runRunner(args, { env: { RUNNER_DATA_DIR: dataDir, ...env } });
+
+describe('beside a running master', () => {
+  it('runner ui says the master serves the web UI at its address', async () => {
+    const ui = await cli(['ui', '--port', '0']);
+    expect(ui.code).toBe(1);
+    expect(ui.stderr).toBe(
+      `runner: a master (pid ${pid}) already runs with data directory ${dataDir}: it serves the web UI at ${base}/ and the REST API at ${base}/api/v1; open that address in a browser\n`,
+    );
+  });
+
+  it('runner repl says so too, and how to start a REPL of its own', async () => {
+    const repl = await cli(['repl'], {});
+    expect(repl.code).toBe(1);
+    expect(repl.stderr).toContain(`runner: a master (pid ${pid}) already runs with data directory ${dataDir}`);
+    expect(repl.stderr).toContain('start a REPL on a data directory of its own: runner --data-dir <dir> repl\n');
+    // Which works.
+    const own = await runRunner(['--data-dir', tempDataDir('runner-new-user-repl-'), 'repl'], {
+      input: 'print(1 + 1)\n',
+    });
+    expect(own).toMatchObject({ code: 0, stdout: expect.stringContaining('2') as string });
+  });
+
+  it('runner doctor reports the master it would use, where it was found', async () => {
+    const doctor = await cli(['doctor']);
+    expect(doctor.stdout).toMatch(
+      new RegExp(`master\\s+pid ${pid} answers at ${base.replace(/\./g, '\\.')} \\(from .*master\\.json`),
+    );
+    // A master named by RUNNER_MASTER_URL is the one the CLI would use, from any data directory.
+    const remote = await runRunner(['doctor'], {
+      env: { RUNNER_DATA_DIR: tempDataDir('runner-new-user-remote-'), RUNNER_MASTER_URL: base },
+    });
+    expect(remote.stdout).toMatch(
+      new RegExp(
+        `master\\s+answers at ${base.replace(/\./g, '\\.')} \\(from master\\.url \\(from env RUNNER_MASTER_URL\\)\\)`,
+      ),
+    );
+  });
+});
+
+describe('without a master', () => {
+  it('runner doctor checks the loopback addresses a master would bind, not 0.0.0.0', async () => {
+    const doctor = await runRunner(['doctor'], { env: { RUNNER_DATA_DIR: tempDataDir('runner-new-user-none-') } });
+    expect(doctor.stdout).toMatch(/master\s+none found \(.*\); runner run works embedded/);
+    expect(doctor.stdout).toMatch(/agent gRPC port\s+127\.0\.0\.1:50053 is (free|in use)/);
+    expect(doctor.stdout).not.toContain('0.0.0.0');
+  });
+
+  it('runner ui --help says it serves the web interface', async () => {
+    const help = await runRunner(['ui', '--help']);
+    expect(help.stdout).toContain('serve the web interface at /');
+    expect(help.stdout).not.toContain('not in this build');
+  });
+});
