@@ -81,6 +81,48 @@ async function until<T>(what: string, check: () => Promise<T | undefined> | T | 
   }
 }
 
+/** `runner agent start a1` joined to the master of `dataDir`, once registered; its own data in `agentDir`. */
+async function startAgent(
+  dataDir: string,
+  grpcPort: number,
+  agentDir: string,
+): Promise<ReturnType<typeof spawnRunner>> {
+  const agent = spawnRunner(['agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
+    env: {
+      RUNNER_DATA_DIR: agentDir,
+      RUNNER_JOIN_TOKEN: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
+      RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
+      RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3',
+    },
+  });
+  await until('the agent registered', () => (/registered with master/.test(agent.output.stderr) ? true : undefined));
+  return agent;
+}
+
+/** Starts a run whose task waits on `sleep 300` on agent a1; its id and the sleep's pid. */
+async function sleepOnAgent(master: Master, name: string): Promise<{ runId: string; pid: number }> {
+  const pidFile = join(mkdtempSync(join(tmpdir(), `runner-interrupted-${name}-`)), 'sleep.pid');
+  const run = await master.api('POST', '/workflows/run', {
+    workflow_name: name,
+    content: `version: "1.0"
+tasks:
+  - name: wait
+    delegate_to: a1
+    exec:
+      script: |
+        exec.run("echo $$ > ${pidFile}; exec sleep 300")
+        return true
+`,
+  });
+  expect(run.status).toBe(202);
+  const pid = await until('the sleep started on the agent', () =>
+    existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
+      ? Number(readFileSync(pidFile, 'utf8'))
+      : undefined,
+  );
+  return { runId: run.body.id, pid };
+}
+
 describe('a master killed during a run', () => {
   const masters: ReturnType<typeof spawnRunner>[] = [];
   let orphan: number | undefined;
@@ -180,44 +222,17 @@ tasks:
       expect((await second.api('GET', `/executions/${short.body.id}`)).body.status).toBe('succeeded');
       await until('the orphaned sleep was killed', () => (running(orphan as number) ? undefined : true), 5_000);
     },
+    90_000,
   );
 
   it('leaves a delegated run interrupted, and its agent drops the task with the connection', async () => {
     const dataDir = tempDataDir();
-    const work = mkdtempSync(join(tmpdir(), 'runner-interrupted-agent-'));
-    const pidFile = join(work, 'sleep.pid');
     const grpcPort = await freePort();
     const first = await startMaster(dataDir, grpcPort);
     masters.push(first);
-    const agent = spawnRunner(['agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
-      env: {
-        RUNNER_DATA_DIR: tempDataDir('runner-interrupted-agent-data-'),
-        RUNNER_JOIN_TOKEN: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
-        RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
-        RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3',
-      },
-    });
-    masters.push(agent);
-    await until('the agent registered', () => (/registered with master/.test(agent.output.stderr) ? true : undefined));
-
-    const run = await first.api('POST', '/workflows/run', {
-      workflow_name: 'remote',
-      content: `version: "1.0"
-tasks:
-  - name: wait
-    delegate_to: a1
-    exec:
-      script: |
-        exec.run("echo $$ > ${pidFile}; exec sleep 300")
-        return true
-`,
-    });
-    expect(run.status).toBe(202);
-    orphan = await until('the sleep started on the agent', () =>
-      existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
-        ? Number(readFileSync(pidFile, 'utf8'))
-        : undefined,
-    );
+    masters.push(await startAgent(dataDir, grpcPort, tempDataDir('runner-interrupted-agent-data-')));
+    const run = await sleepOnAgent(first, 'remote');
+    orphan = run.pid;
 
     first.kill('SIGKILL');
     await finished(first);
@@ -226,60 +241,26 @@ tasks:
 
     const second = await startMaster(dataDir, grpcPort);
     masters.push(second);
-    const record = (await second.api('GET', `/executions/${run.body.id}`)).body;
+    const record = (await second.api('GET', `/executions/${run.runId}`)).body;
     expect(record.status).toBe('interrupted');
     expect(record.error).toMatch(/^interrupted: pid \d+ on .* stopped before the run ended/);
     expect((await second.api('GET', '/executions?status=running')).body.total).toBe(0);
-  });
+  }, 90_000);
 
   it('an agent killed with SIGKILL mid-task: its command outlives it, and the agent kills it when it restarts', async () => {
     const dataDir = tempDataDir();
     const agentDir = tempDataDir('runner-interrupted-agent-data-');
-    const work = mkdtempSync(join(tmpdir(), 'runner-interrupted-agent-kill-'));
-    const pidFile = join(work, 'sleep.pid');
     const grpcPort = await freePort();
     const master = await startMaster(dataDir, grpcPort);
     masters.push(master);
-    const startAgent = () => {
-      const agent = spawnRunner(['agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
-        env: {
-          RUNNER_DATA_DIR: agentDir,
-          RUNNER_JOIN_TOKEN: readFileSync(join(dataDir, 'agent-token'), 'utf8').trim(),
-          RUNNER_AGENT_RECONNECT_INITIAL_DELAY: '0.1',
-          RUNNER_AGENT_RECONNECT_MAX_DELAY: '0.3',
-        },
-      });
-      masters.push(agent);
-      return agent;
-    };
-    const agent = startAgent();
-    await until('the agent registered', () => (/registered with master/.test(agent.output.stderr) ? true : undefined));
-    const run = await master.api('POST', '/workflows/run', {
-      workflow_name: 'remote-kill',
-      content: `version: "1.0"
-tasks:
-  - name: wait
-    delegate_to: a1
-    exec:
-      script: |
-        exec.run("echo $$ > ${pidFile}; exec sleep 300")
-        return true
-`,
-    });
-    expect(run.status).toBe(202);
-    orphan = await until('the sleep started on the agent', () =>
-      existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
-        ? Number(readFileSync(pidFile, 'utf8'))
-        : undefined,
-    );
+    const agent = await startAgent(dataDir, grpcPort, agentDir);
+    masters.push(agent);
+    orphan = (await sleepOnAgent(master, 'remote-kill')).pid;
     agent.kill('SIGKILL');
     await finished(agent);
     // Nothing of the agent is left to stop it: the command outlives the agent.
     expect(running(orphan)).toBe(true);
-    const again = startAgent();
-    await until('the agent registered again', () =>
-      /registered with master/.test(again.output.stderr) ? true : undefined,
-    );
+    masters.push(await startAgent(dataDir, grpcPort, agentDir));
     await until('the restarted agent killed the sleep', () => (running(orphan as number) ? undefined : true), 10_000);
-  });
+  }, 90_000);
 });

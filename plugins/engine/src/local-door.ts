@@ -31,6 +31,11 @@ export interface LocalDoorOptions {
   bin?: string;
   /** Bytes of a task's log the executor sends (engine.task_log_bytes: what the record keeps). */
   logBytes?: number;
+  /**
+   * Settings the executor boots with, as `RUNNER_*` variables (it cannot read the master's
+   * config file): the master's `lua.*`, so scripts run there as they would in the master.
+   */
+  settings?: Record<string, string>;
   /** This master's mark on its executor and every command it starts (ownerMark of its data directory). */
   owner?: string;
 }
@@ -174,7 +179,7 @@ export class LocalDoor {
         cwd: runAs.home,
         // The executor's own environment: enough to start Node. What scripts see is each task's
         // `env` (engine.script_env), sent with the task.
-        env: executorEnvironment(runAs, this.#options.owner),
+        env: { ...executorEnvironment(runAs, this.#options.owner), ...this.#options.settings },
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
         serialization: 'advanced',
       },

@@ -162,6 +162,7 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
     logger: ctx.logger,
     logBytes: ctx.config.get<number>('engine.task_log_bytes'),
     owner,
+    settings: executorSettings(ctx),
   });
   ctx.logger.info(
     runAs.kind === 'refused'
@@ -169,4 +170,23 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
       : `local tasks with side effects run as ${door.describe()}`,
   );
   return door;
+}
+
+/** The lua-runtime's settings the executor gets from the master (its config keys, as RUNNER_* variables). */
+const EXECUTOR_SETTINGS = [
+  'lua.isolation',
+  'lua.time_slice_ms',
+  'lua.heap_guard_ratio',
+  'lua.max_workers',
+  'lua.idle_workers',
+  'lua.pool_size',
+];
+
+function executorSettings(ctx: PluginContext): Record<string, string> {
+  const settings: Record<string, string> = {};
+  for (const key of EXECUTOR_SETTINGS) {
+    const value = ctx.config.get<unknown>(key);
+    if (value !== undefined) settings[`RUNNER_${key.replace('.', '_').toUpperCase()}`] = String(value);
+  }
+  return settings;
 }

@@ -50,6 +50,11 @@ export class ExecutorServer implements StateForwarder {
   ) {}
 
   serve(): Promise<void> {
+    // Scripts come here because they may loop or reach the host, so most of them run in a Lua
+    // worker (lua.isolation: auto): compiling one such chunk starts a worker now, so the first
+    // task's timeout is not spent starting it (the master warms its own the same way when it
+    // compiles a workflow).
+    this.runtime.compile('while true do end', 'warm-up');
     return new Promise((resolve) => {
       this.channel.on('message', (message) => this.#receive(message));
       this.channel.once('disconnect', () => void this.stop().then(resolve));
