@@ -49,7 +49,8 @@ export default defineConfig({
     // Ceilings, far above what a test needs at rest: a busy machine stretches real processes'
     // start-ups several times over (a delegated-run test took 27 s of its 30 with four workers).
     testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // A file's set-up starts a master, agents, sometimes chromium, one after another.
+    hookTimeout: 120_000,
     // Two cores: end-to-end tests start real processes, so more workers only add contention.
     maxWorkers: 2,
     sequence: { sequencer: LongestFirst },

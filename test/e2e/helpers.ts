@@ -79,14 +79,15 @@ export function finished(child: ChildProcess & { output?: { stdout: string; stde
 /**
  * Resolves with the first match of `pattern` in the child's combined output, looking only past
  * `from` (a length of that output taken earlier, to wait for a line printed after it). A number
- * for `options` is the timeout (15 s by default).
+ * for `options` is the timeout: 45 s by default, a ceiling far above a start-up's second at rest
+ * (a machine busy many times over stretched one past 15 s).
  */
 export function waitForOutput(
   child: ChildProcess & { output: { stdout: string; stderr: string } },
   pattern: RegExp,
   options: number | { from?: number; timeoutMs?: number } = {},
 ): Promise<RegExpMatchArray> {
-  const { from = 0, timeoutMs = 15_000 } = typeof options === 'number' ? { timeoutMs: options } : options;
+  const { from = 0, timeoutMs = 45_000 } = typeof options === 'number' ? { timeoutMs: options } : options;
   const seen = () => (child.output.stdout + child.output.stderr).slice(from);
   return new Promise((resolvePromise, reject) => {
     const check = () => {

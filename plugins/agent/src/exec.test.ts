@@ -33,9 +33,10 @@ describe('exec on the agent', () => {
 
   it('stops a command at its timeout', async () => {
     const started = Date.now();
-    const result = await runCommand(request({ command: 'sleep 10', timeout_ms: 200 }), limits, never);
+    const result = await runCommand(request({ command: 'sleep 120', timeout_ms: 200 }), limits, never);
     expect(result).toMatchObject({ timed_out: true, exited: false });
-    expect(Date.now() - started).toBeLessThan(2000);
+    // A ceiling far below the sleep's 120 s, not a speed target.
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it('stops a command when cancelled', async () => {

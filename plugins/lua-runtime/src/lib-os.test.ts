@@ -123,8 +123,9 @@ describe('os', () => {
   it('stops a command when the script times out', async () => {
     const { values } = workspace();
     const started = performance.now();
-    await expect(values('os.execute("sleep 5")', { timeoutMs: 50 })).rejects.toMatchObject({ code: 'timeout' });
-    expect(performance.now() - started).toBeLessThan(2000);
+    await expect(values('os.execute("sleep 120")', { timeoutMs: 50 })).rejects.toMatchObject({ code: 'timeout' });
+    // A ceiling far below the sleep's 120 s, not a speed target.
+    expect(performance.now() - started).toBeLessThan(30_000);
   });
 });
 

@@ -211,7 +211,8 @@ describe('goroutine.sleep', () => {
     const sleeping = modules.get('goroutine')!.sleep(call, '1h');
     controller.abort();
     await expect(sleeping).rejects.toThrow('goroutine.sleep: cancelled');
-    expect(performance.now() - started).toBeLessThan(1000);
+    // A ceiling far below the hour it would sleep, not a speed target.
+    expect(performance.now() - started).toBeLessThan(30_000);
   });
 
   it('names a bad duration', async () => {

@@ -78,7 +78,8 @@ describe('reliability.retry', () => {
     await expect(reliability.retry(call, { attempts: 3, delay: '1h' }, fn)).rejects.toThrow(
       'reliability.retry: cancelled after attempt 1 of 3: down',
     );
-    expect(performance.now() - t).toBeLessThan(1000);
+    // A ceiling far below the hour's delay, not a speed target.
+    expect(performance.now() - t).toBeLessThan(30_000);
   });
 
   it('names bad arguments', async () => {
