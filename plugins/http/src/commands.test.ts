@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { CommandContext, CommandSpec, RunningKernel } from '@runner/plugin-sdk';
 import { createTestKernel } from '@runner/plugin-sdk/testing';
@@ -16,6 +19,8 @@ async function runCommand(spec: CommandSpec, options: Record<string, unknown>) {
   const boots: { profile: string; overrides: Record<string, unknown> | undefined }[] = [];
   let healthStatus = 0;
   const ctx = {
+    // A data directory no master holds: `runner ui` first looks for one already serving it.
+    config: { dataDir: mkdtempSync(join(tmpdir(), 'runner-http-cmd-')) },
     stdout,
     stderr: new PassThrough(),
     async boot(profile: string, overrides?: Record<string, unknown>): Promise<RunningKernel> {
@@ -88,10 +93,10 @@ describe('runner server', () => {
 });
 
 describe('runner ui', () => {
-  it('maps --port to the HTTP port and says that no web interface is served', async () => {
+  it('maps --port to the HTTP port and says where the web interface is served', async () => {
     const { output, boots } = await runCommand(uiCommand, { port: 0, bindAddress: '127.0.0.1' });
     expect(boots[0].overrides).toEqual({ 'http.port': 0, 'http.bind_address': '127.0.0.1' });
-    expect(output).toContain('REST API (no web interface in this build) listening on 127.0.0.1:');
+    expect(output).toContain('web interface and REST API listening on 127.0.0.1:');
   });
 
   it('takes its port, bind address, --insecure and TLS (the auth plugin adds --auth, --username, --password-file)', () => {
