@@ -267,6 +267,7 @@ export const routes = [
   postAuthLogin,
   postAuthLogout,
   getAuthMe,
+  getAuthRoles,
   postAuthMePassword,
   getUsers,
   postUsers,

@@ -119,8 +119,11 @@ export class ExecutorServer implements StateForwarder {
 
   #start(task: ExecutorTask): void {
     const controller = new AbortController();
-    const done = this.#run(task, controller.signal).finally(() => this.#running.delete(task.id));
-    this.#running.set(task.id, { task, controller, done });
+    // Known before the script starts: its first state call (made before the run's first await)
+    // looks the task up here.
+    const entry = { task, controller, done: Promise.resolve() };
+    this.#running.set(task.id, entry);
+    entry.done = this.#run(task, controller.signal).finally(() => this.#running.delete(task.id));
   }
 
   async #run(task: ExecutorTask, signal: AbortSignal): Promise<void> {
