@@ -212,7 +212,7 @@ tasks:
         return true, nil, {
           app = vars.app, port = values.port, tag = values.tags[2], item = item, index = loop_index,
           task = task.name, attempt = task.attempt, workflow = workflow.name, run_id = workflow.run_id,
-          env = env.WF_CONTRACT_ENV, getenv = os.getenv("WF_CONTRACT_ENV"),
+          env = env.WF_CONTRACT_ENV == nil and env.PATH == ${JSON.stringify(process.env.PATH)}, getenv = os.getenv("WF_CONTRACT_ENV") == nil and os.getenv("PATH") == ${JSON.stringify(process.env.PATH)},
           runner_env = env.RUNNER_WF_CONTRACT_SECRET == nil and os.getenv("RUNNER_WF_CONTRACT_SECRET") == nil,
           first = tasks.first.status, first_message = tasks.first.message, dry = dry_run,
           modules = type(log) .. " " .. type(exec) .. " " .. type(file) .. " " .. type(state) .. " " .. type(goroutine) .. " " .. type(reliability),
@@ -230,8 +230,9 @@ tasks:
         attempt: 1,
         workflow: 'globals',
         run_id: record.id,
-        env: 'from-env',
-        getenv: 'from-env',
+        // engine.script_env: PATH among the defaults, a variable not on the list never.
+        env: true,
+        getenv: true,
         runner_env: true,
         first: 'succeeded',
         first_message: 'first done',
