@@ -702,7 +702,11 @@ describe('the agents REST API and WebSocket, against real agents', () => {
     await waitFor(master.child, /agent ops2 connected from/, { from });
     await vi.waitFor(() => expect(updates.map((u) => u.status)).toEqual(expect.arrayContaining(['offline', 'online'])));
     const processes = (await api('GET', '/agents/ops2/processes')).body as { processes: { pid: number }[] };
-    expect(processes.processes.map((p) => p.pid)).not.toContain(oldPid);
+    // The process started stays as the agent's supervisor (nothing is left detached); the agent
+    // that registered again is the new process it started.
+    const newPid = Number(/restarting as pid (\d+)/.exec(output(agents.ops2))?.[1]);
+    expect(newPid).not.toBe(oldPid);
+    expect(processes.processes.map((p) => p.pid)).toContain(newPid);
 
     expect((await api('DELETE', '/agents/ops2')).status).toBe(204);
     expect((await api('GET', '/agents/ops2')).status).toBe(404);
