@@ -96,6 +96,8 @@ export interface CommandContext {
    * run. For reports only (`runner db stats`): nothing here prunes unless registered and started.
    */
   retentionPolicies?: (store: import('./store.js').Store) => Promise<import('./store.js').RetentionPolicy[]>;
+  /** Every discovered plugin's `schema` declaration: the migrations of every table (`runner db copy`). */
+  schemas?: () => Promise<import('./store.js').StoreSchema[]>;
   /**
    * Set when the config file or a RUNNER_* variable is invalid. `config` then holds defaults only;
    * only commands with `tolerateConfigError` run in that state (`runner doctor`).
