@@ -96,6 +96,12 @@ export interface PluginDefinition<D extends DependencyMap = DependencyMap> {
    * a table no plugin declares: every plugin with a table declares it here.
    */
   schema?: () => Promise<readonly import('./store.js').StoreSchema[]>;
+  /**
+   * Checks this plugin adds to `runner doctor`, run in the CLI without setting the plugin up (the
+   * store checks its PostgreSQL: connection, version, migrations). Must not throw: a problem is a
+   * `fail` or `warn` line saying what to do; must not change anything.
+   */
+  doctor?: (context: import('./commands.js').CommandContext) => Promise<readonly import('./commands.js').DoctorCheck[]>;
   /** Time allowed for setup in milliseconds (default: config `kernel.setup_timeout`, 10 s). */
   setupTimeoutMs?: number;
   setup?(context: PluginContext, deps: ResolvedDependencies<D>): Promise<PluginInstance | void> | PluginInstance | void;

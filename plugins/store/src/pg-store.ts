@@ -31,6 +31,8 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** PEM of the CA that signed the server's certificate (verified; implies TLS). */
   ca?: string;
+  /** Opened only to look (`runner doctor`): creates nothing, not even the migrations table. */
+  readOnly?: boolean;
 }
 
 const DEFAULTS = { poolSize: 10, statementTimeoutMs: 30_000, connectTimeoutMs: 10_000 };
@@ -111,9 +113,10 @@ export class PostgresStore implements Store {
     pool.on('error', (error) => logger.warn(`PostgreSQL at ${store.location}: ${error.message}; reconnecting`));
     try {
       await store.query('SELECT 1');
-      await store.query(
-        'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
-      );
+      if (options.readOnly !== true)
+        await store.query(
+          'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
+        );
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
