@@ -5,7 +5,7 @@
 // `run-page-*` in light and dark, desktop and phone.
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { screenshot, seriousViolations, type Theme, type VIEWPORTS } from './browser.js';
+import { type Look, looks, screenshot, seriousViolations } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -38,13 +38,6 @@ beforeAll(async () => {
   bigRun = run.id;
 }, 120_000);
 
-const VARIANTS: [Theme, keyof typeof VIEWPORTS][] = [
-  ['light', 'desktop'],
-  ['dark', 'desktop'],
-  ['light', 'phone'],
-  ['dark', 'phone'],
-];
-
 const taskItems = (page: Page) => page.locator('ol.tasks > li[data-status]');
 
 describe('the run page', () => {
@@ -55,26 +48,24 @@ describe('the run page', () => {
       `/executions/${bigRun}?log=false`,
     );
     expect(run.tasks).toHaveLength(TASKS);
-    for (const [theme, viewport] of VARIANTS) {
-      const { page, problems } = await ui.open(`/executions/${bigRun}`, { theme, viewport });
-      const chart = page.getByRole('list', { name: 'Timeline of tasks by agent' });
-      await chart.waitFor();
-      // A row per task, in a lane per agent.
-      expect(await chart.locator('li.row').count()).toBe(TASKS);
-      const agents = [...new Set(run.tasks.map((t) => t.agent))].sort();
-      for (const agent of agents) await chart.getByRole('list', { name: `Tasks on ${agent}` }).waitFor();
-      const flaky = chart.locator('li.row').filter({ hasText: 'flaky' });
-      expect(await flaky.locator('.meta').textContent()).toMatch(/^×2 /);
-      // Readable: each row keeps its height, the chart scrolls instead of growing with the run.
+    const { page, problems } = await ui.open(`/executions/${bigRun}`);
+    const chart = page.getByRole('list', { name: 'Timeline of tasks by agent' });
+    await chart.waitFor();
+    // A row per task, in a lane per agent.
+    expect(await chart.locator('li.row').count()).toBe(TASKS);
+    const agents = [...new Set(run.tasks.map((t) => t.agent))].sort();
+    for (const agent of agents) await chart.getByRole('list', { name: `Tasks on ${agent}` }).waitFor();
+    const flaky = chart.locator('li.row').filter({ hasText: 'flaky' });
+    expect(await flaky.locator('.meta').textContent()).toMatch(/^×2 /);
+    // Readable at each size: each row keeps its height, the chart scrolls instead of growing with the run.
+    const readable = async ([theme, viewport]: Look) => {
       const box = await chart.boundingBox();
-      expect(box!.height).toBeLessThanOrEqual(28 * 14 + 2);
-      expect((await flaky.boundingBox())!.height).toBeGreaterThanOrEqual(18);
-      await chart.scrollIntoViewIfNeeded();
-      await screenshot(page, `run-page-gantt-${theme}-${viewport}`);
-      expect(await seriousViolations(page)).toEqual([]);
-      expect(problems).toEqual([]);
-      await page.context().close();
-    }
+      expect(box!.height, `${theme} ${viewport}`).toBeLessThanOrEqual(28 * 14 + 2);
+      expect((await flaky.boundingBox())!.height, `${theme} ${viewport}`).toBeGreaterThanOrEqual(18);
+    };
+    expect(await looks(page, 'run-page-gantt', { show: chart, check: readable })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
   });
 
   it('folds the task list, filters it by status in the URL and jumps to a task’s log', async () => {
