@@ -2,7 +2,7 @@ export * from './src/service-ref.js';
 export * from './src/errors.js';
 export * from './src/events.js';
 export * from './src/event-bus.js';
-export * from './src/hooks.js';
+export * from './src/lifecycle.js';
 export * from './src/logger.js';
 export * from './src/config.js';
 export * from './src/commands.js';
