@@ -89,6 +89,19 @@ export interface PluginDefinition<D extends DependencyMap = DependencyMap> {
     store: import('./store.js').Store,
     config: import('./config.js').RunnerConfig,
   ) => Promise<readonly import('./store.js').RetentionPolicy[]>;
+  /**
+   * The tables this plugin keeps in the store: each owner's migrations, the same list setup passes
+   * to `store.migrate` (loaded on use, so `runner --help` imports none of it). `runner db copy` and
+   * the logical backup of PostgreSQL create the schema from these on the other backend, and refuse
+   * a table no plugin declares: every plugin with a table declares it here.
+   */
+  schema?: () => Promise<readonly import('./store.js').StoreSchema[]>;
+  /**
+   * Checks this plugin adds to `runner doctor`, run in the CLI without setting the plugin up (the
+   * store checks its PostgreSQL: connection, version, migrations). Must not throw: a problem is a
+   * `fail` or `warn` line saying what to do; must not change anything.
+   */
+  doctor?: (context: import('./commands.js').CommandContext) => Promise<readonly import('./commands.js').DoctorCheck[]>;
   /** Time allowed for setup in milliseconds (default: config `kernel.setup_timeout`, 10 s). */
   setupTimeoutMs?: number;
   setup?(context: PluginContext, deps: ResolvedDependencies<D>): Promise<PluginInstance | void> | PluginInstance | void;
