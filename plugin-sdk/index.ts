@@ -39,3 +39,4 @@ export * from './src/state.js';
 export * from './src/resource-command.js';
 export * from './src/yaml-output.js';
 export * from './src/local-executor.js';
+export * from './src/cluster.js';

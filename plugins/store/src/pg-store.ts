@@ -1,4 +1,4 @@
-import type { Pool, PoolClient, QueryResult } from 'pg';
+import type { ClientConfig, Pool, PoolClient, QueryResult } from 'pg';
 import {
   ConflictError,
   InvalidInputError,
@@ -15,6 +15,7 @@ import {
 } from '@runner/plugin-sdk';
 import { checkMigrations, pendingMigrations } from './migrations.js';
 import { RetentionRunner } from './retention.js';
+import { PgChannel } from './pg-channel.js';
 import { numberedPlaceholders, postgresSchema } from './sql-dialect.js';
 
 export interface PostgresStoreOptions {
@@ -76,9 +77,12 @@ function bound(params: SqlParams | undefined, sql: string): unknown[] {
 export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
   private readonly retention: RetentionRunner;
+  private readonly channels = new Set<PgChannel>();
 
   private constructor(
     private readonly pool: Pool,
+    /** How to open a connection of its own (the channel's LISTEN client), as the pool does. */
+    private readonly connection: ClientConfig,
     /** The URL without its password. */
     readonly location: string,
     private readonly logger: Logger,
@@ -89,9 +93,8 @@ export class PostgresStore implements Store {
   static async open(options: PostgresStoreOptions, logger: Logger): Promise<PostgresStore> {
     const { default: pg } = await import('pg');
     const settings = { ...DEFAULTS, ...options };
-    const pool = new pg.Pool({
+    const connection: ClientConfig = {
       connectionString: options.url,
-      max: settings.poolSize,
       connectionTimeoutMillis: settings.connectTimeoutMs,
       statement_timeout: settings.statementTimeoutMs,
       ...(options.ca === undefined ? {} : { ssl: { ca: options.ca, rejectUnauthorized: true } }),
@@ -99,8 +102,9 @@ export class PostgresStore implements Store {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           NUMERIC_OIDS.has(oid) ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
-    });
-    const store = new PostgresStore(pool, redactUrl(options.url), logger);
+    };
+    const pool = new pg.Pool({ ...connection, max: settings.poolSize });
+    const store = new PostgresStore(pool, connection, redactUrl(options.url), logger);
     // An idle connection the server closed (a restart): the pool drops it and opens another on
     // the next query. Without a listener the error would end the process.
     pool.on('error', (error) => logger.warn(`PostgreSQL at ${store.location}: ${error.message}; reconnecting`));
@@ -301,8 +305,26 @@ export class PostgresStore implements Store {
     return this.retention.runPass();
   }
 
+  /**
+   * A channel between the processes sharing this database (LISTEN/NOTIFY on a connection of its
+   * own); see pg-channel.ts. Closed with the store.
+   */
+  async openChannel(name: string, onMessage: (payload: string) => void): Promise<PgChannel> {
+    const channel = await PgChannel.open({
+      name,
+      connection: this.connection,
+      store: this,
+      logger: this.logger,
+      location: this.location,
+      onMessage,
+    });
+    this.channels.add(channel);
+    return channel;
+  }
+
   /** Ends the retention schedule and closes every connection. */
   async close(): Promise<void> {
+    for (const channel of this.channels) await channel.close();
     await this.retention.stop();
     await this.pool.end();
     this.logger.info(`store on PostgreSQL at ${this.location} closed`);
