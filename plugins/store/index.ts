@@ -76,7 +76,7 @@ export const plugin = definePlugin({
       store.startRetention(retentionIntervalMs(ctx.config));
       if (http !== undefined) {
         const { registerDbRoutes } = await import('./src/routes.js');
-        registerDbRoutes(http, store);
+        registerDbRoutes(http, store, cluster);
       }
       return {
         stop: async () => {
@@ -92,12 +92,13 @@ export const plugin = definePlugin({
     });
     ctx.provide(StoreRef, store);
     const { LocalCluster } = await import('./src/local-cluster.js');
-    ctx.provide(ClusterRef, new LocalCluster(() => addressOf(http)));
+    const cluster = new LocalCluster(() => addressOf(http));
+    ctx.provide(ClusterRef, cluster);
     // Plugins set up after this one register their policies; the first pass waits a second.
     store.startRetention(retentionIntervalMs(ctx.config));
     if (http !== undefined) {
       const { registerDbRoutes } = await import('./src/routes.js');
-      registerDbRoutes(http, store);
+      registerDbRoutes(http, store, cluster);
     }
     // Without a master (`runner run`, `runner repl`) a process's own writes are a few KB: left in
     // the journal for the next start to replay (~30 µs a record) rather than exporting the whole

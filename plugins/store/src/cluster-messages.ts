@@ -65,7 +65,7 @@ export class ClusterMessages {
 
   /** Asks `to`; `describe` names it in the 503 when it does not answer. */
   request<R>(to: string, kind: string, payload: unknown, describe: string, timeoutMs?: number): Promise<R> {
-    if (to === this.masterId) return this.local(kind, payload) as Promise<R>;
+    if (to === this.masterId) return this.local(kind, payload, this.masterId) as Promise<R>;
     const id = randomBytes(8).toString('hex');
     const ceiling = timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     return new Promise<R>((resolve, reject) => {
@@ -119,17 +119,17 @@ export class ClusterMessages {
     );
   }
 
-  private async local(kind: string, payload: unknown): Promise<unknown> {
+  private async local(kind: string, payload: unknown, from: string): Promise<unknown> {
     const handler = this.handlers.get(kind);
     if (!handler)
       throw new RunnerError('not_found', `no handler for cluster requests of kind ${kind}`, { status: 404 });
-    return handler(payload, this.masterId);
+    return handler(payload, from);
   }
 
   private async answer(request: { id: string; kind: string; payload: unknown }, from: string): Promise<void> {
     let reply: Reply;
     try {
-      reply = { id: request.id, value: (await this.local(request.kind, request.payload)) ?? null };
+      reply = { id: request.id, value: (await this.local(request.kind, request.payload, from)) ?? null };
     } catch (error) {
       const e = error instanceof RunnerError ? error : new RunnerError('internal_error', (error as Error).message);
       reply = { id: request.id, error: { code: e.code, message: e.message, status: e.status } };
