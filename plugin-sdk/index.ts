@@ -43,3 +43,4 @@ export * from './src/local-executor.js';
 export * from './src/host-counters.js';
 export * from './src/config-rows.js';
 export type * from './src/desktop-bridge.js';
+export * from './src/cluster.js';

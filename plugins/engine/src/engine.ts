@@ -27,6 +27,7 @@ import { askBefore, createRunTaps, tellAfter } from './run-taps.js';
 import { expandTargets, type GroupLookup } from './group-targets.js';
 import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
+import type { RemoteRuns } from './remote-runs.js';
 import type { RunStore } from './run-store.js';
 import { dispatchTasks } from './task-dispatcher.js';
 import { WorkflowSources } from './sources.js';
@@ -62,6 +63,8 @@ export interface EngineDeps {
   memoryLimitBytes?: number;
   /** The variables of the master's environment workflow code sees (engine.script_env); default DEFAULT_SCRIPT_ENV. */
   scriptEnvNames?: readonly string[];
+  /** Runs other masters sharing the store execute (remote-runs.ts); absent with one master. */
+  remote?: Pick<RemoteRuns, 'cancel'>;
 }
 
 interface TaskView {
@@ -194,7 +197,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   async function cancel(runId: string, options: { by?: string; reason?: string } = {}): Promise<RunRecord | undefined> {
     const control = controls.get(runId);
     const done = running.get(runId);
-    if (!control || !done) return deps.runs.get(runId);
+    if (!control || !done) return (await deps.remote?.cancel(runId, options)) ?? deps.runs.get(runId);
     if (!control.controller.signal.aborted) {
       control.cancelledBy = options.by;
       control.reason = options.reason ?? `cancelled${options.by ? ` by ${options.by}` : ''}`;
