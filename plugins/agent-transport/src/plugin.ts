@@ -23,6 +23,16 @@ export const plugin = definePlugin({
   profiles: ['master'],
   provides: [AgentRegistryRef, AgentDelegatorRef],
   dependsOn: { store: optional(StoreRef), http: optional(HttpRouterRef), state: optional(StateServiceRef) },
+  async schema() {
+    const [{ IDENTITY_MIGRATIONS }, { AGENT_MIGRATIONS }] = await Promise.all([
+      import('./identities.js'),
+      import('./agent-store.js'),
+    ]);
+    return [
+      { owner: 'agent-identities', migrations: IDENTITY_MIGRATIONS },
+      { owner: 'agent-transport', migrations: AGENT_MIGRATIONS },
+    ];
+  },
   commands: [agentTokenCommand],
   config: TRANSPORT_CONFIG,
   // The gRPC side's flags on the master command; their values reach readMasterConfig as config.

@@ -51,6 +51,16 @@ export const plugin = definePlugin({
     // state.* of the scripts the local executor runs is served from here (module-state).
     state: optional(StateServiceRef),
   },
+  async schema() {
+    const [{ RUN_MIGRATIONS }, { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER }] = await Promise.all([
+      import('./run-store.js'),
+      import('./run-lifecycle-schema.js'),
+    ]);
+    return [
+      { owner: 'engine', migrations: RUN_MIGRATIONS },
+      { owner: RUN_LIFECYCLE_OWNER, migrations: RUN_LIFECYCLE_MIGRATIONS },
+    ];
+  },
   commands: [runCommand, executionsCommand],
   // What setup registers below (runs.retentionPolicies is the same function), for `runner db
   // stats` without a master; a store the engine never used has no runs table and no policy.
