@@ -7,7 +7,7 @@
 // tabs. Screenshots `run-page-*` in light and dark, desktop and phone.
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { screenshot, seriousViolations, type Theme, type VIEWPORTS } from './browser.js';
+import { looks, screenshot, seriousViolations, setLook } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -40,13 +40,6 @@ beforeAll(async () => {
   bigRun = run.id;
 }, 120_000);
 
-const VARIANTS: [Theme, keyof typeof VIEWPORTS][] = [
-  ['light', 'desktop'],
-  ['dark', 'desktop'],
-  ['light', 'phone'],
-  ['dark', 'phone'],
-];
-
 const taskItems = (page: Page) => page.locator('ol.tasks > li[data-status]');
 
 describe('the run page', () => {
@@ -57,21 +50,22 @@ describe('the run page', () => {
       `/executions/${bigRun}?log=false`,
     );
     expect(run.tasks).toHaveLength(TASKS);
-    for (const [theme, viewport] of VARIANTS) {
-      const { page, problems } = await ui.open(`/executions/${bigRun}`, { theme, viewport });
-      const chart = page.getByRole('list', { name: 'Timeline of tasks by agent' });
-      await chart.waitFor();
-      // A row per task, in a lane per agent.
-      expect(await chart.locator('li.row').count()).toBe(TASKS);
-      const agents = [...new Set(run.tasks.map((t) => t.agent))].sort();
-      for (const agent of agents) await chart.getByRole('list', { name: `Tasks on ${agent}` }).waitFor();
-      const flaky = chart.locator('li.row').filter({ hasText: 'flaky' });
-      expect(await flaky.locator('.meta').textContent()).toMatch(/^×2 /);
-      // Readable: each row keeps its height, the chart scrolls instead of growing with the run.
-      const box = await chart.boundingBox();
-      expect(box!.height).toBeLessThanOrEqual(28 * 14 + 2);
-      expect((await flaky.boundingBox())!.height).toBeGreaterThanOrEqual(18);
-      // The legend's keys are the bars' colours (one rule draws both), for each status shown.
+    const { page, problems } = await ui.open(`/executions/${bigRun}`);
+    const chart = page.getByRole('list', { name: 'Timeline of tasks by agent' });
+    await chart.waitFor();
+    // A row per task, in a lane per agent.
+    expect(await chart.locator('li.row').count()).toBe(TASKS);
+    const agents = [...new Set(run.tasks.map((t) => t.agent))].sort();
+    for (const agent of agents) await chart.getByRole('list', { name: `Tasks on ${agent}` }).waitFor();
+    const flaky = chart.locator('li.row').filter({ hasText: 'flaky' });
+    expect(await flaky.locator('.meta').textContent()).toMatch(/^×2 /);
+    // Readable: each row keeps its height, the chart scrolls instead of growing with the run.
+    const box = await chart.boundingBox();
+    expect(box!.height).toBeLessThanOrEqual(28 * 14 + 2);
+    expect((await flaky.boundingBox())!.height).toBeGreaterThanOrEqual(18);
+    // The legend's keys are the bars' colours (one rule draws both), for each status shown, in both themes.
+    for (const theme of ['dark', 'light'] as const) {
+      await setLook(page, theme, 'desktop');
       const colours = (await page.evaluate(`(() => {
         const bg = (e) => e && getComputedStyle(e).backgroundColor;
         return [...document.querySelectorAll('.legend [data-status]')].map((k) => [
@@ -79,13 +73,11 @@ describe('the run page', () => {
         ]);
       })()`)) as [string, string, string][];
       expect(colours.map(([status]) => status)).toEqual(['succeeded', 'failed']);
-      for (const [status, key, bar] of colours) expect(key, status).toBe(bar);
-      await chart.scrollIntoViewIfNeeded();
-      await screenshot(page, `run-page-gantt-${theme}-${viewport}`);
-      expect(await seriousViolations(page)).toEqual([]);
-      expect(problems).toEqual([]);
-      await page.context().close();
+      for (const [status, key, bar] of colours) expect(key, `${theme} ${status}`).toBe(bar);
     }
+    expect(await looks(page, 'run-page-gantt', { show: chart })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
   });
 
   it('folds the task list, filters it by status in the URL and jumps to a task’s log', async () => {
@@ -204,35 +196,29 @@ describe('the run page', () => {
       group: 'greet',
       delegate_to: ['gantt-1'],
     });
-    for (const [theme, viewport] of VARIANTS) {
-      const { page, problems } = await ui.open(`/executions/${id}`, { theme, viewport });
-      const details = page.getByRole('region', { name: 'Details' });
-      const vars = details.getByRole('table', { name: 'Vars given to this run' });
-      await vars.getByRole('row').filter({ hasText: 'who' }).getByText('world').waitFor();
-      expect(await details.getByText('greet', { exact: true }).isVisible()).toBe(true);
-      expect(await details.getByText('gantt-1', { exact: true }).isVisible()).toBe(true);
-      await details.scrollIntoViewIfNeeded();
-      await screenshot(page, `run-page-inputs-${theme}-${viewport}`);
-      await details.getByRole('tab', { name: 'Workflow' }).click();
-      await page.waitForURL((url) => url.searchParams.get('details') === 'workflow');
-      expect(await details.getByLabel('Workflow of this run').textContent()).toBe(content);
-      await details.getByRole('tab', { name: 'Outputs' }).click();
-      const outputs = details.getByRole('table', { name: 'Outputs of each task' });
-      await outputs
-        .getByRole('row')
-        .filter({ hasText: 'greeting' })
-        .getByText('hello world')
-        .waitFor({ timeout: 30_000 });
-      expect(await outputs.getByRole('row').filter({ hasText: 'count' }).textContent()).toContain('3');
-      await screenshot(page, `run-page-outputs-${theme}-${viewport}`);
-      expect(await seriousViolations(page, theme === 'dark' ? ['color-contrast'] : undefined)).toEqual([]);
-      // The tab is in the URL: a reload opens it again.
-      if (theme === 'light' && viewport === 'desktop') {
-        await page.reload();
-        await page.getByRole('table', { name: 'Outputs of each task' }).waitFor();
-      }
-      expect(problems).toEqual([]);
-      await page.context().close();
-    }
+    const { page, problems } = await ui.open(`/executions/${id}`);
+    const details = page.getByRole('region', { name: 'Details' });
+    const vars = details.getByRole('table', { name: 'Vars given to this run' });
+    await vars.getByRole('row').filter({ hasText: 'who' }).getByText('world').waitFor();
+    expect(await details.getByText('greet', { exact: true }).isVisible()).toBe(true);
+    expect(await details.getByText('gantt-1', { exact: true }).isVisible()).toBe(true);
+    expect(await looks(page, 'run-page-inputs', { show: details })).toEqual([]);
+    await details.getByRole('tab', { name: 'Workflow' }).click();
+    await page.waitForURL((url) => url.searchParams.get('details') === 'workflow');
+    expect(await details.getByLabel('Workflow of this run').textContent()).toBe(content);
+    await details.getByRole('tab', { name: 'Outputs' }).click();
+    const outputs = details.getByRole('table', { name: 'Outputs of each task' });
+    await outputs
+      .getByRole('row')
+      .filter({ hasText: 'greeting' })
+      .getByText('hello world')
+      .waitFor({ timeout: 30_000 });
+    expect(await outputs.getByRole('row').filter({ hasText: 'count' }).textContent()).toContain('3');
+    expect(await looks(page, 'run-page-outputs', { show: details })).toEqual([]);
+    // The tab is in the URL: a reload opens it again.
+    await page.reload();
+    await page.getByRole('table', { name: 'Outputs of each task' }).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
   });
 });
