@@ -1,6 +1,6 @@
 import type { RunnerConfig } from './config.js';
 import type { EventBus } from './events.js';
-import type { PluginDescriptor } from './hooks.js';
+import type { PluginDescriptor } from './lifecycle.js';
 import type { LuaModuleSpec } from './lua-module.js';
 import type { Logger } from './logger.js';
 import type { ServiceRef } from './service-ref.js';

@@ -2,7 +2,7 @@ import type { CommandExtension, CommandSpec } from './commands.js';
 import type { ConfigDeclaration, RunnerConfig } from './config.js';
 import type { Redactor } from './redactor.js';
 import type { EventBus } from './events.js';
-import type { KernelHooks, PluginDescriptor } from './hooks.js';
+import type { KernelLifecycle, PluginDescriptor } from './lifecycle.js';
 import type { LuaModuleSpec } from './lua-module.js';
 import type { Logger } from './logger.js';
 import type { DependencyMap, ResolvedDependencies, ServiceRef } from './service-ref.js';
@@ -26,8 +26,8 @@ export interface PluginContext {
   readonly events: EventBus;
   /** The kernel's one redactor (also `RedactorRef`). */
   readonly redactor: Redactor;
-  /** The kernel's hooks; taps are labelled with this plugin's id. */
-  readonly hooks: KernelHooks;
+  /** The kernel's lifecycle stages (pluginReady, ready, beforeStop); taps are labelled with this plugin's id. */
+  readonly lifecycle: KernelLifecycle;
   /** Every plugin of this boot, in setup order. */
   readonly plugins: readonly PluginDescriptor[];
   /** Registers the implementation of a service this plugin declared in `provides`. */

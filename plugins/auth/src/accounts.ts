@@ -124,6 +124,27 @@ export class Accounts {
 
   async open(nowSeconds: number): Promise<void> {
     await this.store.migrate('auth', ACCOUNT_MIGRATIONS);
+    await this.load(nowSeconds);
+  }
+
+  /**
+   * Reads everything again: another master sharing the store changed accounts (the copy in
+   * memory is this master's only).
+   */
+  async reload(nowSeconds: number): Promise<void> {
+    for (const map of [
+      this.usersById,
+      this.usersByName,
+      this.tokensByHash,
+      this.tokensByName,
+      this.revoked,
+      this.sessionFloor,
+    ])
+      map.clear();
+    await this.load(nowSeconds);
+  }
+
+  private async load(nowSeconds: number): Promise<void> {
     for (const user of await this.store.all<User>('SELECT * FROM auth_users')) this.remember(user);
     for (const token of await this.store.all<ApiToken>('SELECT * FROM auth_tokens')) this.rememberToken(token);
     // Revocations of tokens that have expired anyway need not be kept (later ones go by retention).
