@@ -9,6 +9,7 @@ import {
 } from '@runner/plugin-sdk';
 
 const SHELLS = ['bash', 'zsh', 'fish'];
+const modules = () => import('./src/modules-command.js');
 
 /**
  * Utilities of the `runner` CLI that need no running kernel: they read the plugins' declarations,
@@ -39,36 +40,25 @@ export const plugin = definePlugin({
   description: 'runner modules list/info, runner config show, runner doctor and runner completion',
   commands: [
     ...PLANNED,
-    {
+    resourceCommand({
       name: 'modules',
       description: 'Lua modules available to workflows',
-      subcommands: [
-        {
+      actions: [
+        localAction({
           name: 'list',
           description: 'list the Lua modules of the loaded plugins',
-          options: [
-            {
-              flags: '--output <format>',
-              description: 'text or json (one object a line)',
-              choices: ['text', 'json'],
-              default: 'text',
-            },
-          ],
-          run: async ({ options }, ctx) =>
-            (await import('./src/modules-command.js')).listModules(ctx, options.output === 'json'),
-        },
-        {
+          local: async (_input, ctx) => (await modules()).listModules(ctx),
+          text: async (rows) => (await modules()).moduleTable(rows),
+        }),
+        localAction({
           name: 'info',
           description: "show a module's functions and their documentation",
           arguments: [{ name: 'name', description: 'module name, e.g. exec' }],
-          options: [
-            { flags: '--output <format>', description: 'text or json', choices: ['text', 'json'], default: 'text' },
-          ],
-          run: async ({ args, options }, ctx) =>
-            (await import('./src/modules-command.js')).moduleInfo(ctx, args[0], options.output === 'json'),
-        },
+          local: async (input, ctx) => (await modules()).moduleInfo(ctx, input.args.name),
+          text: async (info) => (await modules()).moduleText(info),
+        }),
       ],
-    },
+    }),
     resourceCommand({
       name: 'config',
       description: 'the configuration plugins read',
