@@ -227,6 +227,43 @@ tasks:
     for (const [what, value] of Object.entries(secrets)) expect(text, what).not.toContain(value);
     expect(run.tasks[0].message).toBe('[redacted] [redacted]');
   });
+
+  it("are masked too once used: a user's password (after a login), an API token (after a request)", async () => {
+    const password = 'leaky-user-pass-71c9e';
+    expect((await callApi(fleet, 'POST', '/users', { name: 'leaky', role: 'developer', password })).status).toBe(201);
+    const created = await callApi<{ token: string }>(fleet, 'POST', '/auth/tokens', {
+      name: 'leaky-ci',
+      role: 'developer',
+    });
+    // The one answer that shows the new token shows it.
+    expect(created.body.token).toMatch(/^rnr_/);
+    const login = await fetch(`${fleet.base}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'leaky', password }),
+    });
+    expect(login.status).toBe(200);
+    const me = await fetch(`${fleet.base}/auth/me`, { headers: { authorization: `Bearer ${created.body.token}` } });
+    expect(me.status).toBe(200);
+    const run = await runToEnd<ApiRun>(fleet, {
+      workflow_name: 'prints-credentials',
+      vars: { password, token: created.body.token },
+      content: `version: "1.0"
+vars: { password: "", token: "" }
+tasks:
+  - name: leak
+    exec:
+      script: |
+        log.info("password " .. vars.password)
+        return true, "token " .. vars.token
+`,
+    });
+    const text = JSON.stringify(run);
+    expect(text).not.toContain(password);
+    expect(text).not.toContain(created.body.token);
+    expect(run.tasks[0].message).toBe('token [redacted]');
+    expect((run.tasks[0].log ?? []).map((line) => line.message)).toContain('password [redacted]');
+  });
 });
 
 interface AuditRow {
