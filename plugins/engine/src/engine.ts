@@ -34,7 +34,7 @@ import { WorkflowSources } from './sources.js';
 import { LogFollowers } from './log-followers.js';
 import { createTaskLog, lazyChild } from './task-log.js';
 import { agentLabel, notRunResult } from './unit-records.js';
-import { runUnit, type UnitEnvironment, type UnitOutcome } from './unit-runner.js';
+import { renderBounds, runUnit, type UnitEnvironment, type UnitOutcome } from './unit-runner.js';
 import { expandTask, type Unit } from './units.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 
@@ -314,6 +314,12 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             nextSeq: () => seq++,
             workflowName: run.workflowName,
             rotation,
+            bounds: (task) =>
+              renderBounds(task, {
+                defaultTimeoutMs: deps.taskTimeoutMs || undefined,
+                signal: controller.signal,
+                memoryLimitBytes: workflow.memoryLimitBytes ?? deps.memoryLimitBytes,
+              }),
           }),
         run: async (unit) => {
           const agent = agentLabel(unit);
