@@ -71,6 +71,7 @@ export const plugin = definePlugin({
     const store = await open(ctx.config.dataDir, ctx.logger, {
       snapshotJournalBytes: snapshotJournalBytes(ctx.config),
       transactionTimeoutMs: transactionTimeoutMs(ctx.config),
+      onCondition: (reason) => http?.reportCondition('store', reason),
     });
     ctx.provide(StoreRef, store);
     // Plugins set up after this one register their policies; the first pass waits a second.
