@@ -10,7 +10,7 @@ function lazy(pick: (module: typeof import('./db-commands.js')) => Handler): Han
 /** `runner db ...`: talks to the master's REST API when one holds the data directory. */
 export const dbCommand: CommandSpec = {
   name: 'db',
-  description: 'Database maintenance: backup, restore, copy, vacuum, stats',
+  description: 'Database maintenance: backup, restore, copy, repair, vacuum, stats',
   subcommands: [
     {
       name: 'backup',
@@ -42,6 +42,16 @@ export const dbCommand: CommandSpec = {
         { flags: '--output <format>', description: 'text or json', default: 'text', choices: ['text', 'json'] },
       ],
       run: lazy((m) => m.copyCommand),
+    },
+    {
+      name: 'repair',
+      description:
+        'Rebuild a damaged store from what is intact, report exactly what was dropped, and keep the originals (stop the master first)',
+      options: [
+        { flags: '--dry-run', description: 'report what a repair would keep and drop, change nothing' },
+        { flags: '--output <format>', description: 'text or json', default: 'text', choices: ['text', 'json'] },
+      ],
+      run: lazy((m) => m.repairCommand),
     },
     {
       name: 'vacuum',

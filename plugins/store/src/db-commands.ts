@@ -16,6 +16,7 @@ import { storeLayout } from './layout.js';
 import { readLockHolder } from './lock.js';
 import { lockHolderMaster, STORE_CALL_TIMEOUT_MS } from './lock-holder-master.js';
 import { copyStore, type TableReport } from './db-copy.js';
+import { formatRepairReport, repairStore } from './db-repair.js';
 import { embeddedImage, restoreInto } from './logical-backup.js';
 
 import { redactUrl, type PostgresStore } from './pg-store.js';
@@ -121,6 +122,21 @@ export async function restoreCommand(input: CommandInput, ctx: CommandContext): 
     ctx.logger,
   );
   ctx.stdout.write(`restored ${resolve(path)} as ${result.path} (${formatBytes(result.bytes)})\n`);
+  return 0;
+}
+
+/** `runner db repair`: the embedded store's files only (a master holding them refuses it). */
+export async function repairCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+  if (postgresSettings(ctx.config) !== undefined) {
+    throw new InvalidInputError(
+      'runner db repair rebuilds the embedded store from its files; with store.url set, the store is PostgreSQL, which recovers by itself',
+      { field: 'store.url' },
+    );
+  }
+  const report = await repairStore(ctx.config.dataDir, ctx.logger, { dryRun: input.options.dryRun === true });
+  ctx.stdout.write(
+    input.options.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatRepairReport(report),
+  );
   return 0;
 }
 

@@ -145,6 +145,26 @@ function intactRecordAfter(data: Buffer, from: number, afterSeq: number): number
   return undefined;
 }
 
+/**
+ * The sequence numbers of the intact records from `from` on (after a damaged stretch, for `runner
+ * db repair`'s report): the first intact record after `from`, then the run of records that follows.
+ */
+export function intactRecordsFrom(data: Buffer, from: number, afterSeq: number): { from: number; to: number } | null {
+  let offset = intactRecordAfter(data, from, afterSeq);
+  if (offset === undefined) return null;
+  let first: number | undefined;
+  let last = afterSeq;
+  for (;;) {
+    const result = readRecord(data, offset);
+    if (!result.ok) break;
+    first ??= result.seq;
+    last = result.seq;
+    offset = result.next;
+    if (offset >= data.length) break;
+  }
+  return first === undefined ? null : { from: first, to: last };
+}
+
 export interface JournalRecord {
   seq: number;
   offset: number;
