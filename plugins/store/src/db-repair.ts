@@ -230,7 +230,7 @@ async function applyJournals(
         entry.dropped = {
           offset: scan.torn.offset,
           bytes: data.length - scan.torn.offset,
-          reason: `an incomplete last record (${scan.torn.reason})`,
+          reason: scan.torn.reason,
           records: null,
         };
       }
@@ -355,7 +355,7 @@ export function formatRepairReport(report: RepairReport): string {
   for (const j of report.journals) {
     const applied = j.applied ? `applied ${range(j.applied)}` : 'nothing applied';
     const dropped = j.dropped
-      ? `; dropped ${j.dropped.records ? range(j.dropped.records) : 'an incomplete record'} ` +
+      ? `; dropped ${j.dropped.records ? range(j.dropped.records) : 'an incomplete last record'} ` +
         `(${j.dropped.bytes} bytes from offset ${j.dropped.offset}: ${j.dropped.reason})`
       : '';
     lines.push(`  ${j.path}: ${applied}${dropped}`);
