@@ -182,8 +182,6 @@ const ENTRY_FILES = [
   'plugin-sdk/testing.ts',
   'plugin-sdk/schema.ts',
   'plugins/agent/src/client.ts',
-  'plugins/agent/src/metrics.ts',
-  'plugins/cli-tools/src/config-command.ts',
   'plugins/agent-transport/src/token.ts',
   'plugins/agent-transport/src/master.ts',
   'plugins/store/src/sql-store.ts',
@@ -268,7 +266,7 @@ await buildRuntime({
 // and the master client (~45 ms of the worker's start). Alone, it holds only what it uses;
 // fengari still comes from the vendored bundle and its code cache.
 // The SDK's modules have no side effects the worker needs: marked so, the ones it does not use
-// (hooks with tapable, the master client with crypto and TLS) are left out with their imports.
+// (the kernel lifecycle with tapable, the master client with crypto and TLS) are left out with their imports.
 const sdkWithoutSideEffects = {
   name: 'sdk-without-side-effects',
   setup(b) {
@@ -288,7 +286,17 @@ const worker = await build({
   metafile: true,
   outfile: join(root, 'plugins/lua-runtime/dist/src/worker-entry.js'),
 });
-const metafile = { inputs: { ...main.metafile.inputs, ...worker.metafile.inputs } };
+// The template worker thread's entry (plugins/template/src/render-pool.ts), alone for the same reason.
+const renderWorker = await build({
+  ...esmOptions,
+  plugins: [sdkWithoutSideEffects, ...esmOptions.plugins],
+  entryPoints: [join(root, 'plugins/template/src/render-worker.ts')],
+  metafile: true,
+  outfile: join(root, 'plugins/template/dist/src/render-worker.js'),
+});
+const metafile = {
+  inputs: { ...main.metafile.inputs, ...worker.metafile.inputs, ...renderWorker.metafile.inputs },
+};
 
 // A test helper reached from production code would ship in dist/: refuse it.
 const testCode = Object.keys(metafile.inputs).filter((input) => {

@@ -333,6 +333,13 @@ export interface WebSocketHub {
   ): void;
   /** Clients currently connected. */
   clientCount(): number;
+  /**
+   * Hears every message this hub sends of its own (bus events and broadcasts), encoded and
+   * redacted, with the permission a client needs: what the cluster relays to the other masters.
+   */
+  onMessage(listener: (text: string, permission: Permission) => void): () => void;
+  /** Sends a message another master's hub sent (`onMessage` there) to this hub's clients. */
+  deliver(text: string, permission: Permission): void;
 }
 
 export const WebSocketHubRef = createServiceRef<WebSocketHub>({

@@ -109,6 +109,12 @@ describe.skipIf(!postgresReachable())('runner db copy and backup between a data 
     const before = await stats({ RUNNER_DATA_DIR: dataDir });
     expect(before.find((t) => t.name === 'runs')?.rows).toBe(3);
 
+    // `runner doctor` on an empty database: it answers, its version, nothing migrated yet.
+    const doctor = async (url: string) =>
+      (await runRunner(['doctor'], { env: { RUNNER_DATA_DIR: dataDir, RUNNER_STORE_URL: url } })).stdout;
+    expect(await doctor(db.url)).toMatch(/store +PostgreSQL 1\d\.\d+ .* at postgres:\/\/postgres@127\.0\.0\.1:5432\//);
+    expect(await doctor(db.url)).toMatch(/schema +the database is empty/);
+
     // Up: every plugin's tables are created on PostgreSQL by its own migrations, then filled.
     const up = await runRunner(['db', 'copy', '--from', dataDir, '--to', db.url], {
       env: { RUNNER_DATA_DIR: dataDir },
@@ -118,6 +124,11 @@ describe.skipIf(!postgresReachable())('runner db copy and backup between a data 
     expect(up.stdout).toMatch(/\nruns +3 +[0-9a-f]{16}\n/);
     const onPostgres = await stats({ RUNNER_DATA_DIR: dataDir, RUNNER_STORE_URL: db.url });
     expect(onPostgres).toEqual(expect.arrayContaining(before));
+
+    expect(await doctor(db.url)).toMatch(/schema +up to date \(\d+ migrations\)/);
+    const away = await doctor('postgres://postgres:hunter2@127.0.0.1:1/none');
+    expect(away).toMatch(/store +PostgreSQL at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/none does not answer/);
+    expect(away).not.toContain('hunter2');
 
     // Again into the same database: refused, it holds rows now.
     const again = await runRunner(['db', 'copy', '--from', dataDir, '--to', db.url], {

@@ -10,6 +10,7 @@ import {
   type Store,
 } from '@runner/plugin-sdk';
 import { PasswordPolicy } from './password-policy.js';
+import { KnownSecrets } from './known-secrets.js';
 import { hashPassword } from './passwords.js';
 
 export interface User {
@@ -120,10 +121,37 @@ export class Accounts {
     private readonly store: Store,
     /** What a password being set must satisfy (auth.password_min_length, auth.password_check_common). */
     readonly passwords: PasswordPolicy = new PasswordPolicy(),
+    /**
+     * Passwords and token secrets masked in everything that leaves the master, from their first
+     * use on (not when set or created: the answer that shows a new token or generated password
+     * must show it).
+     */
+    readonly secrets: KnownSecrets = new KnownSecrets(),
   ) {}
 
   async open(nowSeconds: number): Promise<void> {
     await this.store.migrate('auth', ACCOUNT_MIGRATIONS);
+    await this.load(nowSeconds);
+  }
+
+  /**
+   * Reads everything again: another master sharing the store changed accounts (the copy in
+   * memory is this master's only).
+   */
+  async reload(nowSeconds: number): Promise<void> {
+    for (const map of [
+      this.usersById,
+      this.usersByName,
+      this.tokensByHash,
+      this.tokensByName,
+      this.revoked,
+      this.sessionFloor,
+    ])
+      map.clear();
+    await this.load(nowSeconds);
+  }
+
+  private async load(nowSeconds: number): Promise<void> {
     for (const user of await this.store.all<User>('SELECT * FROM auth_users')) this.remember(user);
     for (const token of await this.store.all<ApiToken>('SELECT * FROM auth_tokens')) this.rememberToken(token);
     // Revocations of tokens that have expired anyway need not be kept (later ones go by retention).
@@ -197,6 +225,7 @@ export class Accounts {
       user.id,
     ]);
     this.remember(updated);
+    this.secrets.forget(`password:${name}`);
     return updated;
   }
 
@@ -219,6 +248,7 @@ export class Accounts {
     await this.store.run('DELETE FROM auth_users WHERE id = ?', [user.id]);
     this.usersById.delete(user.id);
     this.usersByName.delete(user.name);
+    this.secrets.forget(`password:${name}`);
     return user;
   }
 
@@ -308,6 +338,7 @@ export class Accounts {
     await this.store.run('DELETE FROM auth_tokens WHERE id = ?', [token.id]);
     this.tokensByName.delete(token.name);
     this.tokensByHash.delete(token.hash);
+    this.secrets.forget(`token:${name}`);
     return token;
   }
 

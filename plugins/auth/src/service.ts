@@ -1,4 +1,5 @@
 import type { EventBus, HttpRouter, Logger, Redactor, Store } from '@runner/plugin-sdk';
+import { KnownSecrets } from './known-secrets.js';
 import { auditAgentEvents } from './audit-events.js';
 import { Accounts } from './accounts.js';
 import { registerAdminRoutes } from './admin-routes.js';
@@ -39,7 +40,7 @@ export interface AuthService {
 /** Opens the tables, makes sure an admin and the credentials files exist, adds guards and routes. */
 export async function startAuth(options: AuthServiceOptions): Promise<AuthService> {
   const { config, router, store, logger, dataDir, redactor } = options;
-  const accounts = new Accounts(store, new PasswordPolicy(config.passwordRules));
+  const accounts = new Accounts(store, new PasswordPolicy(config.passwordRules), new KnownSecrets(redactor));
   await accounts.open(Math.floor(Date.now() / 1000));
   const audit = new AuditLog(store, logger);
   await audit.open();

@@ -1,7 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { pluginWorkerEntry } from '@runner/plugin-sdk';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.js';
 
@@ -259,52 +256,14 @@ export class WorkerPool {
   }
 }
 
-/** Found (or bundled, from source) once per process. */
+/** Found once per process. */
 let entry: Promise<string> | null = null;
 
-/**
- * The worker's entry file. Built, it is dist/src/worker-entry.js of this package (an entry of
- * build.mjs). From source (vitest), Node cannot load TypeScript in a worker, so the entry is
- * bundled once per process into a temporary file with esbuild, a development dependency.
- */
-async function workerEntry(): Promise<string> {
-  const here = fileURLToPath(import.meta.url);
-  const pkg = packageDir(dirname(here));
-  if (!here.endsWith('.ts')) return join(pkg, 'dist', 'src', 'worker-entry.js');
-  const [{ build }, { fengariConcatLimit }] = await Promise.all([import('esbuild'), import('../fengari-patch.mjs')]);
-  const outfile = join(mkdtempSync(join(tmpdir(), 'runner-lua-worker-')), 'worker-entry.mjs');
-  await build({
-    entryPoints: [join(pkg, 'src', 'worker-entry.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    conditions: ['runner-source'],
-    // Only what the SDK loads lazily with require (tapable...) stays outside.
-    banner: {
-      js: "import { createRequire as __runnerCreateRequire } from 'node:module'; const require = __runnerCreateRequire(import.meta.url);",
-    },
-    plugins: [fengariConcatLimit],
-    logLevel: 'warning',
+/** The worker's entry file: dist/src/worker-entry.js, built with fengari's patch (build.mjs). */
+function workerEntry(): Promise<string> {
+  return pluginWorkerEntry({
+    moduleUrl: import.meta.url,
+    packageName: '@runner/plugin-lua-runtime',
+    entry: 'worker-entry',
   });
-  return outfile;
-}
-
-/**
- * This package's directory, found by walking up from this module: built, it runs inside
- * kernel/dist/runtime.cjs as if it were dist/src/worker-pool.js of this package (build-runtime.mjs).
- */
-function packageDir(from: string): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    for (const candidate of [dir, join(dir, 'plugins', 'lua-runtime')]) {
-      const manifest = join(candidate, 'package.json');
-      if (
-        existsSync(manifest) &&
-        (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@runner/plugin-lua-runtime'
-      )
-        return candidate;
-    }
-    if (dirname(dir) === dir) throw new Error(`cannot find the lua-runtime plugin's directory above ${from}`);
-  }
 }
