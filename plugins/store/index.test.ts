@@ -86,7 +86,7 @@ describe('store plugin', () => {
     expect(plugin.id).toBe('store');
     expect(plugin.profiles).toEqual(['master', 'embedded']);
     expect(plugin.provides).toEqual([StoreRef]);
-    expect(plugin.commands?.[0].subcommands?.map((c) => c.name)).toEqual(['backup', 'restore', 'vacuum', 'stats']);
+    expect(plugin.commands?.[0].subcommands?.map((c) => c.name)).toEqual(['backup', 'restore', 'copy', 'repair', 'vacuum', 'stats']);
   });
 
   it('keeps sql.js and the store implementation out of index.ts static imports', async () => {
