@@ -18,6 +18,12 @@ export interface Migration {
   sql: string;
 }
 
+/** One owner's migrations: what creates (and has changed) that owner's tables. */
+export interface StoreSchema {
+  owner: string;
+  migrations: readonly Migration[];
+}
+
 export interface WriteResult {
   /** Rows changed by the statement. */
   changes: number;

@@ -63,6 +63,10 @@ export const plugin = definePlugin({
     },
   ],
   config: STORE_CONFIG,
+  async doctor(context) {
+    const { storeDoctorChecks } = await import('./src/doctor-checks.js');
+    return storeDoctorChecks(context);
+  },
   // Start-up replays up to store.snapshot_journal_bytes of journal, which can take seconds.
   setupTimeoutMs: 120_000,
   async setup(ctx, { http, hub }) {

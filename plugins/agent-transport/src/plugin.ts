@@ -30,6 +30,16 @@ export const plugin = definePlugin({
     // Several masters on one store: agents connected to another master are reached through it.
     cluster: optional(ClusterRef),
   },
+  async schema() {
+    const [{ IDENTITY_MIGRATIONS }, { AGENT_MIGRATIONS }] = await Promise.all([
+      import('./identities.js'),
+      import('./agent-store.js'),
+    ]);
+    return [
+      { owner: 'agent-identities', migrations: IDENTITY_MIGRATIONS },
+      { owner: 'agent-transport', migrations: AGENT_MIGRATIONS },
+    ];
+  },
   commands: [agentTokenCommand],
   config: TRANSPORT_CONFIG,
   // The gRPC side's flags on the master command; their values reach readMasterConfig as config.

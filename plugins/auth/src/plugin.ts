@@ -11,6 +11,16 @@ export const plugin = definePlugin({
     'Authentication (Basic, session tokens, API tokens, the local credential), roles and the audit log of the master',
   profiles: ['master'],
   dependsOn: { router: HttpRouterRef, store: StoreRef },
+  async schema() {
+    const [{ ACCOUNT_MIGRATIONS }, { AUDIT_MIGRATIONS }] = await Promise.all([
+      import('./accounts.js'),
+      import('./audit-log.js'),
+    ]);
+    return [
+      { owner: 'auth', migrations: ACCOUNT_MIGRATIONS },
+      { owner: 'audit', migrations: AUDIT_MIGRATIONS },
+    ];
+  },
   commands: AUTH_COMMANDS,
   commandOptions: AUTH_COMMAND_OPTIONS,
   config: AUTH_CONFIG,

@@ -14,7 +14,7 @@ import {
   type RunProgress,
   type RunRecord,
   type RunRequest,
-  type TaskHookContext,
+  type TaskTapContext,
   type TaskResult,
   type TaskStatus,
   type TemplateEngine,
@@ -23,13 +23,13 @@ import {
   type WorkflowParser,
   userKeyed,
 } from '@runner/plugin-sdk';
-import { askBefore, createHooks, tellAfter } from './hooks.js';
+import { askBefore, createRunTaps, tellAfter } from './run-taps.js';
 import { expandTargets, type GroupLookup } from './group-targets.js';
 import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
 import type { RemoteRuns } from './remote-runs.js';
 import type { RunStore } from './run-store.js';
-import { schedule } from './scheduler.js';
+import { dispatchTasks } from './task-dispatcher.js';
 import { WorkflowSources } from './sources.js';
 import { LogFollowers } from './log-followers.js';
 import { createTaskLog, lazyChild } from './task-log.js';
@@ -94,12 +94,12 @@ interface RunControl {
   reason?: string;
 }
 
-/** The engine service: validation, then scheduling, running and recording of every unit. */
+/** The engine service: validation, then dispatching, running and recording of every unit. */
 export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Promise<unknown>[] } {
   const rotation = new Map<string, number>();
   const running = new Map<string, Promise<RunRecord>>();
   const controls = new Map<string, RunControl>();
-  const hooks = createHooks();
+  const runTaps = createRunTaps();
   const sources = new WorkflowSources();
   // A unit is written to the store once, when it ends (two writes per unit were a good part of a
   // trivial task's cost). Until then it lives here, by run and position, and `get` shows it from
@@ -135,9 +135,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       counts: {},
     };
     const refused =
-      hooks.beforeRun.taps.length === 0
+      runTaps.beforeRun.taps.length === 0
         ? undefined
-        : await askBefore(hooks.beforeRun, { runId: run.id, workflowName: name, request });
+        : await askBefore(runTaps.beforeRun, { runId: run.id, workflowName: name, request });
     // Kept without who started it and why: running it again is someone else's start.
     const { user: _user, trigger: _trigger, rerunOf: _rerunOf, ...inputs } = request;
     await deps.runs.insertRun(run, inputs);
@@ -190,7 +190,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       completed_at: unixSeconds(finished.completedAt as string),
     });
     observer?.({ kind: 'run', run: finished });
-    await tellAfter(hooks.afterRun, deps.logger, 'afterRun', finished);
+    await tellAfter(runTaps.afterRun, deps.logger, 'afterRun', finished);
     return { ...finished, tasks: [] };
   }
 
@@ -256,7 +256,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     const seqOf = new Map<TaskResult, number>();
     // After-task taps run as units end; the run's after-taps wait for them.
     const told = new Set<Promise<void>>();
-    const taskContext = (result: TaskResult, attempt: number): TaskHookContext => ({
+    const taskContext = (result: TaskResult, attempt: number): TaskTapContext => ({
       runId: run.id,
       workflowName: run.workflowName,
       task: result.task,
@@ -275,10 +275,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       deps.runs.queueTask(run.id, seqNo, result);
       liveUnits.delete(seqNo);
       announce(result);
-      if (hooks.afterTask.taps.length > 0) {
+      if (runTaps.afterTask.taps.length > 0) {
         const { log: _log, ...summary } = result;
         const telling = tellAfter(
-          hooks.afterTask,
+          runTaps.afterTask,
           runLogger,
           'afterTask',
           taskContext(result, result.attempts),
@@ -289,7 +289,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       }
     };
 
-    const outcome = await schedule<TaskDefinition, Unit>(
+    const outcome = await dispatchTasks<TaskDefinition, Unit>(
       tasks,
       { parallel: workflow.parallel, forks: request.forks ?? workflow.forks ?? DEFAULT_FORKS },
       {
@@ -366,9 +366,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               defaultTimeoutMs: deps.taskTimeoutMs || undefined,
               memoryLimitBytes: workflow.memoryLimitBytes ?? deps.memoryLimitBytes,
               beforeAttempt:
-                hooks.beforeTask.taps.length === 0
+                runTaps.beforeTask.taps.length === 0
                   ? undefined
-                  : (attempt) => askBefore(hooks.beforeTask, taskContext(result, attempt)),
+                  : (attempt) => askBefore(runTaps.beforeTask, taskContext(result, attempt)),
             },
             log,
             (attempt) => (result.attempts = attempt),
@@ -490,13 +490,13 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     });
     observe({ kind: 'run', run: finished });
     if (told.size > 0) await Promise.all([...told]);
-    if (hooks.afterRun.taps.length > 0) await tellAfter(hooks.afterRun, runLogger, 'afterRun', finished);
+    if (runTaps.afterRun.taps.length > 0) await tellAfter(runTaps.afterRun, runLogger, 'afterRun', finished);
     // Sorted as `get` returns them (by position, not start time: skipped units never started).
     return { ...finished, tasks: results.slice().sort((a, b) => (seqOf.get(a) ?? 0) - (seqOf.get(b) ?? 0)) };
   }
 
   return {
-    hooks,
+    runTaps,
     cancel,
     registerSource: (kind, resolve) => sources.register(kind, resolve),
     start,

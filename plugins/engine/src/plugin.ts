@@ -57,6 +57,16 @@ export const plugin = definePlugin({
     // Several masters on one PostgreSQL store: run ownership, takeover, remote cancel and logs.
     cluster: optional(ClusterRef),
   },
+  async schema() {
+    const [{ RUN_MIGRATIONS }, { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER }] = await Promise.all([
+      import('./run-store.js'),
+      import('./run-lifecycle-schema.js'),
+    ]);
+    return [
+      { owner: 'engine', migrations: RUN_MIGRATIONS },
+      { owner: RUN_LIFECYCLE_OWNER, migrations: RUN_LIFECYCLE_MIGRATIONS },
+    ];
+  },
   commands: [runCommand, executionsCommand],
   // What setup registers below (runs.retentionPolicies is the same function), for `runner db
   // stats` without a master; a store the engine never used has no runs table and no policy.

@@ -14,10 +14,10 @@ import {
   type RunRequest,
   type WorkflowEngine,
   type WorkflowProblem,
+  WorkflowValidationError,
 } from '@runner/plugin-sdk';
 import { once } from 'node:events';
 import type { Static } from '@runner/plugin-sdk/schema';
-import { WorkflowValidationError } from '@runner/plugin-workflow';
 import { RunBody } from './api-schemas.js';
 import { runToApi } from './api-shape.js';
 import { RunLogReader, type StoredLogs } from './run-log.js';

@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
@@ -259,36 +258,19 @@ export class WorkerPool {
   }
 }
 
-/** Found (or bundled, from source) once per process. */
+/** Found once per process. */
 let entry: Promise<string> | null = null;
 
 /**
- * The worker's entry file. Built, it is dist/src/worker-entry.js of this package (an entry of
- * build.mjs). From source (vitest), Node cannot load TypeScript in a worker, so the entry is
- * bundled once per process into a temporary file with esbuild, a development dependency.
+ * The worker's entry file: dist/src/worker-entry.js of this package, an entry of build.mjs, also
+ * when the rest runs from source (vitest builds before any test file: test/global-setup.ts), since
+ * Node cannot load TypeScript in a worker. Bundling it here instead would import esbuild, a build
+ * tool, from plugin code.
  */
 async function workerEntry(): Promise<string> {
-  const here = fileURLToPath(import.meta.url);
-  const pkg = packageDir(dirname(here));
-  if (!here.endsWith('.ts')) return join(pkg, 'dist', 'src', 'worker-entry.js');
-  const [{ build }, { fengariConcatLimit }] = await Promise.all([import('esbuild'), import('../fengari-patch.mjs')]);
-  const outfile = join(mkdtempSync(join(tmpdir(), 'runner-lua-worker-')), 'worker-entry.mjs');
-  await build({
-    entryPoints: [join(pkg, 'src', 'worker-entry.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    conditions: ['runner-source'],
-    // Only what the SDK loads lazily with require (tapable...) stays outside.
-    banner: {
-      js: "import { createRequire as __runnerCreateRequire } from 'node:module'; const require = __runnerCreateRequire(import.meta.url);",
-    },
-    plugins: [fengariConcatLimit],
-    logLevel: 'warning',
-  });
-  return outfile;
+  const file = join(packageDir(dirname(fileURLToPath(import.meta.url))), 'dist', 'src', 'worker-entry.js');
+  if (!existsSync(file)) throw new Error(`the Lua worker's entry ${file} is not built: run npm run build`);
+  return file;
 }
 
 /**

@@ -10,7 +10,7 @@ function lazy(pick: (module: typeof import('./db-commands.js')) => Handler): Han
 /** `runner db ...`: talks to the master's REST API when one holds the data directory. */
 export const dbCommand: CommandSpec = {
   name: 'db',
-  description: 'Database maintenance: backup, restore, vacuum, stats',
+  description: 'Database maintenance: backup, restore, copy, vacuum, stats',
   subcommands: [
     {
       name: 'backup',
@@ -27,6 +27,21 @@ export const dbCommand: CommandSpec = {
       arguments: [{ name: 'path', description: 'backup file', required: true }],
       options: [{ flags: '--decompress', description: 'the backup is gzip-compressed' }],
       run: lazy((m) => m.restoreCommand),
+    },
+    {
+      name: 'copy',
+      description:
+        'Copy every table from one store to another (a data directory or postgres://...), verifying row counts and checksums',
+      options: [
+        {
+          flags: '--from <store>',
+          description: 'the data directory or PostgreSQL URL to copy from (stop its masters first)',
+        },
+        { flags: '--to <store>', description: 'the data directory or PostgreSQL URL to copy into' },
+        { flags: '--overwrite', description: 'replace what the target holds (refused by default when it has any row)' },
+        { flags: '--output <format>', description: 'text or json', default: 'text', choices: ['text', 'json'] },
+      ],
+      run: lazy((m) => m.copyCommand),
     },
     {
       name: 'vacuum',

@@ -5,23 +5,34 @@ import {
   type CommandContext,
   type CommandInput,
   type MasterClient,
+  type Store,
+  type StoreSchema,
   type StoreStats,
 } from '@runner/plugin-sdk';
 import { checkBackupOutput } from './backup-output.js';
-import { snapshotJournalBytes } from './config.js';
+import { postgresSettings, snapshotJournalBytes } from './config.js';
 import { replaceFileAtomically } from './durable-fs.js';
 import { storeLayout } from './layout.js';
 import { readLockHolder } from './lock.js';
 import { lockHolderMaster, STORE_CALL_TIMEOUT_MS } from './lock-holder-master.js';
-import { restoreDatabase } from './restore.js';
-import { openStore, type OpenedStore } from './sql-store.js';
+import { copyStore, type TableReport } from './db-copy.js';
+import { embeddedImage, restoreInto } from './logical-backup.js';
 
-/** Through the master's REST API when a live process holds the data directory, else directly. */
+import { redactUrl, type PostgresStore } from './pg-store.js';
+import { restoreDatabase } from './restore.js';
+import { openStore } from './sql-store.js';
+
+/**
+ * Through the master's REST API when a live process holds the data directory, else directly; on
+ * PostgreSQL (`store.url`) always directly, since the database serves any number of clients.
+ */
 async function viaMasterOrDirect<T>(
   ctx: CommandContext,
   viaMaster: (master: MasterClient) => Promise<T>,
-  direct: (store: OpenedStore) => Promise<T>,
+  direct: (store: Store) => Promise<T>,
 ): Promise<T> {
+  const postgres = postgresSettings(ctx.config);
+  if (postgres !== undefined) return withPostgres(ctx, postgres.url, direct);
   const dataDir = ctx.config.dataDir;
   const holder = await readLockHolder(dataDir);
   if (holder?.alive) return viaMaster(await lockHolderMaster(dataDir, holder));
@@ -32,6 +43,26 @@ async function viaMasterOrDirect<T>(
   } finally {
     await store.close();
   }
+}
+
+/** The PostgreSQL store at `url`, migrated by nobody: for reading and maintenance only. */
+async function withPostgres<T>(
+  ctx: CommandContext,
+  url: string,
+  work: (store: PostgresStore) => Promise<T>,
+): Promise<T> {
+  const { PostgresStore } = await import('./pg-store.js');
+  const store = await PostgresStore.open({ url }, ctx.logger);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Every plugin's declared schema (the CLI's context has them; a command run without it has none). */
+async function declaredSchemas(ctx: CommandContext): Promise<StoreSchema[]> {
+  return (await ctx.schemas?.()) ?? [];
 }
 
 export async function backupCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
@@ -49,7 +80,13 @@ export async function backupCommand(input: CommandInput, ctx: CommandContext): P
       await replaceFileAtomically(path, image);
       return { path, bytes: image.length };
     },
-    (store) => store.backup(output, { compress }),
+    async (store) => {
+      if (store.dialect !== 'postgres') return store.backup(output, { compress });
+      const path = resolve(output);
+      const image = await embeddedImage(store, await declaredSchemas(ctx), ctx.logger, { compress });
+      await replaceFileAtomically(path, image);
+      return { path, bytes: image.length };
+    },
   );
   ctx.stdout.write(`backup written to ${result.path} (${formatBytes(result.bytes)}${compress ? ', gzip' : ''})\n`);
   return 0;
@@ -59,6 +96,24 @@ export async function restoreCommand(input: CommandInput, ctx: CommandContext): 
   const [path] = input.args;
   if (path === undefined || path === '')
     throw new InvalidInputError('runner db restore needs a backup file', { field: 'path' });
+  const postgres = postgresSettings(ctx.config);
+  if (postgres !== undefined) {
+    // Every master on the database must be stopped: the restore replaces all of its rows.
+    const tables = await withPostgres(ctx, postgres.url, async (store) =>
+      restoreInto(
+        store,
+        path,
+        { decompress: input.options.decompress === true },
+        await declaredSchemas(ctx),
+        ctx.logger,
+      ),
+    );
+    const rows = tables.reduce((sum, t) => sum + t.rows, 0);
+    ctx.stdout.write(
+      `restored ${resolve(path)} into ${redactUrl(postgres.url)} (${tables.length} tables, ${rows} rows)\n`,
+    );
+    return 0;
+  }
   const result = await restoreDatabase(
     ctx.config.dataDir,
     path,
@@ -162,5 +217,63 @@ export async function statsCommand(input: CommandInput, ctx: CommandContext): Pr
   );
   const configured = ctx.config.declared().filter((k) => /(^|\.)retention(\.|_|$)/.test(k.key));
   ctx.stdout.write(format === 'json' ? `${JSON.stringify(stats, null, 2)}\n` : formatStats(stats, configured, offline));
+  return 0;
+}
+
+/** A store named on the command line: a PostgreSQL URL, or else a data directory. */
+function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/** Opens the store at `location` for `work` and closes it after. */
+async function withStoreAt<T>(ctx: CommandContext, location: string, work: (store: Store) => Promise<T>): Promise<T> {
+  if (isPostgresUrl(location)) return withPostgres(ctx, location, work);
+  // A copy holds its transaction as long as it takes (the 10 s default is for a master's claims).
+  const store = await openStore(resolve(location), ctx.logger, { transactionTimeoutMs: 24 * 60 * 60 * 1000 });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** What `runner db copy` prints per table. */
+export function formatCopyReport(from: string, to: string, tables: readonly TableReport[]): string {
+  const width = Math.max(5, ...tables.map((t) => t.table.length));
+  const rows = tables.reduce((sum, t) => sum + t.rows, 0);
+  return [
+    `copied ${from} -> ${to}: ${tables.length} tables, ${rows} rows, each verified (rows and checksum equal on both)`,
+    `${'table'.padEnd(width)}  ${'rows'.padStart(9)}  checksum`,
+    ...tables.map((t) => `${t.table.padEnd(width)}  ${String(t.rows).padStart(9)}  ${t.checksum}`),
+    '',
+  ].join('\n');
+}
+
+export async function copyCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+  const { from, to } = input.options;
+  for (const [field, value] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    if (typeof value !== 'string' || value === '') {
+      throw new InvalidInputError(`runner db copy needs --${field} <data-dir | postgres://...>`, { field });
+    }
+  }
+  const [source, target] = [from as string, to as string];
+  if (resolve(source) === resolve(target) || source === target) {
+    throw new InvalidInputError('--from and --to name the same store', { field: 'to' });
+  }
+  const schemas = await declaredSchemas(ctx);
+  const tables = await withStoreAt(ctx, source, (sourceStore) =>
+    withStoreAt(ctx, target, (targetStore) =>
+      copyStore(sourceStore, targetStore, schemas, { overwrite: input.options.overwrite === true }),
+    ),
+  );
+  const shown = (location: string) => (isPostgresUrl(location) ? redactUrl(location) : resolve(location));
+  ctx.stdout.write(
+    input.options.output === 'json'
+      ? `${JSON.stringify({ from: shown(source), to: shown(target), tables }, null, 2)}\n`
+      : formatCopyReport(shown(source), shown(target), tables),
+  );
   return 0;
 }

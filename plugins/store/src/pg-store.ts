@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { ClientConfig, Pool, PoolClient, QueryResult } from 'pg';
 import {
   ConflictError,
@@ -9,10 +10,12 @@ import {
   type SqlParams,
   type SqlValue,
   type Store,
+  type StoreSchema,
   type StoreStats,
   type StoreTransaction,
   type WriteResult,
 } from '@runner/plugin-sdk';
+import { replaceFileAtomically } from './durable-fs.js';
 import { checkMigrations, pendingMigrations } from './migrations.js';
 import { RetentionRunner } from './retention.js';
 import { PgChannel } from './pg-channel.js';
@@ -29,6 +32,8 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** PEM of the CA that signed the server's certificate (verified; implies TLS). */
   ca?: string;
+  /** Opened only to look (`runner doctor`): creates nothing, not even the migrations table. */
+  readOnly?: boolean;
 }
 
 const DEFAULTS = { poolSize: 10, statementTimeoutMs: 30_000, connectTimeoutMs: 10_000 };
@@ -78,6 +83,8 @@ export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
   private readonly retention: RetentionRunner;
   private readonly channels = new Set<PgChannel>();
+  /** The migrations applied through this store, by owner: the schema of a logical backup. */
+  private readonly schemas = new Map<string, StoreSchema>();
 
   private constructor(
     private readonly pool: Pool,
@@ -111,12 +118,13 @@ export class PostgresStore implements Store {
     try {
       await store.query('SELECT 1');
       // Masters starting together: CREATE TABLE IF NOT EXISTS alone can still collide (pg_type).
-      await store.withTransaction(async (tx) => {
-        await tx.get("SELECT pg_advisory_xact_lock(hashtext('runner _migrations'))");
-        await tx.run(
-          'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
-        );
-      });
+      if (options.readOnly !== true)
+        await store.withTransaction(async (tx) => {
+          await tx.get("SELECT pg_advisory_xact_lock(hashtext('runner _migrations'))");
+          await tx.run(
+            'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
+          );
+        });
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
@@ -229,6 +237,7 @@ export class PostgresStore implements Store {
    */
   async migrate(owner: string, migrations: readonly Migration[]): Promise<void> {
     checkMigrations(owner, migrations);
+    this.schemas.set(owner, { owner, migrations });
     for (;;) {
       const next = await this.withTransaction(async (tx) => {
         await tx.get('SELECT pg_advisory_xact_lock(hashtext(?))', [`runner migrations ${owner}`]);
@@ -258,12 +267,22 @@ export class PostgresStore implements Store {
     }
   }
 
-  backupImage(): Promise<Uint8Array> {
-    return Promise.reject(notYet('backup'));
+  /**
+   * A logical backup: the rows copied into an embedded database whose image is the backup, the
+   * same format the embedded store writes, so either backend restores it. The schema comes from
+   * the migrations the plugins applied through this store.
+   */
+  async backupImage(options: { compress?: boolean } = {}): Promise<Uint8Array> {
+    const { embeddedImage } = await import('./logical-backup.js');
+    return embeddedImage(this, [...this.schemas.values()], this.logger, options);
   }
 
-  backup(): Promise<{ path: string; bytes: number }> {
-    return Promise.reject(notYet('backup'));
+  async backup(outputPath: string, options: { compress?: boolean } = {}): Promise<{ path: string; bytes: number }> {
+    const output = resolve(outputPath);
+    const data = await this.backupImage(options);
+    await replaceFileAtomically(output, data);
+    this.logger.info(`backup written to ${output} (${data.length} bytes${options.compress ? ', gzip' : ''})`);
+    return { path: output, bytes: data.length };
   }
 
   async vacuum(): Promise<{ bytesBefore: number; bytesAfter: number }> {
@@ -338,12 +357,4 @@ export class PostgresStore implements Store {
 function written(result: QueryResult): WriteResult {
   // PostgreSQL has no rowid: a portable insert that needs its id reads it back by a unique key.
   return { changes: result.rowCount ?? 0, lastInsertRowid: 0 };
-}
-
-function notYet(what: string): RunnerError {
-  return new RunnerError(
-    'not_supported',
-    `runner db ${what} does not support PostgreSQL yet; use pg_dump / pg_restore on the database`,
-    { status: 501 },
-  );
 }

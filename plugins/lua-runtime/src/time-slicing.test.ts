@@ -77,7 +77,7 @@ function stopper(): AbortController {
 }
 
 describe('waiting for JavaScript', () => {
-  // The round robin of one thread's scheduler (inline mode); workers run scripts side by side.
+  // The round robin of one thread's time slicer (inline mode); workers run scripts side by side.
   it('suspends only the calling script: two scripts calling an async function interleave', async () => {
     const calls: string[] = [];
     const { run } = testRuntime({ modules: [slowModule(calls)], isolation: 'inline' });
