@@ -122,6 +122,21 @@ describe.skipIf(!postgresReachable())('agents with several masters on one Postgr
     });
     expect(exec.status).toBe(200);
     expect(exec.body).toMatchObject({ stdout: 'through-a', exit_code: 0 });
+
+    // The agent's own log, streamed from B while the agent is on A.
+    const controller = new AbortController();
+    const stream = await fetch(`${b.base}/agents/ha1/logs/stream`, {
+      headers: localAuth(b.dataDir),
+      signal: controller.signal,
+    });
+    expect(stream.status).toBe(200);
+    let text = '';
+    for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
+      text += Buffer.from(chunk).toString('utf8');
+      if (/^data: .*registered with master/m.test(text)) break;
+    }
+    controller.abort();
+    expect(text).toMatch(/^data: .*registered with master/m);
   }, 120_000);
 
   it('goes to the surviving master when its master is killed, and takes tasks there', async () => {

@@ -227,8 +227,11 @@ describe.skipIf(!postgresReachable())('several masters on one PostgreSQL', () =>
     const masters = await api<{ masters: { id: string }[] }>(b, 'GET', '/cluster/masters');
     expect(masters.body.masters).toHaveLength(2);
 
+    const ownerOfA = (await api<{ self: string }>(a, 'GET', '/cluster/masters')).body.self;
     a.child.kill('SIGKILL');
     const killedAt = Date.now();
+    // Cancel through B of the run the dead master held: a clear 503 naming it, not a hang.
+    const cancelThroughB = api<{ error: { code: string; message: string } }>(b, 'POST', `/executions/${onA}/cancel`);
     const interrupted = await until(
       'run of the killed master',
       () => runOn(b, onA),
@@ -240,6 +243,12 @@ describe.skipIf(!postgresReachable())('several masters on one PostgreSQL', () =>
     expect(interrupted.status).toBe('interrupted');
     expect(interrupted.error).toMatch(/^interrupted: master \S+ at 127\.0\.0\.1:\d+ died before the run ended/);
     expect((await runOn(b, onB)).status).toBe('running');
+    const refused = await cancelThroughB;
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toMatchObject({
+      code: 'master_unavailable',
+      message: expect.stringContaining(`master ${ownerOfA} `),
+    });
     await until(
       'the interruption announced on B',
       async () => endsOnB,
