@@ -63,7 +63,8 @@ export interface RunRequest {
  * stopped before it ended; set when the master starts again (issue: runs that survive crashes).
  */
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
-export type TaskStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'ignored';
+/** `cancelled`: the unit was running when its run was cancelled (or the master stopped). */
+export type TaskStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'skipped' | 'ignored';
 
 /** One log line of a task, as the run records it. */
 export interface TaskLogLine {

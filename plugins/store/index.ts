@@ -63,6 +63,11 @@ export const plugin = definePlugin({
     },
   ],
   config: STORE_CONFIG,
+  // The masters' heartbeat rows (PostgreSQL): a copy of the database carries none of them.
+  async schema() {
+    const { CLUSTER_OWNER, CLUSTER_MIGRATIONS } = await import('./src/pg-cluster.js');
+    return [{ owner: CLUSTER_OWNER, migrations: CLUSTER_MIGRATIONS, transient: ['cluster_masters'] }];
+  },
   async doctor(context) {
     const { storeDoctorChecks } = await import('./src/doctor-checks.js');
     return storeDoctorChecks(context);

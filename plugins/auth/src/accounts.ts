@@ -10,6 +10,7 @@ import {
   type Store,
 } from '@runner/plugin-sdk';
 import { PasswordPolicy } from './password-policy.js';
+import { KnownSecrets } from './known-secrets.js';
 import { hashPassword } from './passwords.js';
 
 export interface User {
@@ -120,6 +121,12 @@ export class Accounts {
     private readonly store: Store,
     /** What a password being set must satisfy (auth.password_min_length, auth.password_check_common). */
     readonly passwords: PasswordPolicy = new PasswordPolicy(),
+    /**
+     * Passwords and token secrets masked in everything that leaves the master, from their first
+     * use on (not when set or created: the answer that shows a new token or generated password
+     * must show it).
+     */
+    readonly secrets: KnownSecrets = new KnownSecrets(),
   ) {}
 
   async open(nowSeconds: number): Promise<void> {
@@ -224,6 +231,7 @@ export class Accounts {
       user.id,
     ]);
     this.remember(updated);
+    this.secrets.forget(`password:${name}`);
     return updated;
   }
 
@@ -246,6 +254,7 @@ export class Accounts {
     await this.store.run('DELETE FROM auth_users WHERE id = ?', [user.id]);
     this.usersById.delete(user.id);
     this.usersByName.delete(user.name);
+    this.secrets.forget(`password:${name}`);
     return user;
   }
 
@@ -335,6 +344,7 @@ export class Accounts {
     await this.store.run('DELETE FROM auth_tokens WHERE id = ?', [token.id]);
     this.tokensByName.delete(token.name);
     this.tokensByHash.delete(token.hash);
+    this.secrets.forget(`token:${name}`);
     return token;
   }
 

@@ -1,4 +1,5 @@
 import type { Cluster, EventBus, HttpRouter, Logger, Redactor, Store } from '@runner/plugin-sdk';
+import { KnownSecrets } from './known-secrets.js';
 import { auditAgentEvents } from './audit-events.js';
 import { Accounts } from './accounts.js';
 import { registerAdminRoutes } from './admin-routes.js';
@@ -44,7 +45,11 @@ export async function startAuth(options: AuthServiceOptions): Promise<AuthServic
   const { config, router, store, logger, dataDir, redactor, cluster } = options;
   let reload = async () => undefined as void;
   const shared = cluster?.shared ? shareAccounts(store, cluster, () => reload(), logger) : undefined;
-  const accounts = new Accounts(shared?.store ?? store, new PasswordPolicy(config.passwordRules));
+  const accounts = new Accounts(
+    shared?.store ?? store,
+    new PasswordPolicy(config.passwordRules),
+    new KnownSecrets(redactor),
+  );
   reload = () => accounts.reload();
   await accounts.open(Math.floor(Date.now() / 1000));
   const audit = new AuditLog(store, logger);

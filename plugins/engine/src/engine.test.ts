@@ -145,6 +145,13 @@ tasks:
   it('stops the running task, skips the rest and records who cancelled', async () => {
     const { runId, done } = await runs.start({ source: { content: slow }, trigger: 'cli', user: 'alice' });
     await until(async () => (await runs.get(runId))?.tasks.some((t) => t.name === 'wait' && t.status === 'running'));
+    // While it runs, the task not started yet is listed as pending, and the counts say 0 of 2 ended.
+    const live = (await runs.get(runId)) as RunRecord;
+    expect(live.tasks.map((t) => [t.name, t.status])).toEqual([
+      ['wait', 'running'],
+      ['after', 'pending'],
+    ]);
+    expect(live.counts).toEqual({ running: 1, pending: 1 });
     const started = Date.now();
     const cancelled = await runs.cancel(runId, { by: 'bob' });
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -153,9 +160,10 @@ tasks:
     const stored = (await runs.get(runId)) as RunRecord;
     expect(stored).toMatchObject({ status: 'cancelled', cancelledBy: 'bob', trigger: 'cli', user: 'alice' });
     expect(stored.tasks.map((t) => [t.name, t.status])).toEqual([
-      ['wait', 'failed'],
+      ['wait', 'cancelled'],
       ['after', 'skipped'],
     ]);
+    expect(stored.counts).toEqual({ cancelled: 1, skipped: 1 });
     expect(stored.tasks[0].message).toContain('cancelled by bob');
     expect(stored.tasks[1].message).toBe('not run: the run was cancelled');
   });

@@ -34,7 +34,7 @@ import { WorkflowSources } from './sources.js';
 import { LogFollowers } from './log-followers.js';
 import { createTaskLog, lazyChild } from './task-log.js';
 import { agentLabel, notRunResult } from './unit-records.js';
-import { runUnit, type UnitEnvironment, type UnitOutcome } from './unit-runner.js';
+import { renderBounds, runUnit, type UnitEnvironment, type UnitOutcome } from './unit-runner.js';
 import { expandTask, type Unit } from './units.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 
@@ -99,6 +99,8 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   const rotation = new Map<string, number>();
   const running = new Map<string, Promise<RunRecord>>();
   const controls = new Map<string, RunControl>();
+  // The task names of each live run, in workflow order: `get` lists those not started yet as pending.
+  const planned = new Map<string, string[]>();
   const runTaps = createRunTaps();
   const sources = new WorkflowSources();
   // A unit is written to the store once, when it ends (two writes per unit were a good part of a
@@ -147,6 +149,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     } else {
       const control: RunControl = { controller: new AbortController() };
       controls.set(run.id, control);
+      planned.set(
+        run.id,
+        tasks.map((t) => t.name),
+      );
       // The run's --delegate-to with its groups expanded (prepare did the tasks' own).
       const expanded = { ...request, delegateTo: runAgents };
       done = execute(run, workflow, tasks, expanded, observer ?? (() => {}), control);
@@ -157,6 +163,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       .finally(() => {
         running.delete(run.id);
         controls.delete(run.id);
+        planned.delete(run.id);
         unitsRunning.delete(run.id);
       })
       .catch(() => {});
@@ -311,6 +318,12 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             nextSeq: () => seq++,
             workflowName: run.workflowName,
             rotation,
+            bounds: (task) =>
+              renderBounds(task, {
+                defaultTimeoutMs: deps.taskTimeoutMs || undefined,
+                signal: controller.signal,
+                memoryLimitBytes: workflow.memoryLimitBytes ?? deps.memoryLimitBytes,
+              }),
           }),
         run: async (unit) => {
           const agent = agentLabel(unit);
@@ -383,8 +396,11 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           }));
 
           const failed = outcome.status === 'failed';
+          // A unit stopped by its run's cancellation did not fail: it says so (the scheduler still
+          // sees a failure, which stops what has not started).
+          const stopped = failed && controller.signal.aborted;
           Object.assign(result, {
-            status: failed && unit.task.ignoreErrors ? 'ignored' : outcome.status,
+            status: stopped ? 'cancelled' : failed && unit.task.ignoreErrors ? 'ignored' : outcome.status,
             message: outcome.message,
             outputs: outcome.outputs,
             attempts: outcome.attempts,
@@ -392,7 +408,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             duration: roundSeconds((performance.now() - t0) / 1000),
             logTruncated: log.truncated,
           });
-          if (failed) log.add('error', `failed: ${outcome.message ?? 'no message'}`);
+          if (failed) log.add('error', `${stopped ? 'cancelled' : 'failed'}: ${outcome.message ?? 'no message'}`);
           record(result, unit.seq);
           deps.events.emit(
             failed ? 'task.failed' : 'task.completed',
@@ -504,7 +520,11 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     cancel,
     registerSource: (kind, resolve) => sources.register(kind, resolve),
     start,
-    get: (runId, options) => deps.runs.get(runId, unitsRunning.get(runId), options),
+    get: async (runId, options) => {
+      const record = await deps.runs.get(runId, unitsRunning.get(runId), options);
+      const names = planned.get(runId);
+      return record?.status === 'running' && names ? withPending(record, names) : record;
+    },
     list: (filter) => deps.runs.list(filter),
     followLog: (runId, listener) => followers.follow(runId, listener),
     request: (runId) => deps.runs.request(runId),
@@ -524,4 +544,23 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
 /** A master shutting down is unavailable, not asked something wrong: 503, so a client may retry elsewhere. */
 function stoppingError(): RunnerError {
   return new RunnerError('engine_stopping', 'the engine is stopping; no new runs are accepted', { status: 503 });
+}
+
+/**
+ * A live run as readers see it: its units so far, then a `pending` entry per task that has none
+ * yet (so a page shows what is still to come), and counts of all of them (`n of N tasks`).
+ */
+export function withPending(record: RunRecord, names: readonly string[]): RunRecord {
+  const started = new Set(record.tasks.map((t) => t.task));
+  const pending = names
+    .filter((name) => !started.has(name))
+    .map((name) => ({
+      ...notRunResult({ name, task: name, status: 'pending', message: '' }),
+      agent: '',
+      message: undefined,
+    }));
+  const tasks = [...record.tasks, ...pending];
+  const counts: Partial<Record<TaskStatus, number>> = {};
+  for (const t of tasks) counts[t.status] = (counts[t.status] ?? 0) + 1;
+  return { ...record, tasks, counts };
 }

@@ -82,9 +82,9 @@ function bound(params: SqlParams | undefined, sql: string): unknown[] {
 export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
   private readonly retention: RetentionRunner;
-  private readonly channels = new Set<PgChannel>();
   /** The migrations applied through this store, by owner: the schema of a logical backup. */
   private readonly schemas = new Map<string, StoreSchema>();
+  private readonly channels = new Set<PgChannel>();
 
   private constructor(
     private readonly pool: Pool,

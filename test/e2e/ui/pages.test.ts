@@ -100,7 +100,7 @@ const PAGES: PageCase[] = [
   },
   {
     name: 'settings',
-    path: () => '/settings',
+    path: () => '/settings?tab=config',
     ready: (page) => page.getByRole('cell', { name: 'http.port', exact: true }).waitFor(),
   },
 ];
