@@ -35,6 +35,7 @@ export * from './src/core-config.js';
 export * from './src/plugin-order.js';
 export * from './src/process-groups.js';
 export * from './src/private-files.js';
+export * from './src/worker-entry.js';
 export * from './src/tls-files.js';
 export * from './src/state.js';
 export * from './src/resource-command.js';
