@@ -143,6 +143,11 @@ export const ExecutionQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** A log filter's least level: lines at it and above (`warn`: warnings and errors). */
+export const LogLevel = literals(['debug', 'info', 'warn', 'error'], {
+  description: 'only lines at this level and above',
+});
+
 export const RunLogQuery = Type.Object(
   {
     tail: Type.Integer({ minimum: 1, maximum: 5000, default: 500, description: 'lines to answer: the last ones' }),
@@ -152,6 +157,7 @@ export const RunLogQuery = Type.Object(
     task: Type.Optional(Type.String({ minLength: 1, description: 'only lines of this task' })),
     agent: Type.Optional(Type.String({ minLength: 1, description: 'only lines of units on this agent' })),
     q: Type.Optional(Type.String({ minLength: 1, description: 'only lines containing this text (any case)' })),
+    level: Type.Optional(LogLevel),
     format: Type.Optional(
       literals(['json', 'text'], {
         description: '`text`: the whole (filtered) log as a text download instead of a page',

@@ -14,6 +14,7 @@ import {
   RunLogQuery,
   RunLogPage,
   RunInputs,
+  LogLevel,
 } from './api-schemas.js';
 
 const LogStreamQuery = Type.Object(
@@ -21,6 +22,7 @@ const LogStreamQuery = Type.Object(
     task: Type.Optional(Type.String({ minLength: 1, description: 'only lines of this task' })),
     agent: Type.Optional(Type.String({ minLength: 1, description: 'only lines of units on this agent' })),
     q: Type.Optional(Type.String({ minLength: 1, description: 'only lines containing this text (any case)' })),
+    level: Type.Optional(LogLevel),
   },
   { additionalProperties: false },
 );

@@ -190,13 +190,13 @@ export function registerRoutes(
   router.add(
     serve(api.getExecutionsIdLog, async (request) => {
       const { id } = request.params;
-      const { format, tail, before, task, agent, q } = request.query;
+      const { format, tail, before, task, agent, q, level } = request.query;
       if (format !== 'text') {
-        const page = await logs.page(id, { tail, before, task, agent, q });
+        const page = await logs.page(id, { tail, before, task, agent, q, level });
         if (!page) throw new NotFoundError(`no execution with id "${id}"`);
         return page;
       }
-      const chunks = await logs.text(id, { task, agent, q });
+      const chunks = await logs.text(id, { task, agent, q, level });
       if (!chunks) throw new NotFoundError(`no execution with id "${id}"`);
       const name = `${fileName((await engine.get(id, { log: false }))?.workflowName ?? 'run')}-${fileName(id)}.log`;
       const { res } = request.raw;
