@@ -15,6 +15,8 @@ import {
   RunLogPage,
   RunInputs,
   LogLevel,
+  HistogramQuery,
+  Histogram,
 } from './api-schemas.js';
 
 const LogStreamQuery = Type.Object(
@@ -70,6 +72,16 @@ export const getExecutions = declareRoute({
   permission: Permissions.workflowView,
   query: ExecutionsQuery,
   responses: { 200: ExecutionList },
+});
+
+export const getExecutionsHistogram = declareRoute({
+  method: 'GET',
+  path: '/executions/histogram',
+  summary: 'runs over time: how many started per hour or day, by status',
+  tags: ['executions'],
+  permission: Permissions.workflowView,
+  query: HistogramQuery,
+  responses: { 200: Histogram },
 });
 
 export const getExecutionsId = declareRoute({
@@ -148,6 +160,8 @@ export const routes = [
   postWorkflowsValidate,
   postExecutionsIdRerun,
   getExecutions,
+  // Before /executions/:id, which would take `histogram` for an id.
+  getExecutionsHistogram,
   getExecutionsId,
   getExecutionsIdInputs,
   getExecutionsIdLog,

@@ -20,6 +20,7 @@ import { once } from 'node:events';
 import type { Static } from '@runner/plugin-sdk/schema';
 import { RunBody } from './api-schemas.js';
 import { runToApi } from './api-shape.js';
+import type { HistogramFilter } from './run-list.js';
 import { RunLogReader, type StoredLogs } from './run-log.js';
 
 /**
@@ -70,6 +71,7 @@ export function registerRoutes(
   workflowDirs: string[],
   redactor?: Redactor,
   storedLogs?: StoredLogs,
+  histogram?: (filter: HistogramFilter) => Promise<{ start: string; counts: Record<string, number> }[]>,
 ): void {
   const encodedPages = new WeakMap<object, EncodedJson>();
   /** The answer to a started run: 202 while it goes on. */
@@ -158,6 +160,14 @@ export function registerRoutes(
       return accepted(runId);
     }),
   );
+
+  if (histogram)
+    router.add(
+      serve(api.getExecutionsHistogram, async ({ query }) => ({
+        // The schema allows hour and day only.
+        buckets: await histogram({ ...query, bucket: query.bucket as HistogramFilter['bucket'] }),
+      })),
+    );
 
   router.add(
     serve(api.getExecutions, async ({ query }) => {
