@@ -13,7 +13,7 @@ export interface LoggerOptions {
   terminal?: NodeJS.WritableStream;
   /** Level for the terminal; defaults to `level`. */
   terminalLevel?: LogLevel;
-  /** Rotate the file past this size (default 10 MiB); one previous file is kept. */
+  /** Rotate the file past this size (default 10 MiB), at start and while running; one previous file is kept. */
   rotateBytes?: number;
   /** The process's one redactor (default: a new one, masking secret-named fields only). */
   redactor?: Redactor;
@@ -48,7 +48,14 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
     ? readableLines(options.terminal, options.terminalLevel ?? options.level)
     : undefined;
   const streams: { level: LogLevel; stream: { write(line: string): void } }[] =
-    fileStream instanceof Error ? [] : [{ level: options.level, stream: fileStream }];
+    fileStream instanceof Error
+      ? []
+      : [
+          {
+            level: options.level,
+            stream: rotating(fileStream as LogDestination, file, options.rotateBytes ?? 10 * 1024 * 1024),
+          },
+        ];
   if (terminal) streams.push({ level: 'debug', stream: terminal.stream });
 
   const base = pino(
@@ -93,7 +100,8 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
       if (fileStream instanceof Error) return;
       // A command that ends within milliseconds can exit before the file is open; pino's exit
       // handler would then throw "sonic boom is not ready yet". Wait for it to open first.
-      if ((fileStream as unknown as { fd: number }).fd < 0) await once(fileStream, 'ready');
+      const stream = fileStream as LogDestination;
+      if (stream.fd < 0 || stream.reopening) await once(fileStream, 'ready');
       await new Promise<void>((resolve) => fileStream.flush(() => resolve()));
     },
   };
@@ -114,6 +122,38 @@ function openLogFile(file: string, rotateBytes: number, pino: typeof import('pin
     return error as Error;
   }
 }
+
+/**
+ * The file stream, rotated when what was written since it opened passes `rotateBytes`: the file
+ * becomes `<file>.1` (the previous one goes) and writing goes on in a new file, so a process that
+ * logs a flood keeps at most twice `rotateBytes` on disk (a script printing 1 GiB wrote 1 GiB).
+ */
+function rotating(stream: LogDestination, file: string, rotateBytes: number): { write(line: string): void } {
+  let written = existsSync(file) ? statSync(file).size : 0;
+  return {
+    write(line) {
+      written += Buffer.byteLength(line);
+      // Not while the file is still opening (at start, or after the last rotation): the lines
+      // meanwhile count toward the next one.
+      if (written > rotateBytes && stream.fd >= 0 && !stream.reopening) {
+        written = 0;
+        try {
+          renameSync(file, `${file}.1`);
+        } catch {
+          // Gone or unwritable: reopening makes the file anew where it can.
+        }
+        stream.reopening = true;
+        stream.once('ready', () => (stream.reopening = false));
+        // Lines still buffered for the old file are written to the new one.
+        stream.reopen();
+      }
+      stream.write(line);
+    },
+  };
+}
+
+/** pino's file destination (SonicBoom), with what rotation and flush read of it. */
+type LogDestination = ReturnType<typeof import('pino').default.destination> & { fd: number; reopening?: boolean };
 
 /** `12:00:01 INFO  message  key=value` from each JSON line at or above a changeable level. */
 function readableLines(

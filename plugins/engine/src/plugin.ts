@@ -65,6 +65,11 @@ export const plugin = definePlugin({
       default: 256 * 1024,
       help: "bytes of a task's log kept in its run record (the rest is dropped, saying so)",
     },
+    'engine.run_log_bytes': {
+      schema: { type: 'integer', minimum: 0 },
+      default: 1024 * 1024,
+      help: "bytes of a run's task logs (all its tasks) written to the master's own log (runner.log, the terminal); the rest stays in the run record, and one line says so",
+    },
     'engine.task_result_bytes': {
       schema: { type: 'integer', minimum: 1 },
       // run-store.ts DEFAULT_RESULT_BYTES, written out so the entry does not import the run store.
@@ -110,6 +115,7 @@ export const plugin = definePlugin({
       logger: ctx.logger,
       signal: ctx.signal,
       taskLogBytes: ctx.config.get<number>('engine.task_log_bytes'),
+      runLogBytes: ctx.config.get<number>('engine.run_log_bytes'),
       ...runLimits(ctx.config),
     });
     ctx.provide(WorkflowEngineRef, engine);
