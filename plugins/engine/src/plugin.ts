@@ -12,6 +12,8 @@ import {
   killMarkedProcesses,
   ownerMark,
   OWNER_VARIABLE,
+  ownerCgroup,
+  killCgroup,
   optional,
   ProcessGroupsRef,
   StateServiceRef,
@@ -154,8 +156,11 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
   const runAs = resolveRunAs(ctx.config.get<string>('engine.run_as'), dataDir);
   const owner = ownerMark(dataDir);
   const uid = runAs.kind === 'user' ? runAs.uid : process.getuid?.();
+  // The executor's own cgroup (as root, with cgroup2): what its commands start stays in it, also
+  // with a cleared environment, and what an earlier master's left there ends now.
+  const cgroup = runAs.kind === 'user' ? ownerCgroup(owner) : undefined;
   if (runAs.kind !== 'refused' && uid !== undefined) {
-    const killed = killMarkedProcesses(uid, owner);
+    const killed = killMarkedProcesses(uid, owner) + (cgroup ? killCgroup(cgroup) : 0);
     if (killed) ctx.logger.warn(`ended ${killed} process(es) left by an earlier master's runs`);
   }
   // With `self` the master's own commands carry the mark (from its environment), as the
@@ -168,6 +173,7 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
     logger: ctx.logger,
     logBytes: ctx.config.get<number>('engine.task_log_bytes'),
     owner,
+    cgroup,
     settings: executorSettings(ctx),
   });
   ctx.logger.info(
