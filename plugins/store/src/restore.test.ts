@@ -114,7 +114,7 @@ describe('backup and restore', () => {
       expect((error as Error).message).toContain(path);
     }
     expect(readFileSync(layout.journal(1))).toEqual(journal);
-    expect(readdirSync(layout.dir).sort()).toEqual(['journal-00000001.log']);
+    expect(readdirSync(layout.dir).sort()).toEqual(['journal-00000001.log', 'mark.json']);
     await expect(restoreDatabase(dataDir, join(dir, 'absent.db'), {}, recordingLogger())).rejects.toThrow(
       NotFoundError,
     );
