@@ -286,7 +286,17 @@ const worker = await build({
   metafile: true,
   outfile: join(root, 'plugins/lua-runtime/dist/src/worker-entry.js'),
 });
-const metafile = { inputs: { ...main.metafile.inputs, ...worker.metafile.inputs } };
+// The template worker thread's entry (plugins/template/src/render-pool.ts), alone for the same reason.
+const renderWorker = await build({
+  ...esmOptions,
+  plugins: [sdkWithoutSideEffects, ...esmOptions.plugins],
+  entryPoints: [join(root, 'plugins/template/src/render-worker.ts')],
+  metafile: true,
+  outfile: join(root, 'plugins/template/dist/src/render-worker.js'),
+});
+const metafile = {
+  inputs: { ...main.metafile.inputs, ...worker.metafile.inputs, ...renderWorker.metafile.inputs },
+};
 
 // A test helper reached from production code would ship in dist/: refuse it.
 const testCode = Object.keys(metafile.inputs).filter((input) => {

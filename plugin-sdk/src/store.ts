@@ -22,6 +22,11 @@ export interface Migration {
 export interface StoreSchema {
   owner: string;
   migrations: readonly Migration[];
+  /**
+   * Tables whose rows describe live processes, not data (the masters' heartbeats): created by
+   * the migrations like any other, but left empty by `runner db copy` and backups.
+   */
+  transient?: readonly string[];
 }
 
 export interface WriteResult {

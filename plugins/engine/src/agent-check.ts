@@ -91,6 +91,8 @@ function resolvable(
   const roots = deps.template.variables(entry, workflow.template).map((v) => String(v.segments[0]));
   if (!roots.every((root) => KNOWN_BEFORE_RUN.has(root))) return [];
   try {
+    // Only what renders on this thread at once: the rest waits for the run, bounded by its timeout.
+    if (!deps.template.isBounded(entry, workflow.template)) return [];
     const text = deps.template.render(entry, context, {
       syntax: workflow.template,
       name: `task ${task.name} delegate_to`,

@@ -27,13 +27,14 @@ import { askBefore, createRunTaps, tellAfter } from './run-taps.js';
 import { expandTargets, type GroupLookup } from './group-targets.js';
 import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
+import type { RemoteRuns } from './remote-runs.js';
 import type { RunStore } from './run-store.js';
 import { dispatchTasks } from './task-dispatcher.js';
 import { WorkflowSources } from './sources.js';
 import { LogFollowers } from './log-followers.js';
 import { createTaskLog, lazyChild } from './task-log.js';
 import { agentLabel, notRunResult } from './unit-records.js';
-import { runUnit, type UnitEnvironment, type UnitOutcome } from './unit-runner.js';
+import { renderBounds, runUnit, type UnitEnvironment, type UnitOutcome } from './unit-runner.js';
 import { expandTask, type Unit } from './units.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 
@@ -62,6 +63,8 @@ export interface EngineDeps {
   memoryLimitBytes?: number;
   /** The variables of the master's environment workflow code sees (engine.script_env); default DEFAULT_SCRIPT_ENV. */
   scriptEnvNames?: readonly string[];
+  /** Runs other masters sharing the store execute (remote-runs.ts); absent with one master. */
+  remote?: Pick<RemoteRuns, 'cancel'>;
 }
 
 interface TaskView {
@@ -201,7 +204,11 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   async function cancel(runId: string, options: { by?: string; reason?: string } = {}): Promise<RunRecord | undefined> {
     const control = controls.get(runId);
     const done = running.get(runId);
-    if (!control || !done) return deps.runs.get(runId);
+    // A run another master executes is cancelled there; its final record is read here after.
+    if (!control || !done) {
+      await deps.remote?.cancel(runId, options);
+      return deps.runs.get(runId);
+    }
     if (!control.controller.signal.aborted) {
       control.cancelledBy = options.by;
       control.reason = options.reason ?? `cancelled${options.by ? ` by ${options.by}` : ''}`;
@@ -311,6 +318,12 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             nextSeq: () => seq++,
             workflowName: run.workflowName,
             rotation,
+            bounds: (task) =>
+              renderBounds(task, {
+                defaultTimeoutMs: deps.taskTimeoutMs || undefined,
+                signal: controller.signal,
+                memoryLimitBytes: workflow.memoryLimitBytes ?? deps.memoryLimitBytes,
+              }),
           }),
         run: async (unit) => {
           const agent = agentLabel(unit);

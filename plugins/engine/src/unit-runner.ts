@@ -11,7 +11,7 @@ import {
   type TemplateSyntax,
 } from '@runner/plugin-sdk';
 import type { TaskLog } from './task-log.js';
-import { hasTemplate, type Unit } from './units.js';
+import { hasTemplate, type RenderBounds, type Unit } from './units.js';
 import type { WorkflowDefinition } from './workflow-types.js';
 
 export interface UnitEnvironment {
@@ -48,6 +48,18 @@ export interface UnitOutcome {
   attempts: number;
 }
 
+/** What bounds rendering a task's templates: its timeout, the run's signal, its memory limit. */
+export function renderBounds(
+  task: Pick<Unit['task'], 'timeoutMs'>,
+  env: Pick<UnitEnvironment, 'defaultTimeoutMs' | 'signal' | 'memoryLimitBytes'>,
+): RenderBounds {
+  return {
+    timeoutMs: task.timeoutMs ?? env.defaultTimeoutMs,
+    signal: env.signal,
+    memoryLimitBytes: env.memoryLimitBytes,
+  };
+}
+
 /** Runs one unit to its outcome: condition, dry-run rule, rendering, attempts with backoff. */
 export async function runUnit(
   unit: Unit,
@@ -64,8 +76,18 @@ export async function runUnit(
     task: { name: task.name, attempt: 1 },
   };
 
-  if (task.when !== undefined && !env.template.evaluate(task.when, context, env.syntax)) {
-    return { status: 'skipped', message: `condition is false: ${task.when}`, attempts: 0 };
+  if (task.when !== undefined) {
+    let holds: boolean;
+    try {
+      holds = await env.template.evaluateBounded(task.when, context, {
+        ...renderBounds(task, env),
+        syntax: env.syntax,
+        name: `task ${task.name} when`,
+      });
+    } catch (error) {
+      return { status: 'failed', message: withFileLine(messageOf(error), error, unit), attempts: 0 };
+    }
+    if (!holds) return { status: 'skipped', message: `condition is false: ${task.when}`, attempts: 0 };
   }
   if (env.dryRun && task.dryRun === 'skip') {
     return {
@@ -112,12 +134,23 @@ async function attemptOnce(
 ): Promise<UnitOutcome> {
   const { task } = unit;
   let script = task.exec.script;
+  // The attempt's timeout covers rendering its script: the script gets what rendering left.
+  const bounds = renderBounds(task, env);
+  const renderStart = performance.now();
   try {
     if (hasTemplate(script))
-      script = env.template.render(script, context, { syntax: env.syntax, name: `task ${task.name} script` });
+      script = await env.template.renderBounded(script, context, {
+        ...bounds,
+        syntax: env.syntax,
+        name: `task ${task.name} script`,
+      });
   } catch (error) {
     return { status: 'failed', message: withFileLine(messageOf(error), error, unit), attempts: attempt };
   }
+  const timeoutMs =
+    bounds.timeoutMs === undefined
+      ? undefined
+      : Math.max(1, bounds.timeoutMs - Math.round(performance.now() - renderStart));
   const globals = { ...context, item: context.item, loop_index: context.loop_index } as Record<string, LuaValue>;
   try {
     if (unit.agents.length === 0) {
@@ -135,7 +168,7 @@ async function attemptOnce(
           dryRun: env.dryRun,
           logger: log.logger,
           signal: env.signal,
-          timeoutMs: task.timeoutMs ?? env.defaultTimeoutMs,
+          timeoutMs,
           memoryLimitBytes: env.memoryLimitBytes,
           // os.getenv (and os.execute/io.popen) see what the `env` global shows: the runner's own
           // RUNNER_* settings, which may hold credentials, are left out of both.
@@ -146,7 +179,7 @@ async function attemptOnce(
       );
       return interpret(values, attempt);
     }
-    return await delegate(unit, env, log, script, globals, attempt);
+    return await delegate(unit, env, log, script, globals, attempt, timeoutMs);
   } catch (error) {
     // The runtime prefixes `task <name>: ` for the process log; the record and every view already
     // name the task, so the message starts with what went wrong.
@@ -164,6 +197,7 @@ async function delegate(
   script: string,
   globals: Record<string, LuaValue>,
   attempt: number,
+  timeoutMs: number | undefined,
 ): Promise<UnitOutcome> {
   const delegator = env.delegator as AgentDelegator;
   const candidates = unit.failover ? unit.agents : unit.agents.slice(0, 1);
@@ -184,7 +218,7 @@ async function delegate(
           script,
           globals: { ...withoutEnv(globals), values: (env.values[agent] ?? {}) as LuaValue },
           dryRun: env.dryRun,
-          timeoutMs: unit.task.timeoutMs ?? env.defaultTimeoutMs,
+          timeoutMs,
           // Only the workflow's own limit travels: the master's engine.memory_limit is a setting of
           // this process, and an agent sized differently keeps its default.
           memoryLimitBytes: env.workflow.memoryLimitBytes,

@@ -4,6 +4,7 @@ import {
   isMasterHost,
   MASTER_HOST,
   type AgentDelegator,
+  type BoundedRenderOptions,
   type LuaValue,
   type TemplateEngine,
   type TemplateSyntax,
@@ -44,23 +45,30 @@ export interface ExpandContext {
   workflowName: string;
   /** Rotation state of round_robin, per workflow and task, kept across runs. */
   rotation: Map<string, number>;
+  /** What bounds rendering the task's templates: its timeout, the run's signal, its memory limit. */
+  bounds(task: TaskDefinition): RenderBounds;
 }
 
+/** BoundedRenderOptions without what each rendering names. */
+export type RenderBounds = Omit<BoundedRenderOptions, 'syntax' | 'name'>;
+
 /** Renders a loop's items: a template string gives its items, strings in a literal list render. */
-export function loopItems(task: TaskDefinition, ctx: ExpandContext): LoopItem[] | undefined {
+export async function loopItems(task: TaskDefinition, ctx: ExpandContext): Promise<LoopItem[] | undefined> {
   if (task.loop === undefined) return undefined;
-  const name = `task ${task.name} loop`;
+  const options = { ...ctx.bounds(task), syntax: ctx.syntax, name: `task ${task.name} loop` };
   if (typeof task.loop === 'string')
-    return ctx.loopItemsFromText(ctx.template.render(task.loop, ctx.base, { syntax: ctx.syntax, name }));
-  const renderDeep = (value: unknown): unknown => {
+    return ctx.loopItemsFromText(await ctx.template.renderBounded(task.loop, ctx.base, options));
+  const renderDeep = async (value: unknown): Promise<unknown> => {
     if (typeof value === 'string')
-      return hasTemplate(value) ? ctx.template.render(value, ctx.base, { syntax: ctx.syntax, name }) : value;
-    if (Array.isArray(value)) return value.map(renderDeep);
+      return hasTemplate(value) ? ctx.template.renderBounded(value, ctx.base, options) : value;
+    if (Array.isArray(value)) return Promise.all(value.map(renderDeep));
     if (value && typeof value === 'object')
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderDeep(v)]));
+      return Object.fromEntries(
+        await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await renderDeep(v)] as const)),
+      );
     return value;
   };
-  return task.loop.map((item) => renderDeep(item) as LoopItem);
+  return (await Promise.all(task.loop.map(renderDeep))) as LoopItem[];
 }
 
 export function hasTemplate(text: string): boolean {
@@ -81,8 +89,9 @@ export function itemLabel(item: LoopItem, index: number): string {
  * strategy picks. Agent names that are templates render per item. Unknown agents fail here, before
  * anything of the task starts.
  */
-export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
-  const items = loopItems(task, ctx);
+export async function expandTask(task: TaskDefinition, ctx: ExpandContext): Promise<Unit[]> {
+  const items = await loopItems(task, ctx);
+  const bounds = ctx.bounds(task);
   const iterations: { item?: LoopItem; loopIndex?: number; context: Record<string, unknown> }[] = items
     ? items.map((item, i) => ({
         item,
@@ -98,15 +107,20 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
       units.push({ seq: ctx.nextSeq(), name: label, task, item, loopIndex, agents: [], failover: false });
       continue;
     }
-    const rendered = entries.flatMap((entry) =>
-      hasTemplate(entry)
-        ? ctx
-            .loopItemsFromText(
-              ctx.template.render(entry, context, { syntax: ctx.syntax, name: `task ${task.name} delegate_to` }),
-            )
-            .map(String)
-        : [entry],
-    );
+    const name = `task ${task.name} delegate_to`;
+    const rendered = (
+      await Promise.all(
+        entries.map(async (entry) =>
+          hasTemplate(entry)
+            ? ctx
+                .loopItemsFromText(
+                  await ctx.template.renderBounded(entry, context, { ...bounds, syntax: ctx.syntax, name }),
+                )
+                .map(String)
+            : [entry],
+        ),
+      )
+    ).flat();
     let agents: string[];
     try {
       // Literal groups were expanded at the run's start; a template may render to one now.
@@ -180,14 +194,17 @@ export function expandTask(task: TaskDefinition, ctx: ExpandContext): Unit[] {
         break;
       case 'conditional': {
         const condition = task.delegation.when;
-        const chosen = agents.filter((agent) =>
-          ctx.template.evaluate(
-            condition,
-            { ...context, agent: ctx.delegator?.agent(agent) as unknown as LuaValue },
-            ctx.syntax,
+        const options = { ...bounds, syntax: ctx.syntax, name: `task ${task.name} delegation when` };
+        const picked = await Promise.all(
+          agents.map((agent) =>
+            ctx.template.evaluateBounded(
+              condition,
+              { ...context, agent: ctx.delegator?.agent(agent) as unknown as LuaValue },
+              options,
+            ),
           ),
         );
-        for (const agent of chosen) onOne(agent);
+        for (const agent of agents.filter((_, i) => picked[i])) onOne(agent);
         break;
       }
     }

@@ -1,6 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { pluginWorkerEntry } from '@runner/plugin-sdk';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { FromWorker, ToWorker, WorkerData } from './worker-protocol.js';
 
@@ -261,32 +259,11 @@ export class WorkerPool {
 /** Found once per process. */
 let entry: Promise<string> | null = null;
 
-/**
- * The worker's entry file: dist/src/worker-entry.js of this package, an entry of build.mjs, also
- * when the rest runs from source (vitest builds before any test file: test/global-setup.ts), since
- * Node cannot load TypeScript in a worker. Bundling it here instead would import esbuild, a build
- * tool, from plugin code.
- */
-async function workerEntry(): Promise<string> {
-  const file = join(packageDir(dirname(fileURLToPath(import.meta.url))), 'dist', 'src', 'worker-entry.js');
-  if (!existsSync(file)) throw new Error(`the Lua worker's entry ${file} is not built: run npm run build`);
-  return file;
-}
-
-/**
- * This package's directory, found by walking up from this module: built, it runs inside
- * kernel/dist/runtime.cjs as if it were dist/src/worker-pool.js of this package (build-runtime.mjs).
- */
-function packageDir(from: string): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    for (const candidate of [dir, join(dir, 'plugins', 'lua-runtime')]) {
-      const manifest = join(candidate, 'package.json');
-      if (
-        existsSync(manifest) &&
-        (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@runner/plugin-lua-runtime'
-      )
-        return candidate;
-    }
-    if (dirname(dir) === dir) throw new Error(`cannot find the lua-runtime plugin's directory above ${from}`);
-  }
+/** The worker's entry file: dist/src/worker-entry.js, built with fengari's patch (build.mjs). */
+function workerEntry(): Promise<string> {
+  return pluginWorkerEntry({
+    moduleUrl: import.meta.url,
+    packageName: '@runner/plugin-lua-runtime',
+    entry: 'worker-entry',
+  });
 }

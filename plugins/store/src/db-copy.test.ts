@@ -105,6 +105,21 @@ describe('db copy between two embedded stores', () => {
     expect(changed.checksum).not.toBe((await tableReport(source, 'items')).checksum);
   });
 
+  it("leaves out transient tables' rows (the masters' heartbeats) and the store's own tables", async () => {
+    const heartbeats: StoreSchema = {
+      owner: 'cluster-like',
+      migrations: [{ id: 1, description: 'beats', sql: 'CREATE TABLE beats (id TEXT PRIMARY KEY)' }],
+      transient: ['beats'],
+    };
+    const source = await filled();
+    await source.migrate(heartbeats.owner, heartbeats.migrations);
+    await source.run("INSERT INTO beats (id) VALUES ('master-1')");
+    const target = await embedded();
+    const copied = await copyStore(source, target, [...SCHEMAS, heartbeats]);
+    expect(copied.map((t) => t.table)).toEqual(['items', 'notes', 'shelves', 'tags']);
+    expect(await target.all('SELECT id FROM beats')).toEqual([]);
+  });
+
   it('refuses a target holding rows unless told to overwrite, and then replaces them', async () => {
     const source = await filled();
     const target = await embedded();

@@ -17,8 +17,11 @@ import {
  * count and an order-free checksum computed the same way on both sides.
  */
 
-/** Tables of the store itself: the migration record is rebuilt by migrating, the rest never copied. */
-const STORE_TABLES = new Set(['_migrations', '_store_meta']);
+/**
+ * Tables of the store itself are named with a leading underscore (the migration record, rebuilt
+ * by migrating; the snapshot's meta; PostgreSQL's message spill table): never copied.
+ */
+const isStoreTable = (name: string) => name.startsWith('_');
 /** Rows read per query when paging a table by its primary key. */
 const PAGE_ROWS = 2_000;
 /** Bound parameters per INSERT (SQLite allows 32,766; PostgreSQL 65,535). */
@@ -53,7 +56,7 @@ export async function listTables(store: Reader): Promise<string[]> {
       : await store.all<{ name: string }>(
           "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
         );
-  return rows.map((r) => r.name).filter((name) => !STORE_TABLES.has(name));
+  return rows.map((r) => r.name).filter((name) => !isStoreTable(name));
 }
 
 /** The primary key's columns in key order ([] when the table has none). */
@@ -259,7 +262,8 @@ export async function copyStore(
   options: CopyOptions = {},
 ): Promise<TableReport[]> {
   const chosen = await sourceSchemas(source, schemas);
-  const sourceTables = await listTables(source);
+  const transient = new Set(schemas.flatMap((s) => s.transient ?? []));
+  const sourceTables = (await listTables(source)).filter((t) => !transient.has(t));
   const existing = await checkTargetEmpty(target, options.overwrite === true);
   for (const schema of chosen) await target.migrate(schema.owner, schema.migrations);
   const targetTables = await listTables(target);

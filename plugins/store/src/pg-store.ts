@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { Pool, PoolClient, QueryResult } from 'pg';
+import type { ClientConfig, Pool, PoolClient, QueryResult } from 'pg';
 import {
   ConflictError,
   InvalidInputError,
@@ -18,6 +18,7 @@ import {
 import { replaceFileAtomically } from './durable-fs.js';
 import { checkMigrations, pendingMigrations } from './migrations.js';
 import { RetentionRunner } from './retention.js';
+import { PgChannel } from './pg-channel.js';
 import { numberedPlaceholders, postgresSchema } from './sql-dialect.js';
 
 export interface PostgresStoreOptions {
@@ -83,9 +84,12 @@ export class PostgresStore implements Store {
   private readonly retention: RetentionRunner;
   /** The migrations applied through this store, by owner: the schema of a logical backup. */
   private readonly schemas = new Map<string, StoreSchema>();
+  private readonly channels = new Set<PgChannel>();
 
   private constructor(
     private readonly pool: Pool,
+    /** How to open a connection of its own (the channel's LISTEN client), as the pool does. */
+    private readonly connection: ClientConfig,
     /** The URL without its password. */
     readonly location: string,
     private readonly logger: Logger,
@@ -96,9 +100,8 @@ export class PostgresStore implements Store {
   static async open(options: PostgresStoreOptions, logger: Logger): Promise<PostgresStore> {
     const { default: pg } = await import('pg');
     const settings = { ...DEFAULTS, ...options };
-    const pool = new pg.Pool({
+    const connection: ClientConfig = {
       connectionString: options.url,
-      max: settings.poolSize,
       connectionTimeoutMillis: settings.connectTimeoutMs,
       statement_timeout: settings.statementTimeoutMs,
       ...(options.ca === undefined ? {} : { ssl: { ca: options.ca, rejectUnauthorized: true } }),
@@ -106,17 +109,22 @@ export class PostgresStore implements Store {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           NUMERIC_OIDS.has(oid) ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
-    });
-    const store = new PostgresStore(pool, redactUrl(options.url), logger);
+    };
+    const pool = new pg.Pool({ ...connection, max: settings.poolSize });
+    const store = new PostgresStore(pool, connection, redactUrl(options.url), logger);
     // An idle connection the server closed (a restart): the pool drops it and opens another on
     // the next query. Without a listener the error would end the process.
     pool.on('error', (error) => logger.warn(`PostgreSQL at ${store.location}: ${error.message}; reconnecting`));
     try {
       await store.query('SELECT 1');
+      // Masters starting together: CREATE TABLE IF NOT EXISTS alone can still collide (pg_type).
       if (options.readOnly !== true)
-        await store.query(
-          'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
-        );
+        await store.withTransaction(async (tx) => {
+          await tx.get("SELECT pg_advisory_xact_lock(hashtext('runner _migrations'))");
+          await tx.run(
+            'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
+          );
+        });
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
@@ -320,8 +328,26 @@ export class PostgresStore implements Store {
     return this.retention.runPass();
   }
 
+  /**
+   * A channel between the processes sharing this database (LISTEN/NOTIFY on a connection of its
+   * own); see pg-channel.ts. Closed with the store.
+   */
+  async openChannel(name: string, onMessage: (payload: string) => void): Promise<PgChannel> {
+    const channel = await PgChannel.open({
+      name,
+      connection: this.connection,
+      store: this,
+      logger: this.logger,
+      location: this.location,
+      onMessage,
+    });
+    this.channels.add(channel);
+    return channel;
+  }
+
   /** Ends the retention schedule and closes every connection. */
   async close(): Promise<void> {
+    for (const channel of this.channels) await channel.close();
     await this.retention.stop();
     await this.pool.end();
     this.logger.info(`store on PostgreSQL at ${this.location} closed`);

@@ -8,21 +8,36 @@ import {
   isTemplateTruthy,
   TemplateError,
   TEMPLATE_SYNTAXES,
+  type BoundedRenderOptions,
   type TemplateContext,
   type TemplateEngine,
   type TemplateSyntax,
 } from '@runner/plugin-sdk';
 import { compileGo, goVariables } from './go/template.js';
 import { createJinjaEngine, type JinjaEngine } from './jinja.js';
+import type { PoolRenderOptions, RenderJob } from './render-pool.js';
 
 interface Compiled {
+  bounded: boolean;
   render(context: TemplateContext): string;
 }
 
 export interface TemplateEngineOptions {
   /** Compiled templates kept, least recently used dropped first (default 1000). */
   cacheSize?: number;
+  /** Heap of a rendering on a worker thread when the caller gives none (default 512 MiB). */
+  memoryLimitBytes?: number;
+  /**
+   * Where templates that are not bounded render (render-pool.ts's RenderPool, passed in so that
+   * the worker's own engine does not load it); absent, they render on this thread.
+   */
+  workers?: {
+    render(job: Omit<RenderJob, 'id'>, options: PoolRenderOptions): Promise<string>;
+    close(): Promise<void>;
+  };
 }
+
+const DEFAULT_MEMORY_LIMIT = 512 * 1024 * 1024;
 
 /** Words a bare `when:` may be that are answers, not expressions (`when: "yes"`). */
 const LITERAL_CONDITIONS = new Set(['', 'true', 'false', 'yes', 'no', 'on', 'off', '1', '0', 'none', 'nil', 'null']);
@@ -43,12 +58,16 @@ function asTemplateError(error: unknown, syntax: TemplateSyntax, name: string | 
 export function createTemplateEngine(options: TemplateEngineOptions = {}): TemplateEngine & {
   /** Cached compiled templates, for tests and `runner doctor`. */
   cacheSize(): number;
+  /** Ends the idle template workers (`workers.close`). */
+  close(): Promise<void>;
 } {
   const limit = Math.max(1, options.cacheSize ?? 1000);
   // Made on the first Jinja template: it loads nunjucks (see jinja.ts).
   let jinjaEngine: JinjaEngine | undefined;
   const jinja = () => (jinjaEngine ??= createJinjaEngine());
   const cache = new Map<string, Compiled>();
+  const pool = options.workers;
+  const defaultLimit = options.memoryLimitBytes ?? DEFAULT_MEMORY_LIMIT;
 
   function compiled(source: string, syntax: TemplateSyntax): Compiled {
     const key = `${syntax}\0${source}`;
@@ -77,33 +96,54 @@ export function createTemplateEngine(options: TemplateEngineOptions = {}): Templ
     }
   }
 
+  function isBounded(source: string, syntax: TemplateSyntax, name?: string): boolean {
+    assertSyntax(syntax);
+    if (!hasTemplateMarkup(source, syntax)) return true;
+    try {
+      return compiled(source, syntax).bounded;
+    } catch (error) {
+      throw asTemplateError(error, syntax, name);
+    }
+  }
+
+  async function renderBounded(source: string, context: TemplateContext, options: BoundedRenderOptions) {
+    if (!pool || isBounded(source, options.syntax, options.name))
+      return render(source, context, options.syntax, options.name);
+    return pool.render(
+      { source, context: context ?? {}, syntax: options.syntax, name: options.name },
+      {
+        name: options.name,
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+        memoryLimitBytes: options.memoryLimitBytes ?? defaultLimit,
+      },
+    );
+  }
+
   return {
     render(source, context, options) {
       return render(source, context, options?.syntax, options?.name);
     },
 
     evaluate(expression, context, syntax) {
-      assertSyntax(syntax);
-      const trimmed = expression.trim();
-      if (hasTemplateMarkup(expression, syntax)) return isTemplateTruthy(render(expression, context, syntax));
-      if (LITERAL_CONDITIONS.has(trimmed.toLowerCase())) return isTemplateTruthy(trimmed);
-      // A bare expression, as Ansible's `when:` takes it. Its errors point into the expression.
+      const source = conditionSource(expression, syntax);
+      if (typeof source === 'boolean') return source;
       try {
-        return isTemplateTruthy(render(`{{ ${trimmed} }}`, context, syntax));
+        return isTemplateTruthy(render(source, context, syntax));
       } catch (error) {
-        if (!(error instanceof TemplateError) || error.line !== 1) throw error;
-        const lead = expression.length - expression.trimStart().length;
-        const column = Math.max(1, error.column - 3 + lead);
-        throw new TemplateError(
-          error.kind,
-          error.reason,
-          { line: 1, column },
-          {
-            variable: error.variable,
-            syntax,
-            cause: error.cause,
-          },
-        );
+        throw inExpression(error, expression, source, syntax);
+      }
+    },
+
+    isBounded: (source, syntax) => isBounded(source, syntax),
+    renderBounded,
+    async evaluateBounded(expression, context, options) {
+      const source = conditionSource(expression, options.syntax);
+      if (typeof source === 'boolean') return source;
+      try {
+        return isTemplateTruthy(await renderBounded(source, context, options));
+      } catch (error) {
+        throw inExpression(error, expression, source, options.syntax);
       }
     },
 
@@ -128,5 +168,31 @@ export function createTemplateEngine(options: TemplateEngineOptions = {}): Templ
     },
 
     cacheSize: () => cache.size,
+    close: async () => pool?.close(),
   };
+}
+
+/**
+ * A condition as a template: with markup as written, a bare expression (as Ansible's `when:` takes
+ * it) inside `{{ }}`; a literal answer (`yes`, `false`) is its truth.
+ */
+function conditionSource(expression: string, syntax: TemplateSyntax): string | boolean {
+  assertSyntax(syntax);
+  const trimmed = expression.trim();
+  if (hasTemplateMarkup(expression, syntax)) return expression;
+  if (LITERAL_CONDITIONS.has(trimmed.toLowerCase())) return isTemplateTruthy(trimmed);
+  return `{{ ${trimmed} }}`;
+}
+
+/** An error of a bare condition `x == 1` rendered as `{{ x == 1 }}`: its column is the expression's. */
+function inExpression(error: unknown, expression: string, source: string, syntax: TemplateSyntax): unknown {
+  if (source === expression || !(error instanceof TemplateError) || error.line !== 1) return error;
+  const lead = expression.length - expression.trimStart().length;
+  const column = Math.max(1, error.column - 3 + lead);
+  return new TemplateError(
+    error.kind,
+    error.reason,
+    { line: 1, column },
+    { variable: error.variable, syntax, cause: error.cause },
+  );
 }

@@ -12,6 +12,7 @@
 import { createRequire } from 'node:module';
 import { TemplateError, type TemplateContext, type TemplateVariable } from '@runner/plugin-sdk';
 import { extraFilters, extraTests, pythonSplit } from './jinja-filters.js';
+import { jinjaIsBounded } from './bounded.js';
 import type {
   NjContext,
   NjEnvironmentInternals,
@@ -31,6 +32,8 @@ let nunjucksModule: NunjucksModule | undefined;
 const loadNunjucks = (): NunjucksModule => (nunjucksModule ??= requireHere('nunjucks') as NunjucksModule);
 
 export interface CompiledTemplate {
+  /** Cost bounded by the template's length and its context (bounded.ts). */
+  bounded: boolean;
   render(context: TemplateContext): string;
 }
 
@@ -350,6 +353,7 @@ export function createJinjaEngine(): JinjaEngine {
       }
       const template = new nunjucks.Template({ type: 'code', obj: props }, env, 'template', true);
       return {
+        bounded: jinjaIsBounded(ast),
         render(context) {
           strict.pending = undefined;
           rangeBudget.left = RANGE_ITEMS_PER_RENDERING;

@@ -19,11 +19,23 @@ export const plugin = definePlugin({
       default: 1000,
       help: 'compiled templates kept in memory',
     },
+    'template.workers': {
+      schema: { type: 'integer', minimum: 1 },
+      default: 4,
+      help: "worker threads rendering templates with loops, calls or filters at once (each bounded by its task's timeout and memory limit); more wait",
+    },
   },
   async setup(ctx, { lua }) {
-    const { createTemplateEngine } = await import('./engine.js');
-    const engine = createTemplateEngine({ cacheSize: ctx.config.get<number>('template.cache_size') });
+    const [{ createTemplateEngine }, { RenderPool }] = await Promise.all([
+      import('./engine.js'),
+      import('./render-pool.js'),
+    ]);
+    const engine = createTemplateEngine({
+      cacheSize: ctx.config.get<number>('template.cache_size'),
+      workers: new RenderPool({ max: ctx.config.get<number>('template.workers') }),
+    });
     ctx.provide(TemplateEngineRef, engine);
+    ctx.onStop(() => engine.close());
     lua.provide(templateModule, createTemplateModule(engine));
   },
 });

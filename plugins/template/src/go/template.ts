@@ -4,6 +4,7 @@
  * there is an error (Go's `missingkey=error`), except where `default` asks for a fallback.
  */
 import { TemplateError, type TemplateContext, type TemplateVariable } from '@runner/plugin-sdk';
+import { goIsBounded } from '../bounded.js';
 import { isPlainObject, RANGE_ITEMS_PER_RENDERING } from '../values.js';
 import { formatValue, goTypeName } from './format.js';
 import { GO_FUNCTION_NAMES, goFunctions, MissingKeyError, truth } from './functions.js';
@@ -11,6 +12,8 @@ import type { Position } from './lexer.js';
 import { parse, type Arg, type BlockNode, type Command, type Node, type Pipe } from './parser.js';
 
 export interface CompiledGoTemplate {
+  /** Cost bounded by the template's length and its context (bounded.ts). */
+  bounded: boolean;
   render(context: TemplateContext): string;
 }
 
@@ -36,6 +39,7 @@ function renderError(message: string, pos: Position, cause?: unknown): TemplateE
 export function compileGo(source: string): CompiledGoTemplate {
   const tree = parse(source, GO_FUNCTION_NAMES);
   return {
+    bounded: goIsBounded(tree),
     render(context) {
       const out: string[] = [];
       new Executor(context, out).walkList(tree, context);
