@@ -277,6 +277,31 @@ describe('the list view on executions', () => {
   });
 });
 
+describe('the dashboard', () => {
+  it('keeps its charts’ recent samples across a reload, and counts cancelled runs in the 24 h figures', async () => {
+    const { page, problems } = await ui.open('/');
+    const charts = page.getByRole('region', { name: 'Master resources' });
+    await charts.locator('canvas').first().waitFor();
+    const first = () => charts.getAttribute('data-first-sample');
+    await expect.poll(first).toMatch(/^\d+$/);
+    const before = await first();
+    await page.reload();
+    await charts.locator('canvas').first().waitFor();
+    // The same oldest sample: a tab reloaded without them would start from a new one.
+    expect(await first()).toBe(before);
+    const cancelled = (
+      await apiCall<{ total: number }>(
+        ui.master,
+        'GET',
+        `/executions?status=cancelled&since=${new Date(Date.now() - 86400_000).toISOString()}&limit=0`,
+      )
+    ).total;
+    await page.getByText(new RegExp(`· ${cancelled} cancelled`)).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
 describe('addresses without a page', () => {
   it('says a service.md page is not built yet in this version, and that an unknown address has no page', async () => {
     const { page: notBuilt, problems } = await ui.open('/flows');
