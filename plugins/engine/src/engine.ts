@@ -204,7 +204,11 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   async function cancel(runId: string, options: { by?: string; reason?: string } = {}): Promise<RunRecord | undefined> {
     const control = controls.get(runId);
     const done = running.get(runId);
-    if (!control || !done) return (await deps.remote?.cancel(runId, options)) ?? deps.runs.get(runId);
+    // A run another master executes is cancelled there; its final record is read here after.
+    if (!control || !done) {
+      await deps.remote?.cancel(runId, options);
+      return deps.runs.get(runId);
+    }
     if (!control.controller.signal.aborted) {
       control.cancelledBy = options.by;
       control.reason = options.reason ?? `cancelled${options.by ? ` by ${options.by}` : ''}`;
