@@ -182,8 +182,6 @@ const ENTRY_FILES = [
   'plugin-sdk/testing.ts',
   'plugin-sdk/schema.ts',
   'plugins/agent/src/client.ts',
-  'plugins/agent/src/metrics.ts',
-  'plugins/cli-tools/src/config-command.ts',
   'plugins/agent-transport/src/token.ts',
   'plugins/agent-transport/src/master.ts',
   'plugins/store/src/sql-store.ts',
@@ -268,7 +266,7 @@ await buildRuntime({
 // and the master client (~45 ms of the worker's start). Alone, it holds only what it uses;
 // fengari still comes from the vendored bundle and its code cache.
 // The SDK's modules have no side effects the worker needs: marked so, the ones it does not use
-// (hooks with tapable, the master client with crypto and TLS) are left out with their imports.
+// (the kernel lifecycle with tapable, the master client with crypto and TLS) are left out with their imports.
 const sdkWithoutSideEffects = {
   name: 'sdk-without-side-effects',
   setup(b) {

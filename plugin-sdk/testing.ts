@@ -12,7 +12,7 @@ import { CORE_CONFIG } from './src/core-config.js';
 import { EventHub } from './src/event-bus.js';
 import type { BusEvent, EventBus } from './src/events.js';
 import { orderPlugins } from './src/plugin-order.js';
-import { createKernelHooks, type KernelHooks, type PluginDescriptor } from './src/hooks.js';
+import { createKernelLifecycle, type KernelLifecycle, type PluginDescriptor } from './src/lifecycle.js';
 import type { LogFields, Logger } from './src/logger.js';
 import {
   LuaModulesRef,
@@ -51,7 +51,7 @@ export interface LoggedLine {
 export interface TestKernel {
   get<T>(ref: ServiceRef<T>): T;
   readonly events: EventBus;
-  readonly hooks: KernelHooks;
+  readonly lifecycle: KernelLifecycle;
   readonly config: RunnerConfig;
   /** Every event emitted so far. */
   readonly emitted: BusEvent[];
@@ -122,7 +122,7 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
     onEmit: (event) => emitted.push(event),
   });
   const events = hub.forPlugin('test');
-  const hooks = createKernelHooks();
+  const lifecycle = createKernelLifecycle();
   const services = new Map<string, unknown>();
   services.set(RedactorRef.id, redactor);
   for (const [ref, impl] of options.services ?? []) services.set(ref.id, impl);
@@ -163,7 +163,7 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
         // One bus object for every plugin, so a test can wrap `kernel.events` to watch them.
         events,
         redactor,
-        hooks,
+        lifecycle,
         plugins: descriptors,
         provide: (ref, impl) => void services.set(ref.id, impl),
         onStop: (callback) => void stops.push(callback),
@@ -180,14 +180,14 @@ export async function createTestKernel(options: TestKernelOptions): Promise<Test
       return services.get(ref.id) as T;
     },
     events,
-    hooks,
+    lifecycle,
     config,
     emitted,
     logs,
-    ready: () => hooks.ready.promise(),
+    ready: () => lifecycle.ready.promise(),
     async stop() {
       controller.abort();
-      await hooks.beforeStop.promise('test');
+      await lifecycle.beforeStop.promise('test');
       for (const stop of stops.reverse()) await stop();
       stops.length = 0;
     },

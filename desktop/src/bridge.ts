@@ -3,6 +3,7 @@
 // receive only the functions below, never ipcRenderer, so a page cannot send on other channels.
 // This file is bundled into the sandboxed preload, which may require nothing but `electron`:
 // it imports types only.
+import type { ConnectionInfo, RunFailure, RunnerDesktopBridge, WorkflowFile } from '@runner/plugin-sdk';
 
 /** IPC channels, one per bridge call. */
 export const CHANNELS = Object.freeze({
@@ -11,40 +12,9 @@ export const CHANNELS = Object.freeze({
   notifyRunFailed: 'runner-desktop:notify-run-failed',
 });
 
-/** A master the app can show: the embedded one (`id: 'embedded'`) or a saved remote one. */
-export interface ConnectionInfo {
-  id: string;
-  name: string;
-  url: string;
-}
-
-/** A workflow file the user picked in the native dialog. */
-export interface WorkflowFile {
-  /** The file name, e.g. deploy.yaml. */
-  name: string;
-  /** The absolute path, shown to the user and sent along when running it. */
-  path: string;
-  content: string;
-}
-
-/** What a failed run notification says. */
-export interface RunFailure {
-  runId: string;
-  workflow: string;
-  /** The run's error, shortened to its first line by the notification. */
-  message?: string;
-}
-
-/** `window.runnerDesktop`, present only when the UI runs inside the desktop app. */
-export interface RunnerDesktopBridge {
-  readonly version: 1;
-  /** Asks the user which master to show (native chooser); the window then loads it. Null if cancelled. */
-  chooseConnection(): Promise<ConnectionInfo | null>;
-  /** A native open dialog for a .yaml/.yml workflow; its content, or null if cancelled. */
-  openWorkflowFile(): Promise<WorkflowFile | null>;
-  /** A native notification that a run failed; clicking it brings the window forward. */
-  notifyRunFailed(failure: RunFailure): Promise<void>;
-}
+// The bridge's types are the SDK's (plugin-sdk/src/desktop-bridge.ts): the UI reads them there
+// without importing this package's files.
+export type { ConnectionInfo, RunFailure, RunnerDesktopBridge, WorkflowFile } from '@runner/plugin-sdk';
 
 const LIMITS = { runId: 200, workflow: 300, message: 2000 } as const;
 

@@ -4,7 +4,7 @@ import { messageOf, RunnerError } from '@runner/plugin-sdk';
 export { messageOf };
 
 /**
- * Kernel failures. Every one names the plugin (and the hook or phase) it is about, because an
+ * Kernel failures. Every one names the plugin (and the lifecycle stage or phase) it is about, because an
  * operator reading "setup failed" with no name cannot act on it.
  */
 export class KernelError extends RunnerError {
@@ -43,13 +43,16 @@ export class PluginStopError extends KernelError {
   }
 }
 
-/** A tap on a kernel hook threw. */
-export class HookError extends KernelError {
-  readonly hook: string;
+/** A tap on a kernel lifecycle stage threw. */
+export class LifecycleTapError extends KernelError {
+  readonly stage: string;
 
-  constructor(pluginId: string, hook: string, cause: unknown) {
-    super('hook_failed', `plugin ${pluginId}: hook ${hook} failed: ${messageOf(cause)}`, { pluginId, cause });
-    this.hook = hook;
+  constructor(pluginId: string, stage: string, cause: unknown) {
+    super('lifecycle_tap_failed', `plugin ${pluginId}: lifecycle stage ${stage} failed: ${messageOf(cause)}`, {
+      pluginId,
+      cause,
+    });
+    this.stage = stage;
   }
 }
 

@@ -150,20 +150,20 @@ describe('bootKernel', () => {
     await expect(kernel.stop()).rejects.toThrow('plugin hang: stop failed: did not finish within 50 ms');
   });
 
-  it('names plugin and hook when a tap fails', async () => {
+  it('names plugin and lifecycle stage when a tap fails', async () => {
     const tapper = definePlugin({
       ...base,
       id: 'tapper',
       setup(ctx) {
-        ctx.hooks.ready.tapPromise('anything', async () => {
+        ctx.lifecycle.ready.tapPromise('anything', async () => {
           throw new Error('port taken');
         });
       },
     });
     await expect(boot([tapper])).rejects.toMatchObject({
-      code: 'hook_failed',
-      hook: 'ready',
-      message: 'plugin tapper: hook ready failed: port taken',
+      code: 'lifecycle_tap_failed',
+      stage: 'ready',
+      message: 'plugin tapper: lifecycle stage ready failed: port taken',
     });
   });
 

@@ -1,5 +1,5 @@
 import {
-  createKernelHooks,
+  createKernelLifecycle,
   createRedactor,
   dependencyTarget,
   RedactorRef,
@@ -18,7 +18,7 @@ import {
 } from '@runner/plugin-sdk';
 import { KernelError, PluginGraphError, PluginSetupError, PluginStopError, messageOf, withTimeout } from './errors.js';
 import { KernelEventBus } from './event-bus.js';
-import { labelledHooks } from './labelled-hooks.js';
+import { labelledLifecycle } from './labelled-lifecycle.js';
 import type { DiscoveredPlugin } from './plugin-discovery.js';
 import { ServiceRegistry } from './service-registry.js';
 
@@ -46,7 +46,7 @@ export function pluginsOfProfile(plugins: readonly DiscoveredPlugin[], profile: 
 
 /**
  * Boots one profile: checks the graph, sets each plugin up in dependency order with a deadline,
- * runs the `ready` hook. If anything fails, what was already set up is stopped in reverse order
+ * runs the `ready` lifecycle stage. If anything fails, what was already set up is stopped in reverse order
  * before the error (naming the plugin) propagates.
  */
 export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
@@ -62,7 +62,7 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
 
   const redactor = options.redactor ?? createRedactor();
   const bus = new KernelEventBus({ logger, redactor });
-  const hooks = createKernelHooks();
+  const lifecycle = createKernelLifecycle();
   const registry = new ServiceRegistry();
   registry.provide(RedactorRef, redactor, 'kernel');
   registerSecretConfig(redactor, config, order);
@@ -83,13 +83,13 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
     const failures: { pluginId: string; phase: string; error: unknown }[] = [];
     try {
       await withTimeout(
-        hooks.beforeStop.promise(reason),
+        lifecycle.beforeStop.promise(reason),
         stopTimeout,
         () => new Error(`did not finish within ${stopTimeout} ms`),
       );
     } catch (error) {
       const pluginId = (error as KernelError).pluginId ?? 'kernel';
-      failures.push({ pluginId, phase: 'hook beforeStop', error });
+      failures.push({ pluginId, phase: 'lifecycle stage beforeStop', error });
     }
     // Reverse setup order: a plugin stops before the services it used are gone. Every stop is
     // awaited even when an earlier one failed, so no resource is left open behind an error.
@@ -133,7 +133,7 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
         logger: logger.child({ plugin: plugin.id }),
         events: bus.forPlugin(plugin.id),
         redactor,
-        hooks: labelledHooks(hooks, plugin.id),
+        lifecycle: labelledLifecycle(lifecycle, plugin.id),
         plugins: descriptors,
         provide: <T>(ref: ServiceRef<T>, implementation: T) => {
           if (!(plugin.provides ?? []).some((r) => r.id === ref.id)) {
@@ -185,9 +185,9 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
           );
         }
       }
-      hooks.pluginReady.call(descriptorOf.get(plugin) as PluginDescriptor);
+      lifecycle.pluginReady.call(descriptorOf.get(plugin) as PluginDescriptor);
     }
-    await hooks.ready.promise();
+    await lifecycle.ready.promise();
   } catch (error) {
     try {
       await stop(`boot failed: ${messageOf(error)}`);

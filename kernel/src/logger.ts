@@ -1,8 +1,8 @@
-import { once } from 'node:events';
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createRedactor, type LogFields, type Logger, type Redactor } from '@runner/plugin-sdk';
+import { LogFile } from './log-file.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -40,22 +40,22 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
   const { default: pino } = await import('pino');
   const redactor = options.redactor ?? createRedactor();
   const file = join(options.dataDir, 'logs', 'runner.log');
-  const fileStream = openLogFile(file, options.rotateBytes ?? 10 * 1024 * 1024, pino);
-
   // The terminal stream filters by itself so its level can change after boot; pino hands it
   // every line the file could get, or any line at debug when the terminal wants debug.
   const terminal = options.terminal
     ? readableLines(options.terminal, options.terminalLevel ?? options.level)
     : undefined;
+  // While the file cannot be written, its lines go to the terminal too (those the terminal's
+  // level did not already show there), or, without a terminal, as JSON to stderr.
+  const fallback = options.terminal
+    ? readableLines(options.terminal, options.level, () => terminal?.level())
+    : undefined;
+  const fileStream = openLogFile(file, options.rotateBytes ?? 10 * 1024 * 1024, {
+    fallback: (line) => (fallback ? fallback.stream.write(line) : process.stderr.write(line)),
+    notice: (text) => (options.terminal ?? process.stderr).write(`${text}\n`),
+  });
   const streams: { level: LogLevel; stream: { write(line: string): void } }[] =
-    fileStream instanceof Error
-      ? []
-      : [
-          {
-            level: options.level,
-            stream: rotating(fileStream as LogDestination, file, options.rotateBytes ?? 10 * 1024 * 1024),
-          },
-        ];
+    fileStream instanceof Error ? [] : [{ level: options.level, stream: fileStream }];
   if (terminal) streams.push({ level: 'debug', stream: terminal.stream });
 
   const base = pino(
@@ -98,67 +98,38 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
     },
     flush: async () => {
       if (fileStream instanceof Error) return;
-      // A command that ends within milliseconds can exit before the file is open; pino's exit
-      // handler would then throw "sonic boom is not ready yet". Wait for it to open first.
-      const stream = fileStream as LogDestination;
-      if (stream.fd < 0 || stream.reopening) await once(fileStream, 'ready');
-      await new Promise<void>((resolve) => fileStream.flush(() => resolve()));
+      await fileStream.flush();
     },
   };
 }
 
 /**
- * Opens the log file, rotating it past `rotateBytes` (one previous file kept). An unwritable data
+ * Opens the log file, rotating it past `rotateBytes` (one previous file kept), now and while it
+ * is written (LogFile). An unwritable data
  * directory must not stop `runner doctor` from saying so, hence an Error instead of a throw.
  */
-function openLogFile(file: string, rotateBytes: number, pino: typeof import('pino').default) {
+function openLogFile(
+  file: string,
+  rotateBytes: number,
+  handlers: Pick<import('./log-file.js').LogFileOptions, 'fallback' | 'notice'>,
+): LogFile | Error {
   try {
     // The log may hold what a secret-named field did not redact: only this user reads it (issue 9).
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     if (existsSync(file) && statSync(file).size > rotateBytes) renameSync(file, `${file}.1`);
     // Asynchronous writes keep logging off the hot path; `flush` drains them before exit.
-    return pino.destination({ dest: file, sync: false, append: true, mode: 0o600 });
+    return new LogFile({ path: file, mode: 0o600, rotateBytes, ...handlers });
   } catch (error) {
     return error as Error;
   }
 }
 
-/**
- * The file stream, rotated when what was written since it opened passes `rotateBytes`: the file
- * becomes `<file>.1` (the previous one goes) and writing goes on in a new file, so a process that
- * logs a flood keeps at most twice `rotateBytes` on disk (a script printing 1 GiB wrote 1 GiB).
- */
-function rotating(stream: LogDestination, file: string, rotateBytes: number): { write(line: string): void } {
-  let written = existsSync(file) ? statSync(file).size : 0;
-  return {
-    write(line) {
-      written += Buffer.byteLength(line);
-      // Not while the file is still opening (at start, or after the last rotation): the lines
-      // meanwhile count toward the next one.
-      if (written > rotateBytes && stream.fd >= 0 && !stream.reopening) {
-        written = 0;
-        try {
-          renameSync(file, `${file}.1`);
-        } catch {
-          // Gone or unwritable: reopening makes the file anew where it can.
-        }
-        stream.reopening = true;
-        stream.once('ready', () => (stream.reopening = false));
-        // Lines still buffered for the old file are written to the new one.
-        stream.reopen();
-      }
-      stream.write(line);
-    },
-  };
-}
-
-/** pino's file destination (SonicBoom), with what rotation and flush read of it. */
-type LogDestination = ReturnType<typeof import('pino').default.destination> & { fd: number; reopening?: boolean };
-
 /** `12:00:01 INFO  message  key=value` from each JSON line at or above a changeable level. */
 function readableLines(
   out: NodeJS.WritableStream,
   initial: LogLevel,
+  /** Lines at or above this level are left out (another stream shows them). */
+  shownElsewhere: () => LogLevel | undefined = () => undefined,
 ): { stream: Writable; level(): LogLevel; setLevel(level: LogLevel): void } {
   let threshold = initial;
   const colour = 'isTTY' in out && (out as { isTTY?: boolean }).isTTY;
@@ -169,7 +140,9 @@ function readableLines(
         if (!line) continue;
         try {
           const { timestamp, level, message, ...fields } = JSON.parse(line) as Record<string, unknown>;
-          if ((LEVELS[level as LogLevel] ?? 0) < LEVELS[threshold]) continue;
+          const rank = LEVELS[level as LogLevel] ?? 0;
+          const elsewhere = shownElsewhere();
+          if (rank < LEVELS[threshold] || (elsewhere !== undefined && rank >= LEVELS[elsewhere])) continue;
           const time = String(timestamp).slice(11, 19);
           const label = String(level).toUpperCase().padEnd(5);
           const extra = Object.entries(fields)

@@ -1,6 +1,6 @@
 import type { RunnerConfig } from './config.js';
 import type { EventBus } from './events.js';
-import type { PluginDescriptor } from './hooks.js';
+import type { PluginDescriptor } from './lifecycle.js';
 import type { LuaModuleSpec } from './lua-module.js';
 import type { Logger } from './logger.js';
 import type { ServiceRef } from './service-ref.js';
@@ -96,11 +96,24 @@ export interface CommandContext {
    * run. For reports only (`runner db stats`): nothing here prunes unless registered and started.
    */
   retentionPolicies?: (store: import('./store.js').Store) => Promise<import('./store.js').RetentionPolicy[]>;
+  /** The checks every discovered plugin contributes to `runner doctor` (`doctor` in its definition). */
+  doctorChecks?: () => Promise<DoctorCheck[]>;
+  /** Every discovered plugin's `schema` declaration: the migrations of every table (`runner db copy`). */
+  schemas?: () => Promise<import('./store.js').StoreSchema[]>;
   /**
    * Set when the config file or a RUNNER_* variable is invalid. `config` then holds defaults only;
    * only commands with `tolerateConfigError` run in that state (`runner doctor`).
    */
   configError?: Error;
+}
+
+/** One line of `runner doctor`: what was checked, what was found, and what to do about it. */
+export interface DoctorCheck {
+  name: string;
+  status: 'ok' | 'info' | 'warn' | 'fail';
+  detail: string;
+  /** What to do about it, for anything but ok. */
+  fix?: string;
 }
 
 /**
@@ -114,6 +127,12 @@ export interface CommandSpec {
   arguments?: CommandArgument[];
   options?: CommandOption[];
   subcommands?: CommandSpec[];
+  /**
+   * A command a coming feature will provide, with what it will do: hidden from help and
+   * did-you-mean, it answers that it is not built yet. A plugin that contributes the command for
+   * real replaces it.
+   */
+  planned?: string;
   /** Runs even when the configuration is invalid (see `CommandContext.configError`). */
   tolerateConfigError?: boolean;
   /** Returns the exit code (0 when omitted). Throw a RunnerError for a one-line error. */

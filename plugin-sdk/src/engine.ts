@@ -63,7 +63,8 @@ export interface RunRequest {
  * stopped before it ended; set when the master starts again (issue: runs that survive crashes).
  */
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
-export type TaskStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'ignored';
+/** `cancelled`: the unit was running when its run was cancelled (or the master stopped). */
+export type TaskStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'skipped' | 'ignored';
 
 /** One log line of a task, as the run records it. */
 export interface TaskLogLine {
@@ -147,14 +148,14 @@ export interface ExecutionFilter {
 export type Refusal = { refuse: string } | void | undefined;
 
 /** What run taps see. */
-export interface RunHookContext {
+export interface RunTapContext {
   runId: string;
   workflowName: string;
   request: RunRequest;
 }
 
 /** What task taps see. */
-export interface TaskHookContext {
+export interface TaskTapContext {
   runId: string;
   workflowName: string;
   /** The task's name in the file. */
@@ -168,31 +169,33 @@ export interface TaskHookContext {
 }
 
 /** One tap point; `tap` returns a function that removes the tap. Taps run in the order added. */
-export interface EngineHook<A extends unknown[], R = void> {
+export interface RunTapPoint<A extends unknown[], R = void> {
   tap(name: string, fn: (...args: A) => R | Promise<R>): () => void;
 }
 
 /**
- * The run lifecycle, tapped by plugins (flows, scheduler, hooks, audit, policy). A before-tap that
- * refuses ends the run (or fails the task) with the reason recorded; a tap that throws is treated
- * as a refusal naming the tap. After-taps see the final records; their failures are logged only.
- * Hooks with no taps cost nothing on the run path.
+ * The run lifecycle's tap points, tapped by plugins (flows, schedules, event hooks, audit, policy);
+ * called run taps so that "hooks" stays the name of the feature that starts workflows on events.
+ * A before-tap that refuses ends the run (or fails the task) with the reason recorded; a tap that
+ * throws is treated as a refusal naming the tap. After-taps see the final records; their failures
+ * are logged only. Points with no taps cost nothing on the run path. Each point's contract is in
+ * the engine's README.
  */
-export interface EngineHooks {
+export interface RunTaps {
   /** Before any task, the run not yet recorded; a refused run is recorded `failed`, no task runs. */
-  beforeRun: EngineHook<[RunHookContext], Refusal>;
+  beforeRun: RunTapPoint<[RunTapContext], Refusal>;
   /** Before each attempt of a unit (`attempt`); a refusal fails the unit without further attempts. */
-  beforeTask: EngineHook<[TaskHookContext], Refusal>;
+  beforeTask: RunTapPoint<[TaskTapContext], Refusal>;
   /** Every unit recorded (skipped ones too), with its final result. */
-  afterTask: EngineHook<[TaskHookContext, Omit<TaskResult, 'log'>]>;
+  afterTask: RunTapPoint<[TaskTapContext, Omit<TaskResult, 'log'>]>;
   /** The final record, after every afterTask; awaited before the run's `done` resolves. */
-  afterRun: EngineHook<[Omit<RunRecord, 'tasks'>]>;
+  afterRun: RunTapPoint<[Omit<RunRecord, 'tasks'>]>;
 }
 
 /** Runs workflows and keeps their records. Provided by the engine plugin. */
 export interface WorkflowEngine {
-  /** Lifecycle taps. */
-  readonly hooks: EngineHooks;
+  /** The run lifecycle's tap points (beforeRun, beforeTask, afterTask, afterRun). */
+  readonly runTaps: RunTaps;
   /**
    * Cancels a running run: running tasks are stopped (child processes killed by process group,
    * delegated tasks cancelled on their agents), the rest skipped, and the run ends `cancelled`.

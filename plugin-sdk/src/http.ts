@@ -151,14 +151,34 @@ export type RouteDeclaration<
   B extends TSchema | undefined = TSchema | undefined,
 > = Omit<RouteSpec<P, Q, B>, 'handler'>;
 
-/** Declares a route without its handler, its types inferred from its schemas (see RouteDeclaration). */
+/**
+ * Declares a route without its handler, its types inferred from its schemas (see RouteDeclaration);
+ * the responses keep their schemas' types, so a client's answer is `RouteAnswer<typeof route>`.
+ */
 export function declareRoute<
   P extends TObject | undefined = undefined,
   Q extends TObject | undefined = undefined,
   B extends TSchema | undefined = undefined,
->(declaration: RouteDeclaration<P, Q, B>): RouteDeclaration<P, Q, B> {
+  R extends Record<number, ResponseSpec> = Record<number, ResponseSpec>,
+>(
+  declaration: Omit<RouteDeclaration<P, Q, B>, 'responses'> & { responses: R },
+): Omit<RouteDeclaration<P, Q, B>, 'responses'> & { readonly responses: R } {
   return Object.freeze(declaration);
 }
+
+type SchemaOf<S> = S extends { schema: infer T } ? T : S;
+type StaticOf<S> = SchemaOf<S> extends TSchema ? Static<SchemaOf<S>> : undefined;
+
+/** The answer of a declared route on success (its 200, else 201, else 202 schema). */
+export type RouteAnswer<D> = D extends { responses: infer R }
+  ? 200 extends keyof R
+    ? StaticOf<R[200]>
+    : 201 extends keyof R
+      ? StaticOf<R[201]>
+      : 202 extends keyof R
+        ? StaticOf<R[202]>
+        : unknown
+  : unknown;
 
 /** A declared route with the handler that serves it, for `router.add`. */
 export function serve<P extends TObject | undefined, Q extends TObject | undefined, B extends TSchema | undefined>(
@@ -245,6 +265,12 @@ export interface HttpRouter {
    * (the credential they were opened with was revoked); answers how many were ended.
    */
   endStreams(match: (principal: Principal) => boolean, reason: string): number;
+  /**
+   * Reports that a part of the master works in a reduced way (`reason`, one sentence an operator
+   * can act on, without paths or secrets: health is public), or that it recovered (`null`). While
+   * any part is degraded, GET /api/v1/health answers `status: "degraded"` with every reason.
+   */
+  reportCondition(source: string, reason: string | null): void;
 }
 
 export const HttpRouterRef = createServiceRef<HttpRouter>({
@@ -327,6 +353,13 @@ export interface WebSocketHub {
   ): void;
   /** Clients currently connected. */
   clientCount(): number;
+  /**
+   * Hears every message this hub sends of its own (bus events and broadcasts), encoded and
+   * redacted, with the permission a client needs: what the cluster relays to the other masters.
+   */
+  onMessage(listener: (text: string, permission: Permission) => void): () => void;
+  /** Sends a message another master's hub sent (`onMessage` there) to this hub's clients. */
+  deliver(text: string, permission: Permission): void;
 }
 
 export const WebSocketHubRef = createServiceRef<WebSocketHub>({

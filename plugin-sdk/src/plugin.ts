@@ -2,7 +2,7 @@ import type { CommandExtension, CommandSpec } from './commands.js';
 import type { ConfigDeclaration, RunnerConfig } from './config.js';
 import type { Redactor } from './redactor.js';
 import type { EventBus } from './events.js';
-import type { KernelHooks, PluginDescriptor } from './hooks.js';
+import type { KernelLifecycle, PluginDescriptor } from './lifecycle.js';
 import type { LuaModuleSpec } from './lua-module.js';
 import type { Logger } from './logger.js';
 import type { DependencyMap, ResolvedDependencies, ServiceRef } from './service-ref.js';
@@ -26,8 +26,8 @@ export interface PluginContext {
   readonly events: EventBus;
   /** The kernel's one redactor (also `RedactorRef`). */
   readonly redactor: Redactor;
-  /** The kernel's hooks; taps are labelled with this plugin's id. */
-  readonly hooks: KernelHooks;
+  /** The kernel's lifecycle stages (pluginReady, ready, beforeStop); taps are labelled with this plugin's id. */
+  readonly lifecycle: KernelLifecycle;
   /** Every plugin of this boot, in setup order. */
   readonly plugins: readonly PluginDescriptor[];
   /** Registers the implementation of a service this plugin declared in `provides`. */
@@ -89,6 +89,19 @@ export interface PluginDefinition<D extends DependencyMap = DependencyMap> {
     store: import('./store.js').Store,
     config: import('./config.js').RunnerConfig,
   ) => Promise<readonly import('./store.js').RetentionPolicy[]>;
+  /**
+   * The tables this plugin keeps in the store: each owner's migrations, the same list setup passes
+   * to `store.migrate` (loaded on use, so `runner --help` imports none of it). `runner db copy` and
+   * the logical backup of PostgreSQL create the schema from these on the other backend, and refuse
+   * a table no plugin declares: every plugin with a table declares it here.
+   */
+  schema?: () => Promise<readonly import('./store.js').StoreSchema[]>;
+  /**
+   * Checks this plugin adds to `runner doctor`, run in the CLI without setting the plugin up (the
+   * store checks its PostgreSQL: connection, version, migrations). Must not throw: a problem is a
+   * `fail` or `warn` line saying what to do; must not change anything.
+   */
+  doctor?: (context: import('./commands.js').CommandContext) => Promise<readonly import('./commands.js').DoctorCheck[]>;
   /** Time allowed for setup in milliseconds (default: config `kernel.setup_timeout`, 10 s). */
   setupTimeoutMs?: number;
   setup?(context: PluginContext, deps: ResolvedDependencies<D>): Promise<PluginInstance | void> | PluginInstance | void;

@@ -18,6 +18,17 @@ export interface Migration {
   sql: string;
 }
 
+/** One owner's migrations: what creates (and has changed) that owner's tables. */
+export interface StoreSchema {
+  owner: string;
+  migrations: readonly Migration[];
+  /**
+   * Tables whose rows describe live processes, not data (the masters' heartbeats): created by
+   * the migrations like any other, but left empty by `runner db copy` and backups.
+   */
+  transient?: readonly string[];
+}
+
 export interface WriteResult {
   /** Rows changed by the statement. */
   changes: number;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -9,46 +9,19 @@ export interface WorkerEntryOptions {
   packageName: string;
   /** The entry's file name in the package's src/ without extension (`render-worker`). */
   entry: string;
-  /** esbuild plugins the bundle from source needs (fengari's patch for the Lua worker). */
-  esbuildPlugins?: () => Promise<unknown[]>;
 }
 
 /**
- * A worker thread's entry file of a plugin. Built, it is dist/src/<entry>.js of the package (an
- * entry of build.mjs). From source (vitest), Node cannot load TypeScript in a worker, so the entry
- * is bundled once per call into a temporary file with esbuild, a development dependency: callers
- * keep the promise.
+ * A worker thread's entry file of a plugin: dist/src/<entry>.js of its package, an entry of
+ * build.mjs, also when the rest runs from source (vitest builds before any test file:
+ * test/global-setup.ts), since Node cannot load TypeScript in a worker. Bundling it here instead
+ * would import esbuild, a build tool, from plugin code at run time.
  */
 export async function pluginWorkerEntry(options: WorkerEntryOptions): Promise<string> {
-  const here = fileURLToPath(options.moduleUrl);
-  const pkg = packageDir(dirname(here), options.packageName);
-  if (!here.endsWith('.ts')) return join(pkg, 'dist', 'src', `${options.entry}.js`);
-  // By name: the workers' own bundles (build.mjs) hold the SDK, and must not reach for esbuild.
-  const devTool = 'esbuild';
-  const [{ build }, plugins] = await Promise.all([
-    import(devTool) as Promise<typeof import('esbuild')>,
-    options.esbuildPlugins?.() ?? [],
-  ]);
-  // Inside the package, so that what the entry requires at run time (nunjucks) resolves from it.
-  const cache = join(pkg, 'node_modules', '.cache');
-  mkdirSync(cache, { recursive: true });
-  const outfile = join(mkdtempSync(join(cache, `runner-${options.entry}-`)), `${options.entry}.mjs`);
-  await build({
-    entryPoints: [join(pkg, 'src', `${options.entry}.ts`)],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    conditions: ['runner-source'],
-    // Only what the SDK loads lazily with require (tapable...) stays outside.
-    banner: {
-      js: "import { createRequire as __runnerCreateRequire } from 'node:module'; const require = __runnerCreateRequire(import.meta.url);",
-    },
-    plugins: plugins as never[],
-    logLevel: 'warning',
-  });
-  return outfile;
+  const pkg = packageDir(dirname(fileURLToPath(options.moduleUrl)), options.packageName);
+  const file = join(pkg, 'dist', 'src', `${options.entry}.js`);
+  if (!existsSync(file)) throw new Error(`the worker entry ${file} is not built: run npm run build`);
+  return file;
 }
 
 /**

@@ -4,7 +4,7 @@
 // V8 heap (fengari strings are Uint8Arrays) to gigabytes before failing after 13-23 s. The check is
 // the function a runtime host sets as `runnerConcatCheck` on the state's global object (host.ts);
 // a state without one concatenates as before. Used by build.mjs (the vendored fengari, main thread
-// and Lua workers alike) and by src/worker-pool.ts when it bundles the worker from source.
+// and Lua workers alike).
 import { readFileSync } from 'node:fs';
 
 const ANCHOR = '            let buff = new Uint8Array(tl);\n';

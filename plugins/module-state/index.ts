@@ -22,6 +22,10 @@ export const plugin = definePlugin({
   luaModules: [stateModule],
   provides: [StateServiceRef],
   dependsOn: { lua: LuaModulesRef, store: optional(StoreRef), forwarder: optional(StateForwarderRef) },
+  async schema() {
+    const { STATE_MIGRATIONS } = await import('./src/store-state.js');
+    return [{ owner: 'module-state', migrations: STATE_MIGRATIONS }];
+  },
   async setup(ctx, { lua, store, forwarder }) {
     const { createStateModule } = await import('./src/state.js');
     let service;

@@ -1,6 +1,18 @@
-import { definePlugin, HttpRouterRef, optional, StoreRef, type Logger } from '@runner/plugin-sdk';
+import {
+  ClusterRef,
+  definePlugin,
+  HttpRouterRef,
+  optional,
+  StoreRef,
+  WebSocketHubRef,
+  type HttpRouter,
+  type Logger,
+  type PluginContext,
+  type WebSocketHub,
+} from '@runner/plugin-sdk';
 import { dbCommand } from './src/commands.js';
 import {
+  clusterTimings,
   EMBEDDED_CLOSE_SNAPSHOT_BYTES,
   postgresSettings,
   retentionIntervalMs,
@@ -35,8 +47,8 @@ export const plugin = definePlugin({
   routes,
   description: 'Durable sql.js store: journal with grouped fsync, snapshots, a data-directory lock, backup and restore',
   profiles: ['master', 'embedded'],
-  provides: [StoreRef],
-  dependsOn: { http: optional(HttpRouterRef) },
+  provides: [StoreRef, ClusterRef],
+  dependsOn: { http: optional(HttpRouterRef), hub: optional(WebSocketHubRef) },
   commands: [dbCommand],
   commandOptions: [
     {
@@ -51,33 +63,52 @@ export const plugin = definePlugin({
     },
   ],
   config: STORE_CONFIG,
+  // The masters' heartbeat rows (PostgreSQL): a copy of the database carries none of them.
+  async schema() {
+    const { CLUSTER_OWNER, CLUSTER_MIGRATIONS } = await import('./src/pg-cluster.js');
+    return [{ owner: CLUSTER_OWNER, migrations: CLUSTER_MIGRATIONS, transient: ['cluster_masters'] }];
+  },
+  async doctor(context) {
+    const { storeDoctorChecks } = await import('./src/doctor-checks.js');
+    return storeDoctorChecks(context);
+  },
   // Start-up replays up to store.snapshot_journal_bytes of journal, which can take seconds.
   setupTimeoutMs: 120_000,
-  async setup(ctx, { http }) {
+  async setup(ctx, { http, hub }) {
     const postgres = postgresSettings(ctx.config);
     if (postgres !== undefined) {
       // One plugin choosing its backend at setup: the kernel and the other plugins see a Store.
       const { PostgresStore } = await import('./src/pg-store.js');
       const store = await PostgresStore.open(postgres, ctx.logger);
       ctx.provide(StoreRef, store);
+      const cluster = await joinCluster(ctx, store, http, hub);
       store.startRetention(retentionIntervalMs(ctx.config));
       if (http !== undefined) {
         const { registerDbRoutes } = await import('./src/routes.js');
-        registerDbRoutes(http, store);
+        registerDbRoutes(http, store, cluster);
       }
-      return { stop: () => store.close() };
+      return {
+        stop: async () => {
+          await cluster.leave();
+          await store.close();
+        },
+      };
     }
     const { openStore: open } = await import('./src/sql-store.js');
     const store = await open(ctx.config.dataDir, ctx.logger, {
       snapshotJournalBytes: snapshotJournalBytes(ctx.config),
       transactionTimeoutMs: transactionTimeoutMs(ctx.config),
+      onCondition: (reason) => http?.reportCondition('store', reason),
     });
     ctx.provide(StoreRef, store);
+    const { LocalCluster } = await import('./src/local-cluster.js');
+    const cluster = new LocalCluster(() => addressOf(http));
+    ctx.provide(ClusterRef, cluster);
     // Plugins set up after this one register their policies; the first pass waits a second.
     store.startRetention(retentionIntervalMs(ctx.config));
     if (http !== undefined) {
       const { registerDbRoutes } = await import('./src/routes.js');
-      registerDbRoutes(http, store);
+      registerDbRoutes(http, store, cluster);
     }
     // Without a master (`runner run`, `runner repl`) a process's own writes are a few KB: left in
     // the journal for the next start to replay (~30 µs a record) rather than exporting the whole
@@ -86,3 +117,44 @@ export const plugin = definePlugin({
     return { stop: () => store.close(closeOptions) };
   },
 });
+
+function addressOf(http: HttpRouter | undefined): string | undefined {
+  const address = http?.address();
+  return address ? `${address.host}:${address.port}` : undefined;
+}
+
+/**
+ * This master among the masters sharing the PostgreSQL store: its heartbeat row from now on,
+ * looks for dead masters once every plugin is set up (their handlers registered), and this
+ * master's WebSocket messages relayed to the others' clients (and theirs to its own).
+ */
+async function joinCluster(
+  ctx: PluginContext,
+  store: import('./src/pg-store.js').PostgresStore,
+  http: HttpRouter | undefined,
+  hub: WebSocketHub | undefined,
+) {
+  const { PgCluster } = await import('./src/pg-cluster.js');
+  const cluster = new PgCluster(store, {
+    ...clusterTimings(ctx.config),
+    address: () => addressOf(http),
+    logger: ctx.logger,
+  });
+  await cluster.join();
+  ctx.provide(ClusterRef, cluster);
+  if (hub !== undefined) {
+    const offLocal = hub.onMessage((text, permission) => cluster.publish('ws', [text, permission]));
+    const offRemote = cluster.subscribe<[string, string]>('ws', ([text, permission]) =>
+      hub.deliver(text, permission as Parameters<WebSocketHub['deliver']>[1]),
+    );
+    ctx.onStop(() => {
+      offLocal();
+      offRemote();
+    });
+  }
+  const off = ctx.events.on('kernel.ready', () => {
+    off();
+    cluster.watch();
+  });
+  return cluster;
+}

@@ -3,7 +3,7 @@
 export { plugin } from './src/plugin.js';
 export { WorkflowParserRef, type WorkflowParser } from './src/service.js';
 export { loadWorkflowParser } from './src/load.js';
-export { WorkflowValidationError, formatProblem } from './src/errors.js';
+export { WorkflowValidationError, formatProblem } from '@runner/plugin-sdk';
 export { parseDuration, formatDuration } from './src/duration.js';
 export { selectGroup, topologicalOrder, findCycles, dependencyClosure, describeCycle } from './src/graph.js';
 export type { GraphNode, DependencyCycle } from './src/graph.js';

@@ -1,10 +1,12 @@
 // `runner db stats` without a master: the retention policies a master would run are built by their
 // plugins over the store (the same functions the master registers) and reported with what each
 // keeps and would prune, without pruning anything. A real master writes the runs and audit records,
-// then stops; the command runs as its own process.
-import { writeFileSync } from 'node:fs';
+// then stops; the command runs as its own process. The same data directory is then moved up to
+// PostgreSQL and back with `runner db copy`, and backed up from PostgreSQL.
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, postgresReachable, type TestDatabase } from '../support/postgres.js';
 import {
   finished,
   runRunner,
@@ -26,6 +28,8 @@ interface Policy {
 
 const children: ReturnType<typeof spawnRunner>[] = [];
 afterEach(() => stopAll(children.splice(0)));
+/** The data directory the first test's master wrote (three runs, their audit records). */
+let written: string | undefined;
 
 describe('runner db stats without a master', () => {
   it("reports each policy's kept and due figures from the master's own policies, and prunes nothing", async () => {
@@ -35,6 +39,7 @@ describe('runner db stats without a master', () => {
     });
     children.push(master);
     const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
+    written = masterDir;
     const fleet = { masterDir, base: `http://${http}/api/v1` };
     for (let i = 0; i < 3; i++) {
       const run = await runToEnd(fleet, {
@@ -82,5 +87,76 @@ describe('runner db stats without a master', () => {
     // Reporting removed nothing: the runs are all still there.
     const again = JSON.parse((await stats('--output', 'json')).stdout) as { tables: { name: string; rows: number }[] };
     expect(again.tables.find((t) => t.name === 'runs')?.rows).toBe(3);
+  });
+});
+
+type Tables = { name: string; rows: number }[];
+
+describe.skipIf(!postgresReachable())('runner db copy and backup between a data directory and PostgreSQL', () => {
+  const databases: TestDatabase[] = [];
+  afterAll(() => databases.forEach((db) => db.drop()));
+
+  it("moves a master's data directory up to PostgreSQL and back, every table verified", async () => {
+    const dataDir = written;
+    if (dataDir === undefined) throw new Error('the first test of this file wrote no data directory');
+    const db = createTestDatabase('db_copy_cli');
+    databases.push(db);
+    const stats = async (env: Record<string, string>): Promise<Tables> => {
+      const done = await runRunner(['db', 'stats', '--output', 'json'], { env });
+      expect(done.code, done.stderr).toBe(0);
+      return (JSON.parse(done.stdout) as { tables: Tables }).tables.filter((t) => !t.name.startsWith('_'));
+    };
+    const before = await stats({ RUNNER_DATA_DIR: dataDir });
+    expect(before.find((t) => t.name === 'runs')?.rows).toBe(3);
+
+    // `runner doctor` on an empty database: it answers, its version, nothing migrated yet.
+    const doctor = async (url: string) =>
+      (await runRunner(['doctor'], { env: { RUNNER_DATA_DIR: dataDir, RUNNER_STORE_URL: url } })).stdout;
+    expect(await doctor(db.url)).toMatch(/store +PostgreSQL 1\d\.\d+ .* at postgres:\/\/postgres@127\.0\.0\.1:5432\//);
+    expect(await doctor(db.url)).toMatch(/schema +the database is empty/);
+
+    // Up: every plugin's tables are created on PostgreSQL by its own migrations, then filled.
+    const up = await runRunner(['db', 'copy', '--from', dataDir, '--to', db.url], {
+      env: { RUNNER_DATA_DIR: dataDir },
+    });
+    expect(up.code, up.stderr).toBe(0);
+    expect(up.stdout).toMatch(/each verified/);
+    expect(up.stdout).toMatch(/\nruns +3 +[0-9a-f]{16}\n/);
+    const onPostgres = await stats({ RUNNER_DATA_DIR: dataDir, RUNNER_STORE_URL: db.url });
+    expect(onPostgres).toEqual(expect.arrayContaining(before));
+
+    // The masters' heartbeat table is the one thing a data directory never had: a master makes it.
+    expect(await doctor(db.url)).toMatch(/schema +1 migration pending \(cluster\)/);
+    const away = await doctor('postgres://postgres:hunter2@127.0.0.1:1/none');
+    expect(away).toMatch(/store +PostgreSQL at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/none does not answer/);
+    expect(away).not.toContain('hunter2');
+
+    // Again into the same database: refused, it holds rows now.
+    const again = await runRunner(['db', 'copy', '--from', dataDir, '--to', db.url], {
+      env: { RUNNER_DATA_DIR: dataDir },
+    });
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/already holds data .*--overwrite/);
+
+    // Down into a new data directory, from the database's own logical backup too.
+    const back = tempDataDir('db-copy-back-');
+    const down = await runRunner(['db', 'copy', '--from', db.url, '--to', back, '--output', 'json'], {
+      env: { RUNNER_DATA_DIR: back },
+    });
+    expect(down.code, down.stderr).toBe(0);
+    const copied = JSON.parse(down.stdout) as { tables: { table: string; rows: number }[] };
+    expect(copied.tables.find((t) => t.table === 'runs')?.rows).toBe(3);
+    expect(await stats({ RUNNER_DATA_DIR: back })).toEqual(before);
+
+    const file = `${back}/from-postgres.db`;
+    const backup = await runRunner(['db', 'backup', '--output', file], {
+      env: { RUNNER_DATA_DIR: back, RUNNER_STORE_URL: db.url },
+    });
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(existsSync(file)).toBe(true);
+    const restoredDir = tempDataDir('db-restored-');
+    const restore = await runRunner(['db', 'restore', file], { env: { RUNNER_DATA_DIR: restoredDir } });
+    expect(restore.code, restore.stderr).toBe(0);
+    expect(await stats({ RUNNER_DATA_DIR: restoredDir })).toEqual(before);
   });
 });

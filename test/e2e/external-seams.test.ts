@@ -1,6 +1,6 @@
 // A plugin from outside the repository, built against the SDK alone, plugs into every seam of a
 // real master: a config key set by an option it adds to `runner server`, a router guard, a static
-// mount, a declared route (also in the OpenAPI document) and a before-task hook that refuses.
+// mount, a declared route (also in the OpenAPI document) and a beforeTask run tap that refuses.
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,7 +69,7 @@ describe('an external plugin using the seams', () => {
     expect(doc.paths['/api/v1/gatekeeper']).toBeDefined();
   });
 
-  it('refuses a task through its before-task hook, with the reason recorded', async () => {
+  it('refuses a task through its beforeTask run tap, with the reason recorded', async () => {
     const content =
       'version: "1.0"\ntasks:\n  - name: fine\n    exec:\n      script: return true\n  - name: nope-deploy\n    exec:\n      script: return true\n';
     const started = await api('/workflows/run', { method: 'POST', body: JSON.stringify({ content }) });

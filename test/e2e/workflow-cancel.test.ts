@@ -95,7 +95,7 @@ async function expectCancelled(id: string, pid: number): Promise<ApiRun> {
   const { body: run } = await api<ApiRun>('GET', `/executions/${id}`);
   expect(run.status).toBe('cancelled');
   expect(run.tasks.map((t) => [t.name, t.status])).toEqual([
-    ['sleep', 'failed'],
+    ['sleep', 'cancelled'],
     ['after', 'skipped'],
   ]);
   return run;

@@ -168,6 +168,14 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
           const lists = await Promise.all(plugins.map((p) => p.plugin.retention?.(store, config) ?? []));
           return lists.flat();
         },
+        doctorChecks: async () => {
+          const lists = await Promise.all(plugins.map((p) => p.plugin.doctor?.(context) ?? []));
+          return lists.flat();
+        },
+        schemas: async () => {
+          const lists = await Promise.all(plugins.map((p) => p.plugin.schema?.() ?? []));
+          return lists.flat();
+        },
         boot: async (profile, overrides) => {
           const bootConfig = await readConfig({ ...flagOverrides, ...overrides });
           // Long-running profiles report their progress on the terminal; one-shot commands stay quiet.

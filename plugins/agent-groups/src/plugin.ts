@@ -15,6 +15,10 @@ export const plugin = definePlugin({
   profiles: ['master'],
   provides: [AgentGroupsRef],
   dependsOn: { store: StoreRef, router: optional(HttpRouterRef), hub: optional(WebSocketHubRef) },
+  async schema() {
+    const { GROUP_MIGRATIONS } = await import('./group-store.js');
+    return [{ owner: 'agent-groups', migrations: GROUP_MIGRATIONS }];
+  },
   commands: [agentGroupCommand],
   async setup(ctx, { store, router, hub }) {
     const [{ AgentGroupStore }, { registerGroupRoutes }] = await Promise.all([

@@ -52,6 +52,11 @@ export interface AgentClientOptions {
   name: string;
   /** `host:port` of the master. */
   master: string;
+  /**
+   * Every master sharing one store (`--master a:50053,b:50053`), `master` among them: after a
+   * lost session or a failed attempt the next one is tried, with the same backoff and jitter.
+   */
+  masters?: string[];
   token?: string;
   /** The agent's own credential from an earlier enrolment (agent identities), when it has one. */
   credential?: string;
@@ -133,6 +138,9 @@ export class AgentClient {
   private readonly accepted = new Map<number, TaskRequest__Output>();
   private credential?: string;
 
+  /** Which of `options.masters` is dialled. */
+  private masterIndex = 0;
+
   constructor(private readonly options: AgentClientOptions) {
     this.credential = options.credential;
     this.reconnector = new Reconnector(options.reconnect);
@@ -190,9 +198,24 @@ export class AgentClient {
     await this.finished;
   }
 
+  /** The master the next connection dials. */
+  private get address(): string {
+    const masters = this.options.masters ?? [];
+    return masters.length > 0 ? (masters[this.masterIndex % masters.length] as string) : this.options.master;
+  }
+
+  /** With several masters, the next one is tried; returns the words saying so (empty with one). */
+  private rotate(): string {
+    const masters = this.options.masters ?? [];
+    if (masters.length < 2) return '';
+    this.masterIndex = (this.masterIndex + 1) % masters.length;
+    return ` to ${this.address}`;
+  }
+
   private async loop(): Promise<AgentOutcome> {
-    const { logger, master, name } = this.options;
+    const { logger, name } = this.options;
     for (;;) {
+      const master = this.address;
       if (this.stopping) return { kind: 'stopped' };
       this.state = 'connecting';
       const end = await this.connectOnce();
@@ -205,10 +228,13 @@ export class AgentClient {
       if (end.registered) {
         this.reconnector.succeeded();
         delayMs = this.reconnector.afterLoss().delayMs;
-        logger.warn(`lost the master ${master}: ${end.reason}; reconnecting in ${seconds(delayMs)}`, { master });
+        logger.warn(`lost the master ${master}: ${end.reason}; reconnecting${this.rotate()} in ${seconds(delayMs)}`, {
+          master,
+        });
         this.state = 'waiting';
       } else {
         const next = this.reconnector.failed();
+        const then = this.rotate();
         if (next.kind === 'give-up') {
           return {
             kind: 'gave-up',
@@ -219,14 +245,17 @@ export class AgentClient {
         if (next.kind === 'circuit-open') {
           this.state = 'circuit-open';
           logger.warn(
-            `cannot reach master ${master} (${next.failures} failures in a row, last: ${end.reason}); circuit breaker open: next attempt in ${seconds(delayMs)}`,
+            `cannot reach master ${master} (${next.failures} failures in a row, last: ${end.reason}); circuit breaker open: next attempt${then} in ${seconds(delayMs)}`,
             { master },
           );
         } else {
           this.state = 'waiting';
-          logger.warn(`cannot reach master ${master}: ${end.reason}; retry ${next.failures} in ${seconds(delayMs)}`, {
-            master,
-          });
+          logger.warn(
+            `cannot reach master ${master}: ${end.reason}; retry ${next.failures}${then} in ${seconds(delayMs)}`,
+            {
+              master,
+            },
+          );
         }
       }
       await sleep(delayMs, this.wake.signal);
@@ -242,7 +271,7 @@ export class AgentClient {
       : grpc.credentials.createInsecure();
     // A fresh channel per attempt with its own subchannel: the reconnection policy, not grpc-js's
     // internal backoff, decides when the next TCP connection is tried.
-    const client = new proto.Master(options.master, credentials, {
+    const client = new proto.Master(this.address, credentials, {
       'grpc.use_local_subchannel_pool': 1,
       'grpc.max_receive_message_length': options.maxMessageBytes ?? 16 * 1024 * 1024,
       'grpc.max_send_message_length': options.maxMessageBytes ?? 16 * 1024 * 1024,
@@ -333,8 +362,8 @@ export class AgentClient {
           for (const listener of this.registeredListeners) listener();
           beat();
           options.logger.info(
-            `registered with master ${options.master} as ${options.name} (heartbeat every ${seconds(heartbeatIntervalMs)})`,
-            { master: options.master },
+            `registered with master ${this.address} as ${options.name} (heartbeat every ${seconds(heartbeatIntervalMs)})`,
+            { master: this.address },
           );
           return;
         }

@@ -42,7 +42,7 @@ export const agentStartCommand: CommandSpec = {
         {
           flags: '--master <host:port>',
           description:
-            'the master to connect to (default $RUNNER_MASTER_ADDR, config master.address; port 50053 when omitted)',
+            'the master to connect to, or several sharing one store, comma-separated (a:50053,b:50053): the agent goes to the next when its master dies (default $RUNNER_MASTER_ADDR, config master.address; port 50053 when omitted)',
         },
         {
           flags: '--token <token>',

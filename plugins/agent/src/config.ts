@@ -18,7 +18,10 @@ export const DEFAULT_MASTER_PORT = 50053;
 export interface AgentConfig {
   name: string;
   /** `host:port`. */
+  /** The masters, as given (`a:50053, b:50053`): for messages. */
   master: string;
+  /** Each master address, tried in turn: the agent goes to the next when its master dies. */
+  masters: string[];
   token?: string;
   /** `<data-dir>/agent.credential`: the agent's own credential, issued at its enrolment. */
   credentialFile: string;
@@ -132,7 +135,8 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
       field: 'agent.name',
     });
   checkAgentName(name);
-  const master = parseMasterAddress(config.get('master.address', ''), config.sourceOf('master.address'));
+  const masters = parseMasterAddresses(config.get('master.address', ''), config.sourceOf('master.address'));
+  const master = masters.join(', ');
   const certFile = config.get('agent.master_tls_cert', '').trim() || undefined;
   const useTls = certFile !== undefined || config.get<boolean>('agent.master_tls');
   const serverName = config.get('agent.master_tls_server_name', '').trim() || undefined;
@@ -152,7 +156,9 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
       });
     }
   }
-  const cleartextWarning = useTls ? undefined : refuseCleartext(master, config.get<boolean>('agent.insecure'));
+  const cleartextWarning = useTls
+    ? undefined
+    : masters.map((one) => refuseCleartext(one, config.get<boolean>('agent.insecure'))).find((w) => w !== undefined);
   const num = (key: string) => config.get<number>(key);
   const reconnect: ReconnectPolicy = {
     initialDelayMs: num('agent.reconnect_initial_delay') * 1000,
@@ -167,6 +173,7 @@ export function readAgentConfig(config: RunnerConfig): AgentConfig {
   return {
     name,
     master,
+    masters,
     token,
     credentialFile: join(config.dataDir, 'agent.credential'),
     tls: useTls ? { rootCert, certFile, serverName } : undefined,
@@ -219,6 +226,16 @@ export function checkAgentName(name: string): void {
       field: 'agent.name',
     });
   }
+}
+
+/**
+ * `a:50053,b:50053`: several masters sharing one store (DNS names welcome), each as
+ * `parseMasterAddress` reads it; the same address twice counts once.
+ */
+export function parseMasterAddresses(raw: string, source: string): string[] {
+  const parts = raw.split(',').filter((part) => part.trim() !== '');
+  if (parts.length === 0) return [parseMasterAddress('', source)];
+  return [...new Set(parts.map((part) => parseMasterAddress(part, source)))];
 }
 
 /** `host:port`, `[v6]:port`, or a host alone (port 50053). */

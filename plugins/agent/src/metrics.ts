@@ -1,6 +1,5 @@
-import { statfsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { cpus, freemem, loadavg, networkInterfaces, totalmem } from 'node:os';
+import { networkInterfaces, totalmem, freemem } from 'node:os';
 import type {
   Disk,
   Metrics,
@@ -10,38 +9,28 @@ import type {
   Process,
   ResourceUsage,
 } from '@runner/proto';
-
-import { busyPercent, cpuTimes, NetworkCounters, type InterfaceCounters } from './host-counters.js';
+import { busyPercent, cpuTimes, HostSampler, roundTenth as round, type InterfaceCounters } from '@runner/plugin-sdk';
 
 type Si = typeof import('systeminformation');
 
 /**
- * The agent's host metrics (also the master's, for its dashboard). CPU, memory and network come
- * from reads that never block the event loop (host-counters.ts: os.cpus(), os.freemem(), which is
- * MemAvailable on Linux, and /proc/net/dev); processes and disks, asked for by GetMetrics alone,
- * from systeminformation, whose probes spawn processes. The full object is cached for `cacheMs`
- * (service.md: metrics cache 5 s). The heartbeat's summary uses CPU time deltas, available memory
- * and statfs of the root file system.
+ * The agent's host metrics. CPU, memory, disk and network come from the SDK's HostSampler, whose
+ * reads never block the event loop (the master's dashboard measures itself with it too); processes
+ * and disks, asked for by GetMetrics alone, from systeminformation, whose probes spawn processes,
+ * as does the network off Linux. The full object is cached for `cacheMs` (service.md: metrics
+ * cache 5 s). The heartbeat's summary uses CPU time deltas of its own window.
  */
 export class MetricsCollector {
   private si?: Promise<Si>;
   private cached?: { at: number; metrics: Metrics };
+  private readonly sampler: HostSampler;
   private lastCpu = cpuTimes();
-  /** The CPU reading the full metrics' usage is measured from (their own window, not the heartbeat's). */
-  private metricsCpu = cpuTimes();
-  private metricsCpuPercent: number;
-  private readonly network = new NetworkCounters();
-  /** One network reading serves a whole collect (metrics and interfaces), so rates span the sample interval. */
-  private networkSample?: { at: number; counters: Promise<InterfaceCounters[]> };
-  /**
-   * Until a window of CPU time has passed (the heartbeat sent right after registering comes
-   * sooner), the last minute's load average stands in: `agent list` showed 0 % until the next beat.
-   */
-  private cpuPercent = Math.min(100, (loadavg()[0] / Math.max(1, cpus().length)) * 100);
+  /** The heartbeat's CPU figure; until its first window the sampler's (load average) stands in. */
+  private cpuPercent?: number;
   private readonly startedAt = Date.now();
 
   constructor(private readonly options: { cacheMs: number; diskPath: string; processLimit: number }) {
-    this.metricsCpuPercent = this.cpuPercent;
+    this.sampler = new HostSampler({ diskPath: options.diskPath, networkFallback: () => this.siNetwork() });
   }
 
   /** Seconds this agent process has run. */
@@ -53,8 +42,7 @@ export class MetricsCollector {
   prime(): void {
     // CPU usage is measured from here on, not over the busy start-up of the process.
     this.lastCpu = cpuTimes();
-    this.metricsCpu = this.lastCpu;
-    void this.networkCounters();
+    this.sampler.prime();
   }
 
   usage(): ResourceUsage {
@@ -65,12 +53,11 @@ export class MetricsCollector {
       this.cpuPercent = percent;
       this.lastCpu = now;
     }
-    const cpu = this.cpuPercent;
     const memory = ((totalmem() - freemem()) / totalmem()) * 100;
     return {
-      cpu_percent: round(cpu),
+      cpu_percent: round(this.cpuPercent ?? this.sampler.startingCpuPercent),
       memory_percent: round(memory),
-      disk_percent: round(this.disk().usage_percent),
+      disk_percent: round(this.sampler.disk().usage_percent),
       uptime: this.uptime(),
     };
   }
@@ -85,23 +72,16 @@ export class MetricsCollector {
     return { metrics, processes, network, disks };
   }
 
-  /** /proc/net/dev where there is one; systeminformation (which spawns processes) elsewhere. */
-  private networkCounters(): Promise<InterfaceCounters[]> {
-    const now = Date.now();
-    if (this.networkSample && now - this.networkSample.at < 1000) return this.networkSample.counters;
-    const counters = this.network.read().then(async (read) => {
-      if (read) return read;
-      const stats = await (await this.lib()).networkStats('*').catch(() => []);
-      return stats.map((n) => ({
-        name: n.iface,
-        rx_bytes: n.rx_bytes,
-        tx_bytes: n.tx_bytes,
-        rx_bytes_per_sec: Math.max(0, n.rx_sec ?? 0),
-        tx_bytes_per_sec: Math.max(0, n.tx_sec ?? 0),
-      }));
-    });
-    this.networkSample = { at: now, counters };
-    return counters;
+  /** Interface counters off Linux (no /proc/net/dev): systeminformation, which spawns processes. */
+  private async siNetwork(): Promise<InterfaceCounters[]> {
+    const stats = await (await this.lib()).networkStats('*').catch(() => []);
+    return stats.map((n) => ({
+      name: n.iface,
+      rx_bytes: n.rx_bytes,
+      tx_bytes: n.tx_bytes,
+      rx_bytes_per_sec: Math.max(0, n.rx_sec ?? 0),
+      tx_bytes_per_sec: Math.max(0, n.tx_sec ?? 0),
+    }));
   }
 
   private lib(): Promise<Si> {
@@ -112,29 +92,11 @@ export class MetricsCollector {
 
   private async metrics(): Promise<Metrics> {
     if (this.cached && Date.now() - this.cached.at < this.options.cacheMs) return this.cached.metrics;
-    const net = await this.networkCounters();
-    const now = cpuTimes();
-    const percent = busyPercent(this.metricsCpu, now);
-    if (percent !== undefined) {
-      this.metricsCpuPercent = percent;
-      this.metricsCpu = now;
-    }
-    const disk = this.disk();
-    const [one, five, fifteen] = loadavg();
-    const total = totalmem();
-    const available = freemem();
-    const external = net.filter((n) => n.name !== 'lo');
+    const { cpu, memory, disk, interfaces } = await this.sampler.sample();
+    const external = interfaces.filter((n) => n.name !== 'lo');
     const metrics: Metrics = {
-      cpu: {
-        cores: cpus().length,
-        usage_percent: round(this.metricsCpuPercent),
-        load_avg: [one, five, fifteen].map(round),
-      },
-      memory: {
-        total_bytes: total,
-        used_bytes: total - available,
-        usage_percent: round(((total - available) / total) * 100),
-      },
+      cpu,
+      memory,
       disk,
       network: {
         rx_bytes_per_sec: round(external.reduce((sum, n) => sum + n.rx_bytes_per_sec, 0)),
@@ -146,19 +108,6 @@ export class MetricsCollector {
     };
     this.cached = { at: Date.now(), metrics };
     return metrics;
-  }
-
-  private disk(): { total_bytes: number; used_bytes: number; usage_percent: number } {
-    try {
-      const fs = statfsSync(this.options.diskPath);
-      const total = fs.blocks * fs.bsize;
-      const used = (fs.blocks - fs.bfree) * fs.bsize;
-      // As df computes it: used over what non-root users can have.
-      const usable = used + fs.bavail * fs.bsize;
-      return { total_bytes: total, used_bytes: used, usage_percent: usable > 0 ? round((used / usable) * 100) : 0 };
-    } catch {
-      return { total_bytes: 0, used_bytes: 0, usage_percent: 0 };
-    }
   }
 
   private async processes(si: Si): Promise<Process[]> {
@@ -178,7 +127,7 @@ export class MetricsCollector {
 
   private async interfaces(): Promise<NetworkInterface[]> {
     const addresses = networkInterfaces();
-    return (await this.networkCounters()).map((n) => ({
+    return (await this.sampler.interfaces()).map((n) => ({
       name: n.name,
       addresses: (addresses[n.name] ?? []).map((a) => a.address),
       rx_bytes: n.rx_bytes,
@@ -206,8 +155,4 @@ export class MetricsCollector {
       usage_percent: round(d.use ?? 0),
     }));
   }
-}
-
-function round(value: number): number {
-  return Number.isFinite(value) ? Math.round(value * 10) / 10 : 0;
 }

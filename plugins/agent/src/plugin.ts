@@ -50,7 +50,7 @@ export const plugin = definePlugin({
     // module-state forwards state.* of delegated tasks through the agent's stream to the master.
     ctx.provide(StateForwarderRef, service.stateCalls);
     // Connect once every plugin is set up: the module list sent at registration is complete then.
-    ctx.hooks.ready.tapPromise('agent', async () => service.start());
+    ctx.lifecycle.ready.tapPromise('agent', async () => service.start());
     return { stop: () => service.stop() };
   },
 });

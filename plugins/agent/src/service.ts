@@ -60,6 +60,7 @@ export class AgentService implements AgentProcess {
     this.client = new AgentClient({
       name: config.name,
       master: config.master,
+      masters: config.masters,
       token: config.token,
       credential,
       onCredential: (issued) => {

@@ -1,5 +1,13 @@
 import * as api from './api.js';
-import { serve, InvalidInputError, parseDuration, reply, type HttpRequest, type HttpRouter } from '@runner/plugin-sdk';
+import {
+  serve,
+  ConflictError,
+  InvalidInputError,
+  parseDuration,
+  reply,
+  type HttpRequest,
+  type HttpRouter,
+} from '@runner/plugin-sdk';
 
 import { checkRole, publicToken, publicUser } from './accounts.js';
 import { randomPassword } from './passwords.js';
@@ -41,6 +49,15 @@ export function registerAdminRoutes(router: HttpRouter, { accounts, audit }: Aut
 
   router.add(
     serve(api.deleteUsersName, async (request) => {
+      // A session removing its own user would end itself mid-change and could leave no one who
+      // knows what was meant: another admin does it. (An API token is not the user of its name.)
+      if (request.principal?.method !== 'token' && request.principal?.name === request.params.name)
+        throw new ConflictError(
+          `cannot remove "${request.params.name}": it is you; another admin can remove this user`,
+          {
+            details: { user: request.params.name },
+          },
+        );
       const removed = await accounts.removeUser(request.params.name);
       router.endStreams((p) => p.id === removed.id, `user ${removed.name} was removed`);
       adminAction(request, 'user.remove', `remove user ${request.params.name}`);

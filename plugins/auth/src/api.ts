@@ -135,7 +135,7 @@ export const postUsers = declareRoute({
 export const deleteUsersName = declareRoute({
   method: 'DELETE',
   path: '/users/:name',
-  summary: 'Remove a user (not the last admin); their session tokens stop working',
+  summary: 'Remove a user (not the last admin, not yourself); their session tokens stop working',
   tags: ['users'],
   permission: Permissions.userManage,
   params: NameParams,

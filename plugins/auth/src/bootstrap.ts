@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   authPaths,
+  ConflictError,
   InvalidInputError,
   readOptional,
   writePrivateFile,
@@ -71,7 +72,15 @@ export async function ensureAdmin(
   if (accounts.userCount() > 0) return;
   const password = randomPassword();
   seen.redactor.addSecret(password);
-  await accounts.addUser(name, 'admin', password, now);
+  try {
+    await accounts.addUser(name, 'admin', password, now);
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    // Another master sharing the store created it at the same moment: its data directory has the password.
+    await accounts.reload();
+    logger.info(`the admin account "${name}" was created by another master sharing the store`);
+    return;
+  }
   audited('first start: admin account created with a generated password');
   const file = authFiles(dataDir).adminPassword;
   await writePrivateFile(file, `${password}\n`);

@@ -1,15 +1,15 @@
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { createMasterClient, findMaster, isProcessAlive, type CommandContext } from '@runner/plugin-sdk';
+import {
+  createMasterClient,
+  findMaster,
+  isProcessAlive,
+  type CommandContext,
+  type DoctorCheck,
+} from '@runner/plugin-sdk';
 
-export interface Check {
-  name: string;
-  status: 'ok' | 'info' | 'warn' | 'fail';
-  detail: string;
-  /** What to do about it, for anything but ok. */
-  fix?: string;
-}
+export type Check = DoctorCheck;
 
 const MIN_NODE = [20, 19];
 
@@ -37,6 +37,8 @@ export async function runChecks(ctx: CommandContext): Promise<Check[]> {
       '--port',
     ),
     checkPlugins(ctx),
+    // What the plugins check of their own parts (the store: its PostgreSQL, when store.url is set).
+    ...((await ctx.doctorChecks?.()) ?? []),
   ];
 }
 

@@ -92,7 +92,7 @@ export const plugin = definePlugin({
       }
     };
     let timer: NodeJS.Timeout | undefined;
-    ctx.hooks.ready.tapPromise('dashboard', async () => {
+    ctx.lifecycle.ready.tapPromise('dashboard', async () => {
       timer = setInterval(() => void tick(), intervalMs);
       timer.unref();
       void tick();

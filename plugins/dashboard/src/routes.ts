@@ -49,12 +49,13 @@ export async function dashboard(sources: DashboardSources, now = Date.now()): Pr
     // millisecond cost three counts over the index per call and evicted the executions list's
     // cached pages (about 1.6 ms a call at 10,000 runs).
     const since = new Date(Math.floor(now / MINUTE_MS) * MINUTE_MS - DAY_MS).toISOString();
-    const [latest, running, last24h, succeeded24h, failed24h] = await Promise.all([
+    const [latest, running, last24h, succeeded24h, failed24h, cancelled24h] = await Promise.all([
       engine.list({ limit: 10 }),
       engine.list({ status: 'running', limit: 1 }),
       engine.list({ since, limit: 1 }),
       engine.list({ since, status: 'succeeded', limit: 1 }),
       engine.list({ since, status: 'failed', limit: 1 }),
+      engine.list({ since, status: 'cancelled', limit: 1 }),
     ]);
     result.executions = {
       total: latest.total,
@@ -62,6 +63,7 @@ export async function dashboard(sources: DashboardSources, now = Date.now()): Pr
       last_24h: last24h.total,
       succeeded_24h: succeeded24h.total,
       failed_24h: failed24h.total,
+      cancelled_24h: cancelled24h.total,
       recent: latest.runs.map((run) => ({
         id: run.id,
         workflow_name: run.workflowName,

@@ -61,6 +61,7 @@ export const DashboardSchema = Type.Object({
       last_24h: Count,
       succeeded_24h: Count,
       failed_24h: Count,
+      cancelled_24h: Count,
       recent: Type.Array(RecentExecutionSchema, { description: 'the 10 latest, newest first' }),
     }),
   ),

@@ -7,8 +7,8 @@ import {
   type RunRequest,
   type TemplateEngine,
   type WorkflowParser,
+  WorkflowValidationError,
 } from '@runner/plugin-sdk';
-import { WorkflowValidationError } from '@runner/plugin-workflow';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 
 /**

@@ -15,7 +15,7 @@ function literals<T extends string>(values: readonly T[], options: { description
 const RunStatus = literals(['running', 'succeeded', 'failed', 'cancelled', 'interrupted'], {
   description: 'run status',
 });
-const TaskStatus = literals(['pending', 'running', 'succeeded', 'failed', 'skipped', 'ignored']);
+const TaskStatus = literals(['pending', 'running', 'succeeded', 'failed', 'cancelled', 'skipped', 'ignored']);
 const Trigger = literals(['cli', 'api', 'scheduler', 'hook', 'flow']);
 
 export const RunBody = Type.Object(
@@ -181,3 +181,24 @@ export const RunLogPage = Type.Object({
 });
 
 export const ExecutionParams = Type.Object({ id: Type.String({ minLength: 1, description: 'the run id' }) });
+
+/** What a run was started with, as the run page shows it (GET /executions/:id/inputs). */
+export const RunInputs = Type.Object({
+  recorded: Type.Boolean({ description: 'false: the inputs were not kept (see reason)' }),
+  reason: Type.Optional(Type.String({ description: 'why the inputs were not kept' })),
+  inputs: Type.Optional(
+    Type.Object({
+      file: Type.Optional(Type.String({ description: 'the workflow file on the master' })),
+      content: Type.Optional(Type.String({ description: 'the workflow text the run was started with' })),
+      source: Type.Optional(Type.String({ description: 'a registered source: its kind, reference and version' })),
+      workflow_name: Type.Optional(Type.String()),
+      group: Type.Optional(Type.String()),
+      delegate_to: Type.Optional(Type.Array(Type.String())),
+      forks: Type.Optional(Type.Integer()),
+      vars: Type.Optional(Type.Record(Type.String(), Type.String())),
+      values: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
+      dry_run: Type.Boolean(),
+      verbose: Type.Boolean(),
+    }),
+  ),
+});

@@ -13,6 +13,7 @@ import {
   RunSchema,
   RunLogQuery,
   RunLogPage,
+  RunInputs,
 } from './api-schemas.js';
 
 const LogStreamQuery = Type.Object(
@@ -80,6 +81,18 @@ export const getExecutionsId = declareRoute({
   responses: { 200: RunSchema },
 });
 
+export const getExecutionsIdInputs = declareRoute({
+  method: 'GET',
+  path: '/executions/:id/inputs',
+  summary: 'what a run was started with: the workflow (file or text), vars, values, group, delegate_to',
+  description:
+    'The inputs kept to run it again (`POST /executions/:id/rerun`). `recorded: false` with a reason for a run whose inputs held a secret (never stored) or that was recorded before runs kept them. Secrets are masked.',
+  tags: ['executions'],
+  permission: Permissions.workflowView,
+  params: ExecutionParams,
+  responses: { 200: RunInputs },
+});
+
 export const getExecutionsIdLog = declareRoute({
   method: 'GET',
   path: '/executions/:id/log',
@@ -134,6 +147,7 @@ export const routes = [
   postExecutionsIdRerun,
   getExecutions,
   getExecutionsId,
+  getExecutionsIdInputs,
   getExecutionsIdLog,
   postExecutionsIdCancel,
   getExecutionsIdLogStream,

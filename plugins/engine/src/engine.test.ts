@@ -1,5 +1,5 @@
 // The engine with its real neighbours: parser, Lua runtime, templates, store in a temp directory.
-import { WorkflowEngineRef, type RunRecord, type TaskHookContext, type WorkflowEngine } from '@runner/plugin-sdk';
+import { WorkflowEngineRef, type RunRecord, type TaskTapContext, type WorkflowEngine } from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
 import { plugin as moduleExec } from '@runner/plugin-module-exec';
@@ -40,16 +40,16 @@ async function runContent(content: string, extra: Partial<Parameters<WorkflowEng
   return { runId, record: await done };
 }
 
-describe('engine hooks', () => {
+describe('engine run taps', () => {
   it('calls before and after taps in order with the final records', async () => {
     const seen: string[] = [];
-    runs.hooks.beforeRun.tap('audit', (ctx) => void seen.push(`beforeRun ${ctx.workflowName} ${ctx.request.user}`));
-    runs.hooks.beforeTask.tap('audit', (ctx) => void seen.push(`beforeTask ${ctx.unit} attempt ${ctx.attempt}`));
-    runs.hooks.afterTask.tap(
+    runs.runTaps.beforeRun.tap('audit', (ctx) => void seen.push(`beforeRun ${ctx.workflowName} ${ctx.request.user}`));
+    runs.runTaps.beforeTask.tap('audit', (ctx) => void seen.push(`beforeTask ${ctx.unit} attempt ${ctx.attempt}`));
+    runs.runTaps.afterTask.tap(
       'audit',
       (ctx, result) => void seen.push(`afterTask ${ctx.unit} ${result.status} ${result.message}`),
     );
-    runs.hooks.afterRun.tap('audit', (run) => void seen.push(`afterRun ${run.status} ${run.counts.succeeded}`));
+    runs.runTaps.afterRun.tap('audit', (run) => void seen.push(`afterRun ${run.status} ${run.counts.succeeded}`));
     const { record } = await runContent(twoTasks, { user: 'alice' });
     expect(record.status).toBe('succeeded');
     expect(seen).toEqual([
@@ -64,9 +64,9 @@ describe('engine hooks', () => {
 
   it('records a run a before-run tap refused, and runs no task', async () => {
     let tasksRun = 0;
-    runs.hooks.beforeTask.tap('count', () => void tasksRun++);
-    runs.hooks.beforeRun.tap('open', () => undefined);
-    runs.hooks.beforeRun.tap('policy', () => ({ refuse: 'outside the change window' }));
+    runs.runTaps.beforeTask.tap('count', () => void tasksRun++);
+    runs.runTaps.beforeRun.tap('open', () => undefined);
+    runs.runTaps.beforeRun.tap('policy', () => ({ refuse: 'outside the change window' }));
     const { runId, record } = await runContent(twoTasks);
     expect(record).toMatchObject({
       status: 'failed',
@@ -81,16 +81,16 @@ describe('engine hooks', () => {
   });
 
   it('treats a throwing before-run tap as a refusal naming it', async () => {
-    runs.hooks.beforeRun.tap('broken', () => {
+    runs.runTaps.beforeRun.tap('broken', () => {
       throw new Error('policy store unreachable');
     });
     const { record } = await runContent(twoTasks);
-    expect(record.error).toBe('refused by broken: the hook failed: policy store unreachable');
+    expect(record.error).toBe('refused by broken: the tap failed: policy store unreachable');
   });
 
   it('fails a task a before-task tap refuses, with the reason on the task, without retrying', async () => {
     const attempts: number[] = [];
-    runs.hooks.beforeTask.tap('guard', async (ctx: TaskHookContext) => {
+    runs.runTaps.beforeTask.tap('guard', async (ctx: TaskTapContext) => {
       attempts.push(ctx.attempt);
       return ctx.task === 'second' ? { refuse: 'second is frozen' } : undefined;
     });
@@ -106,24 +106,24 @@ describe('engine hooks', () => {
 
   it('logs a failing after-tap and goes on with the others', async () => {
     const after: string[] = [];
-    runs.hooks.afterTask.tap('broken', () => {
+    runs.runTaps.afterTask.tap('broken', () => {
       throw new Error('sink down');
     });
-    runs.hooks.afterTask.tap('next', (ctx) => void after.push(ctx.unit));
-    runs.hooks.afterRun.tap('broken-run', async () => {
+    runs.runTaps.afterTask.tap('next', (ctx) => void after.push(ctx.unit));
+    runs.runTaps.afterRun.tap('broken-run', async () => {
       throw new Error('sink still down');
     });
     const { record } = await runContent(twoTasks);
     expect(record.status).toBe('succeeded');
     expect(after).toEqual(['first', 'second']);
     const warnings = kernel.logs.filter((l) => l.level === 'warn').map((l) => l.message);
-    expect(warnings).toContain('engine hook afterTask tap "broken" failed: sink down');
-    expect(warnings).toContain('engine hook afterRun tap "broken-run" failed: sink still down');
+    expect(warnings).toContain('engine run tap afterTask "broken" failed: sink down');
+    expect(warnings).toContain('engine run tap afterRun "broken-run" failed: sink still down');
   });
 
   it('stops calling a tap once it is removed', async () => {
     let calls = 0;
-    const untap = runs.hooks.afterRun.tap('once', () => void calls++);
+    const untap = runs.runTaps.afterRun.tap('once', () => void calls++);
     await runContent(twoTasks);
     untap();
     await runContent(twoTasks);
@@ -145,6 +145,13 @@ tasks:
   it('stops the running task, skips the rest and records who cancelled', async () => {
     const { runId, done } = await runs.start({ source: { content: slow }, trigger: 'cli', user: 'alice' });
     await until(async () => (await runs.get(runId))?.tasks.some((t) => t.name === 'wait' && t.status === 'running'));
+    // While it runs, the task not started yet is listed as pending, and the counts say 0 of 2 ended.
+    const live = (await runs.get(runId)) as RunRecord;
+    expect(live.tasks.map((t) => [t.name, t.status])).toEqual([
+      ['wait', 'running'],
+      ['after', 'pending'],
+    ]);
+    expect(live.counts).toEqual({ running: 1, pending: 1 });
     const started = Date.now();
     const cancelled = await runs.cancel(runId, { by: 'bob' });
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -153,9 +160,10 @@ tasks:
     const stored = (await runs.get(runId)) as RunRecord;
     expect(stored).toMatchObject({ status: 'cancelled', cancelledBy: 'bob', trigger: 'cli', user: 'alice' });
     expect(stored.tasks.map((t) => [t.name, t.status])).toEqual([
-      ['wait', 'failed'],
+      ['wait', 'cancelled'],
       ['after', 'skipped'],
     ]);
+    expect(stored.counts).toEqual({ cancelled: 1, skipped: 1 });
     expect(stored.tasks[0].message).toContain('cancelled by bob');
     expect(stored.tasks[1].message).toBe('not run: the run was cancelled');
   });

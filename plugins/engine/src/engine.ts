@@ -14,7 +14,7 @@ import {
   type RunProgress,
   type RunRecord,
   type RunRequest,
-  type TaskHookContext,
+  type TaskTapContext,
   type TaskResult,
   type TaskStatus,
   type TemplateEngine,
@@ -23,12 +23,13 @@ import {
   type WorkflowParser,
   userKeyed,
 } from '@runner/plugin-sdk';
-import { askBefore, createHooks, tellAfter } from './hooks.js';
+import { askBefore, createRunTaps, tellAfter } from './run-taps.js';
 import { expandTargets, type GroupLookup } from './group-targets.js';
 import { prepareRun } from './prepare.js';
 import { newRunId } from './run-id.js';
+import type { RemoteRuns } from './remote-runs.js';
 import type { RunStore } from './run-store.js';
-import { schedule } from './scheduler.js';
+import { dispatchTasks } from './task-dispatcher.js';
 import { WorkflowSources } from './sources.js';
 import { LogFollowers } from './log-followers.js';
 import { createTaskLog, runLogBudget } from './task-log.js';
@@ -64,6 +65,8 @@ export interface EngineDeps {
   memoryLimitBytes?: number;
   /** The variables of the master's environment workflow code sees (engine.script_env); default DEFAULT_SCRIPT_ENV. */
   scriptEnvNames?: readonly string[];
+  /** Runs other masters sharing the store execute (remote-runs.ts); absent with one master. */
+  remote?: Pick<RemoteRuns, 'cancel'>;
 }
 
 interface TaskView {
@@ -93,15 +96,17 @@ interface RunControl {
   reason?: string;
 }
 
-/** The engine service: validation, then scheduling, running and recording of every unit. */
 /** engine.run_log_bytes's default, for engines made without it (tests, `runner run`). */
 const DEFAULT_RUN_LOG_BYTES = 1024 * 1024;
 
+/** The engine service: validation, then dispatching, running and recording of every unit. */
 export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Promise<unknown>[] } {
   const rotation = new Map<string, number>();
   const running = new Map<string, Promise<RunRecord>>();
   const controls = new Map<string, RunControl>();
-  const hooks = createHooks();
+  // The task names of each live run, in workflow order: `get` lists those not started yet as pending.
+  const planned = new Map<string, string[]>();
+  const runTaps = createRunTaps();
   const sources = new WorkflowSources();
   // A unit is written to the store once, when it ends (two writes per unit were a good part of a
   // trivial task's cost). Until then it lives here, by run and position, and `get` shows it from
@@ -137,9 +142,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       counts: {},
     };
     const refused =
-      hooks.beforeRun.taps.length === 0
+      runTaps.beforeRun.taps.length === 0
         ? undefined
-        : await askBefore(hooks.beforeRun, { runId: run.id, workflowName: name, request });
+        : await askBefore(runTaps.beforeRun, { runId: run.id, workflowName: name, request });
     // Kept without who started it and why: running it again is someone else's start.
     const { user: _user, trigger: _trigger, rerunOf: _rerunOf, ...inputs } = request;
     await deps.runs.insertRun(run, inputs);
@@ -149,6 +154,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     } else {
       const control: RunControl = { controller: new AbortController() };
       controls.set(run.id, control);
+      planned.set(
+        run.id,
+        tasks.map((t) => t.name),
+      );
       // The run's --delegate-to with its groups expanded (prepare did the tasks' own).
       const expanded = { ...request, delegateTo: runAgents };
       done = execute(run, workflow, tasks, expanded, observer ?? (() => {}), control);
@@ -159,6 +168,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       .finally(() => {
         running.delete(run.id);
         controls.delete(run.id);
+        planned.delete(run.id);
         unitsRunning.delete(run.id);
       })
       .catch(() => {});
@@ -192,14 +202,18 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       completed_at: unixSeconds(finished.completedAt as string),
     });
     observer?.({ kind: 'run', run: finished });
-    await tellAfter(hooks.afterRun, deps.logger, 'afterRun', finished);
+    await tellAfter(runTaps.afterRun, deps.logger, 'afterRun', finished);
     return { ...finished, tasks: [] };
   }
 
   async function cancel(runId: string, options: { by?: string; reason?: string } = {}): Promise<RunRecord | undefined> {
     const control = controls.get(runId);
     const done = running.get(runId);
-    if (!control || !done) return deps.runs.get(runId);
+    // A run another master executes is cancelled there; its final record is read here after.
+    if (!control || !done) {
+      await deps.remote?.cancel(runId, options);
+      return deps.runs.get(runId);
+    }
     if (!control.controller.signal.aborted) {
       control.cancelledBy = options.by;
       control.reason = options.reason ?? `cancelled${options.by ? ` by ${options.by}` : ''}`;
@@ -259,7 +273,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     const seqOf = new Map<TaskResult, number>();
     // After-task taps run as units end; the run's after-taps wait for them.
     const told = new Set<Promise<void>>();
-    const taskContext = (result: TaskResult, attempt: number): TaskHookContext => ({
+    const taskContext = (result: TaskResult, attempt: number): TaskTapContext => ({
       runId: run.id,
       workflowName: run.workflowName,
       task: result.task,
@@ -278,10 +292,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       deps.runs.queueTask(run.id, seqNo, result);
       liveUnits.delete(seqNo);
       announce(result);
-      if (hooks.afterTask.taps.length > 0) {
+      if (runTaps.afterTask.taps.length > 0) {
         const { log: _log, ...summary } = result;
         const telling = tellAfter(
-          hooks.afterTask,
+          runTaps.afterTask,
           runLogger,
           'afterTask',
           taskContext(result, result.attempts),
@@ -292,7 +306,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       }
     };
 
-    const outcome = await schedule<TaskDefinition, Unit>(
+    const outcome = await dispatchTasks<TaskDefinition, Unit>(
       tasks,
       { parallel: workflow.parallel, forks: request.forks ?? workflow.forks ?? DEFAULT_FORKS },
       {
@@ -375,9 +389,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               defaultTimeoutMs: deps.taskTimeoutMs || undefined,
               memoryLimitBytes: workflow.memoryLimitBytes ?? deps.memoryLimitBytes,
               beforeAttempt:
-                hooks.beforeTask.taps.length === 0
+                runTaps.beforeTask.taps.length === 0
                   ? undefined
-                  : (attempt) => askBefore(hooks.beforeTask, taskContext(result, attempt)),
+                  : (attempt) => askBefore(runTaps.beforeTask, taskContext(result, attempt)),
             },
             log,
             (attempt) => (result.attempts = attempt),
@@ -388,8 +402,11 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           }));
 
           const failed = outcome.status === 'failed';
+          // A unit stopped by its run's cancellation did not fail: it says so (the scheduler still
+          // sees a failure, which stops what has not started).
+          const stopped = failed && controller.signal.aborted;
           Object.assign(result, {
-            status: failed && unit.task.ignoreErrors ? 'ignored' : outcome.status,
+            status: stopped ? 'cancelled' : failed && unit.task.ignoreErrors ? 'ignored' : outcome.status,
             message: outcome.message,
             outputs: outcome.outputs,
             attempts: outcome.attempts,
@@ -397,7 +414,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
             duration: roundSeconds((performance.now() - t0) / 1000),
             logTruncated: log.truncated,
           });
-          if (failed) log.add('error', `failed: ${outcome.message ?? 'no message'}`);
+          if (failed) log.add('error', `${stopped ? 'cancelled' : 'failed'}: ${outcome.message ?? 'no message'}`);
           record(result, unit.seq);
           deps.events.emit(
             failed ? 'task.failed' : 'task.completed',
@@ -500,17 +517,21 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     });
     observe({ kind: 'run', run: finished });
     if (told.size > 0) await Promise.all([...told]);
-    if (hooks.afterRun.taps.length > 0) await tellAfter(hooks.afterRun, runLogger, 'afterRun', finished);
+    if (runTaps.afterRun.taps.length > 0) await tellAfter(runTaps.afterRun, runLogger, 'afterRun', finished);
     // Sorted as `get` returns them (by position, not start time: skipped units never started).
     return { ...finished, tasks: results.slice().sort((a, b) => (seqOf.get(a) ?? 0) - (seqOf.get(b) ?? 0)) };
   }
 
   return {
-    hooks,
+    runTaps,
     cancel,
     registerSource: (kind, resolve) => sources.register(kind, resolve),
     start,
-    get: (runId, options) => deps.runs.get(runId, unitsRunning.get(runId), options),
+    get: async (runId, options) => {
+      const record = await deps.runs.get(runId, unitsRunning.get(runId), options);
+      const names = planned.get(runId);
+      return record?.status === 'running' && names ? withPending(record, names) : record;
+    },
     list: (filter) => deps.runs.list(filter),
     followLog: (runId, listener) => followers.follow(runId, listener),
     request: (runId) => deps.runs.request(runId),
@@ -530,4 +551,23 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
 /** A master shutting down is unavailable, not asked something wrong: 503, so a client may retry elsewhere. */
 function stoppingError(): RunnerError {
   return new RunnerError('engine_stopping', 'the engine is stopping; no new runs are accepted', { status: 503 });
+}
+
+/**
+ * A live run as readers see it: its units so far, then a `pending` entry per task that has none
+ * yet (so a page shows what is still to come), and counts of all of them (`n of N tasks`).
+ */
+export function withPending(record: RunRecord, names: readonly string[]): RunRecord {
+  const started = new Set(record.tasks.map((t) => t.task));
+  const pending = names
+    .filter((name) => !started.has(name))
+    .map((name) => ({
+      ...notRunResult({ name, task: name, status: 'pending', message: '' }),
+      agent: '',
+      message: undefined,
+    }));
+  const tasks = [...record.tasks, ...pending];
+  const counts: Partial<Record<TaskStatus, number>> = {};
+  for (const t of tasks) counts[t.status] = (counts[t.status] ?? 0) + 1;
+  return { ...record, tasks, counts };
 }

@@ -5,8 +5,8 @@ import {
   type AgentGroups,
   type RunRequest,
   type WorkflowProblem,
+  WorkflowValidationError,
 } from '@runner/plugin-sdk';
-import { WorkflowValidationError } from '@runner/plugin-workflow';
 import { hasTemplate } from './units.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 

@@ -11,6 +11,7 @@ import {
 } from '@runner/plugin-sdk';
 
 import { lineMatches } from './run-log.js';
+import type { RemoteRuns } from './remote-runs.js';
 
 /** Lines written within this window go out as one event: a chatty task writes thousands a second. */
 const BATCH_MS = 100;
@@ -31,6 +32,8 @@ export function registerLogStreamRoute(
   engine: WorkflowEngine,
   redactor: Redactor | undefined,
   signal: AbortSignal,
+  /** Runs of other masters sharing the store, followed through the cluster (remote-runs.ts). */
+  remote?: Pick<RemoteRuns, 'followLog'>,
 ): void {
   router.add(
     serve(api.getExecutionsIdLogStream, async ({ params, query, raw }) => {
@@ -63,7 +66,9 @@ export function registerLogStreamRoute(
         batch.push({ seq, task, agent, ...line, ...(fields ? { fields } : {}) });
         timer ??= setTimeout(flush, BATCH_MS);
       };
-      const following = engine.followLog(params.id, onEvent);
+      const following =
+        engine.followLog(params.id, onEvent) ??
+        (summary.status === 'running' ? await remote?.followLog(params.id, onEvent) : undefined);
       if (!following) {
         // Read while it ran, ended before following began: its status now.
         const ended =

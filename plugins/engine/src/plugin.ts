@@ -7,6 +7,7 @@ import {
   WorkflowParserRef,
   AgentDelegatorRef,
   AgentGroupsRef,
+  ClusterRef,
   definePlugin,
   hasTable,
   killMarkedProcesses,
@@ -18,8 +19,10 @@ import {
   ProcessGroupsRef,
   StateServiceRef,
   type LuaRuntime,
+  type Cluster,
   type PluginContext,
   type StateService,
+  type Store,
 } from '@runner/plugin-sdk';
 import { executionsCommand } from './executions-command-spec.js';
 import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
@@ -27,6 +30,7 @@ import { RUN_LIMITS_CONFIG, runLimits } from './run-limits.js';
 import { runCommand } from './run-command-spec.js';
 import { WORKFLOW_FILES_CONFIG, workflowDirs } from './workflow-files.js';
 import { routes } from './api.js';
+import type { RunStore } from './run-store.js';
 
 /**
  * The workflow engine. Everything heavy loads in setup; the `run` command's handler loads its
@@ -52,6 +56,18 @@ export const plugin = definePlugin({
     processGroups: optional(ProcessGroupsRef),
     // state.* of the scripts the local executor runs is served from here (module-state).
     state: optional(StateServiceRef),
+    // Several masters on one PostgreSQL store: run ownership, takeover, remote cancel and logs.
+    cluster: optional(ClusterRef),
+  },
+  async schema() {
+    const [{ RUN_MIGRATIONS }, { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER }] = await Promise.all([
+      import('./run-store.js'),
+      import('./run-lifecycle-schema.js'),
+    ]);
+    return [
+      { owner: 'engine', migrations: RUN_MIGRATIONS },
+      { owner: RUN_LIFECYCLE_OWNER, migrations: RUN_LIFECYCLE_MIGRATIONS },
+    ];
   },
   commands: [runCommand, executionsCommand],
   // What setup registers below (runs.retentionPolicies is the same function), for `runner db
@@ -87,7 +103,7 @@ export const plugin = definePlugin({
     ...RETENTION_CONFIG,
     ...WORKFLOW_FILES_CONFIG,
   },
-  async setup(ctx, { parser, runtime, template, store, http, delegator, groups, processGroups, state }) {
+  async setup(ctx, { parser, runtime, template, store, http, delegator, groups, processGroups, state, cluster }) {
     // The routes (and TypeBox, which their schemas need) only on a master: `runner run` has no HTTP.
     const [{ createEngine }, { RunStore }, routes, logStream, { startRunLifecycle }] = await Promise.all([
       import('./engine.js'),
@@ -99,7 +115,8 @@ export const plugin = definePlugin({
     const runs = new RunStore(store, ctx.config.get<number>('engine.task_result_bytes'), ctx.redactor);
     await runs.migrate();
     // Before any run starts: runs a dead process left `running` end `interrupted`.
-    const lifecycle = await startRunLifecycle({ ctx, store, runs, processGroups });
+    const lifecycle = await startRunLifecycle({ ctx, store, runs, processGroups, cluster });
+    const shared = cluster?.shared ? await shareRuns(ctx, cluster, store, runs) : undefined;
     // Pruned by the store in the background (store.retention_interval); runner db stats shows them.
     const unretain = runs.retentionPolicies(retentionSettings(ctx.config)).map((policy) => store.retain(policy));
     // On a master, workflow code reaches the host only through the one door; embedded `runner run`
@@ -119,11 +136,13 @@ export const plugin = definePlugin({
       taskLogBytes: ctx.config.get<number>('engine.task_log_bytes'),
       runLogBytes: ctx.config.get<number>('engine.run_log_bytes'),
       ...runLimits(ctx.config),
+      remote: shared,
     });
+    shared?.serve(engine);
     ctx.provide(WorkflowEngineRef, engine);
     if (http && routes && logStream) {
       routes.registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor, (id) => runs.logTexts(id));
-      logStream.registerLogStreamRoute(http, engine, ctx.redactor, ctx.signal);
+      logStream.registerLogStreamRoute(http, engine, ctx.redactor, ctx.signal, shared);
     }
     // Runs still going when the kernel stops were cancelled through ctx.signal; wait for them to
     // record that before the store closes.
@@ -132,10 +151,31 @@ export const plugin = definePlugin({
       await runs.drain();
       await door?.stop();
       lifecycle.stop();
+      shared?.stop();
       for (const off of unretain) off();
     });
   },
 });
+
+/**
+ * With other masters on the store: their runs are cancelled and followed through the cluster, and
+ * the executions list forgets what it kept when any master starts or ends a run (its counts and
+ * first pages are kept per master).
+ */
+async function shareRuns(ctx: PluginContext, cluster: Cluster, store: Store, runs: RunStore) {
+  const { RemoteRuns } = await import('./remote-runs.js');
+  const changed = () => cluster.publish('engine.runs', null);
+  const offs = [
+    ctx.events.on('workflow.started', changed),
+    ctx.events.on('workflow.completed', changed),
+    ctx.events.on('workflow.failed', changed),
+    cluster.subscribe('engine.runs', () => runs.forgetLists()),
+  ];
+  ctx.onStop(() => {
+    for (const off of offs) off();
+  });
+  return new RemoteRuns(cluster, store, ctx.logger);
+}
 
 /**
  * The master's door for local scripts (local-door.ts): resolves engine.run_as, makes the data

@@ -1,5 +1,10 @@
-import { InvalidInputError, isMasterHost, type RunRequest, type WorkflowProblem } from '@runner/plugin-sdk';
-import { WorkflowValidationError } from '@runner/plugin-workflow';
+import {
+  InvalidInputError,
+  isMasterHost,
+  type RunRequest,
+  type WorkflowProblem,
+  WorkflowValidationError,
+} from '@runner/plugin-sdk';
 import { refuseUnknownAgents } from './agent-check.js';
 import { expandRunGroups, expandTargets } from './group-targets.js';
 import type { EngineDeps } from './engine.js';

@@ -334,6 +334,20 @@ tasks:
         duration: task(is).duration,
       });
       if (!dryRun) expect(task(is)).toMatchObject({ name: 'other', message: 'other world' });
+      // What it was started with, as the run page shows it.
+      const inputs = await api('GET', `/executions/${first.body.id as string}/inputs`);
+      expect(inputs.status).toBe(200);
+      expect(inputs.body).toEqual({
+        recorded: true,
+        inputs: {
+          content: greet,
+          workflow_name: 'greet',
+          vars: { who: 'world' },
+          group: 'extra',
+          dry_run: dryRun,
+          verbose: false,
+        },
+      });
     });
   }
 
@@ -366,6 +380,10 @@ tasks:
     const { status, body } = await api('POST', '/executions/r-old/rerun');
     expect(status).toBe(409);
     expect((body.error as { message: string }).message).toContain('before runs kept their inputs');
+    expect((await api('GET', '/executions/r-old/inputs')).body).toEqual({
+      recorded: false,
+      reason: 'this run was recorded before runs kept their inputs',
+    });
   });
 
   it('never stores inputs holding a secret, and says so instead of running them again', async () => {
@@ -384,12 +402,16 @@ tasks:
     const { status, body } = await api('POST', `/executions/${first.body.id as string}/rerun`);
     expect(status).toBe(409);
     expect((body.error as { message: string }).message).toContain('secret in its inputs');
+    const inputs = await api('GET', `/executions/${first.body.id as string}/inputs`);
+    expect(inputs.body).toMatchObject({ recorded: false, reason: expect.stringContaining('secret in its inputs') });
+    expect(JSON.stringify(inputs.body)).not.toContain('hunter2-in-vars');
   });
 
   it('answers 404 for a run that does not exist', async () => {
     const { status, body } = await api('POST', '/executions/r-nope/rerun');
     expect(status).toBe(404);
     expect(body.error).toMatchObject({ code: 'not_found', message: 'no execution with id "r-nope"' });
+    expect((await api('GET', '/executions/r-nope/inputs')).status).toBe(404);
   });
 });
 

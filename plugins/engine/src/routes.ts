@@ -14,10 +14,10 @@ import {
   type RunRequest,
   type WorkflowEngine,
   type WorkflowProblem,
+  WorkflowValidationError,
 } from '@runner/plugin-sdk';
 import { once } from 'node:events';
 import type { Static } from '@runner/plugin-sdk/schema';
-import { WorkflowValidationError } from '@runner/plugin-workflow';
 import { RunBody } from './api-schemas.js';
 import { runToApi } from './api-shape.js';
 import { RunLogReader, type StoredLogs } from './run-log.js';
@@ -119,6 +119,20 @@ export function registerRoutes(
   );
 
   router.add(
+    serve(api.getExecutionsIdInputs, async (request) => {
+      const { id } = request.params;
+      const stored = await engine.request(id);
+      if (stored === undefined) {
+        if (!(await engine.get(id, { log: false }))) throw new NotFoundError(`no execution with id "${id}"`);
+        return { recorded: false, reason: 'this run was recorded before runs kept their inputs' };
+      }
+      if (stored === 'withheld')
+        return { recorded: false, reason: 'this run was started with a secret in its inputs, which runs never store' };
+      return { recorded: true, inputs: inputsToApi(stored) };
+    }),
+  );
+
+  router.add(
     serve(api.postExecutionsIdRerun, async (request) => {
       const { id } = request.params;
       const stored = await engine.request(id);
@@ -210,4 +224,24 @@ export function registerRoutes(
       return runToApi(run);
     }),
   );
+}
+
+/** A run's kept inputs as the API shows them (snake_case, like the run body they came from). */
+function inputsToApi(request: RunRequest) {
+  const source = request.source;
+  return {
+    ...('file' in source
+      ? { file: source.file }
+      : 'content' in source
+        ? { content: source.content }
+        : { source: `${source.kind} ${source.ref}${source.version === undefined ? '' : ` v${source.version}`}` }),
+    ...(request.workflowName === undefined ? {} : { workflow_name: request.workflowName }),
+    ...(request.group === undefined ? {} : { group: request.group }),
+    ...(request.delegateTo === undefined ? {} : { delegate_to: request.delegateTo }),
+    ...(request.forks === undefined ? {} : { forks: request.forks }),
+    ...(request.vars === undefined ? {} : { vars: request.vars }),
+    ...(request.values === undefined ? {} : { values: request.values }),
+    dry_run: request.dryRun === true,
+    verbose: request.verbose === true,
+  };
 }

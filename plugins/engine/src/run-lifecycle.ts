@@ -155,6 +155,11 @@ export interface ReconcileOptions {
    * is dead. False for a shared store: only expired leases are reclaimed.
    */
   exclusive: boolean;
+  /**
+   * A master sharing the store that died, claimed by this one (the cluster service): its runs end
+   * whatever their lease says, with a reason naming it. Only its runs are looked at.
+   */
+  lost?: { id: string; address: string; lastSeenAt: string };
   now?: Date;
   ttlMs?: number;
   /** Sends a signal to a process group (tests may watch it); default `process.kill(-pgid, signal)`. */
@@ -171,14 +176,19 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
   const { store, owner, logger } = options;
   const now = options.now ?? new Date();
   const ttlMs = options.ttlMs ?? LEASE_TTL_MS;
+  const { lost } = options;
   const stuck = (
     await store.all<StuckRow>(
-      "SELECT id, workflow_name, status, started_at, lease_owner, lease_expires_at FROM runs WHERE status IN ('running', 'pending')",
+      `SELECT id, workflow_name, status, started_at, lease_owner, lease_expires_at FROM runs WHERE status IN ('running', 'pending')${lost ? ' AND lease_owner = ?' : ''}`,
+      lost ? [lost.id] : [],
     )
   ).filter(
     (row) =>
       row.lease_owner !== owner &&
-      (options.exclusive || row.lease_expires_at === null || row.lease_expires_at < now.toISOString()),
+      (lost !== undefined ||
+        options.exclusive ||
+        row.lease_expires_at === null ||
+        row.lease_expires_at < now.toISOString()),
   );
   const interrupted: InterruptedRun[] = stuck.map((row) => {
     // A lease is renewed every ttl/3: the run was alive at least until its last renewal.
@@ -191,7 +201,9 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
       startedAt: row.started_at,
       completedAt: new Date(end).toISOString(),
       duration: roundSeconds(Math.max(0, (end - Date.parse(row.started_at)) / 1000)),
-      reason: `interrupted: ${holder} stopped before the run ended; found at the start of ${owner}`,
+      reason: lost
+        ? `interrupted: master ${lost.id} at ${lost.address} died before the run ended (no heartbeat since ${lost.lastSeenAt}); ended by master ${owner}`
+        : `interrupted: ${holder} stopped before the run ended; found at the start of ${owner}`,
       killed: [],
     };
   });
@@ -206,7 +218,8 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
     ))
       counts[status] = n;
     statements.push({
-      sql: "UPDATE runs SET status = 'interrupted', completed_at = ?, duration = ?, error = ?, counts = ?, lease_expires_at = NULL WHERE id = ?",
+      // Only if still running: another master may have ended it meanwhile (each run ends once).
+      sql: "UPDATE runs SET status = 'interrupted', completed_at = ?, duration = ?, error = ?, counts = ?, lease_expires_at = NULL WHERE id = ? AND status IN ('running', 'pending')",
       params: [run.completedAt, run.duration, run.reason, JSON.stringify(counts), run.id],
     });
   }
@@ -218,7 +231,12 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
   const finishedGroups = groups.filter((g) => ids.has(g.run_id) || !live.has(g.run_id));
   for (const g of finishedGroups)
     statements.push({ sql: 'DELETE FROM run_processes WHERE run_id = ? AND pgid = ?', params: [g.run_id, g.pgid] });
-  if (statements.length > 0) await store.transaction(statements);
+  if (statements.length > 0) {
+    const results = await store.transaction(statements);
+    const ended = interrupted.filter((_run, i) => results[i]?.changes === 1);
+    interrupted.splice(0, interrupted.length, ...ended);
+    for (const id of [...ids]) if (!ended.some((run) => run.id === id)) ids.delete(id);
+  }
 
   const kill =
     options.killGroup ??

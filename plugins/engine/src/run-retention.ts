@@ -5,36 +5,54 @@ import type { RetentionSettings } from './retention-config.js';
 export const RETENTION_BATCH = 200;
 
 /**
- * The first (started_at, id) that a rule keeps: everything before it in list order may go. The
- * age limit keeps what started at or after `now - maxAge`; the count limit keeps the newest
- * `maxRuns`. The later bound wins; null when neither removes anything.
+ * Where a rule's kept runs begin, in list order: runs before `key` may go, and `key`'s own run
+ * too when `through` (the count limit's bound is the newest run beyond the count, which goes).
+ * An explicit flag rather than the key's successor: a `\u0000` suffix is no text PostgreSQL takes.
  */
-async function keptFrom(store: Store, now: Date, maxAgeMs: number, maxRuns: number): Promise<[string, string] | null> {
-  let bound: [string, string] | null = maxAgeMs > 0 ? [new Date(now.getTime() - maxAgeMs).toISOString(), ''] : null;
+interface KeptBound {
+  key: [string, string];
+  through: boolean;
+}
+
+/**
+ * The bound of a rule: the age limit keeps what started at or after `now - maxAge`; the count
+ * limit keeps the newest `maxRuns`. The later bound wins; null when neither removes anything.
+ */
+async function keptFrom(store: Store, now: Date, maxAgeMs: number, maxRuns: number): Promise<KeptBound | null> {
+  let bound: KeptBound | null =
+    maxAgeMs > 0 ? { key: [new Date(now.getTime() - maxAgeMs).toISOString(), ''], through: false } : null;
   if (maxRuns > 0) {
     const beyond = await store.get<{ started_at: string; id: string }>(
       'SELECT started_at, id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?',
       [maxRuns],
     );
-    // The smallest key after that run's: the run itself goes too.
-    const afterBeyond: [string, string] | null = beyond ? [beyond.started_at, `${beyond.id}\u0000`] : null;
-    if (afterBeyond && (bound === null || compareKeys(afterBeyond, bound) > 0)) bound = afterBeyond;
+    const byCount: KeptBound | null = beyond ? { key: [beyond.started_at, beyond.id], through: true } : null;
+    if (byCount && (bound === null || compareBounds(byCount, bound) > 0)) bound = byCount;
   }
   return bound;
 }
 
 /**
- * The runs a rule no longer keeps, given its kept bound as the two parameters: finished runs
- * before the bound (running ones stay). One clause for pruning and for counting what is due.
+ * The runs a rule no longer keeps, given its bound (the two parameters are `bound.key`): finished
+ * runs before the bound (running ones stay). One clause for pruning and for counting what is due.
  */
-const EXECUTIONS_DUE = "(started_at, id) < (?, ?) AND status NOT IN ('running', 'pending')";
-/** Runs whose task logs a rule no longer keeps (and which still have them). */
-const TASK_LOGS_DUE = `logs_pruned_at IS NULL AND ${EXECUTIONS_DUE}`;
+function executionsDue(bound: KeptBound): string {
+  return `(started_at, id) ${bound.through ? '<=' : '<'} (?, ?) AND status NOT IN ('running', 'pending')`;
+}
 
-async function countDue(store: Store, where: string, bound: Promise<[string, string] | null>): Promise<number> {
+/** Runs whose task logs a rule no longer keeps (and which still have them). */
+function taskLogsDue(bound: KeptBound): string {
+  return `logs_pruned_at IS NULL AND ${executionsDue(bound)}`;
+}
+
+async function countDue(
+  store: Store,
+  where: (bound: KeptBound) => string,
+  bound: Promise<KeptBound | null>,
+): Promise<number> {
   const kept = await bound;
   if (kept === null) return 0;
-  return (await store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs WHERE ${where}`, kept))?.n ?? 0;
+  return (await store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs WHERE ${where(kept)}`, kept.key))?.n ?? 0;
 }
 
 /**
@@ -49,8 +67,12 @@ export function engineRetentionPolicies(
   return [executionRetention(store, settings, removed), taskLogRetention(store, settings)];
 }
 
-function compareKeys(a: [string, string], b: [string, string]): number {
-  return a[0] === b[0] ? (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0) : a[0] < b[0] ? -1 : 1;
+/** Which bound keeps more (> 0: `a`): the later key, or at the same key the one that keeps it. */
+function compareBounds(a: KeptBound, b: KeptBound): number {
+  const [ak, bk] = [a.key, b.key];
+  const byKey = ak[0] === bk[0] ? (ak[1] < bk[1] ? -1 : ak[1] > bk[1] ? 1 : 0) : ak[0] < bk[0] ? -1 : 1;
+  if (byKey !== 0) return byKey;
+  return Number(b.through) - Number(a.through);
 }
 
 function placeholders(n: number): string {
@@ -80,15 +102,15 @@ export function executionRetention(store: Store, settings: RetentionSettings, re
       );
       return { count: row?.n ?? 0, oldest: row?.oldest ?? undefined };
     },
-    due: (now) => countDue(store, EXECUTIONS_DUE, keptFrom(store, now, settings.maxAgeMs, settings.maxRuns)),
+    due: (now) => countDue(store, executionsDue, keptFrom(store, now, settings.maxAgeMs, settings.maxRuns)),
     async pruneBatch(now) {
       const bound = await keptFrom(store, now, settings.maxAgeMs, settings.maxRuns);
       if (bound === null) return 0;
       const ids = (
-        await store.all<{ id: string }>(`SELECT id FROM runs WHERE ${EXECUTIONS_DUE} ORDER BY started_at, id LIMIT ?`, [
-          ...bound,
-          RETENTION_BATCH,
-        ])
+        await store.all<{ id: string }>(
+          `SELECT id FROM runs WHERE ${executionsDue(bound)} ORDER BY started_at, id LIMIT ?`,
+          [...bound.key, RETENTION_BATCH],
+        )
       ).map((row) => row.id);
       if (ids.length === 0) return 0;
       const inList = placeholders(ids.length);
@@ -121,15 +143,15 @@ export function taskLogRetention(store: Store, settings: RetentionSettings): Ret
       );
       return { count: row?.n ?? 0, oldest: row?.oldest ?? undefined };
     },
-    due: (now) => countDue(store, TASK_LOGS_DUE, keptFrom(store, now, settings.logMaxAgeMs, settings.logMaxRuns)),
+    due: (now) => countDue(store, taskLogsDue, keptFrom(store, now, settings.logMaxAgeMs, settings.logMaxRuns)),
     async pruneBatch(now) {
       const bound = await keptFrom(store, now, settings.logMaxAgeMs, settings.logMaxRuns);
       if (bound === null) return 0;
       const ids = (
-        await store.all<{ id: string }>(`SELECT id FROM runs WHERE ${TASK_LOGS_DUE} ORDER BY started_at, id LIMIT ?`, [
-          ...bound,
-          RETENTION_BATCH,
-        ])
+        await store.all<{ id: string }>(
+          `SELECT id FROM runs WHERE ${taskLogsDue(bound)} ORDER BY started_at, id LIMIT ?`,
+          [...bound.key, RETENTION_BATCH],
+        )
       ).map((row) => row.id);
       if (ids.length === 0) return 0;
       const at = now.toISOString();

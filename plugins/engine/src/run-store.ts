@@ -365,6 +365,11 @@ export class RunStore {
     return interrupted;
   }
 
+  /** Forgets the kept first pages and counts: another master changed runs. */
+  forgetLists(): void {
+    this.lists.reset();
+  }
+
   /** Runs, newest first, with the total matching (see RunList for what keeps this fast). */
   list(filter: ExecutionFilter = {}): Promise<RunPage> {
     return this.lists.list(filter);

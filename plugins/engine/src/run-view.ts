@@ -14,6 +14,7 @@ const ICON: Record<TaskStatus, string> = {
   running: '▸',
   succeeded: '✔',
   failed: '✖',
+  cancelled: '■',
   skipped: '↷',
   ignored: '!',
 };
@@ -22,6 +23,7 @@ const COLOUR: Record<TaskStatus, string> = {
   running: '36',
   succeeded: '32',
   failed: '31',
+  cancelled: '33',
   skipped: '90',
   ignored: '33',
 };

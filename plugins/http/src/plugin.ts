@@ -40,10 +40,10 @@ export const plugin = definePlugin({
     ctx.provide(WebSocketHubRef, service.hub);
     addOwnRoutes(ctx, service.router);
     // Listening waits for ready: every plugin has added its routes by then.
-    ctx.hooks.ready.tapPromise('http', async () => {
+    ctx.lifecycle.ready.tapPromise('http', async () => {
       await service.start();
     });
-    ctx.hooks.beforeStop.tapPromise('http', () => service.shutdown());
+    ctx.lifecycle.beforeStop.tapPromise('http', () => service.shutdown());
     return { stop: () => service.shutdown() };
   },
 });

@@ -93,6 +93,8 @@ export class WebSocketHubService implements WebSocketHub {
   private pingTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private emptied: (() => void)[] = [];
+  /** Listeners of this hub's own messages (the cluster, relaying them to the other masters). */
+  private readonly relays = new Set<(text: string, permission: Permission) => void>();
 
   constructor(private readonly options: WebSocketHubOptions) {
     this.wss.on('headers', (headers, req) => {
@@ -101,10 +103,25 @@ export class WebSocketHubService implements WebSocketHub {
     });
     // One subscription for all clients: an event is encoded once, and only while someone listens.
     this.unsubscribe = options.events.onAny((event) => {
-      if (this.clients.size === 0) return;
+      if (this.clients.size === 0 && this.relays.size === 0) return;
       const text = this.encode(event);
-      if (text !== null) this.enqueue(text, streamPermission(event.type));
+      if (text !== null) this.own(text, streamPermission(event.type));
     });
+  }
+
+  onMessage(listener: (text: string, permission: Permission) => void): () => void {
+    this.relays.add(listener);
+    return () => void this.relays.delete(listener);
+  }
+
+  deliver(text: string, permission: Permission): void {
+    if (this.clients.size > 0 && !this.closing) this.enqueue(text, permission);
+  }
+
+  /** A message of this master's: to its clients, and to the relays (other masters' clients). */
+  private own(text: string, permission: Permission): void {
+    for (const relay of this.relays) relay(text, permission);
+    if (this.clients.size > 0) this.enqueue(text, permission);
   }
 
   broadcast<K extends keyof WebSocketMessages & string>(
@@ -112,8 +129,8 @@ export class WebSocketHubService implements WebSocketHub {
     data: WebSocketMessages[K],
     options: { permission?: Permission } = {},
   ): void {
-    if (this.clients.size === 0) return;
-    this.enqueue(
+    if (this.clients.size === 0 && this.relays.size === 0) return;
+    this.own(
       this.redactText(JSON.stringify(webSocketMessage(type, data))),
       options.permission ?? streamPermission(type),
     );

@@ -56,7 +56,7 @@ describe('errors that escape fengari', () => {
     );
   });
 
-  it('leave other scripts running: one that breaks does not stop the scheduler', async () => {
+  it('leave other scripts running: one that breaks does not stop the time slicer', async () => {
     const { run } = testRuntime({ modules: [breaker], sliceMs: 1 });
     // The spinning script yields at every slice, so the broken one fails between two of its turns.
     const spinner = run('local n = 0.0 for i = 1, 3e5 do n = n + i end return n');

@@ -12,7 +12,7 @@ import {
   type HostTask,
 } from './host.js';
 import { jsString } from './lua-strings.js';
-import type { Resumable } from './scheduler.js';
+import type { Resumable } from './time-slicer.js';
 
 const { lua, lauxlib } = fengari;
 
@@ -68,7 +68,7 @@ class Task implements HostTask, Resumable {
     const previous = host.running;
     host.running = this;
     host.pendingYield = null;
-    host.scheduler.beginSlice();
+    host.timeSlicer.beginSlice();
     try {
       let status: number;
       try {
@@ -184,7 +184,7 @@ export class Execution implements HostExecution {
       this.#tasks.add(task);
       signal?.addEventListener('abort', this.#onAbort, { once: true });
       if (this.#timeoutMs !== undefined) this.#timer = setTimeout(() => this.checkDeadline(Infinity), this.#timeoutMs);
-      this.host.scheduler.wake(task);
+      this.host.timeSlicer.wake(task);
     });
   }
 
@@ -214,7 +214,7 @@ export class Execution implements HostExecution {
       });
       this.#tasks.add(task);
       // Never inside the caller's resume: the caller may be a module function running in Lua.
-      queueMicrotask(() => this.host.scheduler.wake(task));
+      queueMicrotask(() => this.host.timeSlicer.wake(task));
     });
   }
 
@@ -298,7 +298,7 @@ export class Execution implements HostExecution {
     }
     if (status === lua.LUA_YIELD) {
       if (reason === SLICE) {
-        host.scheduler.enqueue(task);
+        host.timeSlicer.enqueue(task);
         return;
       }
       if (reason !== null && reason !== STOP) {
@@ -307,12 +307,12 @@ export class Execution implements HostExecution {
           (value) => {
             reason.ok = true;
             reason.value = value;
-            if (!task.done) host.scheduler.wake(task);
+            if (!task.done) host.timeSlicer.wake(task);
           },
           (error: unknown) => {
             reason.ok = false;
             reason.error = error;
-            if (!task.done) host.scheduler.wake(task);
+            if (!task.done) host.timeSlicer.wake(task);
           },
         );
         return;

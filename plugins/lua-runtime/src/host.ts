@@ -14,7 +14,7 @@ import { installOsLibrary } from './lib-os.js';
 import { checkConcatSize, installStringLimits } from './lib-string-limits.js';
 import { concatBytes, jsString, luaString } from './lua-strings.js';
 import type { ModuleFunction, RegisteredModule } from './module-registry.js';
-import type { Scheduler } from './scheduler.js';
+import type { TimeSlicer } from './time-slicer.js';
 import { copyState, globalOf, type GlobalState } from './state-copy.js';
 
 const { lua, lauxlib, lualib } = fengari;
@@ -77,7 +77,7 @@ export interface HostEnvironment {
 
 export interface HostOptions {
   modules: readonly RegisteredModule[];
-  scheduler: Scheduler;
+  timeSlicer: TimeSlicer;
   /** Instructions between two runs of the count hook (the granularity of slices and timeouts). */
   hookInstructions: number;
   /**
@@ -261,7 +261,7 @@ const silentLogger: Logger = {
  */
 export class Host {
   readonly L: LuaState;
-  readonly scheduler: Scheduler;
+  readonly timeSlicer: TimeSlicer;
   /** The coroutine being resumed (null between resumes). */
   running: HostTask | null = null;
   /** Set just before a yield to the host; the resumer takes it. */
@@ -290,7 +290,7 @@ export class Host {
   readonly pushOptions: PushOptions;
 
   constructor(options: HostOptions) {
-    this.scheduler = options.scheduler;
+    this.timeSlicer = options.timeSlicer;
     this.pushOptions = {
       pushFunctionRef: (L, ref, path) => {
         if (!(ref instanceof LuaFunctionHandle) || ref.host !== this) {
@@ -440,8 +440,8 @@ export class Host {
     const exec = task.exec;
     const now = performance.now();
     if (exec.stopError === null) exec.checkDeadline(now);
-    if (exec.stopError === null && this.scheduler.heapGuard !== null && this.scheduler.expired(now)) {
-      const full = this.scheduler.heapGuard.check(now);
+    if (exec.stopError === null && this.timeSlicer.heapGuard !== null && this.timeSlicer.expired(now)) {
+      const full = this.timeSlicer.heapGuard.check(now);
       if (full !== null) exec.stop(new LuaError(`${exec.prefix}${full}`));
     }
     if (exec.stopError !== null) {
@@ -453,7 +453,7 @@ export class Host {
       }
       this.raise(L, exec.stopError.message, false);
     }
-    if (this.scheduler.expired(now) && lua.lua_isyieldable(L)) {
+    if (this.timeSlicer.expired(now) && lua.lua_isyieldable(L)) {
       exec.notePosition(task, L);
       this.pendingYield = SLICE;
       lua.lua_yield(L, 0);

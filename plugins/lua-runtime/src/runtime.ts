@@ -17,7 +17,7 @@ import { HeapGuard } from './heap-guard.js';
 import { Host, type HostEnvironment } from './host.js';
 import { jsString, luaString } from './lua-strings.js';
 import type { ModuleRegistry } from './module-registry.js';
-import { Scheduler } from './scheduler.js';
+import { TimeSlicer } from './time-slicer.js';
 import { chunkRules, classifyChunk, type ChunkRules, type Proto } from './script-bounds.js';
 import { UncopyableStateError } from './state-copy.js';
 
@@ -60,7 +60,7 @@ const PURE_CACHE_LIMIT = 4096;
 
 export class LuaRuntimeService implements LuaRuntime {
   readonly #registry: ModuleRegistry;
-  readonly #scheduler: Scheduler;
+  readonly #timeSlicer: TimeSlicer;
   readonly #poolSize: number;
   readonly #hookInstructions: number;
   #pool: Host[] = [];
@@ -80,7 +80,7 @@ export class LuaRuntimeService implements LuaRuntime {
     this.#registry = registry;
     const heapGuardRatio = options.heapGuardRatio ?? 0.7;
     const guarded = heapGuardRatio > 0 || options.memoryLimitBytes !== undefined;
-    this.#scheduler = new Scheduler(
+    this.#timeSlicer = new TimeSlicer(
       options.sliceMs ?? 5,
       guarded ? new HeapGuard(heapGuardRatio > 0 ? heapGuardRatio : 1, 20, options.memoryLimitBytes) : null,
     );
@@ -234,7 +234,7 @@ export class LuaRuntimeService implements LuaRuntime {
       const template = this.#buildHost();
       try {
         // One copy made here proves the template copyable (it holds nothing state-copy refuses).
-        new Host({ modules: [], scheduler: this.#scheduler, hookInstructions: this.#hookInstructions, template });
+        new Host({ modules: [], timeSlicer: this.#timeSlicer, hookInstructions: this.#hookInstructions, template });
         this.#template = template;
       } catch (error) {
         if (!(error instanceof UncopyableStateError)) throw error;
@@ -244,7 +244,7 @@ export class LuaRuntimeService implements LuaRuntime {
     if (this.#template === null) return this.#buildHost();
     return new Host({
       modules: [],
-      scheduler: this.#scheduler,
+      timeSlicer: this.#timeSlicer,
       hookInstructions: this.#hookInstructions,
       template: this.#template,
     });
@@ -253,7 +253,7 @@ export class LuaRuntimeService implements LuaRuntime {
   #buildHost(): Host {
     return new Host({
       modules: this.#registry.modules(),
-      scheduler: this.#scheduler,
+      timeSlicer: this.#timeSlicer,
       hookInstructions: this.#hookInstructions,
     });
   }

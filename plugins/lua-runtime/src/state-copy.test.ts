@@ -3,7 +3,7 @@ import fengari from 'fengari';
 import { describe, expect, it } from 'vitest';
 import { Host } from './host.js';
 import { ModuleRegistry } from './module-registry.js';
-import { Scheduler } from './scheduler.js';
+import { TimeSlicer } from './time-slicer.js';
 import {
   copyState,
   globalOf,
@@ -31,7 +31,7 @@ function hosts() {
     f: () => 1,
     g: () => 2,
   });
-  const options = { modules: registry.modules(), scheduler: new Scheduler(5), hookInstructions: 1000 };
+  const options = { modules: registry.modules(), timeSlicer: new TimeSlicer(5), hookInstructions: 1000 };
   const template = new Host(options);
   return {
     template,

@@ -256,15 +256,14 @@ export class WorkerPool {
   }
 }
 
-/** Found (or bundled, from source) once per process. */
+/** Found once per process. */
 let entry: Promise<string> | null = null;
 
-/** The worker's entry file (dist/src/worker-entry.js built; bundled with fengari's patch from source). */
+/** The worker's entry file: dist/src/worker-entry.js, built with fengari's patch (build.mjs). */
 function workerEntry(): Promise<string> {
   return pluginWorkerEntry({
     moduleUrl: import.meta.url,
     packageName: '@runner/plugin-lua-runtime',
     entry: 'worker-entry',
-    esbuildPlugins: async () => [(await import('../fengari-patch.mjs')).fengariConcatLimit],
   });
 }

@@ -60,5 +60,27 @@ export const postDbVacuum = declareRoute({
   responses: { 200: Type.Object({ bytesBefore: Type.Integer(), bytesAfter: Type.Integer() }) },
 });
 
+export const getClusterMasters = declareRoute({
+  method: 'GET',
+  path: '/cluster/masters',
+  summary: 'the live masters sharing the store (one on the embedded store)',
+  tags: ['cluster'],
+  permission: Permissions.systemAdmin,
+  responses: {
+    200: Type.Object({
+      self: Type.String({ description: 'the id of the master that answered' }),
+      shared: Type.Boolean({ description: 'whether other masters may share the store (PostgreSQL)' }),
+      masters: Type.Array(
+        Type.Object({
+          id: Type.String(),
+          address: Type.String({ description: 'where it serves HTTP' }),
+          startedAt: Type.String(),
+          lastSeenAt: Type.String({ description: 'its last heartbeat' }),
+        }),
+      ),
+    }),
+  },
+});
+
 /** Every route above, for the plugin's definition. */
-export const routes = [getDbStats, getDbBackup, postDbVacuum];
+export const routes = [getDbStats, getDbBackup, postDbVacuum, getClusterMasters];

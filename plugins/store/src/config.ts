@@ -12,6 +12,8 @@ export const TRANSACTION_TIMEOUT_KEY = 'store.transaction_timeout';
 export const URL_KEY = 'store.url';
 export const POOL_SIZE_KEY = 'store.pool_size';
 export const STATEMENT_TIMEOUT_KEY = 'store.statement_timeout';
+export const LEASE_TIMEOUT_KEY = 'cluster.lease_timeout';
+export const HEARTBEAT_INTERVAL_KEY = 'cluster.heartbeat_interval';
 /** Seconds an interactive transaction may hold the store (sql-transaction.ts has the same in ms). */
 export const DEFAULT_TRANSACTION_TIMEOUT_S = 10;
 
@@ -38,6 +40,14 @@ export const STORE_CONFIG: ConfigDeclaration = {
     help: 'connections to PostgreSQL at most (store.url)',
   },
   [STATEMENT_TIMEOUT_KEY]: positiveNumber(30, 'seconds a statement may run on PostgreSQL before the server cancels it'),
+  [LEASE_TIMEOUT_KEY]: positiveNumber(
+    15,
+    'seconds without a heartbeat after which a master sharing the PostgreSQL store is dead: a survivor ends its running runs interrupted',
+  ),
+  [HEARTBEAT_INTERVAL_KEY]: positiveNumber(
+    3,
+    "seconds between a master's heartbeats (and its looks for dead masters) on a shared PostgreSQL store; keep it well under cluster.lease_timeout",
+  ),
   [TRANSACTION_TIMEOUT_KEY]: positiveNumber(
     DEFAULT_TRANSACTION_TIMEOUT_S,
     'seconds an interactive transaction (withTransaction) may run before it is rolled back',
@@ -70,4 +80,14 @@ export function retentionIntervalMs(config: RunnerConfig): number {
 /** `store.snapshot_journal_bytes`: journal size that triggers a snapshot. */
 export function snapshotJournalBytes(config: RunnerConfig): number {
   return config.get<number>(SNAPSHOT_JOURNAL_BYTES_KEY);
+}
+
+/** `cluster.*` in milliseconds; the heartbeat is kept at most a third of the lease timeout. */
+export function clusterTimings(config: RunnerConfig): { leaseTimeoutMs: number; heartbeatMs: number } {
+  const leaseTimeoutMs = Math.round(config.get<number>(LEASE_TIMEOUT_KEY) * 1000);
+  const heartbeatMs = Math.min(
+    Math.round(config.get<number>(HEARTBEAT_INTERVAL_KEY) * 1000),
+    Math.floor(leaseTimeoutMs / 3),
+  );
+  return { leaseTimeoutMs, heartbeatMs: Math.max(heartbeatMs, 100) };
 }

@@ -2,26 +2,40 @@ import { resolve } from 'node:path';
 import {
   formatBytes,
   InvalidInputError,
+  type ActionInput,
   type CommandContext,
   type CommandInput,
   type MasterClient,
+  type Store,
+  type StoreSchema,
   type StoreStats,
 } from '@runner/plugin-sdk';
 import { checkBackupOutput } from './backup-output.js';
-import { snapshotJournalBytes } from './config.js';
+import { postgresSettings, snapshotJournalBytes } from './config.js';
 import { replaceFileAtomically } from './durable-fs.js';
 import { storeLayout } from './layout.js';
 import { readLockHolder } from './lock.js';
 import { lockHolderMaster, STORE_CALL_TIMEOUT_MS } from './lock-holder-master.js';
-import { restoreDatabase } from './restore.js';
-import { openStore, type OpenedStore } from './sql-store.js';
+import { copyStore, type TableReport } from './db-copy.js';
+import { formatRepairReport, repairStore, type RepairReport } from './db-repair.js';
+export { formatRepairReport };
+import { embeddedImage, restoreInto } from './logical-backup.js';
 
-/** Through the master's REST API when a live process holds the data directory, else directly. */
+import { redactUrl, type PostgresStore } from './pg-store.js';
+import { restoreDatabase } from './restore.js';
+import { openStore } from './sql-store.js';
+
+/**
+ * Through the master's REST API when a live process holds the data directory, else directly; on
+ * PostgreSQL (`store.url`) always directly, since the database serves any number of clients.
+ */
 async function viaMasterOrDirect<T>(
   ctx: CommandContext,
   viaMaster: (master: MasterClient) => Promise<T>,
-  direct: (store: OpenedStore) => Promise<T>,
+  direct: (store: Store) => Promise<T>,
 ): Promise<T> {
+  const postgres = postgresSettings(ctx.config);
+  if (postgres !== undefined) return withPostgres(ctx, postgres.url, direct);
   const dataDir = ctx.config.dataDir;
   const holder = await readLockHolder(dataDir);
   if (holder?.alive) return viaMaster(await lockHolderMaster(dataDir, holder));
@@ -32,6 +46,26 @@ async function viaMasterOrDirect<T>(
   } finally {
     await store.close();
   }
+}
+
+/** The PostgreSQL store at `url`, migrated by nobody: for reading and maintenance only. */
+async function withPostgres<T>(
+  ctx: CommandContext,
+  url: string,
+  work: (store: PostgresStore) => Promise<T>,
+): Promise<T> {
+  const { PostgresStore } = await import('./pg-store.js');
+  const store = await PostgresStore.open({ url }, ctx.logger);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Every plugin's declared schema (the CLI's context has them; a command run without it has none). */
+async function declaredSchemas(ctx: CommandContext): Promise<StoreSchema[]> {
+  return (await ctx.schemas?.()) ?? [];
 }
 
 export async function backupCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
@@ -49,28 +83,75 @@ export async function backupCommand(input: CommandInput, ctx: CommandContext): P
       await replaceFileAtomically(path, image);
       return { path, bytes: image.length };
     },
-    (store) => store.backup(output, { compress }),
+    async (store) => {
+      if (store.dialect !== 'postgres') return store.backup(output, { compress });
+      const path = resolve(output);
+      const image = await embeddedImage(store, await declaredSchemas(ctx), ctx.logger, { compress });
+      await replaceFileAtomically(path, image);
+      return { path, bytes: image.length };
+    },
   );
   ctx.stdout.write(`backup written to ${result.path} (${formatBytes(result.bytes)}${compress ? ', gzip' : ''})\n`);
   return 0;
 }
 
-export async function restoreCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
-  const [path] = input.args;
+/** What `runner db restore` did: the backup and where it went. */
+export interface RestoreAnswer {
+  from: string;
+  into: string;
+  bytes?: number;
+  tables?: number;
+  rows?: number;
+}
+
+export async function restoreDb(input: ActionInput, ctx: CommandContext): Promise<RestoreAnswer> {
+  const { path } = input.args;
   if (path === undefined || path === '')
     throw new InvalidInputError('runner db restore needs a backup file', { field: 'path' });
+  const postgres = postgresSettings(ctx.config);
+  if (postgres !== undefined) {
+    // Every master on the database must be stopped: the restore replaces all of its rows.
+    const tables = await withPostgres(ctx, postgres.url, async (store) =>
+      restoreInto(
+        store,
+        path,
+        { decompress: input.options.decompress === true },
+        await declaredSchemas(ctx),
+        ctx.logger,
+      ),
+    );
+    const rows = tables.reduce((sum, t) => sum + t.rows, 0);
+    return { from: resolve(path), into: redactUrl(postgres.url), tables: tables.length, rows };
+  }
   const result = await restoreDatabase(
     ctx.config.dataDir,
     path,
     { decompress: input.options.decompress === true },
     ctx.logger,
   );
-  ctx.stdout.write(`restored ${resolve(path)} as ${result.path} (${formatBytes(result.bytes)})\n`);
-  return 0;
+  return { from: resolve(path), into: result.path, bytes: result.bytes };
 }
 
-export async function vacuumCommand(_input: CommandInput, ctx: CommandContext): Promise<number> {
-  const result = await viaMasterOrDirect(
+/** One line for people. */
+export function restoreText(answer: RestoreAnswer): string {
+  return answer.tables === undefined
+    ? `restored ${answer.from} as ${answer.into} (${formatBytes(answer.bytes ?? 0)})\n`
+    : `restored ${answer.from} into ${answer.into} (${answer.tables} tables, ${answer.rows} rows)\n`;
+}
+
+/** `runner db repair`: the embedded store's files only (a master holding them refuses it). */
+export async function repairDb(input: ActionInput, ctx: CommandContext): Promise<RepairReport> {
+  if (postgresSettings(ctx.config) !== undefined) {
+    throw new InvalidInputError(
+      'runner db repair rebuilds the embedded store from its files; with store.url set, the store is PostgreSQL, which recovers by itself',
+      { field: 'store.url' },
+    );
+  }
+  return repairStore(ctx.config.dataDir, ctx.logger, { dryRun: input.options.dryRun === true });
+}
+
+export function vacuumDb(ctx: CommandContext): Promise<{ bytesBefore: number; bytesAfter: number }> {
+  return viaMasterOrDirect(
     ctx,
     (master) =>
       master.call<{ bytesBefore: number; bytesAfter: number }>('POST', '/db/vacuum', {
@@ -78,8 +159,6 @@ export async function vacuumCommand(_input: CommandInput, ctx: CommandContext): 
       }),
     (store) => store.vacuum(),
   );
-  ctx.stdout.write(`vacuum: ${formatBytes(result.bytesBefore)} -> ${formatBytes(result.bytesAfter)}\n`);
-  return 0;
 }
 
 /**
@@ -143,11 +222,10 @@ function dueText(due: number, offline: boolean): string {
   return `${due} past the rule: ${offline ? "a master's first pass" : 'the next pass'} removes them`;
 }
 
-export async function statsCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
-  const format = input.options.output ?? 'text';
-  if (format !== 'text' && format !== 'json') {
-    throw new InvalidInputError(`--output must be text or json, got ${String(format)}`, { field: 'output' });
-  }
+/** Marks stats read by this process, with no master running the policies (not in JSON output). */
+const READ_OFFLINE = Symbol('read offline');
+
+export async function readDbStats(ctx: CommandContext): Promise<StoreStats> {
   let offline = false;
   const stats = await viaMasterOrDirect(
     ctx,
@@ -160,7 +238,67 @@ export async function statsCommand(input: CommandInput, ctx: CommandContext): Pr
       return store.stats();
     },
   );
+  return Object.assign(stats, { [READ_OFFLINE]: offline });
+}
+
+/** `runner db stats` for people, with the retention settings when no master runs the policies. */
+export function statsText(stats: StoreStats, ctx: CommandContext): string {
   const configured = ctx.config.declared().filter((k) => /(^|\.)retention(\.|_|$)/.test(k.key));
-  ctx.stdout.write(format === 'json' ? `${JSON.stringify(stats, null, 2)}\n` : formatStats(stats, configured, offline));
-  return 0;
+  return formatStats(stats, configured, (stats as { [READ_OFFLINE]?: boolean })[READ_OFFLINE] === true);
+}
+
+/** A store named on the command line: a PostgreSQL URL, or else a data directory. */
+function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/** Opens the store at `location` for `work` and closes it after. */
+async function withStoreAt<T>(ctx: CommandContext, location: string, work: (store: Store) => Promise<T>): Promise<T> {
+  if (isPostgresUrl(location)) return withPostgres(ctx, location, work);
+  // A copy holds its transaction as long as it takes (the 10 s default is for a master's claims).
+  const store = await openStore(resolve(location), ctx.logger, { transactionTimeoutMs: 24 * 60 * 60 * 1000 });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** What `runner db copy` prints per table. */
+export function formatCopyReport(from: string, to: string, tables: readonly TableReport[]): string {
+  const width = Math.max(5, ...tables.map((t) => t.table.length));
+  const rows = tables.reduce((sum, t) => sum + t.rows, 0);
+  return [
+    `copied ${from} -> ${to}: ${tables.length} tables, ${rows} rows, each verified (rows and checksum equal on both)`,
+    `${'table'.padEnd(width)}  ${'rows'.padStart(9)}  checksum`,
+    ...tables.map((t) => `${t.table.padEnd(width)}  ${String(t.rows).padStart(9)}  ${t.checksum}`),
+    '',
+  ].join('\n');
+}
+
+export async function copyDb(
+  input: ActionInput,
+  ctx: CommandContext,
+): Promise<{ from: string; to: string; tables: TableReport[] }> {
+  const { from, to } = input.options;
+  for (const [field, value] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    if (typeof value !== 'string' || value === '') {
+      throw new InvalidInputError(`runner db copy needs --${field} <data-dir | postgres://...>`, { field });
+    }
+  }
+  const [source, target] = [from as string, to as string];
+  if (resolve(source) === resolve(target) || source === target) {
+    throw new InvalidInputError('--from and --to name the same store', { field: 'to' });
+  }
+  const schemas = await declaredSchemas(ctx);
+  const tables = await withStoreAt(ctx, source, (sourceStore) =>
+    withStoreAt(ctx, target, (targetStore) =>
+      copyStore(sourceStore, targetStore, schemas, { overwrite: input.options.overwrite === true }),
+    ),
+  );
+  const shown = (location: string) => (isPostgresUrl(location) ? redactUrl(location) : resolve(location));
+  return { from: shown(source), to: shown(target), tables: [...tables] };
 }

@@ -1,4 +1,5 @@
-import type { Pool, PoolClient, QueryResult } from 'pg';
+import { resolve } from 'node:path';
+import type { ClientConfig, Pool, PoolClient, QueryResult } from 'pg';
 import {
   ConflictError,
   InvalidInputError,
@@ -9,12 +10,15 @@ import {
   type SqlParams,
   type SqlValue,
   type Store,
+  type StoreSchema,
   type StoreStats,
   type StoreTransaction,
   type WriteResult,
 } from '@runner/plugin-sdk';
+import { replaceFileAtomically } from './durable-fs.js';
 import { checkMigrations, pendingMigrations } from './migrations.js';
 import { RetentionRunner } from './retention.js';
+import { PgChannel } from './pg-channel.js';
 import { numberedPlaceholders, postgresSchema } from './sql-dialect.js';
 
 export interface PostgresStoreOptions {
@@ -28,6 +32,8 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** PEM of the CA that signed the server's certificate (verified; implies TLS). */
   ca?: string;
+  /** Opened only to look (`runner doctor`): creates nothing, not even the migrations table. */
+  readOnly?: boolean;
 }
 
 const DEFAULTS = { poolSize: 10, statementTimeoutMs: 30_000, connectTimeoutMs: 10_000 };
@@ -76,9 +82,14 @@ function bound(params: SqlParams | undefined, sql: string): unknown[] {
 export class PostgresStore implements Store {
   readonly dialect = 'postgres' as const;
   private readonly retention: RetentionRunner;
+  /** The migrations applied through this store, by owner: the schema of a logical backup. */
+  private readonly schemas = new Map<string, StoreSchema>();
+  private readonly channels = new Set<PgChannel>();
 
   private constructor(
     private readonly pool: Pool,
+    /** How to open a connection of its own (the channel's LISTEN client), as the pool does. */
+    private readonly connection: ClientConfig,
     /** The URL without its password. */
     readonly location: string,
     private readonly logger: Logger,
@@ -89,9 +100,8 @@ export class PostgresStore implements Store {
   static async open(options: PostgresStoreOptions, logger: Logger): Promise<PostgresStore> {
     const { default: pg } = await import('pg');
     const settings = { ...DEFAULTS, ...options };
-    const pool = new pg.Pool({
+    const connection: ClientConfig = {
       connectionString: options.url,
-      max: settings.poolSize,
       connectionTimeoutMillis: settings.connectTimeoutMs,
       statement_timeout: settings.statementTimeoutMs,
       ...(options.ca === undefined ? {} : { ssl: { ca: options.ca, rejectUnauthorized: true } }),
@@ -99,16 +109,22 @@ export class PostgresStore implements Store {
         getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
           NUMERIC_OIDS.has(oid) ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
       },
-    });
-    const store = new PostgresStore(pool, redactUrl(options.url), logger);
+    };
+    const pool = new pg.Pool({ ...connection, max: settings.poolSize });
+    const store = new PostgresStore(pool, connection, redactUrl(options.url), logger);
     // An idle connection the server closed (a restart): the pool drops it and opens another on
     // the next query. Without a listener the error would end the process.
     pool.on('error', (error) => logger.warn(`PostgreSQL at ${store.location}: ${error.message}; reconnecting`));
     try {
       await store.query('SELECT 1');
-      await store.query(
-        'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
-      );
+      // Masters starting together: CREATE TABLE IF NOT EXISTS alone can still collide (pg_type).
+      if (options.readOnly !== true)
+        await store.withTransaction(async (tx) => {
+          await tx.get("SELECT pg_advisory_xact_lock(hashtext('runner _migrations'))");
+          await tx.run(
+            'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
+          );
+        });
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;
@@ -221,6 +237,7 @@ export class PostgresStore implements Store {
    */
   async migrate(owner: string, migrations: readonly Migration[]): Promise<void> {
     checkMigrations(owner, migrations);
+    this.schemas.set(owner, { owner, migrations });
     for (;;) {
       const next = await this.withTransaction(async (tx) => {
         await tx.get('SELECT pg_advisory_xact_lock(hashtext(?))', [`runner migrations ${owner}`]);
@@ -250,12 +267,22 @@ export class PostgresStore implements Store {
     }
   }
 
-  backupImage(): Promise<Uint8Array> {
-    return Promise.reject(notYet('backup'));
+  /**
+   * A logical backup: the rows copied into an embedded database whose image is the backup, the
+   * same format the embedded store writes, so either backend restores it. The schema comes from
+   * the migrations the plugins applied through this store.
+   */
+  async backupImage(options: { compress?: boolean } = {}): Promise<Uint8Array> {
+    const { embeddedImage } = await import('./logical-backup.js');
+    return embeddedImage(this, [...this.schemas.values()], this.logger, options);
   }
 
-  backup(): Promise<{ path: string; bytes: number }> {
-    return Promise.reject(notYet('backup'));
+  async backup(outputPath: string, options: { compress?: boolean } = {}): Promise<{ path: string; bytes: number }> {
+    const output = resolve(outputPath);
+    const data = await this.backupImage(options);
+    await replaceFileAtomically(output, data);
+    this.logger.info(`backup written to ${output} (${data.length} bytes${options.compress ? ', gzip' : ''})`);
+    return { path: output, bytes: data.length };
   }
 
   async vacuum(): Promise<{ bytesBefore: number; bytesAfter: number }> {
@@ -301,8 +328,26 @@ export class PostgresStore implements Store {
     return this.retention.runPass();
   }
 
+  /**
+   * A channel between the processes sharing this database (LISTEN/NOTIFY on a connection of its
+   * own); see pg-channel.ts. Closed with the store.
+   */
+  async openChannel(name: string, onMessage: (payload: string) => void): Promise<PgChannel> {
+    const channel = await PgChannel.open({
+      name,
+      connection: this.connection,
+      store: this,
+      logger: this.logger,
+      location: this.location,
+      onMessage,
+    });
+    this.channels.add(channel);
+    return channel;
+  }
+
   /** Ends the retention schedule and closes every connection. */
   async close(): Promise<void> {
+    for (const channel of this.channels) await channel.close();
     await this.retention.stop();
     await this.pool.end();
     this.logger.info(`store on PostgreSQL at ${this.location} closed`);
@@ -312,12 +357,4 @@ export class PostgresStore implements Store {
 function written(result: QueryResult): WriteResult {
   // PostgreSQL has no rowid: a portable insert that needs its id reads it back by a unique key.
   return { changes: result.rowCount ?? 0, lastInsertRowid: 0 };
-}
-
-function notYet(what: string): RunnerError {
-  return new RunnerError(
-    'not_supported',
-    `runner db ${what} does not support PostgreSQL yet; use pg_dump / pg_restore on the database`,
-    { status: 501 },
-  );
 }

@@ -2,7 +2,7 @@
 // rely on whichever store a master runs on.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConflictError, type Migration } from '@runner/plugin-sdk';
-import { storeBackends, type OpenBackend } from '../test-fixtures/store-backends.js';
+import { storeBackends, type OpenBackend } from '../testing.js';
 
 const ITEMS: Migration[] = [
   {

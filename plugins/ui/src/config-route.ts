@@ -1,10 +1,9 @@
 import * as api from './api.js';
-import { configRows } from '@runner/plugin-cli-tools/config-rows';
-import { serve, type HttpRouter, type PluginContext } from '@runner/plugin-sdk';
+import { configRows, serve, type HttpRouter, type PluginContext } from '@runner/plugin-sdk';
 
 /**
  * `GET /api/v1/config`: the effective configuration as `runner config show` prints it (one
- * implementation: cli-tools' configRows), secrets redacted, each value with its source. Read-only:
+ * implementation: the SDK's configRows), secrets redacted, each value with its source. Read-only:
  * the settings page shows it, changes go through config.yaml, the environment or flags.
  */
 export function registerConfigRoute(router: HttpRouter, ctx: Pick<PluginContext, 'config' | 'redactor'>): void {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fakeCheckScript, fakeTemplateVariables } from '../test-fixtures/hooks.js';
-import { WorkflowValidationError } from './errors.js';
+import { WorkflowValidationError } from '@runner/plugin-sdk';
 import { selectGroup, topologicalOrder } from './graph.js';
 import { applyOverrides } from './overrides.js';
 import { parseValues, parseWorkflow } from './parse.js';

@@ -1,6 +1,5 @@
-import { InvalidInputError } from '@runner/plugin-sdk';
+import { InvalidInputError, WorkflowValidationError } from '@runner/plugin-sdk';
 import { describe, expect, it } from 'vitest';
-import { WorkflowValidationError } from './errors.js';
 import { parseValues, parseWorkflow, validateWorkflow } from './parse.js';
 import type { ParseWorkflowOptions, WorkflowProblem } from './types.js';
 

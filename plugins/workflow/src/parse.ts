@@ -1,7 +1,6 @@
 import { LineCounter, parseDocument, type Document, type YAMLError } from 'yaml';
 import { checkGraph, checkScripts, checkTemplates } from './checks.js';
-import { sortProblems, WorkflowValidationError } from './errors.js';
-import { userKeyed } from '@runner/plugin-sdk';
+import { sortProblems, WorkflowValidationError, userKeyed } from '@runner/plugin-sdk';
 import { setOwn } from './objects.js';
 import { Reader } from './reader.js';
 import { WorkflowSchema, type TaskDraft, type WorkflowDraft } from './schema.js';

@@ -2,12 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NotFoundError } from '@runner/plugin-sdk';
+import { NotFoundError, WorkflowValidationError } from '@runner/plugin-sdk';
 import { createTestKernel } from '@runner/plugin-sdk/testing';
 import { build, type Metafile } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import * as entry from '../index.js';
-import { WorkflowValidationError } from './errors.js';
 import { plugin } from './plugin.js';
 import { WorkflowParserRef } from './service.js';
 

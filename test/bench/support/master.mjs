@@ -175,3 +175,34 @@ export function startSimAgents(master, count) {
   });
   return { child, ready };
 }
+
+/**
+ * Drops every table of the PostgreSQL database at `url` (created when missing), so a bench's
+ * master starts on an empty store. Only for a database of the bench's own.
+ */
+export async function emptyDatabase(url) {
+  const { default: pg } = await import('pg');
+  const target = new URL(url);
+  const name = target.pathname.slice(1);
+  const admin = new pg.Client({ connectionString: Object.assign(new URL(url), { pathname: '/postgres' }).toString() });
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+  } finally {
+    await admin.end();
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
+  } finally {
+    await client.end();
+  }
+}
+
+/** The process's resident set size in MiB (Linux). */
+export function rssMb(pid) {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Math.round(Number(match[1]) / 1024) : undefined;
+}

@@ -1,8 +1,10 @@
-// A user's own account in Debian's chromium against a real master (auth on): the password change
-// of the Settings page's Profile section, which signs the user's other sessions out and keeps
-// this one; screenshots of the section light and dark at both sizes.
+// Settings in Debian's chromium against a real master (auth on): the tabs (profile, users, tokens,
+// roles, audit, configuration) kept in the URL; the password change of the Profile tab, which signs
+// the user's other sessions out and keeps this one; the Roles tab's permission table as the API
+// holds it; the audit log filtered by actor, event and time in the URL; no way to remove yourself
+// (in the page and at the master). Screenshots of the tabs light and dark at both sizes, axe clean.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { context, logIn, screenshot, seriousViolations, watch } from './browser.js';
+import { context, logIn, looks, watch } from './browser.js';
 import { apiCall } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -10,7 +12,17 @@ const ui = uiSuite();
 
 beforeAll(async () => {
   await apiCall(ui.master, 'POST', '/users', { name: 'pat', role: 'viewer', password: 'pats-first-password' });
+  await apiCall(ui.master, 'POST', '/users', { name: 'sam', role: 'admin', password: 'sams-own-password-1' });
 });
+
+/** The master's answer to a call as a user by their password (Basic), status and body. */
+async function callAs(user: string, password: string, method: string, path: string) {
+  const response = await fetch(`${ui.master.origin}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+  });
+  return { status: response.status, body: await response.text() };
+}
 
 describe('the password change in Settings', () => {
   it("changes a viewer's own password, keeps this session and signs the other out", async () => {
@@ -57,24 +69,103 @@ describe('the password change in Settings', () => {
     expect(new URL(page.url()).pathname).toBe('/settings');
     await page.context().close();
   });
+});
 
-  for (const theme of ['light', 'dark'] as const) {
-    for (const viewport of ['desktop', 'phone'] as const) {
-      it(`looks right in ${theme} at ${viewport} size`, async () => {
-        const page = await (
-          await context(ui.browser, { origin: ui.master.origin, session: ui.admin, theme, viewport })
-        ).newPage();
-        const { problems } = watch(page);
-        await page.goto('/settings');
-        const form = page.getByRole('form', { name: 'Change your password' });
-        await form.getByLabel('New password', { exact: true }).fill('one-password');
-        await form.getByLabel('New password again').fill('another-one');
-        await form.scrollIntoViewIfNeeded();
-        await screenshot(page, `settings-password-${theme}-${viewport}`);
-        expect(await seriousViolations(page)).toEqual([]);
-        expect(problems).toEqual([]);
-        await page.context().close();
-      });
+describe('the Settings tabs', () => {
+  it('shows the permission table of the API on the Roles tab, the tab kept in the URL', async () => {
+    const roles = await apiCall<{ roles: { name: string; permissions: string[] }[]; permissions: { name: string }[] }>(
+      ui.master,
+      'GET',
+      '/auth/roles',
+    );
+    const { page, problems } = await ui.open('/settings');
+    await page.getByRole('tab', { name: 'Roles' }).click();
+    await page.waitForURL((url) => url.searchParams.get('tab') === 'roles');
+    const table = page.getByRole('region', { name: 'Permissions of each role' });
+    await table.getByRole('rowheader').first().waitFor();
+    // Each cell says whether the role holds the permission: exactly what the API says, no more.
+    for (const role of roles.roles) {
+      const held = await table.getByText(`${role.name} has it`, { exact: true }).count();
+      expect(held, role.name).toBe(role.permissions.length);
     }
-  }
+    expect(await table.getByRole('rowheader').count()).toBe(roles.permissions.length);
+    const operator = roles.roles.find((r) => r.name === 'operator')!;
+    const executeRow = table.getByRole('row').filter({ hasText: 'workflow:execute' });
+    expect(await executeRow.getByText('operator has it', { exact: true }).count()).toBe(
+      operator.permissions.includes('workflow:execute') ? 1 : 0,
+    );
+    // Arrow keys move between tabs (the tabs pattern), and the URL follows.
+    await page.getByRole('tab', { name: 'Roles' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForURL((url) => url.searchParams.get('tab') === 'audit');
+    expect(await page.getByRole('tab', { name: 'Audit log' }).getAttribute('aria-selected')).toBe('true');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('filters the audit log by actor, event and time, kept in the URL across a reload', async () => {
+    // Records of two actors: sam's own login check and the test's user additions (the local credential).
+    expect((await callAs('sam', 'sams-own-password-1', 'GET', '/auth/me')).status).toBe(200);
+    const { page, problems } = await ui.open('/settings?tab=audit');
+    const table = page.getByRole('table', { name: 'Audit records' });
+    await table.getByRole('row').nth(1).waitFor();
+    await page.getByLabel('Event').fill('user.add');
+    await page.waitForURL((url) => url.searchParams.get('event') === 'user.add');
+    await table.getByRole('row').filter({ hasText: 'add user sam (admin)' }).waitFor();
+    const events = await table.locator('tbody tr td:nth-child(3)').allInnerTexts();
+    expect(events.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(events.map((e) => e.trim()))).toEqual(new Set(['user.add']));
+    await page.getByLabel('Time').selectOption('1h');
+    await page.waitForURL((url) => url.searchParams.get('since') === '1h');
+    await page.reload();
+    expect(await page.getByLabel('Event').inputValue()).toBe('user.add');
+    expect(await page.getByLabel('Time').inputValue()).toBe('1h');
+    await table.getByRole('row').filter({ hasText: 'add user pat (viewer)' }).waitFor();
+    // A click on an actor shows only what they did; a filter nothing matches says so.
+    await page.getByLabel('Event').fill('');
+    await page.getByLabel('Actor').fill('sam');
+    await page.waitForURL((url) => url.searchParams.get('user') === 'sam' && !url.searchParams.has('event'));
+    await table.getByRole('row').nth(1).waitFor();
+    await page.waitForFunction(
+      `[...document.querySelectorAll('table[aria-label="Audit records"] tbody tr td:nth-child(2)')].every((c) => c.innerText.trim() === 'sam')`,
+    );
+    await page.getByLabel('Actor').fill('nobody-did-this');
+    await page.getByRole('heading', { name: 'No audit record matches these filters' }).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('offers no way to remove yourself, and the master refuses it too', async () => {
+    const { page, problems } = await ui.open('/settings?tab=users');
+    const own = page.getByRole('row').filter({ hasText: 'admin (you)' });
+    const remove = own.getByRole('button', { name: 'Remove' });
+    await remove.waitFor();
+    expect(await remove.isDisabled()).toBe(true);
+    expect(await own.getByText('Another admin can remove you').isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Remove pat' }).isEnabled()).toBe(true);
+    expect(problems).toEqual([]);
+    await page.context().close();
+    // sam is an admin, not the last one: only being sam stops sam removing sam.
+    const self = await callAs('sam', 'sams-own-password-1', 'DELETE', '/users/sam');
+    expect(self.status).toBe(409);
+    expect(self.body).toContain('it is you');
+    expect((await callAs('sam', 'sams-own-password-1', 'GET', '/auth/me')).status).toBe(200);
+  });
+
+  it('looks right in both themes at both sizes: profile, roles and audit tabs, axe clean', async () => {
+    const { page, problems } = await ui.open('/settings');
+    const form = page.getByRole('form', { name: 'Change your password' });
+    await form.getByLabel('New password', { exact: true }).fill('one-password');
+    await form.getByLabel('New password again').fill('another-one');
+    expect(await looks(page, 'settings-password', { show: form })).toEqual([]);
+    await page.getByRole('tab', { name: 'Roles' }).click();
+    const roles = page.getByRole('region', { name: 'Permissions of each role' });
+    await roles.getByRole('rowheader').first().waitFor();
+    expect(await looks(page, 'settings-roles')).toEqual([]);
+    await page.getByRole('tab', { name: 'Audit log' }).click();
+    await page.getByRole('table', { name: 'Audit records' }).getByRole('row').nth(1).waitFor();
+    expect(await looks(page, 'settings-audit')).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 });

@@ -3,7 +3,9 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { inject } from 'vitest';
+import { CHROMIUM_OPTIONS } from '../../support/chromium-broker.js';
 import { repoRoot } from '../helpers.js';
 
 /** Where the tests write their screenshots (named in ui/README.md; gitignored). */
@@ -16,18 +18,18 @@ export const VIEWPORTS = {
 
 export type Theme = 'light' | 'dark';
 
-export function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-    ],
-  });
+/**
+ * The run's chromium (started once by the global set-up's broker, shared by every file), connected
+ * to; `close()` on it ends this connection and its contexts, not the browser. Outside a vitest run
+ * with the broker, a chromium of its own.
+ */
+export async function launch(): Promise<Browser> {
+  const broker = inject('chromiumBroker');
+  if (!broker) return chromium.launch(CHROMIUM_OPTIONS);
+  const response = await fetch(broker);
+  const answer = await response.text();
+  if (!response.ok) throw new Error(answer);
+  return chromium.connect(answer, { timeout: 60_000 });
 }
 
 /** A browser context with the theme chosen as a user would (the saved choice in localStorage). */
@@ -38,7 +40,9 @@ export async function context(
   const ctx = await browser.newContext({
     viewport: VIEWPORTS[options.viewport ?? 'desktop'],
     baseURL: options.origin,
-    storageState: options.session,
+    // The cookies alone: a storage state with localStorage makes Playwright open a page of the
+    // origin to write it, half a second per context; the session is the HttpOnly cookie.
+    storageState: options.session ? { cookies: options.session.cookies, origins: [] } : undefined,
     // axe-core is injected as an inline script, which the UI's CSP would refuse.
     bypassCSP: true,
   });
@@ -50,17 +54,18 @@ export async function context(
 /** A logged-in browser's cookies (the HttpOnly session cookie among them), reused by new contexts. */
 export type Session = Awaited<ReturnType<BrowserContext['storageState']>>;
 
-/** Logs in through the login page, as a person would, and keeps the session. */
+/**
+ * A user's session: the login API answered in a browser context, which keeps its cookie, as the
+ * login page's own call does. What the login page itself does (the form, the way back to where a
+ * visitor was going, a wrong password) is flows.test.ts's; every other test starts logged in
+ * without loading that page first.
+ */
 export async function logIn(browser: Browser, origin: string, username: string, password: string): Promise<Session> {
-  const ctx = await context(browser, { origin });
+  const ctx = await browser.newContext({ baseURL: origin });
   try {
-    const page = await ctx.newPage();
-    await page.goto('/login');
-    await page.getByLabel('User name').fill(username);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL((url) => url.pathname === '/');
-    await page.getByRole('button', { name: 'Log out' }).waitFor();
+    const response = await ctx.request.post('/api/v1/auth/login', { data: { username, password } });
+    if (!response.ok())
+      throw new Error(`logging in as ${username}: HTTP ${response.status()} ${await response.text()}`);
     return await ctx.storageState();
   } finally {
     await ctx.close();
@@ -98,7 +103,8 @@ const axeSource = (createRequire(import.meta.url)('axe-core') as { source: strin
  * `THEME_RULES`).
  */
 export async function seriousViolations(page: Page, rules?: readonly string[]): Promise<string[]> {
-  await page.addScriptTag({ content: axeSource });
+  // Once per document: a second scan of the same page (another look of it) reuses it.
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.addScriptTag({ content: axeSource });
   // Violations only: axe then skips the details of what passed, much of a scan's time.
   const options = { resultTypes: ['violations'], ...(rules ? { runOnly: { type: 'rule', values: rules } } : {}) };
   // A string, run in the page: the test's own TypeScript has no DOM types.
@@ -116,4 +122,73 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   const file = join(SCREENSHOTS, `${name}.png`);
   await page.screenshot({ path: file, fullPage: false });
   return file;
+}
+
+/** A theme at a size: one look of a page. */
+export type Look = readonly [Theme, keyof typeof VIEWPORTS];
+
+/** Both themes at both sizes, each one change from the one before. */
+export const LOOKS: readonly Look[] = [
+  ['light', 'desktop'],
+  ['dark', 'desktop'],
+  ['dark', 'phone'],
+  ['light', 'phone'],
+];
+
+/**
+ * Screenshots of the page as it stands in each look (`<name>-<theme>-<viewport>.png`), and axe-core's
+ * serious violations in each, each prefixed with its look: every rule once per size, the rules a
+ * theme changes (`THEME_RULES`) for the other theme. The page is not loaded again: the theme
+ * changes through the page's own toggle and the size through the window, which the page follows
+ * as it does on a phone turned or a window resized; a load with its data and a first scan cost
+ * seconds, a switch a frame. `show`, when given, is scrolled into view in each look before the
+ * screenshot. Ends in the first look.
+ */
+export async function looks(
+  page: Page,
+  name: string,
+  options: {
+    looks?: readonly Look[];
+    axe?: boolean;
+    show?: Locator;
+    /** Asserts what must hold in each look (a layout at a size), before its screenshot. */
+    check?: (look: Look) => Promise<void>;
+  } = {},
+): Promise<string[]> {
+  const { looks: wanted = LOOKS, axe = true, show, check } = options;
+  const scanned = new Set<string>();
+  const violations: string[] = [];
+  for (const [theme, viewport] of wanted) {
+    await setLook(page, theme, viewport);
+    if (show) await show.scrollIntoViewIfNeeded();
+    await check?.([theme, viewport]);
+    await screenshot(page, `${name}-${theme}-${viewport}`);
+    if (!axe) continue;
+    const found = await seriousViolations(page, scanned.has(viewport) ? THEME_RULES : undefined);
+    scanned.add(viewport);
+    violations.push(...found.map((v) => `${theme} ${viewport}: ${v}`));
+  }
+  if (wanted.length > 1) await setLook(page, wanted[0]![0], wanted[0]![1]);
+  return violations;
+}
+
+/** Puts the page in a look: its size, and its theme as the toggle in the header sets it. */
+export async function setLook(page: Page, theme: Theme, viewport: keyof typeof VIEWPORTS): Promise<void> {
+  const size = page.viewportSize();
+  const wanted = VIEWPORTS[viewport];
+  if (size?.width !== wanted.width || size?.height !== wanted.height) await page.setViewportSize(wanted);
+  // In the page: the toggle's own click handler (a click event, which also reaches it behind an
+  // open modal dialog). A page without the toggle (the login page has no header) has nothing that
+  // follows the theme but the colours of <html data-theme>, which are set as the toggle sets them.
+  await page.evaluate(`(() => {
+    const theme = ${JSON.stringify(theme)};
+    if (document.documentElement.dataset.theme === theme) return;
+    const toggle = document.querySelector('button[aria-label="Switch to ' + theme + ' theme"]');
+    if (toggle) return toggle.click();
+    localStorage.setItem('runner.theme', theme);
+    document.documentElement.dataset.theme = theme;
+  })()`);
+  await page.waitForFunction(`document.documentElement.dataset.theme === ${JSON.stringify(theme)}`);
+  // What follows the size or the theme in script (charts, the editor) redraws within two frames.
+  await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
 }

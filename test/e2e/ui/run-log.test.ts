@@ -2,7 +2,7 @@
 // as many rows as it has lines and no longer overlaps the lines after it. Screenshots
 // `run-log-multiline-*` in light and dark, desktop and phone.
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { screenshot, seriousViolations, type Theme, type VIEWPORTS } from './browser.js';
+import { type Look, looks } from './browser.js';
 import { runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -26,32 +26,23 @@ beforeAll(async () => {
   runId = (await runWorkflow(ui.master, content, 'multi-line')).id;
 }, 60_000);
 
-const VARIANTS: [Theme, keyof typeof VIEWPORTS][] = [
-  ['light', 'desktop'],
-  ['dark', 'desktop'],
-  ['light', 'phone'],
-  ['dark', 'phone'],
-];
-
 describe('the run log', () => {
-  for (const [theme, viewport] of VARIANTS) {
-    it(`gives a multi-line message its own rows, overlapping nothing (${theme}, ${viewport})`, async () => {
-      const { page, problems } = await ui.open(`/executions/${runId}`, { theme, viewport });
-      const log = page.getByRole('log', { name: 'Log of the run' });
-      const block = log.locator('.line').filter({ hasText: 'first of three' });
-      const after = log.locator('.line').filter({ hasText: 'after the block' });
-      await after.waitFor();
+  it('gives a multi-line message its own rows, overlapping nothing, in both themes at both sizes', async () => {
+    const { page, problems } = await ui.open(`/executions/${runId}`);
+    const log = page.getByRole('log', { name: 'Log of the run' });
+    const block = log.locator('.line').filter({ hasText: 'first of three' });
+    const after = log.locator('.line').filter({ hasText: 'after the block' });
+    await after.waitFor();
+    expect(await block.textContent()).toContain('third of three');
+    const notOverlapping = async ([theme, viewport]: Look) => {
       const blockBox = (await block.boundingBox())!;
       const afterBox = (await after.boundingBox())!;
       // Three text lines of 20 px, and the next log line starts below them.
-      expect(blockBox.height).toBeGreaterThanOrEqual(3 * 20 - 1);
-      expect(afterBox.y).toBeGreaterThanOrEqual(blockBox.y + blockBox.height - 1);
-      expect(await block.textContent()).toContain('third of three');
-      await log.scrollIntoViewIfNeeded();
-      await screenshot(page, `run-log-multiline-${theme}-${viewport}`);
-      expect(await seriousViolations(page)).toEqual([]);
-      expect(problems).toEqual([]);
-      await page.context().close();
-    });
-  }
+      expect(blockBox.height, `${theme} ${viewport}`).toBeGreaterThanOrEqual(3 * 20 - 1);
+      expect(afterBox.y, `${theme} ${viewport}`).toBeGreaterThanOrEqual(blockBox.y + blockBox.height - 1);
+    };
+    expect(await looks(page, 'run-log-multiline', { show: log, check: notOverlapping })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 });

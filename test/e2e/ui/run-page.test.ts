@@ -1,11 +1,13 @@
 // The run page on the kit, in Debian's chromium against a real master and a real agent: a Gantt
 // chart with a row per task by agent (retries shown, a 200-task run readable in its scrolling
 // chart), the task list that folds, filters by status in the URL and jumps to a task's log, a
-// running run's elapsed time and task progress, and Cancel behind a confirm dialog. Screenshots
-// `run-page-*` in light and dark, desktop and phone.
+// running run's elapsed time and `n of N tasks` (run page, executions list, dashboard) with the
+// tasks not started yet, Cancel behind a confirm dialog and the stopped task shown `cancelled`; the
+// Gantt legend in the bars' colours; the run's inputs, workflow and outputs in a detail view with
+// tabs. Screenshots `run-page-*` in light and dark, desktop and phone.
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { screenshot, seriousViolations, type Theme, type VIEWPORTS } from './browser.js';
+import { type Look, looks, screenshot, seriousViolations, setLook } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -38,13 +40,6 @@ beforeAll(async () => {
   bigRun = run.id;
 }, 120_000);
 
-const VARIANTS: [Theme, keyof typeof VIEWPORTS][] = [
-  ['light', 'desktop'],
-  ['dark', 'desktop'],
-  ['light', 'phone'],
-  ['dark', 'phone'],
-];
-
 const taskItems = (page: Page) => page.locator('ol.tasks > li[data-status]');
 
 describe('the run page', () => {
@@ -55,26 +50,36 @@ describe('the run page', () => {
       `/executions/${bigRun}?log=false`,
     );
     expect(run.tasks).toHaveLength(TASKS);
-    for (const [theme, viewport] of VARIANTS) {
-      const { page, problems } = await ui.open(`/executions/${bigRun}`, { theme, viewport });
-      const chart = page.getByRole('list', { name: 'Timeline of tasks by agent' });
-      await chart.waitFor();
-      // A row per task, in a lane per agent.
-      expect(await chart.locator('li.row').count()).toBe(TASKS);
-      const agents = [...new Set(run.tasks.map((t) => t.agent))].sort();
-      for (const agent of agents) await chart.getByRole('list', { name: `Tasks on ${agent}` }).waitFor();
-      const flaky = chart.locator('li.row').filter({ hasText: 'flaky' });
-      expect(await flaky.locator('.meta').textContent()).toMatch(/^×2 /);
-      // Readable: each row keeps its height, the chart scrolls instead of growing with the run.
-      const box = await chart.boundingBox();
-      expect(box!.height).toBeLessThanOrEqual(28 * 14 + 2);
-      expect((await flaky.boundingBox())!.height).toBeGreaterThanOrEqual(18);
-      await chart.scrollIntoViewIfNeeded();
-      await screenshot(page, `run-page-gantt-${theme}-${viewport}`);
-      expect(await seriousViolations(page)).toEqual([]);
-      expect(problems).toEqual([]);
-      await page.context().close();
+    const { page, problems } = await ui.open(`/executions/${bigRun}`);
+    const chart = page.getByRole('list', { name: 'Timeline of tasks by agent' });
+    await chart.waitFor();
+    // A row per task, in a lane per agent.
+    expect(await chart.locator('li.row').count()).toBe(TASKS);
+    const agents = [...new Set(run.tasks.map((t) => t.agent))].sort();
+    for (const agent of agents) await chart.getByRole('list', { name: `Tasks on ${agent}` }).waitFor();
+    const flaky = chart.locator('li.row').filter({ hasText: 'flaky' });
+    expect(await flaky.locator('.meta').textContent()).toMatch(/^×2 /);
+    // The legend's keys are the bars' colours (one rule draws both), for each status shown, in both themes.
+    for (const theme of ['dark', 'light'] as const) {
+      await setLook(page, theme, 'desktop');
+      const colours = (await page.evaluate(`(() => {
+        const bg = (e) => e && getComputedStyle(e).backgroundColor;
+        return [...document.querySelectorAll('.legend [data-status]')].map((k) => [
+          k.dataset.status, bg(k.querySelector('.bar')), bg(document.querySelector('li.row[data-status="' + k.dataset.status + '"] .bar')),
+        ]);
+      })()`)) as [string, string, string][];
+      expect(colours.map(([status]) => status)).toEqual(['succeeded', 'failed']);
+      for (const [status, key, bar] of colours) expect(key, `${theme} ${status}`).toBe(bar);
     }
+    // Readable at each size: each row keeps its height, the chart scrolls instead of growing with the run.
+    const readable = async ([theme, viewport]: Look) => {
+      const box = await chart.boundingBox();
+      expect(box!.height, `${theme} ${viewport}`).toBeLessThanOrEqual(28 * 14 + 2);
+      expect((await flaky.boundingBox())!.height, `${theme} ${viewport}`).toBeGreaterThanOrEqual(18);
+    };
+    expect(await looks(page, 'run-page-gantt', { show: chart, check: readable })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
   });
 
   it('folds the task list, filters it by status in the URL and jumps to a task’s log', async () => {
@@ -102,7 +107,7 @@ describe('the run page', () => {
     await page.context().close();
   });
 
-  it('shows a running run’s elapsed time and progress, and cancels it after a confirm', async () => {
+  it('shows a running run’s elapsed time and n of N tasks everywhere, and cancels it after a confirm', async () => {
     const content = [
       'version: "1.0"',
       'tasks:',
@@ -113,6 +118,9 @@ describe('the run page', () => {
       '    exec:',
       '      script: |',
       '        goroutine.sleep("120s")',
+      '  - name: later',
+      '    depends_on: [slow]',
+      '    exec: { script: "return true" }',
     ].join('\n');
     const { id } = await apiCall<{ id: string }>(ui.master, 'POST', '/workflows/run', {
       content,
@@ -120,10 +128,26 @@ describe('the run page', () => {
     });
     const { page, problems } = await ui.open(`/executions/${id}`);
     const facts = page.locator('dl.facts');
-    await facts.getByText('1 done · 1 running').waitFor({ timeout: 30_000 });
+    await facts.getByText('1 of 3 tasks · 1 running').waitFor({ timeout: 30_000 });
+    // The task not started yet is listed, as pending.
+    expect(await taskItems(page).filter({ hasText: 'later' }).getAttribute('data-status')).toBe('pending');
     const elapsedValue = facts.locator('div').filter({ hasText: 'Elapsed' }).locator('dd');
     await expect.poll(() => elapsedValue.textContent(), { timeout: 20_000 }).toMatch(/^([1-9]\d*s|\d+m \d+s)$/);
     await screenshot(page, 'run-page-running-light-desktop');
+
+    // The executions list and the dashboard say the same: elapsed time, not 0ms, and n of N.
+    const list = await ui.open('/executions');
+    const row = list.page.getByRole('row').filter({ hasText: 'slow-one' });
+    await row.getByText('1 of 3 tasks').waitFor();
+    expect(await row.textContent()).not.toContain('0ms');
+    await list.page.context().close();
+    const dashboard = await ui.open('/');
+    const recent = dashboard.page.getByRole('row').filter({ hasText: 'slow-one' });
+    await recent.getByText('1 of 3 tasks').waitFor();
+    expect(await recent.textContent()).not.toContain('0ms');
+    await screenshot(dashboard.page, 'dashboard-running-light-desktop');
+    expect([...list.problems, ...dashboard.problems]).toEqual([]);
+    await dashboard.page.context().close();
 
     await page.getByRole('button', { name: 'Cancel', exact: true }).click();
     const dialog = page.getByRole('dialog', { name: 'Cancel this run of slow-one?' });
@@ -132,7 +156,70 @@ describe('the run page', () => {
     await dialog.getByRole('button', { name: 'Cancel the run' }).click();
     await page.getByText('Cancelled by', { exact: true }).waitFor({ timeout: 30_000 });
     await facts.locator('div').filter({ hasText: 'Duration' }).waitFor();
-    expect((await apiCall<{ status: string }>(ui.master, 'GET', `/executions/${id}`)).status).toBe('cancelled');
+    const run = await apiCall<{ status: string; tasks: { name: string; status: string }[] }>(
+      ui.master,
+      'GET',
+      `/executions/${id}`,
+    );
+    expect(run.status).toBe('cancelled');
+    // The task the cancel stopped did not fail: it says cancelled, on the page too.
+    expect(run.tasks.map((t) => [t.name, t.status])).toEqual([
+      ['quick', 'succeeded'],
+      ['slow', 'cancelled'],
+      ['later', 'skipped'],
+    ]);
+    await expect.poll(() => taskItems(page).filter({ hasText: 'slow' }).getAttribute('data-status')).toBe('cancelled');
+    await screenshot(page, 'run-page-cancelled-light-desktop');
+    expect(problems).toEqual([]);
+    await page.context().close();
+    // The dashboard's 24 h figures count it.
+    const after = await ui.open('/');
+    await after.page.getByText(/1 cancelled/).waitFor();
+    await after.page.context().close();
+  });
+
+  it('shows the run’s inputs, workflow and outputs in tabs kept in the URL', async () => {
+    const content = [
+      'version: "1.0"',
+      'vars: { who: nobody }',
+      'groups:',
+      '  greet: [hello]',
+      'tasks:',
+      '  - name: hello',
+      '    exec:',
+      '      script: \'return true, "hi", { greeting = "hello " .. vars.who, count = 3 }\'',
+      '  - name: other',
+      '    exec: { script: "return true" }',
+    ].join('\n');
+    const { id } = await apiCall<{ id: string }>(ui.master, 'POST', '/workflows/run', {
+      content,
+      workflow_name: 'with-inputs',
+      vars: { who: 'world' },
+      group: 'greet',
+      delegate_to: ['gantt-1'],
+    });
+    const { page, problems } = await ui.open(`/executions/${id}`);
+    const details = page.getByRole('region', { name: 'Details' });
+    const vars = details.getByRole('table', { name: 'Vars given to this run' });
+    await vars.getByRole('row').filter({ hasText: 'who' }).getByText('world').waitFor();
+    expect(await details.getByText('greet', { exact: true }).isVisible()).toBe(true);
+    expect(await details.getByText('gantt-1', { exact: true }).isVisible()).toBe(true);
+    expect(await looks(page, 'run-page-inputs', { show: details })).toEqual([]);
+    await details.getByRole('tab', { name: 'Workflow' }).click();
+    await page.waitForURL((url) => url.searchParams.get('details') === 'workflow');
+    expect(await details.getByLabel('Workflow of this run').textContent()).toBe(content);
+    await details.getByRole('tab', { name: 'Outputs' }).click();
+    const outputs = details.getByRole('table', { name: 'Outputs of each task' });
+    await outputs
+      .getByRole('row')
+      .filter({ hasText: 'greeting' })
+      .getByText('hello world')
+      .waitFor({ timeout: 30_000 });
+    expect(await outputs.getByRole('row').filter({ hasText: 'count' }).textContent()).toContain('3');
+    expect(await looks(page, 'run-page-outputs', { show: details })).toEqual([]);
+    // The tab is in the URL: a reload opens it again.
+    await page.reload();
+    await page.getByRole('table', { name: 'Outputs of each task' }).waitFor();
     expect(problems).toEqual([]);
     await page.context().close();
   });

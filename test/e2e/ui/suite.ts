@@ -1,5 +1,5 @@
 // The set-up every UI test file shares: a real master (and agents), Debian's chromium, the admin
-// logged in through the login page; all stopped after the file. `uiSuite()` registers the
+// logged in (the login API, as the login page calls it); all stopped after the file. `uiSuite()` registers the
 // beforeAll/afterAll hooks itself; a file's own beforeAll hooks run after it, with the suite ready.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';

@@ -1,5 +1,8 @@
-import { InvalidInputError } from '@runner/plugin-sdk';
-import type { WorkflowProblem } from './types.js';
+import { InvalidInputError } from './errors.js';
+import type { WorkflowProblem } from './workflow.js';
+
+// In the SDK, not the workflow plugin, so that the engine (and any plugin that checks workflows
+// of its own) throws and recognises the one class without importing another plugin's files.
 
 /** `file:line:column: message`, the form editors and terminals turn into links. */
 export function formatProblem(problem: WorkflowProblem): string {

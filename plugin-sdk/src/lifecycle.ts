@@ -12,20 +12,23 @@ export interface PluginDescriptor {
 }
 
 /**
- * The kernel's hooks, declared here and nowhere else. The kernel creates one frozen set per boot;
- * plugins tap them in `setup`. A tap that throws fails with the plugin's id and the hook's name.
- * A plugin that offers hooks of its own exposes them through its service, never by adding here.
+ * The kernel's lifecycle stages, declared here and nowhere else (tapable hooks underneath, named
+ * "lifecycle" so that the word "hooks" stays free for the feature of that name). The kernel creates
+ * one frozen set per boot; plugins tap them in `setup` through `ctx.lifecycle`. A tap that throws
+ * fails with the plugin's id and the stage's name. A plugin that offers tap points of its own
+ * exposes them through its service (the engine's `runTaps`), never by adding here. Each stage's
+ * contract (kind, order, arguments) is in the README's "Kernel lifecycle" table.
  */
-export function createKernelHooks() {
+export function createKernelLifecycle() {
   return Object.freeze({
     /** After one plugin's setup resolved, in dependency order; sync so it cannot delay boot. */
     pluginReady: new SyncHook(['plugin']) as SyncHook<[PluginDescriptor]>,
-    /** After every plugin is set up: start listening, start schedulers. Boot waits for every tap. */
+    /** After every plugin is set up: start listening, start timers. Boot waits for every tap. */
     ready: new AsyncSeriesHook([]) as AsyncSeriesHook<[]>,
     /** First step of a stop, before any plugin's stop: refuse new work, drain what runs. */
     beforeStop: new AsyncSeriesHook(['reason']) as AsyncSeriesHook<[string]>,
   });
 }
 
-export type KernelHooks = ReturnType<typeof createKernelHooks>;
-export type KernelHookName = keyof KernelHooks;
+export type KernelLifecycle = ReturnType<typeof createKernelLifecycle>;
+export type KernelLifecycleStage = keyof KernelLifecycle;

@@ -16,7 +16,7 @@
 export type UnitStatus = 'succeeded' | 'failed' | 'skipped' | 'ignored';
 export type TaskOutcome = UnitStatus;
 
-export interface SchedulableTask {
+export interface DispatchableTask {
   name: string;
   dependsOn: readonly string[];
   ignoreErrors: boolean;
@@ -28,19 +28,19 @@ export interface UnitResult {
 }
 
 /** How much runs at once: `parallel` slots (units or fan-outs), of which `forks` delegated units. */
-export interface ScheduleLimits {
+export interface DispatchLimits {
   parallel: number;
   /** Default: unbounded (only `parallel` limits). */
   forks?: number;
 }
 
-export interface SchedulerHooks<T extends SchedulableTask, U> {
+export interface DispatchCallbacks<T extends DispatchableTask, U> {
   /** Units of a task whose dependencies are done; a throw fails the task with that message. */
   expand(task: T): Promise<U[]> | U[];
   /**
    * The fan-out a delegated unit belongs to; undefined for a local unit. Adjacent units of a task
    * with the same key take one `parallel` slot together; each unit with a key takes one of `forks`.
-   * Without this hook every unit is local (one slot, no fork).
+   * Without this callback every unit is local (one slot, no fork).
    */
   fanOut?(unit: U): string | undefined;
   run(unit: U, task: T): Promise<UnitResult>;
@@ -58,7 +58,7 @@ export interface SchedulerHooks<T extends SchedulableTask, U> {
   taskFinished(task: T, outcome: TaskOutcome): void;
 }
 
-export interface ScheduleResult {
+export interface DispatchResult {
   outcomes: Map<string, TaskOutcome>;
   /** Name of the task whose failure stopped the run. */
   stoppedBy?: string;
@@ -95,12 +95,12 @@ function slotsOf<U>(units: readonly U[], fanOut?: (unit: U) => string | undefine
   return slots;
 }
 
-export async function schedule<T extends SchedulableTask, U>(
+export async function dispatchTasks<T extends DispatchableTask, U>(
   tasks: readonly T[],
-  limits: number | ScheduleLimits,
-  hooks: SchedulerHooks<T, U>,
+  limits: number | DispatchLimits,
+  callbacks: DispatchCallbacks<T, U>,
   signal?: AbortSignal,
-): Promise<ScheduleResult> {
+): Promise<DispatchResult> {
   const { parallel, forks = Infinity } = typeof limits === 'number' ? { parallel: limits } : limits;
   const state = new Map<string, TaskState<U>>(
     tasks.map((t) => [t.name, { phase: 'waiting', queue: [], running: 0, results: [] }]),
@@ -132,7 +132,7 @@ export async function schedule<T extends SchedulableTask, U>(
       stoppedBy ??= task.name;
       blockCheckNeeded = true;
     }
-    hooks.taskFinished(task, outcome);
+    callbacks.taskFinished(task, outcome);
   };
 
   const settleIfComplete = (task: T) => {
@@ -156,7 +156,7 @@ export async function schedule<T extends SchedulableTask, U>(
     const s = state.get(task.name) as TaskState<U>;
     slot.running++;
     if (slot.forked) forksInFlight++;
-    hooks
+    callbacks
       .run(unit, task)
       .catch((error: unknown): UnitResult => ({
         status: 'failed',
@@ -182,7 +182,7 @@ export async function schedule<T extends SchedulableTask, U>(
   const startSlot = (task: T, units: U[]) => {
     (state.get(task.name) as TaskState<U>).running++;
     inFlight++;
-    const forked = hooks.fanOut !== undefined && hooks.fanOut(units[0]) !== undefined;
+    const forked = callbacks.fanOut !== undefined && callbacks.fanOut(units[0]) !== undefined;
     pump({ task, pending: units, running: 0, forked });
   };
 
@@ -223,7 +223,7 @@ export async function schedule<T extends SchedulableTask, U>(
         s.phase = 'done';
         outcomes.set(task.name, 'skipped');
         // A task the cancellation stopped failed because of it: its dependents say the run was cancelled.
-        hooks.skipped(
+        callbacks.skipped(
           task,
           signal?.aborted
             ? 'not run: the run was cancelled'
@@ -247,11 +247,11 @@ export async function schedule<T extends SchedulableTask, U>(
         if (s.phase === 'waiting' && task.dependsOn.every((d) => state.get(d)?.phase === 'done')) {
           s.phase = 'expanding';
           try {
-            s.queue = slotsOf(await hooks.expand(task), hooks.fanOut?.bind(hooks));
+            s.queue = slotsOf(await callbacks.expand(task), callbacks.fanOut?.bind(callbacks));
           } catch (error) {
             const message = error instanceof Error ? error.message : String(error);
             s.results.push({ status: 'failed', message });
-            hooks.expandFailed?.(task, message);
+            callbacks.expandFailed?.(task, message);
           }
           s.phase = 'running';
           if (s.queue.length === 0) {
@@ -259,7 +259,7 @@ export async function schedule<T extends SchedulableTask, U>(
               // An empty loop (or no agent chosen): skipped like a false `when`, and recorded.
               const reason = 'not run: no loop item or agent to run it for';
               s.results.push({ status: 'skipped', message: reason });
-              hooks.skipped(task, reason);
+              callbacks.skipped(task, reason);
             }
             const failed = s.results.some((r) => r.status === 'failed');
             finishTask(task, failed ? (task.ignoreErrors ? 'ignored' : 'failed') : 'skipped');
@@ -289,7 +289,7 @@ export async function schedule<T extends SchedulableTask, U>(
           if (s.phase === 'done') continue;
           if (s.phase === 'running' && s.results.length > 0) {
             // Some units ran before the stop; the rest are dropped, each reported (per-item records).
-            for (const unit of s.queue.flat()) hooks.dropped?.(unit, task, reason);
+            for (const unit of s.queue.flat()) callbacks.dropped?.(unit, task, reason);
             s.queue = [];
             settleIfComplete(task);
             continue;
@@ -298,7 +298,7 @@ export async function schedule<T extends SchedulableTask, U>(
           outcomes.set(task.name, 'skipped');
           blockedByFailure.add(task.name);
           blockCheckNeeded = true;
-          hooks.skipped(task, reason);
+          callbacks.skipped(task, reason);
         }
         break;
       }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { schedule, type SchedulableTask, type UnitResult } from './scheduler.js';
+import { dispatchTasks, type DispatchableTask, type UnitResult } from './task-dispatcher.js';
 
-interface T extends SchedulableTask {
+interface T extends DispatchableTask {
   units?: number;
   result?: UnitResult['status'];
   expandError?: string;
@@ -9,7 +9,7 @@ interface T extends SchedulableTask {
 
 const task = (name: string, extra: Partial<T> = {}): T => ({ name, dependsOn: [], ignoreErrors: false, ...extra });
 
-/** Runs the schedule with units that take a few milliseconds, recording what happened. */
+/** Dispatches units that take a few milliseconds, recording what happened. */
 async function play(tasks: T[], parallel: number, signal?: AbortSignal) {
   const events: string[] = [];
   const skipped: Record<string, string> = {};
@@ -18,7 +18,7 @@ async function play(tasks: T[], parallel: number, signal?: AbortSignal) {
   const dropped: string[] = [];
   let running = 0;
   let peak = 0;
-  const result = await schedule<T, string>(
+  const result = await dispatchTasks<T, string>(
     tasks,
     parallel,
     {
@@ -45,7 +45,7 @@ async function play(tasks: T[], parallel: number, signal?: AbortSignal) {
   return { events, skipped, finished, peak, result, expandFailed, dropped };
 }
 
-describe('schedule', () => {
+describe('dispatchTasks', () => {
   it('runs one unit at a time in file order with parallel 1', async () => {
     const { events, peak } = await play([task('a'), task('b'), task('c', { dependsOn: ['a'] })], 1);
     expect(events).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);

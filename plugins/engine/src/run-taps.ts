@@ -1,12 +1,12 @@
 import {
   messageOf,
-  type EngineHook,
-  type EngineHooks,
+  type RunTapPoint,
+  type RunTaps,
   type Logger,
   type Refusal,
-  type RunHookContext,
+  type RunTapContext,
   type RunRecord,
-  type TaskHookContext,
+  type TaskTapContext,
   type TaskResult,
 } from '@runner/plugin-sdk';
 
@@ -15,8 +15,8 @@ interface Tap<A extends unknown[], R> {
   fn: (...args: A) => R | Promise<R>;
 }
 
-/** One tap point with its taps in the order added; `taps` is read by the engine to skip empty hooks. */
-export interface TapList<A extends unknown[], R> extends EngineHook<A, R> {
+/** One tap point with its taps in the order added; `taps` is read by the engine to skip empty points. */
+export interface TapList<A extends unknown[], R> extends RunTapPoint<A, R> {
   readonly taps: readonly Tap<A, R>[];
 }
 
@@ -28,8 +28,8 @@ function tapList<A extends unknown[], R>(): TapList<A, R> {
     },
     tap(name, fn) {
       if (typeof name !== 'string' || name === '')
-        throw new TypeError('engine hook tap: name must be a non-empty string (it names the tap in refusals and logs)');
-      if (typeof fn !== 'function') throw new TypeError(`engine hook tap "${name}": fn must be a function`);
+        throw new TypeError('engine run tap: name must be a non-empty string (it names the tap in refusals and logs)');
+      if (typeof fn !== 'function') throw new TypeError(`engine run tap "${name}": fn must be a function`);
       const entry = { name, fn };
       // Copied on change so that a run going through the list is not affected by a tap added or
       // removed meanwhile.
@@ -41,14 +41,14 @@ function tapList<A extends unknown[], R>(): TapList<A, R> {
   };
 }
 
-export interface EngineTaps extends EngineHooks {
-  beforeRun: TapList<[RunHookContext], Refusal>;
-  beforeTask: TapList<[TaskHookContext], Refusal>;
-  afterTask: TapList<[TaskHookContext, Omit<TaskResult, 'log'>], void>;
+export interface RunTapLists extends RunTaps {
+  beforeRun: TapList<[RunTapContext], Refusal>;
+  beforeTask: TapList<[TaskTapContext], Refusal>;
+  afterTask: TapList<[TaskTapContext, Omit<TaskResult, 'log'>], void>;
   afterRun: TapList<[Omit<RunRecord, 'tasks'>], void>;
 }
 
-export function createHooks(): EngineTaps {
+export function createRunTaps(): RunTapLists {
   return { beforeRun: tapList(), beforeTask: tapList(), afterTask: tapList(), afterRun: tapList() };
 }
 
@@ -58,15 +58,15 @@ export function createHooks(): EngineTaps {
  * the run through.
  */
 export async function askBefore<A extends unknown[]>(
-  hook: TapList<A, Refusal>,
+  point: TapList<A, Refusal>,
   ...args: A
 ): Promise<string | undefined> {
-  for (const { name, fn } of hook.taps) {
+  for (const { name, fn } of point.taps) {
     let answer: Refusal;
     try {
       answer = await fn(...args);
     } catch (error) {
-      return `refused by ${name}: the hook failed: ${messageOf(error)}`;
+      return `refused by ${name}: the tap failed: ${messageOf(error)}`;
     }
     if (answer && typeof answer === 'object' && 'refuse' in answer)
       return `refused by ${name}: ${String(answer.refuse) || 'no reason given'}`;
@@ -76,16 +76,19 @@ export async function askBefore<A extends unknown[]>(
 
 /** Tells every after-tap; a failure is logged with the tap's name and affects nothing else. */
 export async function tellAfter<A extends unknown[]>(
-  hook: TapList<A, void>,
+  point: TapList<A, void>,
   logger: Logger,
-  point: string,
+  pointName: string,
   ...args: A
 ): Promise<void> {
-  for (const { name, fn } of hook.taps) {
+  for (const { name, fn } of point.taps) {
     try {
       await fn(...args);
     } catch (error) {
-      logger.warn(`engine hook ${point} tap "${name}" failed: ${messageOf(error)}`, { hook: point, tap: name });
+      logger.warn(`engine run tap ${pointName} "${name}" failed: ${messageOf(error)}`, {
+        tapPoint: pointName,
+        tap: name,
+      });
     }
   }
 }

@@ -1,20 +1,22 @@
-import type { KernelHooks } from '@runner/plugin-sdk';
-import { HookError } from './errors.js';
+import type { KernelLifecycle } from '@runner/plugin-sdk';
+import { LifecycleTapError } from './errors.js';
 
 type AnyFn = (...args: any[]) => any;
 
 /**
- * The kernel's hooks as one plugin sees them: every tap is named after the plugin, and a tap that
- * throws (or rejects, or calls back with an error) fails with a HookError naming plugin and hook.
+ * The kernel's lifecycle as one plugin sees it: every tap is named after the plugin, and a tap that
+ * throws (or rejects, or calls back with an error) fails with a LifecycleTapError naming plugin and
+ * stage.
  */
-export function labelledHooks(hooks: KernelHooks, pluginId: string): KernelHooks {
+export function labelledLifecycle(lifecycle: KernelLifecycle, pluginId: string): KernelLifecycle {
   const view: Record<string, unknown> = {};
-  for (const [hookName, hook] of Object.entries(hooks)) {
-    const fail = (error: unknown) => (error instanceof HookError ? error : new HookError(pluginId, hookName, error));
-    const target = hook as unknown as Record<string, AnyFn>;
+  for (const [stageName, stage] of Object.entries(lifecycle)) {
+    const fail = (error: unknown) =>
+      error instanceof LifecycleTapError ? error : new LifecycleTapError(pluginId, stageName, error);
+    const target = stage as unknown as Record<string, AnyFn>;
     const wrappers: Record<string, (options: unknown, fn: AnyFn) => void> = {
       tap: (options, fn) =>
-        target.tap.call(hook, tapOptions(options, pluginId), (...args: unknown[]) => {
+        target.tap.call(stage, tapOptions(options, pluginId), (...args: unknown[]) => {
           try {
             return fn(...args);
           } catch (error) {
@@ -22,7 +24,7 @@ export function labelledHooks(hooks: KernelHooks, pluginId: string): KernelHooks
           }
         }),
       tapPromise: (options, fn) =>
-        target.tapPromise.call(hook, tapOptions(options, pluginId), async (...args: unknown[]) => {
+        target.tapPromise.call(stage, tapOptions(options, pluginId), async (...args: unknown[]) => {
           try {
             return await fn(...args);
           } catch (error) {
@@ -30,7 +32,7 @@ export function labelledHooks(hooks: KernelHooks, pluginId: string): KernelHooks
           }
         }),
       tapAsync: (options, fn) =>
-        target.tapAsync.call(hook, tapOptions(options, pluginId), (...args: unknown[]) => {
+        target.tapAsync.call(stage, tapOptions(options, pluginId), (...args: unknown[]) => {
           const callback = args.pop() as AnyFn;
           try {
             fn(...args, (error: unknown, result: unknown) => (error ? callback(fail(error)) : callback(null, result)));
@@ -39,17 +41,17 @@ export function labelledHooks(hooks: KernelHooks, pluginId: string): KernelHooks
           }
         }),
     };
-    view[hookName] = new Proxy(hook, {
-      get(hookTarget, property, receiver) {
+    view[stageName] = new Proxy(stage, {
+      get(stageTarget, property, receiver) {
         if (typeof property === 'string' && property in wrappers && typeof target[property] === 'function') {
           return wrappers[property];
         }
-        const value = Reflect.get(hookTarget, property, receiver);
-        return typeof value === 'function' ? value.bind(hookTarget) : value;
+        const value = Reflect.get(stageTarget, property, receiver);
+        return typeof value === 'function' ? value.bind(stageTarget) : value;
       },
     });
   }
-  return Object.freeze(view) as unknown as KernelHooks;
+  return Object.freeze(view) as unknown as KernelLifecycle;
 }
 
 function tapOptions(options: unknown, pluginId: string): string | Record<string, unknown> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { schedule, type SchedulableTask, type ScheduleLimits } from './scheduler.js';
+import { dispatchTasks, type DispatchableTask, type DispatchLimits } from './task-dispatcher.js';
 
 /** A unit: its task, loop item and agent (none: local). */
 interface U {
@@ -8,7 +8,7 @@ interface U {
   agent?: string;
 }
 
-interface T extends SchedulableTask {
+interface T extends DispatchableTask {
   items: number;
   agents: string[];
   /** A unit on this agent fails (`local`: a local unit). */
@@ -24,8 +24,8 @@ const task = (name: string, extra: Partial<T> = {}): T => ({
   ...extra,
 });
 
-/** Runs the schedule with units of 10 ms; records starts, ends, drops and the peaks. */
-async function play(tasks: T[], limits: ScheduleLimits) {
+/** Dispatches units of 10 ms; records starts, ends, drops and the peaks. */
+async function play(tasks: T[], limits: DispatchLimits) {
   const events: string[] = [];
   const dropped: string[] = [];
   let running = 0;
@@ -33,7 +33,7 @@ async function play(tasks: T[], limits: ScheduleLimits) {
   let peak = 0;
   let peakDelegated = 0;
   const finished: Record<string, string> = {};
-  await schedule<T, U>(tasks, limits, {
+  await dispatchTasks<T, U>(tasks, limits, {
     expand: (t) =>
       Array.from({ length: t.items }, (_, item) =>
         t.agents.length === 0
@@ -60,7 +60,7 @@ async function play(tasks: T[], limits: ScheduleLimits) {
   return { events, dropped, peak, peakDelegated, finished };
 }
 
-describe('schedule: fan-out to agents', () => {
+describe('dispatchTasks: fan-out to agents', () => {
   it('runs one task on all its agents at once under parallel 1', async () => {
     const { events, peak } = await play([task('ship', { agents: ['web-1', 'web-2', 'web-3'] })], {
       parallel: 1,

@@ -1,6 +1,6 @@
 import type { HeapGuard } from './heap-guard.js';
 
-/** Something the scheduler can resume: one Lua coroutine of a script. */
+/** Something the time slicer can resume: one Lua coroutine of a script. */
 export interface Resumable {
   /** Resumes the coroutine until it yields, returns or fails. */
   step(): void;
@@ -14,7 +14,7 @@ export interface Resumable {
  * resumes it from `setImmediate`, after Node has run its timers and I/O. Ready scripts are resumed
  * in turn (round robin), so one spinning script cannot starve another either.
  */
-export class Scheduler {
+export class TimeSlicer {
   readonly sliceMs: number;
   /** Checked by scripts that use up their slice (see heap-guard.ts). */
   readonly heapGuard: HeapGuard | null;
