@@ -1,8 +1,8 @@
-import { once } from 'node:events';
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createRedactor, type LogFields, type Logger, type Redactor } from '@runner/plugin-sdk';
+import { LogFile } from './log-file.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -40,13 +40,20 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
   const { default: pino } = await import('pino');
   const redactor = options.redactor ?? createRedactor();
   const file = join(options.dataDir, 'logs', 'runner.log');
-  const fileStream = openLogFile(file, options.rotateBytes ?? 10 * 1024 * 1024, pino);
-
   // The terminal stream filters by itself so its level can change after boot; pino hands it
   // every line the file could get, or any line at debug when the terminal wants debug.
   const terminal = options.terminal
     ? readableLines(options.terminal, options.terminalLevel ?? options.level)
     : undefined;
+  // While the file cannot be written, its lines go to the terminal too (those the terminal's
+  // level did not already show there), or, without a terminal, as JSON to stderr.
+  const fallback = options.terminal
+    ? readableLines(options.terminal, options.level, () => terminal?.level())
+    : undefined;
+  const fileStream = openLogFile(file, options.rotateBytes ?? 10 * 1024 * 1024, {
+    fallback: (line) => (fallback ? fallback.stream.write(line) : process.stderr.write(line)),
+    notice: (text) => (options.terminal ?? process.stderr).write(`${text}\n`),
+  });
   const streams: { level: LogLevel; stream: { write(line: string): void } }[] =
     fileStream instanceof Error ? [] : [{ level: options.level, stream: fileStream }];
   if (terminal) streams.push({ level: 'debug', stream: terminal.stream });
@@ -91,10 +98,7 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
     },
     flush: async () => {
       if (fileStream instanceof Error) return;
-      // A command that ends within milliseconds can exit before the file is open; pino's exit
-      // handler would then throw "sonic boom is not ready yet". Wait for it to open first.
-      if ((fileStream as unknown as { fd: number }).fd < 0) await once(fileStream, 'ready');
-      await new Promise<void>((resolve) => fileStream.flush(() => resolve()));
+      await fileStream.flush();
     },
   };
 }
@@ -103,13 +107,17 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
  * Opens the log file, rotating it past `rotateBytes` (one previous file kept). An unwritable data
  * directory must not stop `runner doctor` from saying so, hence an Error instead of a throw.
  */
-function openLogFile(file: string, rotateBytes: number, pino: typeof import('pino').default) {
+function openLogFile(
+  file: string,
+  rotateBytes: number,
+  handlers: Pick<import('./log-file.js').LogFileOptions, 'fallback' | 'notice'>,
+): LogFile | Error {
   try {
     // The log may hold what a secret-named field did not redact: only this user reads it (issue 9).
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     if (existsSync(file) && statSync(file).size > rotateBytes) renameSync(file, `${file}.1`);
     // Asynchronous writes keep logging off the hot path; `flush` drains them before exit.
-    return pino.destination({ dest: file, sync: false, append: true, mode: 0o600 });
+    return new LogFile({ path: file, mode: 0o600, ...handlers });
   } catch (error) {
     return error as Error;
   }
@@ -119,6 +127,8 @@ function openLogFile(file: string, rotateBytes: number, pino: typeof import('pin
 function readableLines(
   out: NodeJS.WritableStream,
   initial: LogLevel,
+  /** Lines at or above this level are left out (another stream shows them). */
+  shownElsewhere: () => LogLevel | undefined = () => undefined,
 ): { stream: Writable; level(): LogLevel; setLevel(level: LogLevel): void } {
   let threshold = initial;
   const colour = 'isTTY' in out && (out as { isTTY?: boolean }).isTTY;
@@ -129,7 +139,9 @@ function readableLines(
         if (!line) continue;
         try {
           const { timestamp, level, message, ...fields } = JSON.parse(line) as Record<string, unknown>;
-          if ((LEVELS[level as LogLevel] ?? 0) < LEVELS[threshold]) continue;
+          const rank = LEVELS[level as LogLevel] ?? 0;
+          const elsewhere = shownElsewhere();
+          if (rank < LEVELS[threshold] || (elsewhere !== undefined && rank >= LEVELS[elsewhere])) continue;
           const time = String(timestamp).slice(11, 19);
           const label = String(level).toUpperCase().padEnd(5);
           const extra = Object.entries(fields)

@@ -265,6 +265,12 @@ export interface HttpRouter {
    * (the credential they were opened with was revoked); answers how many were ended.
    */
   endStreams(match: (principal: Principal) => boolean, reason: string): number;
+  /**
+   * Reports that a part of the master works in a reduced way (`reason`, one sentence an operator
+   * can act on, without paths or secrets: health is public), or that it recovered (`null`). While
+   * any part is degraded, GET /api/v1/health answers `status: "degraded"` with every reason.
+   */
+  reportCondition(source: string, reason: string | null): void;
 }
 
 export const HttpRouterRef = createServiceRef<HttpRouter>({

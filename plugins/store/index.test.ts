@@ -87,7 +87,14 @@ describe('store plugin', () => {
     expect(plugin.id).toBe('store');
     expect(plugin.profiles).toEqual(['master', 'embedded']);
     expect(plugin.provides).toEqual([StoreRef, ClusterRef]);
-    expect(plugin.commands?.[0].subcommands?.map((c) => c.name)).toEqual(['backup', 'restore', 'copy', 'vacuum', 'stats']);
+    expect(plugin.commands?.[0].subcommands?.map((c) => c.name)).toEqual([
+      'restore',
+      'copy',
+      'repair',
+      'vacuum',
+      'stats',
+      'backup',
+    ]);
   });
 
   it('keeps sql.js and the store implementation out of index.ts static imports', async () => {

@@ -98,6 +98,7 @@ export const plugin = definePlugin({
     const store = await open(ctx.config.dataDir, ctx.logger, {
       snapshotJournalBytes: snapshotJournalBytes(ctx.config),
       transactionTimeoutMs: transactionTimeoutMs(ctx.config),
+      onCondition: (reason) => http?.reportCondition('store', reason),
     });
     ctx.provide(StoreRef, store);
     const { LocalCluster } = await import('./src/local-cluster.js');

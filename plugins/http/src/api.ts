@@ -4,8 +4,20 @@ import { Permissions, declareRoute } from '@runner/plugin-sdk';
 import { Type } from '@runner/plugin-sdk/schema';
 
 const HealthSchema = Type.Object({
-  status: Type.Literal('ok'),
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')], {
+    description: 'degraded: the master answers, but a part of it works in a reduced way (see degraded)',
+  }),
   uptime_seconds: Type.Integer({ minimum: 0 }),
+  degraded: Type.Optional(
+    Type.Array(
+      Type.Object({
+        source: Type.String({ description: 'the plugin reporting it (store...)' }),
+        reason: Type.String(),
+        since: Type.String({ format: 'date-time' }),
+      }),
+      { description: 'only while status is degraded' },
+    ),
+  ),
   version: Type.Optional(Type.String({ description: 'only with credentials' })),
   profile: Type.Optional(Type.String({ description: 'only with credentials' })),
   plugins: Type.Optional(Type.Array(Type.String(), { description: 'only with credentials' })),

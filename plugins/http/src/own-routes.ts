@@ -10,7 +10,12 @@ export function addOwnRoutes(ctx: PluginContext, router: ApiRouter): void {
     // Anyone may ask whether the master is up; its version and plugins tell an attacker which
     // known holes to try, so only a caller with credentials hears them.
     serve(api.getHealth, (request) => {
-      const up = { status: 'ok' as const, uptime_seconds: Math.floor((Date.now() - startedAt) / 1000) };
+      const uptime = Math.floor((Date.now() - startedAt) / 1000);
+      const degraded = router.conditions();
+      const up =
+        degraded.length === 0
+          ? { status: 'ok' as const, uptime_seconds: uptime }
+          : { status: 'degraded' as const, uptime_seconds: uptime, degraded };
       if (!request.principal) return up;
       return { ...up, version: ctx.kernelVersion, profile: ctx.profile, plugins: ctx.plugins.map((p) => p.id) };
     }),

@@ -187,6 +187,21 @@ export class ApiRouter implements HttpRouter {
     return this.streams.end(match, reason);
   }
 
+  /** Degraded parts by source, for GET /api/v1/health (see HttpRouter.reportCondition). */
+  private readonly degraded = new Map<string, { reason: string; since: string }>();
+
+  reportCondition(source: string, reason: string | null): void {
+    if (reason === null) this.degraded.delete(source);
+    else if (this.degraded.get(source)?.reason !== reason) {
+      this.degraded.set(source, { reason, since: new Date().toISOString() });
+    }
+  }
+
+  /** The parts reported degraded now, oldest first. */
+  conditions(): { source: string; reason: string; since: string }[] {
+    return [...this.degraded].map(([source, c]) => ({ source, ...c }));
+  }
+
   /** Set by the server once it listens. */
   setAddress(address: { host: string; port: number; tls?: boolean } | null): void {
     this.listeningOn = address;

@@ -23,7 +23,7 @@ function lazy(pick: (module: DbCommands) => Handler): Handler {
  */
 export const dbCommand: CommandSpec = resourceCommand({
   name: 'db',
-  description: 'Database maintenance: backup, restore, copy, vacuum, stats',
+  description: 'Database maintenance: backup, restore, copy, repair, vacuum, stats',
   actions: [
     localAction({
       name: 'restore',
@@ -47,6 +47,14 @@ export const dbCommand: CommandSpec = resourceCommand({
       ],
       local: async (input, ctx) => (await load()).copyDb(input, ctx),
       text: async ({ from, to, tables }) => (await load()).formatCopyReport(from, to, tables),
+    }),
+    localAction({
+      name: 'repair',
+      description:
+        'Rebuild a damaged store from what is intact, report exactly what was dropped, and keep the originals (stop the master first)',
+      options: [{ flags: '--dry-run', description: 'report what a repair would keep and drop, change nothing' }],
+      local: async (input, ctx) => (await load()).repairDb(input, ctx),
+      text: async (report) => (await load()).formatRepairReport(report),
     }),
     localAction({
       name: 'vacuum',

@@ -17,6 +17,8 @@ import { storeLayout } from './layout.js';
 import { readLockHolder } from './lock.js';
 import { lockHolderMaster, STORE_CALL_TIMEOUT_MS } from './lock-holder-master.js';
 import { copyStore, type TableReport } from './db-copy.js';
+import { formatRepairReport, repairStore, type RepairReport } from './db-repair.js';
+export { formatRepairReport };
 import { embeddedImage, restoreInto } from './logical-backup.js';
 
 import { redactUrl, type PostgresStore } from './pg-store.js';
@@ -135,6 +137,17 @@ export function restoreText(answer: RestoreAnswer): string {
   return answer.tables === undefined
     ? `restored ${answer.from} as ${answer.into} (${formatBytes(answer.bytes ?? 0)})\n`
     : `restored ${answer.from} into ${answer.into} (${answer.tables} tables, ${answer.rows} rows)\n`;
+}
+
+/** `runner db repair`: the embedded store's files only (a master holding them refuses it). */
+export async function repairDb(input: ActionInput, ctx: CommandContext): Promise<RepairReport> {
+  if (postgresSettings(ctx.config) !== undefined) {
+    throw new InvalidInputError(
+      'runner db repair rebuilds the embedded store from its files; with store.url set, the store is PostgreSQL, which recovers by itself',
+      { field: 'store.url' },
+    );
+  }
+  return repairStore(ctx.config.dataDir, ctx.logger, { dryRun: input.options.dryRun === true });
 }
 
 export function vacuumDb(ctx: CommandContext): Promise<{ bytesBefore: number; bytesAfter: number }> {

@@ -24,6 +24,27 @@ export function storeFailedError(path: string, cause: unknown): RunnerError {
   );
 }
 
+/** ENOSPC or EDQUOT: a condition that passes when space is freed, unlike other write errors. */
+export function isOutOfSpace(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** Writes refused while the journal waits for space (see JournalWriter: it retries by itself). */
+export function storeDiskFullError(dir: string, cause: unknown): RunnerError {
+  const code = (cause as NodeJS.ErrnoException | null)?.code ?? 'ENOSPC';
+  return new RunnerError(
+    'store_disk_full',
+    `the file system holding the store ${dir} is full (${code}): writes are refused until space is freed ` +
+      `there, then they resume by themselves; reads still answer`,
+    { cause, status: 503, details: { path: dir, errno: code } },
+  );
+}
+
+/** What GET /api/v1/health says while the store waits for space (public: no path). */
+export const DISK_FULL_CONDITION =
+  "the store's file system is full: writes are refused (503 store_disk_full) until space is freed, reads answer";
+
 export function journalCorruptError(path: string, offset: number, reason: string): RunnerError {
   return new RunnerError(
     'journal_corrupt',

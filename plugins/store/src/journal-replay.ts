@@ -4,6 +4,7 @@ import { fsyncDir } from './durable-fs.js';
 import { journalCorruptError, storeFailedError } from './errors.js';
 import { JournalWriter, openFd, scanJournal, type JournalFile } from './journal.js';
 import { listJournals, type StoreLayout } from './layout.js';
+import { checkContinuity, type StoreMark } from './mark.js';
 import type { SqlDatabase } from './sql-database.js';
 
 /** Where the store stands after replay: the writer on the last journal and what is on disk. */
@@ -27,7 +28,11 @@ export async function replayJournals(options: {
   sql: SqlDatabase;
   logger: Logger;
   snapshotSeq: number;
+  /** What the journals must reach (checked before any file is changed); null: nothing to check. */
+  mark: StoreMark | null;
   onAppend: () => void;
+  /** The writer's `onSpace` (see JournalWriter). */
+  onSpace?: (error: unknown) => void;
 }): Promise<Replayed> {
   const { layout, sql, logger, onAppend } = options;
   let seq = options.snapshotSeq;
@@ -35,7 +40,7 @@ export async function replayJournals(options: {
   let olderJournalBytes = 0;
   const journals = await listJournals(layout);
   let previousSeq = 0;
-  let torn: { path: string; offset: number } | undefined;
+  let torn: { path: string; offset: number; validBytes: number; reason: string } | undefined;
   let last: { path: string; generation: number; size: number } | undefined;
   for (const journal of journals) {
     const data = await readFile(journal.path);
@@ -72,24 +77,16 @@ export async function replayJournals(options: {
       }),
     );
     if (scan.torn !== null) {
-      torn = { path: journal.path, offset: scan.torn.offset };
-      logger.warn(
-        `journal ${journal.path}: dropped an incomplete last record at offset ${scan.torn.offset} ` +
-          `(${scan.torn.reason}); truncated the file to ${scan.validBytes} bytes`,
-        { path: journal.path, offset: scan.torn.offset, reason: scan.torn.reason },
-      );
-      const handle = await open(journal.path, 'r+');
-      try {
-        await handle.truncate(scan.validBytes);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      torn = { path: journal.path, offset: scan.torn.offset, validBytes: scan.validBytes, reason: scan.torn.reason };
     }
     generations.push(journal.generation);
     if (last !== undefined) olderJournalBytes += last.size;
     last = { path: journal.path, generation: journal.generation, size: scan.validBytes };
   }
+  // A torn record past what the mark saw acknowledged was never acknowledged; before it, records
+  // were lost. Checked before the torn record is cut off, so a refused start changes no file.
+  checkContinuity(layout, options.mark, seq, last?.generation);
+  if (torn !== undefined) await cutTornRecord(torn, logger);
   let file: JournalFile;
   if (last === undefined) {
     const path = layout.journal(1);
@@ -109,6 +106,26 @@ export async function replayJournals(options: {
       return failure;
     },
     onAppend,
+    options.onSpace,
   );
+  writer.durableSeq = seq;
   return { writer, seq, generations, olderJournalBytes };
+}
+
+async function cutTornRecord(
+  torn: { path: string; offset: number; validBytes: number; reason: string },
+  logger: Logger,
+): Promise<void> {
+  logger.warn(
+    `journal ${torn.path}: dropped an incomplete last record at offset ${torn.offset} ` +
+      `(${torn.reason}); truncated the file to ${torn.validBytes} bytes`,
+    { path: torn.path, offset: torn.offset, reason: torn.reason },
+  );
+  const handle = await open(torn.path, 'r+');
+  try {
+    await handle.truncate(torn.validBytes);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }

@@ -1,7 +1,7 @@
-import { close, fdatasync, open, write } from 'node:fs';
+import { close, fdatasync, ftruncate, open, write } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { InvalidInputError, type SqlParams, type SqlValue } from '@runner/plugin-sdk';
-import { journalCorruptError } from './errors.js';
+import { isOutOfSpace, journalCorruptError } from './errors.js';
 
 /**
  * One write as the journal keeps it. `run` is a single statement in autocommit; `tx` runs its
@@ -145,6 +145,26 @@ function intactRecordAfter(data: Buffer, from: number, afterSeq: number): number
   return undefined;
 }
 
+/**
+ * The sequence numbers of the intact records from `from` on (after a damaged stretch, for `runner
+ * db repair`'s report): the first intact record after `from`, then the run of records that follows.
+ */
+export function intactRecordsFrom(data: Buffer, from: number, afterSeq: number): { from: number; to: number } | null {
+  let offset = intactRecordAfter(data, from, afterSeq);
+  if (offset === undefined) return null;
+  let first: number | undefined;
+  let last = afterSeq;
+  for (;;) {
+    const result = readRecord(data, offset);
+    if (!result.ok) break;
+    first ??= result.seq;
+    last = result.seq;
+    offset = result.next;
+    if (offset >= data.length) break;
+  }
+  return first === undefined ? null : { from: first, to: last };
+}
+
 export interface JournalRecord {
   seq: number;
   offset: number;
@@ -246,6 +266,18 @@ function datasync(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
+function truncateFd(fd: number, size: number): Promise<void> {
+  return new Promise((resolve, reject) => ftruncate(fd, size, (error) => (error ? reject(error) : resolve())));
+}
+
+/** The sequence number in a record's header (see encodeRecord). */
+export function recordSeq(record: Buffer): number {
+  return record.readUInt32LE(8) + record.readUInt32LE(12) * 2 ** 32;
+}
+
+/** Time between two attempts to write a batch that met a full file system. */
+export const SPACE_RETRY_MS = 1000;
+
 export interface JournalFile {
   fd: number;
   path: string;
@@ -266,15 +298,28 @@ export class JournalWriter {
   private running: Promise<void> | null = null;
   private inFlight: Promise<void> = Promise.resolve();
   private failure: unknown = null;
+  /** The ENOSPC/EDQUOT the batch in flight met; null while the file system takes writes. */
+  private outOfSpace: unknown = null;
+  private wakeRetry: (() => void) | null = null;
+  private givingUp = false;
   /** Write+fdatasync cycles so far; with group commit, far fewer than records. */
   flushes = 0;
+  /** The sequence number of the last record on disk (0 before the first flush). */
+  durableSeq = 0;
 
   constructor(
     file: JournalFile,
     private readonly onError: (error: unknown, path: string) => unknown,
     private readonly onFlushed: () => void,
+    /** Called with the error when a batch meets a full file system, and with null once it landed. */
+    private readonly onSpace: (error: unknown) => void = () => undefined,
   ) {
     this.current = file;
+  }
+
+  /** The ENOSPC/EDQUOT a batch is waiting out, or null. */
+  get waitingForSpace(): unknown {
+    return this.outOfSpace;
   }
 
   get file(): Readonly<Omit<JournalFile, 'fd'>> {
@@ -302,11 +347,12 @@ export class JournalWriter {
       this.next = null;
       const file = this.current;
       const data = batch.records.length === 1 ? batch.records[0] : Buffer.concat(batch.records);
-      const flush = this.writeAndSync(file, data);
+      const flush = this.writeUntilLanded(file, data);
       this.inFlight = flush.catch(() => undefined);
       try {
         await flush;
         file.size += data.length;
+        this.durableSeq = recordSeq(batch.records[batch.records.length - 1]);
         batch.resolve();
         this.onFlushed();
       } catch (error) {
@@ -320,6 +366,49 @@ export class JournalWriter {
       }
     }
     this.running = null;
+  }
+
+  /**
+   * Writes and syncs `data`. A full file system (ENOSPC, EDQUOT) is waited out: the batch's records
+   * are already applied in memory and numbered, so they must reach this file, in this place, before
+   * anything after them. Each attempt first truncates the file back to its last whole batch: that
+   * returns the bytes of a partial write, and rewrites every page rather than trusting an fdatasync
+   * retried after a failed one (Linux may have dropped the dirty pages it could not write). The
+   * store refuses new writes meanwhile (`waitingForSpace`). Other errors fail at once.
+   */
+  private async writeUntilLanded(file: JournalFile, data: Buffer): Promise<void> {
+    for (;;) {
+      try {
+        await this.writeAndSync(file, data);
+        break;
+      } catch (error) {
+        if (!isOutOfSpace(error) || this.givingUp) throw error;
+        if (this.outOfSpace === null) this.onSpace(error);
+        this.outOfSpace = error;
+        await truncateFd(file.fd, file.size).catch(() => undefined);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, SPACE_RETRY_MS);
+          this.wakeRetry = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeRetry = null;
+      }
+    }
+    if (this.outOfSpace !== null) {
+      this.outOfSpace = null;
+      this.onSpace(null);
+    }
+  }
+
+  /**
+   * Makes a batch waiting for space try once more and fail if the file system is still full: the
+   * store is closing, and those records were never acknowledged.
+   */
+  stopWaitingForSpace(): void {
+    this.givingUp = true;
+    this.wakeRetry?.();
   }
 
   private async writeAndSync(file: JournalFile, data: Buffer): Promise<void> {

@@ -10,6 +10,9 @@ export interface StoreLayout {
   /** A restored database whose installation is under way (see restore.ts). */
   restore: string;
   restoreTemp: string;
+  /** What start-up checks the snapshot and journals against (see mark.ts). */
+  mark: string;
+  markTemp: string;
   journal(generation: number): string;
 }
 
@@ -23,6 +26,8 @@ export function storeLayout(dataDir: string): StoreLayout {
     snapshotTemp: join(dir, 'snapshot.db.tmp'),
     restore: join(dir, 'restore.db'),
     restoreTemp: join(dir, 'restore.db.tmp'),
+    mark: join(dir, 'mark.json'),
+    markTemp: join(dir, 'mark.json.tmp'),
     journal: (generation) => join(dir, `journal-${String(generation).padStart(8, '0')}.log`),
   };
 }

@@ -10,12 +10,14 @@ import { acquireLock, readLockHolder } from './lock.js';
 import { hasSqliteHeader, loadSqlJs } from './sqljs.js';
 
 /**
- * Finishes installing `restore.db`. Journals go first: they belong to the database being replaced
+ * Finishes installing `restore.db`. Journals (and the mark) go first: they belong to the database being replaced
  * and must never be replayed onto the restored one. While `restore.db` exists, start-up calls this
  * again, so a crash between the steps only repeats them.
  */
 export async function completeRestore(layout: StoreLayout): Promise<void> {
   for (const journal of await listJournals(layout)) await unlink(journal.path);
+  // The mark describes the replaced files; the restored one starts a new mark at its first open.
+  await removeIfExists(layout.mark);
   await fsyncDir(layout.dir);
   await rename(layout.restore, layout.snapshot);
   await fsyncDir(layout.dir);

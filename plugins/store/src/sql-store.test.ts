@@ -1,4 +1,13 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  truncateSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -393,7 +402,10 @@ describe('journal replay and snapshots', () => {
     expect(await again.get('SELECT count(*) AS n FROM items')).toEqual({ n: 100 });
   });
 
-  /** one → snapshot S1 → two → snapshot S2 → three, keeping copies of S1 and of journal 2 before S2 removed it. */
+  /**
+   * one → snapshot S1 → two → snapshot S2 → three, keeping copies of S1, of the mark naming it and
+   * of journal 2 before S2 removed it.
+   */
   async function twoSnapshots(dataDir: string) {
     const layout = storeLayout(dataDir);
     const { store } = await open(dataDir);
@@ -401,19 +413,21 @@ describe('journal replay and snapshots', () => {
     await store.run("INSERT INTO items (name) VALUES ('one')");
     await store.snapshot();
     const s1 = readFileSync(layout.snapshot);
+    const mark1 = readFileSync(layout.mark);
     await store.run("INSERT INTO items (name) VALUES ('two')");
     const journal2 = readFileSync(layout.journal(2));
     await store.snapshot();
     await store.run("INSERT INTO items (name) VALUES ('three')");
     await store.close({ snapshot: false });
     expect(journals(dataDir)).toEqual(['journal-00000003.log']);
-    return { layout, s1, journal2 };
+    return { layout, s1, mark1, journal2 };
   }
 
   it('recovers from a crash before the snapshot rename: old image, old and new journals', async () => {
     const dataDir = tempDataDir();
-    const { layout, s1, journal2 } = await twoSnapshots(dataDir);
+    const { layout, s1, mark1, journal2 } = await twoSnapshots(dataDir);
     writeFileSync(layout.snapshot, s1);
+    writeFileSync(layout.mark, mark1); // the crash came before S2 was marked
     writeFileSync(layout.journal(2), journal2);
     writeFileSync(layout.snapshotTemp, s1.subarray(0, 100)); // a half-written image, never to be read
     const { store } = await open(dataDir);
@@ -445,18 +459,20 @@ describe('journal replay and snapshots', () => {
 
   it('refuses a journal that does not continue the snapshot', async () => {
     const dataDir = tempDataDir();
-    const { layout, s1 } = await twoSnapshots(dataDir);
+    const { layout, s1, mark1 } = await twoSnapshots(dataDir);
     writeFileSync(layout.snapshot, s1); // journal 2, which continued S1, is gone
+    writeFileSync(layout.mark, mark1);
     await expect(openStore(dataDir, recordingLogger())).rejects.toMatchObject({
       code: 'journal_corrupt',
       message: expect.stringContaining('sequence 4, but the snapshot ends at 2: records are missing'),
     });
   });
 
-  it('refuses a snapshot that is not an SQLite database', async () => {
+  it('refuses a snapshot that is not an SQLite database, even without a mark to check it against', async () => {
     const dataDir = tempDataDir();
     const { layout } = await twoSnapshots(dataDir);
     writeFileSync(layout.snapshot, 'not a database');
+    unlinkSync(layout.mark);
     await expect(openStore(dataDir, recordingLogger())).rejects.toThrow(
       `snapshot ${layout.snapshot} is not an SQLite database`,
     );
@@ -467,8 +483,14 @@ describe('journal replay and snapshots', () => {
     const layout = storeLayout(dataDir);
     const { store } = await open(dataDir);
     await store.migrate('test', ITEMS);
-    for (let i = 0; i < 10; i++) await store.run('INSERT INTO items (name) VALUES (?)', [`n${i}`]);
+    for (let i = 0; i < 9; i++) await store.run('INSERT INTO items (name) VALUES (?)', [`n${i}`]);
     await store.close({ snapshot: false });
+    // The crash comes before the mark (written once a second) saw the last write.
+    const mark = readFileSync(layout.mark);
+    const { store: reopened } = await open(dataDir);
+    await reopened.run("INSERT INTO items (name) VALUES ('n9')");
+    await reopened.close({ snapshot: false });
+    writeFileSync(layout.mark, mark);
     const path = layout.journal(1);
     const size = statSync(path).size;
     truncateSync(path, size - 7);

@@ -17,9 +17,17 @@ import {
 import { checkBackupOutput } from './backup-output.js';
 import { DEFAULT_SNAPSHOT_JOURNAL_BYTES } from './config.js';
 import { fsyncDir, removeIfExists, replaceFileAtomically } from './durable-fs.js';
-import { sqlError, storeClosedError, storeFailedError } from './errors.js';
+import {
+  DISK_FULL_CONDITION,
+  isOutOfSpace,
+  sqlError,
+  storeClosedError,
+  storeDiskFullError,
+  storeFailedError,
+} from './errors.js';
 import { encodeEntry, encodeRecord, closeFd, JournalWriter, openFd, type JournalEntry } from './journal.js';
 import { storeLayout, type StoreLayout } from './layout.js';
+import { checkSnapshot, readMark, sha256, writeMark, type MarkedSnapshot } from './mark.js';
 import { acquireLock, type DataDirLock } from './lock.js';
 import { completeRestore } from './restore.js';
 import { replayJournals } from './journal-replay.js';
@@ -36,7 +44,15 @@ export interface StoreOptions {
   snapshotJournalBytes?: number;
   /** How long an interactive transaction may hold the store before it is rolled back. */
   transactionTimeoutMs?: number;
+  /**
+   * Told when the store works in a reduced way (a reason without paths, for the public health
+   * answer) and when it recovered (null): the master's GET /api/v1/health reports it.
+   */
+  onCondition?: (reason: string | null) => void;
 }
+
+/** How often the mark follows the journal (see mark.ts): never on the commit path. */
+const MARK_INTERVAL_MS = 1000;
 
 export interface CloseOptions {
   /** Fold the journal into a snapshot before closing (default true). */
@@ -80,13 +96,10 @@ export async function openStore(dataDir: string, logger: Logger, options: StoreO
   loadSqlJs().catch(() => {});
   const lock = await acquireLock(dataDir, logger);
   try {
-    return await SqlStore.open(
-      storeLayout(dataDir),
-      lock,
-      logger,
-      threshold,
-      options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS,
-    );
+    return await SqlStore.open(storeLayout(dataDir), lock, logger, threshold, {
+      transactionTimeoutMs: options.transactionTimeoutMs ?? DEFAULT_TRANSACTION_TIMEOUT_MS,
+      onCondition: options.onCondition ?? (() => undefined),
+    });
   } catch (error) {
     await lock.release();
     throw error;
@@ -139,6 +152,13 @@ class SqlStore implements OpenedStore {
   private readonly retention: RetentionRunner;
   /** The interactive transaction under way (withTransaction); other reads and writes wait for it. */
   private openTransaction: OpenTransaction | undefined;
+  /** The snapshot on disk as the mark records it (null before the first). */
+  private markedSnapshot: MarkedSnapshot | null = null;
+  /** The acknowledged sequence the last mark written holds. */
+  private markedSeq = -1;
+  private marks: Promise<void> = Promise.resolve();
+  private markTimer: NodeJS.Timeout | undefined;
+  private markFailed = false;
 
   private constructor(
     private readonly layout: StoreLayout,
@@ -147,6 +167,7 @@ class SqlStore implements OpenedStore {
     private readonly logger: Logger,
     private readonly threshold: number,
     private readonly transactionTimeoutMs: number,
+    private readonly onCondition: (reason: string | null) => void,
   ) {
     this.sql = new SqlDatabase(db);
     this.retention = new RetentionRunner(logger);
@@ -161,13 +182,14 @@ class SqlStore implements OpenedStore {
     lock: DataDirLock,
     logger: Logger,
     threshold: number,
-    transactionTimeoutMs: number,
+    options: { transactionTimeoutMs: number; onCondition: (reason: string | null) => void },
   ): Promise<SqlStore> {
     // The database holds users, tokens' hashes and run records: this user's only (issue 9).
     await mkdir(layout.dir, { recursive: true, mode: 0o700 });
     // Leftovers of a crash mid-snapshot or mid-restore: never complete, never read.
     await removeIfExists(layout.snapshotTemp);
     await removeIfExists(layout.restoreTemp);
+    await removeIfExists(layout.markTemp);
     if (await exists(layout.restore)) {
       logger.warn(`completing the restore of ${layout.restore} that was interrupted`, { path: layout.restore });
       await completeRestore(layout);
@@ -175,6 +197,8 @@ class SqlStore implements OpenedStore {
     const started = performance.now();
     const SQL = await loadSqlJs();
     const image = await readIfExists(layout.snapshot);
+    const mark = await readMark(layout);
+    const snapshotSum = checkSnapshot(layout, image, mark);
     if (image !== null && !hasSqliteHeader(image)) {
       throw new RunnerError(
         'snapshot_invalid',
@@ -183,7 +207,7 @@ class SqlStore implements OpenedStore {
       );
     }
     const db = image === null ? new SQL.Database() : new SQL.Database(image);
-    const store = new SqlStore(layout, db, lock, logger, threshold, transactionTimeoutMs);
+    const store = new SqlStore(layout, db, lock, logger, threshold, options.transactionTimeoutMs, options.onCondition);
     try {
       configureConnection(db);
       store.sql.withWrites(() => db.exec(INTERNAL_TABLES));
@@ -197,12 +221,20 @@ class SqlStore implements OpenedStore {
         sql: store.sql,
         logger,
         snapshotSeq: store.seq,
+        mark,
         onAppend: () => store.maybeSnapshot(),
+        onSpace: (error) => store.spaceChanged(error),
       });
       store.writer = replayed.writer;
       store.seq = replayed.seq;
       store.generations = replayed.generations;
       store.olderJournalBytes = replayed.olderJournalBytes;
+      if (image !== null && snapshotSum !== null) {
+        store.markedSnapshot = { sha256: snapshotSum, seq: store.snapshotSeq, bytes: image.length };
+      }
+      await store.writeMarkNow();
+      store.markTimer = setInterval(() => store.followJournal(), MARK_INTERVAL_MS);
+      store.markTimer.unref();
       logger.info(`store ${layout.dir} opened`, {
         snapshot_bytes: store.snapshotBytes,
         replayed_records: store.seq - store.snapshotSeq,
@@ -406,6 +438,62 @@ class SqlStore implements OpenedStore {
   private assertWritable(): void {
     if (this.state !== 'open') throw storeClosedError(this.layout.dir);
     if (this.writer.failed) throw storeFailedError(this.writer.file.path, 'an earlier write failed');
+    const full = this.writer.waitingForSpace;
+    if (full !== null) throw storeDiskFullError(this.layout.dir, full);
+  }
+
+  /** The journal met a full file system (`error`), or the batch that met it landed (null). */
+  private spaceChanged(error: unknown): void {
+    if (error === null) {
+      this.logger.info(
+        `the journal ${this.writer.file.path} has space again: the waiting writes landed, writes resume`,
+      );
+    } else {
+      this.logger.error(
+        `${storeDiskFullError(this.layout.dir, error).message}. The writes already accepted wait in memory ` +
+          `and are retried every second`,
+        { path: this.writer.file.path },
+      );
+    }
+    this.onCondition(error === null ? null : DISK_FULL_CONDITION);
+  }
+
+  // ---- the mark (see mark.ts)
+
+  /** Writes the mark when the journal advanced since the last one (the 1 s timer). */
+  private followJournal(): void {
+    if (this.writer.durableSeq > this.markedSeq && this.state === 'open') this.writeMarkNow().catch(() => undefined);
+  }
+
+  /**
+   * Queues a mark of the store as it is when its turn comes: the marked snapshot, `pending` (a
+   * snapshot about to be installed), and the last record on disk. A failure is logged once (the
+   * next mark tries again); it never fails a write.
+   */
+  private writeMarkNow(pending?: MarkedSnapshot): Promise<void> {
+    const next = this.marks.then(async () => {
+      const ackedSeq = this.writer.durableSeq;
+      try {
+        await writeMark(this.layout, {
+          version: 1,
+          snapshot: this.markedSnapshot,
+          ...(pending ? { pending } : {}),
+          journal: { generation: this.writer.file.generation, ackedSeq },
+          writtenAt: new Date().toISOString(),
+        });
+        this.markedSeq = ackedSeq;
+        this.markFailed = false;
+      } catch (error) {
+        if (!this.markFailed) {
+          const why = isOutOfSpace(error) ? 'the file system is full' : (error as Error).message;
+          this.logger.warn(`could not write ${this.layout.mark} (${why}); start-up checks use the previous one`);
+        }
+        this.markFailed = true;
+        if (pending) throw error;
+      }
+    });
+    this.marks = next.catch(() => undefined);
+    return next;
   }
 
   // ---- snapshots
@@ -459,13 +547,19 @@ class SqlStore implements OpenedStore {
     const exportStarted = performance.now();
     const image = this.db.export();
     const exportMs = performance.now() - exportStarted;
+    const marked: MarkedSnapshot = { sha256: sha256(image), seq, bytes: image.length };
     this.olderJournalBytes += this.writer.file.size;
     const older = this.generations.slice();
     this.generations.push(generation);
     const switched = this.writer.switchTo({ fd, path, generation, size: 0 });
     switched.catch(() => undefined);
 
+    // The mark names the new image before it replaces the old one: a crash between the rename and
+    // the next mark leaves a snapshot that start-up recognises as pending, not as damage.
+    await this.writeMarkNow(marked);
     await replaceFileAtomically(this.layout.snapshot, image, this.layout.snapshotTemp);
+    this.markedSnapshot = marked;
+    await this.writeMarkNow();
     this.snapshotSeq = seq;
     this.snapshotBytes = image.length;
     this.lastSnapshotAt = at;
@@ -561,16 +655,21 @@ class SqlStore implements OpenedStore {
   }
 
   private async shutdown(snapshot: boolean, snapshotAboveBytes: number): Promise<void> {
+    // Records waiting for space were never acknowledged: one last try, then they fail (and so
+    // does whatever awaits them, a retention pass included).
+    this.writer.stopWaitingForSpace();
     // A pass under way ends after its batch; its writes are then drained like any other.
     await this.retention.stop();
     while (this.openTransaction !== undefined) await this.openTransaction.ended;
     this.state = 'closing';
+    clearInterval(this.markTimer);
     try {
       await this.snapshots;
       await this.writer.drain();
       const behind = this.seq > this.snapshotSeq || this.generations.length > 1;
       const journalBytes = this.olderJournalBytes + this.writer.file.size;
       if (snapshot && behind && journalBytes > snapshotAboveBytes && !this.writer.failed) await this.takeSnapshot();
+      else if (this.writer.durableSeq > this.markedSeq) await this.writeMarkNow();
     } catch (error) {
       this.logger.error(
         `final snapshot of ${this.layout.dir} failed; start-up will replay the journal: ${(error as Error).message}`,

@@ -1,0 +1,121 @@
+import { openSync, write, writeSync } from 'node:fs';
+
+const openFiles = new Set<LogFile>();
+
+function writeAllRemaining(): void {
+  for (const file of openFiles) file.writeRemainingSync();
+}
+
+/** How long the log stays on stderr before the file is tried again. */
+export const LOG_FILE_RETRY_MS = 5000;
+
+export interface LogFileOptions {
+  path: string;
+  mode: number;
+  /** Where lines go while the file cannot be written. */
+  fallback(line: string): void;
+  /** One line for a person on stderr, each time the destination changes. */
+  notice(text: string): void;
+  retryMs?: number;
+}
+
+/**
+ * The log file as pino's destination: lines are appended in batches off the event loop. Unlike
+ * pino.destination (sonic-boom), a failed write (ENOSPC, EIO...) neither crashes the process with
+ * an unhandled 'error' nor hangs its exit (sonic-boom's flushSync retries such a write forever):
+ * the lines go to the fallback, one notice says so, and the file is tried again every `retryMs`.
+ */
+export class LogFile {
+  private readonly fd: number;
+  private pending: string[] = [];
+  private writing = false;
+  private failedWith: string | null = null;
+  private waiters: (() => void)[] = [];
+  private readonly retryMs: number;
+
+  constructor(private readonly options: LogFileOptions) {
+    this.fd = openSync(options.path, 'a', options.mode);
+    this.retryMs = options.retryMs ?? LOG_FILE_RETRY_MS;
+    openFiles.add(this);
+    if (openFiles.size === 1) process.once('exit', writeAllRemaining);
+  }
+
+  write(line: string): boolean {
+    if (this.failedWith !== null) this.options.fallback(line);
+    else {
+      this.pending.push(line);
+      if (!this.writing) this.writeNext();
+    }
+    return true;
+  }
+
+  /** Resolves once the lines written so far are in the file (or went to the fallback). */
+  flush(): Promise<void> {
+    if (!this.writing) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private writeNext(): void {
+    if (this.pending.length === 0) {
+      this.writing = false;
+      for (const resolve of this.waiters.splice(0)) resolve();
+      return;
+    }
+    this.writing = true;
+    const chunk = Buffer.from(this.pending.join(''));
+    this.pending = [];
+    this.writeAll(chunk, 0, (error) => (error ? this.fail(error, chunk) : this.writeNext()));
+  }
+
+  private writeAll(chunk: Buffer, offset: number, done: (error: NodeJS.ErrnoException | null) => void): void {
+    write(this.fd, chunk, offset, chunk.length - offset, null, (error, written) => {
+      if (error) done(error);
+      else if (offset + written < chunk.length) this.writeAll(chunk, offset + written, done);
+      else done(null);
+    });
+  }
+
+  private fail(error: NodeJS.ErrnoException, chunk: Buffer): void {
+    const reason = error.code ?? error.message;
+    this.failedWith = reason;
+    this.writing = false;
+    this.options.notice(
+      `runner: cannot write the log file ${this.options.path} (${reason}); logging to stderr, ` +
+        `trying the file again every ${Math.round(this.retryMs / 1000)} s`,
+    );
+    for (const line of [...chunk.toString('utf8').split(/(?<=\n)/), ...this.pending]) {
+      if (line !== '') this.options.fallback(line);
+    }
+    this.pending = [];
+    for (const resolve of this.waiters.splice(0)) resolve();
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    setTimeout(() => this.retry(), this.retryMs).unref();
+  }
+
+  /** Appends a line saying where the missing lines went; the file is back once that lands. */
+  private retry(): void {
+    const line = `${JSON.stringify({
+      level: 'warn',
+      timestamp: new Date().toISOString(),
+      message: `lines logged while this file could not be written (${this.failedWith}) went to stderr`,
+    })}\n`;
+    this.writeAll(Buffer.from(line), 0, (error) => {
+      if (error) return this.scheduleRetry();
+      this.failedWith = null;
+      this.options.notice(`runner: the log file ${this.options.path} can be written again; logging there`);
+    });
+  }
+
+  /** Lines still queued when the process exits: one synchronous attempt, never a retry loop. */
+  writeRemainingSync(): void {
+    if (this.failedWith !== null || this.pending.length === 0) return;
+    try {
+      writeSync(this.fd, this.pending.join(''));
+    } catch {
+      // Exiting: the lines cannot be kept anywhere better, and retrying would hang the exit.
+    }
+  }
+}
