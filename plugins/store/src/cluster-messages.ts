@@ -16,6 +16,7 @@ interface Reply {
 type Handler = (payload: unknown, from: string) => unknown;
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+const FAILURE_LOG_MS = 10_000;
 
 /**
  * Topics, targeted messages and requests between masters over one channel (`send`, a NOTIFY).
@@ -29,6 +30,8 @@ export class ClusterMessages {
     { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }
   >();
   private batch: Envelope['messages'] = [];
+  private lostMessages = 0;
+  private lastFailureLog = 0;
   private scheduled = false;
 
   constructor(
@@ -114,9 +117,15 @@ export class ClusterMessages {
     this.batch = [];
     if (messages.length === 0) return;
     const envelope: Envelope = { from: this.masterId, messages };
-    this.send(JSON.stringify(envelope)).catch((error: Error) =>
-      this.logger.warn(`sending ${messages.length} message(s) to the other masters failed: ${error.message}`),
-    );
+    this.send(JSON.stringify(envelope)).catch((error: Error) => {
+      // Once per FAILURE_LOG_MS: with the database away every turn's batch fails alike.
+      this.lostMessages += messages.length;
+      if (Date.now() - this.lastFailureLog < FAILURE_LOG_MS) return;
+      this.lastFailureLog = Date.now();
+      this.logger.warn(
+        `sending messages to the other masters failed (${this.lostMessages} lost so far): ${error.message}`,
+      );
+    });
   }
 
   private async local(kind: string, payload: unknown, from: string): Promise<unknown> {
