@@ -202,7 +202,23 @@ describe.skipIf(!isRoot)('a full file system under the data directory', () => {
       await until('the log file written again', () =>
         /the log file .* can be written again/.test(master.output.stderr) ? true : undefined,
       );
+      // Full again, and stopped while full: the master exits (the hung at exit) and what
+      // it acknowledged is still there once space is back.
+      const fullAgain = fill(dataDir);
+      // Not awaited one by one: the write that meets the full disk waits for space.
+      let refusedAgain = false;
+      await until('a write refused again', () => {
+        submit(master).then(
+          (r) => {
+            if (r.status === 202) acknowledged.add(r.body.id);
+            refusedAgain ||= r.status === 503;
+          },
+          () => undefined,
+        );
+        return refusedAgain ? true : undefined;
+      });
       await stop(master);
+      unlinkSync(fullAgain);
 
       const again = await startMaster(dataDir);
       try {
