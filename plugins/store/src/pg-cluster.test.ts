@@ -38,6 +38,16 @@ describe.skipIf(!postgresReachable())('masters sharing a PostgreSQL store', () =
   it('carries messages to the others only, in order, long ones by reference, and answers requests', async () => {
     const a = await master();
     const b = await master();
+    b.cluster.handle<{ n: number }, number>('double', ({ n }) => n * 2);
+    b.cluster.handle('refuse', () => {
+      throw new Error('no');
+    });
+    b.cluster.handle('who-asks', (_payload, from) => from);
+    await expect(a.cluster.request(b.cluster.masterId, 'double', { n: 21 })).resolves.toBe(42);
+    await expect(a.cluster.request(b.cluster.masterId, 'who-asks', {})).resolves.toBe(a.cluster.masterId);
+    await expect(a.cluster.request(b.cluster.masterId, 'refuse', {})).rejects.toThrow('no');
+    await expect(a.cluster.request(b.cluster.masterId, 'unknown', {})).rejects.toThrow(/no handler .* unknown/);
+    // A request is answered after B's hello (one sender's messages keep their order): A knows B is there.
     const heard: { message: unknown; from: string }[] = [];
     const ownHeard: unknown[] = [];
     b.cluster.subscribe('t', (message, from) => heard.push({ message, from }));
@@ -52,15 +62,6 @@ describe.skipIf(!postgresReachable())('masters sharing a PostgreSQL store', () =
     expect(heard.every((h) => h.from === a.cluster.masterId)).toBe(true);
     expect(ownHeard).toEqual([]);
 
-    b.cluster.handle<{ n: number }, number>('double', ({ n }) => n * 2);
-    b.cluster.handle('refuse', () => {
-      throw new Error('no');
-    });
-    b.cluster.handle('who-asks', (_payload, from) => from);
-    await expect(a.cluster.request(b.cluster.masterId, 'double', { n: 21 })).resolves.toBe(42);
-    await expect(a.cluster.request(b.cluster.masterId, 'who-asks', {})).resolves.toBe(a.cluster.masterId);
-    await expect(a.cluster.request(b.cluster.masterId, 'refuse', {})).rejects.toThrow('no');
-    await expect(a.cluster.request(b.cluster.masterId, 'unknown', {})).rejects.toThrow(/no handler .* unknown/);
     expect((await a.cluster.masters()).map((m) => m.id).sort()).toEqual(
       [a.cluster.masterId, b.cluster.masterId].sort(),
     );
