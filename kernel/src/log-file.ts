@@ -1,4 +1,4 @@
-import { openSync, write, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, write, writeSync } from 'node:fs';
 
 const openFiles = new Set<LogFile>();
 
@@ -17,6 +17,11 @@ export interface LogFileOptions {
   /** One line for a person on stderr, each time the destination changes. */
   notice(text: string): void;
   retryMs?: number;
+  /**
+   * Past this many bytes the file becomes `<path>.1` (the previous one goes) and writing goes on
+   * in a new file, while running: a process logging a flood keeps at most twice this on disk.
+   */
+  rotateBytes?: number;
 }
 
 /**
@@ -26,7 +31,9 @@ export interface LogFileOptions {
  * the lines go to the fallback, one notice says so, and the file is tried again every `retryMs`.
  */
 export class LogFile {
-  private readonly fd: number;
+  private fd: number;
+  /** Bytes in the file now: what it held when opened, and what was appended since. */
+  private size: number;
   private pending: string[] = [];
   private writing = false;
   private failedWith: string | null = null;
@@ -35,6 +42,7 @@ export class LogFile {
 
   constructor(private readonly options: LogFileOptions) {
     this.fd = openSync(options.path, 'a', options.mode);
+    this.size = fstatSync(this.fd).size;
     this.retryMs = options.retryMs ?? LOG_FILE_RETRY_MS;
     openFiles.add(this);
     if (openFiles.size === 1) process.once('exit', writeAllRemaining);
@@ -64,7 +72,29 @@ export class LogFile {
     this.writing = true;
     const chunk = Buffer.from(this.pending.join(''));
     this.pending = [];
-    this.writeAll(chunk, 0, (error) => (error ? this.fail(error, chunk) : this.writeNext()));
+    this.writeAll(chunk, 0, (error) => {
+      if (error) return this.fail(error, chunk);
+      this.size += chunk.length;
+      this.rotateIfFull();
+      this.writeNext();
+    });
+  }
+
+  /** Between two writes (none in flight): the full file moves aside and a new one starts. */
+  private rotateIfFull(): void {
+    const limit = this.options.rotateBytes;
+    if (limit === undefined || this.size <= limit) return;
+    try {
+      renameSync(this.options.path, `${this.options.path}.1`);
+      const next = openSync(this.options.path, 'a', this.options.mode);
+      closeSync(this.fd);
+      this.fd = next;
+      this.size = 0;
+    } catch (error) {
+      // Left as it is: the next write tells whether the file can still be written.
+      this.options.notice(`runner: cannot rotate the log file ${this.options.path}: ${(error as Error).message}`);
+      this.size = 0;
+    }
   }
 
   private writeAll(chunk: Buffer, offset: number, done: (error: NodeJS.ErrnoException | null) => void): void {

@@ -13,7 +13,7 @@ export interface LoggerOptions {
   terminal?: NodeJS.WritableStream;
   /** Level for the terminal; defaults to `level`. */
   terminalLevel?: LogLevel;
-  /** Rotate the file past this size (default 10 MiB); one previous file is kept. */
+  /** Rotate the file past this size (default 10 MiB), at start and while running; one previous file is kept. */
   rotateBytes?: number;
   /** The process's one redactor (default: a new one, masking secret-named fields only). */
   redactor?: Redactor;
@@ -117,7 +117,7 @@ function openLogFile(
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     if (existsSync(file) && statSync(file).size > rotateBytes) renameSync(file, `${file}.1`);
     // Asynchronous writes keep logging off the hot path; `flush` drains them before exit.
-    return new LogFile({ path: file, mode: 0o600, ...handlers });
+    return new LogFile({ path: file, mode: 0o600, rotateBytes, ...handlers });
   } catch (error) {
     return error as Error;
   }

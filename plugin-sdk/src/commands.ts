@@ -127,6 +127,12 @@ export interface CommandSpec {
   arguments?: CommandArgument[];
   options?: CommandOption[];
   subcommands?: CommandSpec[];
+  /**
+   * A command a coming feature will provide, with what it will do: hidden from help and
+   * did-you-mean, it answers that it is not built yet. A plugin that contributes the command for
+   * real replaces it.
+   */
+  planned?: string;
   /** Runs even when the configuration is invalid (see `CommandContext.configError`). */
   tolerateConfigError?: boolean;
   /** Returns the exit code (0 when omitted). Throw a RunnerError for a one-line error. */

@@ -151,14 +151,34 @@ export type RouteDeclaration<
   B extends TSchema | undefined = TSchema | undefined,
 > = Omit<RouteSpec<P, Q, B>, 'handler'>;
 
-/** Declares a route without its handler, its types inferred from its schemas (see RouteDeclaration). */
+/**
+ * Declares a route without its handler, its types inferred from its schemas (see RouteDeclaration);
+ * the responses keep their schemas' types, so a client's answer is `RouteAnswer<typeof route>`.
+ */
 export function declareRoute<
   P extends TObject | undefined = undefined,
   Q extends TObject | undefined = undefined,
   B extends TSchema | undefined = undefined,
->(declaration: RouteDeclaration<P, Q, B>): RouteDeclaration<P, Q, B> {
+  R extends Record<number, ResponseSpec> = Record<number, ResponseSpec>,
+>(
+  declaration: Omit<RouteDeclaration<P, Q, B>, 'responses'> & { responses: R },
+): Omit<RouteDeclaration<P, Q, B>, 'responses'> & { readonly responses: R } {
   return Object.freeze(declaration);
 }
+
+type SchemaOf<S> = S extends { schema: infer T } ? T : S;
+type StaticOf<S> = SchemaOf<S> extends TSchema ? Static<SchemaOf<S>> : undefined;
+
+/** The answer of a declared route on success (its 200, else 201, else 202 schema). */
+export type RouteAnswer<D> = D extends { responses: infer R }
+  ? 200 extends keyof R
+    ? StaticOf<R[200]>
+    : 201 extends keyof R
+      ? StaticOf<R[201]>
+      : 202 extends keyof R
+        ? StaticOf<R[202]>
+        : unknown
+  : unknown;
 
 /** A declared route with the handler that serves it, for `router.add`. */
 export function serve<P extends TObject | undefined, Q extends TObject | undefined, B extends TSchema | undefined>(

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /**
  * Stopping what a command started. Commands are spawned `detached`, which makes each the leader
@@ -63,7 +64,8 @@ export function ownerMark(dataDir: string): string {
  * the start of a master or an agent, what still runs with its mark was started for an earlier
  * one's runs (a master's executor and its commands, an agent's commands), also commands that left
  * their process group or session. Owners sharing the user have marks of their own. A command that
- * clears its environment (`env -i`) carries no mark and is not found. Needs /proc (Linux).
+ * clears its environment (`env -i`) carries no mark and is not found here: ownerCgroup finds
+ * those where the master may make a cgroup. Needs /proc (Linux).
  */
 export function killMarkedProcesses(uid: number, owner: string): number {
   const mark = `${OWNER_VARIABLE}=${owner}`;
@@ -82,4 +84,53 @@ export function killMarkedProcesses(uid: number, owner: string): number {
     }
   }
   return killed;
+}
+
+/**
+ * A cgroup (v2: the unified hierarchy, alone or beside v1's) of its own for `owner`'s executor,
+ * made if missing; undefined where the process may not make one (not root, no cgroup2 mount).
+ * Every process the executor starts is in it, and an unprivileged user cannot leave it, so it
+ * finds also what cleared its environment (`env -i`) and lost the mark.
+ */
+export function ownerCgroup(owner: string): string | undefined {
+  for (const root of ['/sys/fs/cgroup/unified', '/sys/fs/cgroup']) {
+    if (!existsSync(join(root, 'cgroup.procs')) || !existsSync(join(root, 'cgroup.controllers'))) continue;
+    const dir = join(root, `runner-${owner}`);
+    try {
+      mkdirSync(dir, { recursive: true });
+      accessSync(join(dir, 'cgroup.procs'), constants.W_OK);
+      return dir;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** Moves a process into a cgroup (ownerCgroup's); false when it could not. */
+export function joinCgroup(cgroup: string, pid: number): boolean {
+  try {
+    writeFileSync(join(cgroup, 'cgroup.procs'), String(pid));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Kills every process in a cgroup: the ones an earlier master's executor left; how many there were. */
+export function killCgroup(cgroup: string): number {
+  let pids: number[];
+  try {
+    pids = readFileSync(join(cgroup, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+  } catch {
+    return 0;
+  }
+  for (const pid of pids) {
+    try {
+      if (pid !== process.pid) process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return pids.length;
 }

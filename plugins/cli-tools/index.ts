@@ -1,60 +1,77 @@
-import { InvalidInputError, definePlugin, type CommandContext } from '@runner/plugin-sdk';
+import {
+  InvalidInputError,
+  configRows,
+  definePlugin,
+  localAction,
+  resourceCommand,
+  type CommandContext,
+  type CommandSpec,
+} from '@runner/plugin-sdk';
 
 const SHELLS = ['bash', 'zsh', 'fish'];
+const modules = () => import('./src/modules-command.js');
 
 /**
  * Utilities of the `runner` CLI that need no running kernel: they read the plugins' declarations,
  * the command tree and the machine. Implementations load only when their command runs.
  */
+/**
+ * Commands of service.md whose features are not built yet: running one says so instead of
+ * "unknown command" or a far did-you-mean. The feature's plugin replaces its entry when it comes.
+ */
+const PLANNED: readonly CommandSpec[] = [
+  {
+    name: 'flow',
+    description: 'saved workflows',
+    planned: 'saved workflows (list, add, get, update, remove, activate)',
+  },
+  { name: 'hook', aliases: ['hooks'], description: 'hooks', planned: 'hooks that start workflows on events' },
+  { name: 'events', aliases: ['event'], description: 'events', planned: 'the event queue hooks read (list, watch)' },
+  { name: 'secret', aliases: ['secrets'], description: 'secrets', planned: 'secrets of a stack (add, list, remove)' },
+  { name: 'ssh', description: 'SSH connections', planned: 'saved SSH connections (list, add, remove, test)' },
+  { name: 'gitops', description: 'GitOps', planned: 'workflows synced from a Git repository (sync, status, diff)' },
+  { name: 'terminal', description: 'terminal', planned: 'a terminal on an agent' },
+  { name: 'scheduler', description: 'scheduler', planned: 'workflows started on a cron schedule' },
+];
+
 export const plugin = definePlugin({
   id: 'cli-tools',
   version: '0.1.0',
   description: 'runner modules list/info, runner config show, runner doctor and runner completion',
   commands: [
-    {
+    ...PLANNED,
+    resourceCommand({
       name: 'modules',
       description: 'Lua modules available to workflows',
-      subcommands: [
-        {
+      actions: [
+        localAction({
           name: 'list',
           description: 'list the Lua modules of the loaded plugins',
-          options: [
-            {
-              flags: '--output <format>',
-              description: 'text or json (one object a line)',
-              choices: ['text', 'json'],
-              default: 'text',
-            },
-          ],
-          run: async ({ options }, ctx) =>
-            (await import('./src/modules-command.js')).listModules(ctx, options.output === 'json'),
-        },
-        {
+          local: async (_input, ctx) => (await modules()).listModules(ctx),
+          text: async (rows) => (await modules()).moduleTable(rows),
+        }),
+        localAction({
           name: 'info',
           description: "show a module's functions and their documentation",
           arguments: [{ name: 'name', description: 'module name, e.g. exec' }],
-          options: [
-            { flags: '--output <format>', description: 'text or json', choices: ['text', 'json'], default: 'text' },
-          ],
-          run: async ({ args, options }, ctx) =>
-            (await import('./src/modules-command.js')).moduleInfo(ctx, args[0], options.output === 'json'),
-        },
+          local: async (input, ctx) => (await modules()).moduleInfo(ctx, input.args.name),
+          text: async (info) => (await modules()).moduleText(info),
+        }),
       ],
-    },
-    {
+    }),
+    resourceCommand({
       name: 'config',
       description: 'the configuration plugins read',
-      subcommands: [
-        {
+      actions: [
+        localAction({
           name: 'show',
           description:
             'print every config key with its effective value, its source (default, file, env, flag) and help; secrets redacted',
-          options: [{ flags: '--json', description: 'one JSON object a key' }],
-          run: async ({ options }, ctx) =>
-            (await import('./src/config-command.js')).showConfig(ctx, options.json === true),
-        },
+          local: (_input, ctx) => configRows(ctx),
+          text: async (rows) => (await import('./src/config-command.js')).configTable(rows),
+        }),
       ],
-    },
+    }),
     {
       name: 'doctor',
       description: 'check node, the data directory, config, ports and the master, with a fix for each problem',

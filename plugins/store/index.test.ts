@@ -9,6 +9,7 @@ import {
   ConflictError,
   HttpRouterRef,
   StoreRef,
+  ClusterRef,
   createRedactor,
   type CommandContext,
   type CommandSpec,
@@ -85,8 +86,15 @@ describe('store plugin', () => {
   it('declares itself for master and embedded with the db commands', () => {
     expect(plugin.id).toBe('store');
     expect(plugin.profiles).toEqual(['master', 'embedded']);
-    expect(plugin.provides).toEqual([StoreRef]);
-    expect(plugin.commands?.[0].subcommands?.map((c) => c.name)).toEqual(['backup', 'restore', 'copy', 'repair', 'vacuum', 'stats']);
+    expect(plugin.provides).toEqual([StoreRef, ClusterRef]);
+    expect(plugin.commands?.[0].subcommands?.map((c) => c.name)).toEqual([
+      'restore',
+      'copy',
+      'repair',
+      'vacuum',
+      'stats',
+      'backup',
+    ]);
   });
 
   it('keeps sql.js and the store implementation out of index.ts static imports', async () => {

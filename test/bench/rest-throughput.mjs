@@ -7,7 +7,7 @@
 // --warmup seconds unmeasured. Without it the first second of the open loop held the whole tail
 // (150-225 ms while the rest stayed under 80: V8 still optimizing the concurrent path).
 //
-//   node build.mjs && node test/bench/rest-throughput.mjs [--rate 200] [--seconds 30] [--warmup 2]
+//   node build.mjs && node test/bench/rest-throughput.mjs [--rate 200] [--seconds 30] [--warmup 2] [--templates]
 //     [--store postgres://postgres@127.0.0.1:5432/bench]
 //
 // With --store the master keeps its store on that PostgreSQL database (emptied first: a database
@@ -27,6 +27,9 @@ const { values } = parseArgs({
     rate: { type: 'string' },
     seconds: { type: 'string', default: '30' },
     warmup: { type: 'string', default: '2' },
+    // The same two tasks with templates: a condition (renders on the master's thread) and a
+    // script with a loop (renders in a template worker, plugins/template/src/render-pool.ts).
+    templates: { type: 'boolean', default: false },
   },
 });
 const onPostgres = values.store !== undefined;
@@ -47,6 +50,20 @@ tasks:
       script: return tasks.first.outputs.n == 1, "two"
 `;
 
+const TEMPLATED = `version: "1.0"
+vars: { n: 1 }
+tasks:
+  - name: first
+    when: "{{ vars.n == 1 }}"
+    exec:
+      script: return true, "one", { n = {{ vars.n }} }
+  - name: second
+    depends_on: [first]
+    exec:
+      script: return tasks.first.outputs.n == 1, "{% for i in range(3) %}{{ i }}{% endfor %}"
+`;
+const content = values.templates ? TEMPLATED : WORKFLOW;
+
 if (onPostgres) await emptyDatabase(values.store);
 const master = await startMaster(onPostgres ? { args: ['--store', values.store] } : {});
 let failure;
@@ -55,6 +72,7 @@ const result = {
   rate_per_s: rate,
   seconds,
   warmup_seconds: warmupSeconds,
+  templates: values.templates,
 };
 try {
   const sentAt = new Map();
@@ -82,7 +100,7 @@ try {
       if (wait > 1) await sleep(wait);
       const t0 = performance.now();
       submissions.push(
-        master.request('POST', '/api/v1/workflows/run', { content: WORKFLOW, workflow_name: 'two-tasks' }).then(
+        master.request('POST', '/api/v1/workflows/run', { content, workflow_name: 'two-tasks' }).then(
           (r) => {
             if (r.status !== 202) errors.push(`${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
             else sentAt.set(r.body.id, t0);
@@ -101,7 +119,7 @@ try {
   const errors = [];
 
   // Warm-up: the first runs pay for JIT and caches; then the open loop itself, unmeasured.
-  for (let i = 0; i < 200; i++) await master.request('POST', '/api/v1/workflows/run', { content: WORKFLOW });
+  for (let i = 0; i < 200; i++) await master.request('POST', '/api/v1/workflows/run', { content });
   await openLoop(Math.round(rate * warmupSeconds));
   await settle();
   await sleep(500);

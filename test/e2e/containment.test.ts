@@ -1,7 +1,7 @@
 // Issue 18 item 4 on a real master and agent (`runner server`, `runner agent start` on loopback):
 // names a workflow or an enrolment chooses cannot reach a prototype or pose as the master, and
 // what the master holds secret stays masked.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -477,7 +477,7 @@ describe('roles', () => {
   });
 });
 
-describe('templates that would stall the master', () => {
+describe('workflow code that would stall the master', () => {
   /** Polls health, then the run, until the run ends: how many health answers came while it ran. */
   async function healthWhileRunning(id: string): Promise<{ run: ApiRun; answeredWhileRunning: number }> {
     let answeredWhileRunning = 0;
@@ -529,4 +529,53 @@ tasks:
     expect(message('script-bomb')).toContain('task script-bomb script: rendering timed out after');
     expect(message('range-bomb')).toContain('range(0, 100000000) would make 100000000 items');
   }, 60_000);
+
+  it('floods: health answers while yes and printing loops run, each ends at its timeout, runner.log grows a bounded amount', async () => {
+    const logSize = () =>
+      ['runner.log', 'runner.log.1']
+        .map((name) => join(fleet.masterDir, 'logs', name))
+        .reduce((sum, file) => sum + (existsSync(file) ? statSync(file).size : 0), 0);
+    const before = logSize();
+    const content = `version: "1.0"
+tasks:
+  - name: yes
+    timeout: 3s
+    ignore_errors: true
+    exec: { script: 'exec.run("yes")' }
+  - name: long-lines
+    timeout: 3s
+    ignore_errors: true
+    exec:
+      script: |
+        local line = string.rep("x", 1023)
+        while true do print(line) end
+  - name: short-lines
+    timeout: 3s
+    ignore_errors: true
+    exec:
+      script: while true do print("y") end
+  - name: many
+    loop: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+    exec:
+      script: |
+        local line = string.rep("z", 1023)
+        for i = 1, 400 do print(line) end
+`;
+    const started = await callApi<{ id: string }>(fleet, 'POST', '/workflows/run', {
+      workflow_name: 'floods',
+      content,
+    });
+    expect(started.status).toBe(202);
+    const { run, answeredWhileRunning } = await healthWhileRunning(started.body.id);
+    expect(answeredWhileRunning).toBeGreaterThan(1);
+    for (const task of run.tasks.filter((t) => t.task !== 'many')) {
+      expect(task.message, task.name).toMatch(/timed out after 3000 ms/);
+      // A ceiling far above the 3 s timeout (a loaded machine), far below the minutes a flood held it.
+      expect(task.duration, task.name).toBeLessThan(15);
+    }
+    // Twelve tasks of 256 KiB each (their own cap) would mirror 3 MiB: the run may write
+    // engine.run_log_bytes (1 MiB), then one line saying so.
+    expect(run.tasks.filter((t) => t.task === 'many' && t.status === 'succeeded')).toHaveLength(12);
+    expect(logSize() - before).toBeLessThan(2 * 1024 * 1024);
+  }, 90_000);
 });

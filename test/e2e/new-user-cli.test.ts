@@ -1,7 +1,11 @@
 // What a new user met in the CLI beside a running master (issue 19, item 6): `runner ui` and
 // `runner repl` say where the master serves the web UI and what to do, not a bare "data directory
 // in use"; `runner ui --help` says it serves the UI; `runner doctor` reports the master the CLI
-// would really use and the addresses a master would bind, not a guess of 0.0.0.0:50053.
+// would really use and the addresses a master would bind, not a guess of 0.0.0.0:50053; a workflow
+// is run by its path (also through the master, whose validation errors name the file); commands of
+// features not built yet say so instead of a far did-you-mean.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
@@ -60,6 +64,47 @@ describe('beside a running master', () => {
         `master\\s+answers at ${base.replace(/\./g, '\\.')} \\(from master\\.url \\(from env RUNNER_MASTER_URL\\)\\)`,
       ),
     );
+  });
+});
+
+describe('runner run through the master', () => {
+  it('takes the workflow file as its argument, or --file alone', async () => {
+    const dir = tempDataDir('runner-new-user-files-');
+    writeFileSync(
+      join(dir, 'hello.yaml'),
+      'version: "1.0"\ntasks:\n  - name: hi\n    exec:\n      script: return true\n',
+    );
+    const byPath = await runRunner(['run', 'hello.yaml'], { cwd: dir, env: { RUNNER_DATA_DIR: dataDir } });
+    expect(byPath).toMatchObject({ code: 0, stdout: expect.stringContaining('hello succeeded') as string });
+    const byFile = await runRunner(['run', '--file', 'hello.yaml'], { cwd: dir, env: { RUNNER_DATA_DIR: dataDir } });
+    expect(byFile).toMatchObject({ code: 0, stdout: expect.stringContaining('hello succeeded') as string });
+  });
+
+  it("names the file, line and column of a problem, without the master's URL", async () => {
+    const dir = tempDataDir('runner-new-user-bad-');
+    writeFileSync(
+      join(dir, 'bad.yaml'),
+      'version: "1.0"\ntasks:\n  - name: a\n    depends_on: [nope]\n    exec:\n      script: return true\n',
+    );
+    const bad = await runRunner(['run', 'bad.yaml'], { cwd: dir, env: { RUNNER_DATA_DIR: dataDir } });
+    expect(bad).toMatchObject({
+      code: 2,
+      stderr: 'runner: bad.yaml:4:18: tasks[0].depends_on[0]: unknown task "nope"\n',
+    });
+  });
+});
+
+describe('commands of features not built yet', () => {
+  it('say so, whatever they are given, and are not offered for near names', async () => {
+    for (const args of [['events'], ['secret', 'add', 'prod', 'x'], ['hooks', 'list'], ['scheduler', '--help']]) {
+      const answer = await runRunner(args, { env: { RUNNER_DATA_DIR: tempDataDir('runner-new-user-planned-') } });
+      expect(answer.code).toBe(1);
+      expect(answer.stderr).toMatch(/^runner: runner (events|secret|hook|scheduler) is not built yet: .+\(planned; /);
+    }
+    const help = await runRunner(['--help']);
+    expect(help.stdout).not.toMatch(/^\s+(events|secret|hook|scheduler)\b/m);
+    const typo = await runRunner(['agnet', 'list']);
+    expect(typo.stderr).toBe("runner: unknown command 'agnet'\n(Did you mean agent?)\n");
   });
 });
 

@@ -3,7 +3,16 @@
 // system user runner-exec), a Developer and an Operator submitting over REST, the CLI through the
 // master; and a master that is not root, which refuses such tasks and says how to allow them.
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localAuth, runnerBin, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
@@ -61,6 +70,7 @@ describe.skipIf(!isRoot)('a root master runs local side effects as runner-exec',
   let secrets: string[];
   let outDir: string;
   let devToken: string;
+  let masterPid: number;
   const basic = (user: string) => `Basic ${Buffer.from(`${user}:${user}-password-1`).toString('base64')}`;
 
   beforeAll(async () => {
@@ -69,6 +79,7 @@ describe.skipIf(!isRoot)('a root master runs local side effects as runner-exec',
     chmodSync(dataDir, 0o755);
     const child = spawnRunner(['server', '--http-port', '0', '--port', '0'], { env: { RUNNER_DATA_DIR: dataDir } });
     children.push(child);
+    masterPid = child.pid as number;
     const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 30_000);
     base = `http://${address}`;
     await waitForOutput(child, /local tasks with side effects run as user runner-exec/);
@@ -154,6 +165,65 @@ describe.skipIf(!isRoot)('a root master runs local side effects as runner-exec',
     }, 120_000);
   }
 
+  it("finds no way around: the master's /proc entries, its root's view, inherited descriptors", async () => {
+    const pid = masterPid;
+    const jwt = join(dataDir, 'auth', 'jwt.secret');
+    const task = (name: string, script: string) =>
+      `  - name: ${name}\n    ignore_errors: true\n    exec:\n      script: |\n${script
+        .split('\n')
+        .map((line) => `        ${line}`)
+        .join('\n')}`;
+    const content = [
+      'version: "1.0"',
+      'tasks:',
+      task(
+        'proc_environ',
+        `local f, err = io.open("/proc/${pid}/environ", "r")\nif not f then return false, err end\nreturn true, f:read("a")`,
+      ),
+      task('proc_root', `local r = exec.run("cat /proc/${pid}/root${jwt}")\nreturn r.success, r.stdout .. r.stderr`),
+      task('proc_cwd', `local r = exec.run("ls /proc/${pid}/cwd/")\nreturn r.success, r.stdout .. r.stderr`),
+      task('proc_fd', `local r = exec.run("ls /proc/${pid}/fd/")\nreturn r.success, r.stdout .. r.stderr`),
+      task('env_i', `local r = exec.run("env -i /bin/cat ${jwt}")\nreturn r.success, r.stdout .. r.stderr`),
+      task('fds', 'local r = exec.run("ls -l /proc/self/fd/")\nreturn r.success, r.stdout'),
+    ].join('\n');
+    const started = await fetch(`${base}/api/v1/workflows/run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: basic('dev') },
+      body: JSON.stringify({ workflow_name: 'escapes', content }),
+    });
+    expect(started.status).toBe(202);
+    const { id } = (await started.json()) as { id: string };
+    let run = { status: 'running', tasks: [] as Task[] };
+    let raw = '';
+    for (let i = 0; i < 600 && run.status === 'running'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      raw = await (await fetch(`${base}/api/v1/executions/${id}`, { headers: { authorization: basic('dev') } })).text();
+      run = JSON.parse(raw) as typeof run;
+    }
+    const by = Object.fromEntries(run.tasks.map((t) => [t.name, t]));
+    for (const name of ['proc_environ', 'proc_root', 'proc_cwd', 'proc_fd', 'env_i']) {
+      expect(by[name].status, name).toBe('ignored');
+      expect(by[name].message, name).toMatch(/permission denied|EACCES/i);
+    }
+    expect(by.proc_environ.message).toContain(`/proc/${pid}/environ`);
+    // A command's descriptors: its standard streams (/dev/null, the socket pairs its output is
+    // read from), the directory `ls` opened, and what this test's process itself holds (inherited
+    // from whatever started it: runner passes those on, see the report); nothing of runner's own.
+    expect(by.fds.status).toBe('succeeded');
+    const outside = new Set(readdirSync('/proc/self/fd').map((fd) => safeReadlink(`/proc/self/fd/${fd}`)));
+    const held = (by.fds.message ?? '')
+      .split('\n')
+      .map((line) => /\s(\d+) -> (.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null);
+    expect(held.map((m) => m[1])).toEqual(expect.arrayContaining(['0', '1', '2']));
+    for (const [, fd, target] of held) {
+      expect(target).not.toContain(dataDir);
+      if (Number(fd) > 2 && !/^\/proc\/\d+\/fd$/.test(target))
+        expect(outside.has(target), `fd ${fd} -> ${target}`).toBe(true);
+    }
+    for (const secret of secrets) expect(raw).not.toContain(secret);
+  }, 120_000);
+
   it('a run through the CLI (a Developer token) meets the same door', async () => {
     const target = join(dataDir, 'auth', 'jwt.secret');
     const file = join(outDir, 'attacks.yaml');
@@ -218,6 +288,14 @@ describe.skipIf(!isRoot)('a master that is not root', () => {
   }, 60_000);
 });
 
+function safeReadlink(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return '';
+  }
+}
+
 /** Processes whose command line is `sleep <marker>`, alive (not zombies). */
 function sleepsWith(marker: string): number[] {
   const found: number[] = [];
@@ -235,7 +313,7 @@ function sleepsWith(marker: string): number[] {
 }
 
 describe.skipIf(!isRoot)('a root master killed with SIGKILL while runs start processes', () => {
-  it('leaves none of them alive 10 s after it restarts, also ones that left their process group', async () => {
+  it('leaves none of them alive 10 s after it restarts, also ones that left their process group or cleared their environment', async () => {
     const dataDir = tempDataDir('runner-runas-kill-');
     const start = async () => {
       const child = spawnRunner(['server', '--http-port', '0', '--port', '0'], { env: { RUNNER_DATA_DIR: dataDir } });
@@ -246,11 +324,16 @@ describe.skipIf(!isRoot)('a root master killed with SIGKILL while runs start pro
     const marker = String(3000 + Math.floor(Math.random() * 100_000));
     const first = await start();
     const headers = { 'content-type': 'application/json', ...localAuth(dataDir) };
-    // Half the runs wait on their command; the other half start one that leaves its group (setsid).
-    const scripts = [`exec.run("sleep ${marker}")`, `os.execute("setsid sleep ${marker} > /dev/null 2>&1 &")`];
+    // A third of the runs wait on their command; the others start one that leaves its group
+    // (setsid), half of those with a cleared environment (env -i: no owner mark).
+    const scripts = [
+      `exec.run("sleep ${marker}")`,
+      `os.execute("setsid sleep ${marker} > /dev/null 2>&1 &")`,
+      `os.execute("env -i setsid sleep ${marker} > /dev/null 2>&1 &")`,
+    ];
     const submitted: Promise<Response>[] = [];
     for (let i = 0; i < 100; i++) {
-      const content = `version: "1.0"\ntasks:\n  - name: t\n    exec: { script: '${scripts[i % 2]}' }\n`;
+      const content = `version: "1.0"\ntasks:\n  - name: t\n    exec: { script: '${scripts[i % 3]}' }\n`;
       submitted.push(
         fetch(`${first.base}/api/v1/workflows/run`, {
           method: 'POST',

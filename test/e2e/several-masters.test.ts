@@ -2,6 +2,9 @@
 // database. A WebSocket client on B sees A's runs and follows A's run log; a run held by B is
 // cancelled through A; after `kill -9` of A, B ends A's running run `interrupted` naming A and
 // leaves its own run alone; A restarted rejoins and nothing is ended or listed twice.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../support/postgres.js';
@@ -34,9 +37,12 @@ tasks:
 `;
 
 const children: ReturnType<typeof spawnRunner>[] = [];
+// One session key for every master: a session from one is good on all (behind a load balancer).
+const JWT_SECRET = randomBytes(32).toString('hex');
 let database: TestDatabase;
 
 async function startMaster(name: string, url: string, dataDir = tempDataDir(`ha-${name}-`)): Promise<Master> {
+  writeFileSync(join(dataDir, 'config.yaml'), `auth:\n  jwt:\n    secret: ${JWT_SECRET}\n`, { mode: 0o600 });
   const child = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
     env: { RUNNER_DATA_DIR: dataDir, RUNNER_STORE_URL: url, ...FAST_AGENTS },
   });
@@ -170,6 +176,38 @@ describe.skipIf(!postgresReachable())('several masters on one PostgreSQL', () =>
     await api(a, 'POST', `/executions/${onA}/cancel`);
   }, 120_000);
 
+  it('keeps accounts and sessions the same on every master: a user added on one logs in on the other, a logout holds everywhere', async () => {
+    const password = `pw-${randomBytes(12).toString('hex')}`;
+    expect((await api(a, 'POST', '/users', { name: 'dana', role: 'viewer', password })).status).toBe(201);
+    const login = await until(
+      'login on B',
+      () =>
+        fetch(`${b.base}/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: 'dana', password }),
+        }),
+      (response) => response.status !== 401,
+      20_000,
+    );
+    expect(login.status).toBe(200);
+    const { token } = (await login.json()) as { token: string };
+    const me = (master: Master) =>
+      fetch(`${master.base}/auth/me`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+    expect(await me(a)).toBe(200);
+    expect(
+      (await fetch(`${a.base}/auth/logout`, { method: 'POST', headers: { authorization: `Bearer ${token}` } })).status,
+    ).toBeLessThan(300);
+    expect(
+      await until(
+        'the session on B after logout on A',
+        () => me(b),
+        (status) => status === 401,
+        20_000,
+      ),
+    ).toBe(401);
+  }, 60_000);
+
   it("ends a killed master's running run interrupted on the survivor, leaves the survivor's alone; the restarted master rejoins", async () => {
     const socket = new WebSocket(`${b.base.replace('http', 'ws')}/ws`, { headers: localAuth(b.dataDir) });
     const endsOnB: string[] = [];
@@ -189,8 +227,11 @@ describe.skipIf(!postgresReachable())('several masters on one PostgreSQL', () =>
     const masters = await api<{ masters: { id: string }[] }>(b, 'GET', '/cluster/masters');
     expect(masters.body.masters).toHaveLength(2);
 
+    const ownerOfA = (await api<{ self: string }>(a, 'GET', '/cluster/masters')).body.self;
     a.child.kill('SIGKILL');
     const killedAt = Date.now();
+    // Cancel through B of the run the dead master held: a clear 503 naming it, not a hang.
+    const cancelThroughB = api<{ error: { code: string; message: string } }>(b, 'POST', `/executions/${onA}/cancel`);
     const interrupted = await until(
       'run of the killed master',
       () => runOn(b, onA),
@@ -202,6 +243,12 @@ describe.skipIf(!postgresReachable())('several masters on one PostgreSQL', () =>
     expect(interrupted.status).toBe('interrupted');
     expect(interrupted.error).toMatch(/^interrupted: master \S+ at 127\.0\.0\.1:\d+ died before the run ended/);
     expect((await runOn(b, onB)).status).toBe('running');
+    const refused = await cancelThroughB;
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toMatchObject({
+      code: 'master_unavailable',
+      message: expect.stringContaining(`master ${ownerOfA} `),
+    });
     await until(
       'the interruption announced on B',
       async () => endsOnB,

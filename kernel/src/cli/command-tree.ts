@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import type { CommandExtension, CommandOption, CommandSpec } from '@runner/plugin-sdk';
+import { RunnerError } from '@runner/plugin-sdk';
 import { PluginGraphError } from '../errors.js';
 
 /** A command spec with the plugin that contributed it, for conflict messages. */
@@ -29,7 +30,10 @@ export function mergeCommands(
   const merge = (into: CommandSpec[], spec: CommandSpec, pluginId: string, path: string): void => {
     const here = `${path}${spec.name}`;
     const existing = into.find((c) => c.name === spec.name);
-    if (!existing) {
+    // A planned command gives way to the real one, whichever plugin came first.
+    if (existing && spec.planned) return;
+    if (existing?.planned) into.splice(into.indexOf(existing), 1);
+    if (!existing || existing.planned) {
       into.push({ ...spec, subcommands: [] });
       owners.set(here, pluginId);
       const added = into[into.length - 1];
@@ -108,6 +112,10 @@ export function attachCommands(
   run: (spec: CommandSpec, command: Command) => Promise<void>,
 ): void {
   for (const spec of specs) {
+    if (spec.planned) {
+      attachPlanned(parent, spec);
+      continue;
+    }
     const command = parent
       .command(spec.name)
       .description(spec.description)
@@ -129,4 +137,21 @@ export function attachCommands(
     if (spec.subcommands && spec.subcommands.length > 0) attachCommands(command, spec.subcommands, version, run);
     if (spec.run) command.action(async (...args: unknown[]) => run(spec, args[args.length - 1] as Command));
   }
+}
+
+/** A planned command: hidden, and whatever it is given, it says that it is not built yet (exit 1). */
+function attachPlanned(parent: Command, spec: CommandSpec): void {
+  const command = parent.command(spec.name, { hidden: true });
+  for (const alias of spec.aliases ?? []) command.alias(alias);
+  command
+    .argument('[args...]')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(() => {
+      throw new RunnerError(
+        'not_built',
+        `runner ${spec.name} is not built yet: ${spec.planned} (planned; the README lists what is not built yet)`,
+        { status: 501 },
+      );
+    });
 }

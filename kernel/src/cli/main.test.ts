@@ -100,8 +100,8 @@ describe('runner CLI', () => {
   it('offers only a near command or option (did-you-mean relative to the word length)', async () => {
     expect((await run(['doctr'])).err).toBe("runner: unknown command 'doctr'\n(Did you mean doctor?)\n");
     // Commander would offer `serve` (three edits): too far for a word of six letters.
-    const far = await run(['--plugins-dir', extensionDir, 'secret']);
-    expect(far).toMatchObject({ code: 2, err: "runner: unknown command 'secret'\n" });
+    const far = await run(['--plugins-dir', extensionDir, 'secrt']);
+    expect(far).toMatchObject({ code: 2, err: "runner: unknown command 'secrt'\n" });
     // What a new user met: `events` is not `agent`, `secret` is not `server`; `agnet` is.
     expect(withNearSuggestion("unknown command 'events'\n(Did you mean agent?)\n")).toBe("unknown command 'events'\n");
     expect(withNearSuggestion("unknown command 'secret'\n(Did you mean server?)\n")).toBe("unknown command 'secret'\n");
@@ -211,11 +211,8 @@ describe('runner CLI', () => {
     expect(table.out).toMatch(/\nlistener\.password\s+\[redacted\]\s+env RUNNER_LISTENER_PASSWORD\s+password/);
     expect(table.out).not.toContain('hunter22');
     expect(table.out).not.toContain('tok-123456');
-    const json = await run(['--plugins-dir', extensionDir, 'config', 'show', '--json'], env);
-    const rows = json.out
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { key: string });
+    const json = await run(['--plugins-dir', extensionDir, 'config', 'show', '--output', 'json'], env);
+    const rows = JSON.parse(json.out) as { key: string }[];
     expect(rows.find((r) => r.key === 'listener.api_token')).toEqual({
       key: 'listener.api_token',
       value: '[redacted]',

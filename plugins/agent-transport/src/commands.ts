@@ -1,4 +1,4 @@
-import type { CommandSpec } from '@runner/plugin-sdk';
+import { localAction, NotFoundError, resourceCommand, type CommandSpec } from '@runner/plugin-sdk';
 import { createTokenFile, currentToken, tokenFile } from './token.js';
 
 /**
@@ -9,11 +9,11 @@ export const agentTokenCommand: CommandSpec = {
   name: 'agent',
   description: 'agents: list, inspect and control them, start one, manage the join token',
   subcommands: [
-    {
+    resourceCommand({
       name: 'token',
       description: 'the join token agents present to this master',
-      subcommands: [
-        {
+      actions: [
+        localAction({
           name: 'create',
           description: 'create the join token in <data-dir>/agent-token (mode 0600) and print it',
           options: [
@@ -22,36 +22,39 @@ export const agentTokenCommand: CommandSpec = {
               description: 'replace an existing token (agents holding the old one cannot reconnect)',
             },
           ],
-          run: ({ options }, ctx) => {
-            const { path, token } = createTokenFile(ctx.config.dataDir, { force: options.force === true });
+          local: (input, ctx) => {
+            const created = createTokenFile(ctx.config.dataDir, { force: input.options.force === true });
             const overridden = ctx.config.get('agent.join_token', '').trim() !== '';
-            ctx.stderr.write(
-              overridden
-                ? `runner: note: config agent.join_token (from ${ctx.config.sourceOf('agent.join_token')}) is set and wins over ${path}\n`
-                : `join token written to ${path}; start agents with --token <token> or RUNNER_JOIN_TOKEN=<token>\n`,
-            );
-            ctx.stdout.write(`${token}\n`);
-            return 0;
+            return {
+              ...created,
+              ...(overridden
+                ? { overridden_by: `config agent.join_token (${ctx.config.sourceOf('agent.join_token')})` }
+                : {}),
+            };
           },
-        },
-        {
+          // The token alone on stdout, so `$(runner agent token create)` works.
+          text: ({ token }) => `${token}\n`,
+          note: ({ path, overridden_by }) =>
+            overridden_by
+              ? `runner: note: ${overridden_by} is set and wins over ${path}\n`
+              : `join token written to ${path}; start agents with --token <token> or RUNNER_JOIN_TOKEN=<token>\n`,
+        }),
+        localAction({
           name: 'show',
           description:
             'print the join token agents must present (config agent.join_token, else <data-dir>/agent-token)',
-          run: (_input, ctx) => {
+          local: (_input, ctx) => {
             const current = currentToken(ctx.config);
-            if (!current) {
-              ctx.stderr.write(
-                `runner: no join token yet (${tokenFile(ctx.config.dataDir)} does not exist); create one with \`runner agent token create\` (the master also creates it on its first start)\n`,
+            if (!current)
+              throw new NotFoundError(
+                `no join token yet (${tokenFile(ctx.config.dataDir)} does not exist); create one with \`runner agent token create\` (the master also creates it on its first start)`,
               );
-              return 1;
-            }
-            ctx.stderr.write(`from ${current.source}\n`);
-            ctx.stdout.write(`${current.token}\n`);
-            return 0;
+            return current;
           },
-        },
+          text: ({ token }) => `${token}\n`,
+          note: ({ source }) => `from ${source}\n`,
+        }),
       ],
-    },
+    }),
   ],
 };

@@ -67,6 +67,7 @@ export class AgentIdentities {
   private readonly pending = new Map<string, Identity | null>();
   private batch?: Promise<void>;
   private writes: Promise<unknown> = Promise.resolve();
+  private written?: (name: string, identity: Identity | null) => void;
 
   constructor(
     private readonly logger: Logger,
@@ -202,6 +203,20 @@ export class AgentIdentities {
     await this.persist(name, null);
   }
 
+  /**
+   * Tells `listener` of every identity this master wrote, once written: the other masters sharing
+   * the store keep theirs in memory too (`learn`), so an agent enrolled here is known there.
+   */
+  onWrite(listener: (name: string, identity: Identity | null) => void): void {
+    this.written = listener;
+  }
+
+  /** An identity another master sharing the store wrote. */
+  learn(name: string, identity: Identity | null): void {
+    if (identity === null) this.byName.delete(name);
+    else this.byName.set(name, identity);
+  }
+
   /** Resolves once the row is written with the next batch (one transaction per tick). */
   private persist(name: string, identity: Identity | null): Promise<void> {
     if (!this.store) return Promise.resolve();
@@ -210,7 +225,12 @@ export class AgentIdentities {
       this.batch = undefined;
       return this.flush();
     });
-    return this.batch;
+    const batch = this.batch;
+    batch.then(
+      () => this.written?.(name, identity),
+      () => undefined,
+    );
+    return batch;
   }
 
   private flush(): Promise<void> {

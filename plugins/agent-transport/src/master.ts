@@ -11,6 +11,7 @@ import {
   type Logger,
   type StateService,
   type Store,
+  type Cluster,
 } from '@runner/plugin-sdk';
 import {
   loadRunnerProto,
@@ -26,7 +27,14 @@ import { createDelegator, createRegistry, type MasterState } from './agent-servi
 import { AgentStore } from './agent-store.js';
 import { readPem, type MasterTransportConfig } from './config.js';
 import { formatMs } from './errors.js';
-import { AgentIdentities, CREDENTIAL_HEADER, isRefusal, type Proof, type Refusal } from './identities.js';
+import {
+  AgentIdentities,
+  CREDENTIAL_HEADER,
+  isRefusal,
+  type Identity,
+  type Proof,
+  type Refusal,
+} from './identities.js';
 import { AgentSession } from './session.js';
 import { serveState } from './state-proxy.js';
 import type { JoinTokens } from './token.js';
@@ -107,6 +115,14 @@ export class AgentMaster {
     };
     this.registry = createRegistry(state);
     this.delegator = createDelegator(state);
+  }
+
+  /** Keeps agent identities the same on every master sharing the store. */
+  shareIdentities(cluster: Cluster): () => void {
+    this.identities.onWrite((name, identity) => cluster.publish('agents.identity', { name, identity }));
+    return cluster.subscribe<{ name: string; identity: Identity | null }>('agents.identity', ({ name, identity }) =>
+      this.identities.learn(name, identity),
+    );
   }
 
   /** Loads known agents (offline until they reconnect), then listens. */

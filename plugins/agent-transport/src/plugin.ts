@@ -1,6 +1,7 @@
 import {
   AgentDelegatorRef,
   AgentRegistryRef,
+  ClusterRef,
   definePlugin,
   HttpRouterRef,
   optional,
@@ -22,7 +23,13 @@ export const plugin = definePlugin({
     'Master side of the agent transport: gRPC server, join tokens, TLS, heartbeats, agent registry, task delegation',
   profiles: ['master'],
   provides: [AgentRegistryRef, AgentDelegatorRef],
-  dependsOn: { store: optional(StoreRef), http: optional(HttpRouterRef), state: optional(StateServiceRef) },
+  dependsOn: {
+    store: optional(StoreRef),
+    http: optional(HttpRouterRef),
+    state: optional(StateServiceRef),
+    // Several masters on one store: agents connected to another master are reached through it.
+    cluster: optional(ClusterRef),
+  },
   async schema() {
     const [{ IDENTITY_MIGRATIONS }, { AGENT_MIGRATIONS }] = await Promise.all([
       import('./identities.js'),
@@ -61,7 +68,7 @@ export const plugin = definePlugin({
         }),
     };
   },
-  async setup(ctx, { store, http, state }) {
+  async setup(ctx, { store, http, state, cluster }) {
     const config = readMasterConfig(ctx.config);
     const tokens = JoinTokens.fromConfig(ctx.config);
     const created = tokens.ensure();
@@ -87,9 +94,14 @@ export const plugin = definePlugin({
       state,
       httpAddress: () => http?.address() ?? null,
     });
-    ctx.provide(AgentRegistryRef, master.registry);
-    ctx.provide(AgentDelegatorRef, master.delegator);
+    const shared = cluster?.shared
+      ? new (await import('./cluster-agents.js')).ClusterAgents(cluster, master, ctx.logger)
+      : undefined;
+    const unshare = cluster?.shared ? master.shareIdentities(cluster) : undefined;
+    ctx.provide(AgentRegistryRef, shared?.registry ?? master.registry);
+    ctx.provide(AgentDelegatorRef, shared?.delegator ?? master.delegator);
     const { host, port } = await master.listen();
+    shared?.start();
     const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
     ctx.logger.info(
       `agents: gRPC listening on ${where}${config.tlsCert ? ' (TLS)' : ' (plaintext: set grpc.tls_cert and grpc.tls_key for TLS)'}`,
@@ -98,6 +110,8 @@ export const plugin = definePlugin({
     return {
       stop: () => {
         unfollow();
+        shared?.stop();
+        unshare?.();
         return master.close();
       },
     };

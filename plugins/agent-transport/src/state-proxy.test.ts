@@ -233,15 +233,20 @@ describe('StateCalls on the agent', () => {
     const m = await master(slow.state);
     let started!: () => void;
     const inFlight = new Promise<void>((resolve) => (started = resolve));
-    const { calls } = agent(m, 'web-1', async (c, run) => {
-      const answer = c.forward(set('k', 1), run);
-      started();
-      return answer;
-    });
+    // A state timeout no test waits for: only the dropped connection can end the call.
+    const { calls } = agent(
+      m,
+      'web-1',
+      async (c, run) => {
+        const answer = c.forward(set('k', 1), run);
+        started();
+        return answer;
+      },
+      600_000,
+    );
     await m.status('web-1', 'online');
     const outcome = delegate(m, 'web-1').catch((error: Error) => error);
     await inFlight;
-    const t0 = Date.now();
     const lost = calls.forward(set('k', 2), { runId: 'run-1', task: 'render' }).catch((e: Error) => e);
     await new Promise((resolve) => setTimeout(resolve, 50));
     await m.master.close();
@@ -250,7 +255,6 @@ describe('StateCalls on the agent', () => {
     expect(error.message).toMatch(
       /^state\.set: the connection to the master 127\.0\.0\.1:\d+ ended before it answered/,
     );
-    expect(Date.now() - t0).toBeLessThan(3000);
     expect(calls.inFlight).toBe(0);
     slow.release();
     await outcome;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { staticConfig } from '@runner/plugin-sdk/testing';
 import { describe, expect, it } from 'vitest';
-import { parseLabels, parseMasterAddress, readAgentConfig } from './config.js';
+import { parseLabels, parseMasterAddress, parseMasterAddresses, readAgentConfig } from './config.js';
 import { plugin } from './plugin.js';
 
 describe('agent config', () => {
@@ -16,6 +16,19 @@ describe('agent config', () => {
     expect(() => parseMasterAddress('m:99999', 'env RUNNER_MASTER_ADDR')).toThrow(
       /"m:99999" \(from env RUNNER_MASTER_ADDR\) is not host:port/,
     );
+  });
+
+  it('parses several masters sharing a store, in order, each as one address', () => {
+    expect(parseMasterAddresses('m1:50053, m2 ,[::1]:7000,m1:50053', 'test')).toEqual([
+      'm1:50053',
+      'm2:50053',
+      '[::1]:7000',
+    ]);
+    expect(parseMasterAddresses('only', 'test')).toEqual(['only:50053']);
+    expect(() => parseMasterAddresses('m1:1,m2:99999', 'flag --master')).toThrow(
+      /"m2:99999" \(from flag --master\) is not host:port/,
+    );
+    expect(() => parseMasterAddresses(' , ', 'test')).toThrow(/no master address/);
   });
 
   it('parses labels', () => {

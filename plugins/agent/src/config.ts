@@ -234,7 +234,7 @@ export function checkAgentName(name: string): void {
  */
 export function parseMasterAddresses(raw: string, source: string): string[] {
   const parts = raw.split(',').filter((part) => part.trim() !== '');
-  if (parts.length === 0) return [parseMasterAddress(raw, source)];
+  if (parts.length === 0) return [parseMasterAddress('', source)];
   return [...new Set(parts.map((part) => parseMasterAddress(part, source)))];
 }
 

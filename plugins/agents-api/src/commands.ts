@@ -1,18 +1,28 @@
 import {
   InvalidInputError,
   MASTER_URL_OPTION,
+  resourceAction,
+  resourceCommand,
+  type Agent,
+  type AgentMetrics,
+  type CommandContext,
   type CommandInput,
   type CommandOption,
   type CommandSpec,
 } from '@runner/plugin-sdk';
-import type { CommandContext } from '@runner/plugin-sdk';
+import {
+  deleteAgentsName,
+  getAgents,
+  getAgentsName,
+  getAgentsNameMetrics,
+  postAgentsNameRestart,
+  postAgentsNameRevoke,
+  postAgentsNameStop,
+} from './api.js';
+import { agentDetail, agentTable, metricsBlock, metricsLine } from './cli/format.js';
 
 type Handler = (input: CommandInput, ctx: CommandContext) => Promise<number | void>;
 
-// Handlers load on use: `runner --help` imports every plugin's entry and reads this tree only.
-const cli = (pick: (m: typeof import('./cli/agent-commands.js')) => Handler): Handler => {
-  return async (input, ctx) => pick(await import('./cli/agent-commands.js'))(input, ctx);
-};
 const installer = (pick: (m: typeof import('./install/install-command.js')) => Handler): Handler => {
   return async (input, ctx) => pick(await import('./install/install-command.js'))(input, ctx);
 };
@@ -39,12 +49,6 @@ function port(value: string): number {
 }
 
 const masterUrl: CommandOption = MASTER_URL_OPTION;
-const output: CommandOption = {
-  flags: '--output <format>',
-  description: 'text or json',
-  choices: ['text', 'json'],
-  default: 'text',
-};
 const nameArg = { name: 'name', description: 'agent name', required: true };
 
 const sshOptions = (required: boolean): CommandOption[] => [
@@ -69,99 +73,83 @@ const sshOptions = (required: boolean): CommandOption[] => [
   masterUrl,
 ];
 
+/** A call that ended with the master's one-line message (stop, restart). */
+const said = (answer: { message: string }) => `${answer.message}\n`;
+
 /**
- * `runner agent ...`. The transport plugin contributes `agent start`; commander merges both
- * contributions under one `agent` command.
+ * `runner agent ...`. The transport plugin contributes `agent start`, the groups plugin `agent
+ * group`; commander merges the contributions under one `agent` command. Each subcommand but the
+ * SSH ones (install, update) is a route of api.ts declared as a resource action.
  */
-export const agentCommand: CommandSpec = {
+export const agentCommand: CommandSpec = resourceCommand({
   name: 'agent',
   description: 'Agents: list, inspect, control, install and update',
-  subcommands: [
-    {
+  actions: [
+    resourceAction(getAgents, {
       name: 'list',
       aliases: ['ls'],
       description: 'list the agents the master knows',
-      options: [
-        { flags: '--status <status>', description: 'online, offline, warning or error (comma-separated)' },
-        { flags: '--name <text>', description: 'names containing this text' },
-        { flags: '--label <key=value>', description: 'agents with this label (key=value or key; comma-separated)' },
-        { flags: '--group <name>', description: 'members of this agent group (runner agent group list)' },
-        {
-          flags: '--limit <n>',
-          description: 'at most n agents (default 100)',
-          parse: positiveNumber('--limit', { integer: true }),
-        },
-        { flags: '--offset <n>', description: 'skip the first n agents' },
-        output,
-        masterUrl,
-      ],
-      run: cli((m) => m.listCommand),
-    },
-    {
+      rows: 'agents',
+      watch: true,
+      text: (result, input) => {
+        if (result.total === 0) {
+          const filtered = ['status', 'name', 'label', 'group'].some((k) => input.options[k] !== undefined);
+          return filtered ? 'no agent matches\n' : 'no agents registered (install one with runner agent install)\n';
+        }
+        const more =
+          result.agents.length < result.total
+            ? `(${result.agents.length} of ${result.total} shown; use --limit and --offset for more)\n`
+            : '';
+        return agentTable(result.agents as Agent[]) + more;
+      },
+    }),
+    resourceAction(getAgentsName, {
       name: 'get',
       description: "an agent's details",
-      arguments: [nameArg],
-      options: [output, masterUrl],
-      run: cli((m) => m.getCommand),
-    },
-    {
+      watch: true,
+      text: (agent) => agentDetail(agent as Agent),
+    }),
+    resourceAction(getAgentsNameMetrics, {
       name: 'metrics',
       description: "an agent's CPU, memory, disk, network and process counts",
-      arguments: [nameArg],
-      options: [
-        { flags: '-w, --watch', description: 'refresh until Ctrl-C (one line per sample when not on a terminal)' },
-        {
-          flags: '--interval <seconds>',
-          description: 'seconds between samples with --watch (default 5)',
-          parse: positiveNumber('--interval'),
-        },
-        {
-          flags: '--count <n>',
-          description: 'stop after n samples with --watch',
-          parse: positiveNumber('--count', { integer: true }),
-        },
-        output,
-        masterUrl,
-      ],
-      run: cli((m) => m.metricsCommand),
-    },
-    {
+      // Not on a terminal, --watch prints one line per sample (logs, pipes).
+      watch: { intervalSeconds: 5, line: (m) => metricsLine(m as AgentMetrics) },
+      text: (metrics, input) => metricsBlock(input.args.name, metrics as AgentMetrics),
+    }),
+    resourceAction(getAgentsName, {
       name: 'modules',
       description: 'the Lua modules an agent offers',
-      arguments: [nameArg],
-      options: [output, masterUrl],
-      run: cli((m) => m.modulesCommand),
-    },
-    {
+      text: (agent) => {
+        const modules = [...(agent.modules ?? [])].sort();
+        return modules.length === 0 ? `agent ${agent.name} reports no Lua modules\n` : `${modules.join('\n')}\n`;
+      },
+    }),
+    resourceAction(postAgentsNameStop, {
       name: 'stop',
       description: 'ask an agent process to stop (a systemd unit then stays stopped)',
-      arguments: [nameArg],
-      options: [masterUrl],
-      run: cli((m) => m.stopCommand),
-    },
-    {
+      text: said,
+    }),
+    resourceAction(postAgentsNameRestart, {
       name: 'restart',
       description: 'ask an agent process to restart; it registers again',
-      arguments: [nameArg],
-      options: [masterUrl],
-      run: cli((m) => m.restartCommand),
-    },
-    {
+      text: said,
+    }),
+    resourceAction(deleteAgentsName, {
       name: 'remove',
       aliases: ['rm'],
       description: 'forget an agent and its credential on the master (the join token can enrol the name again)',
-      arguments: [nameArg],
-      options: [masterUrl],
-      run: cli((m) => m.removeCommand),
-    },
-    {
+      text: (_answer, input) =>
+        `agent ${input.args.name} and its credential removed from the master (the join token can enrol the name again)\n`,
+    }),
+    resourceAction(postAgentsNameRevoke, {
       name: 'revoke',
       description:
         "revoke an agent's credential: its session closes and it cannot reconnect (remove then frees the name for enrolment)",
-      arguments: [nameArg],
-      options: [masterUrl],
-      run: cli((m) => m.revokeCommand),
-    },
+      text: (agent) =>
+        `agent ${agent.name}: credential revoked at ${agent.revoked_at ?? 'now'}; its session is closed and it cannot reconnect (\`runner agent remove ${agent.name}\` frees the name for the join token)\n`,
+    }),
+  ],
+  subcommands: [
     {
       name: 'install',
       description:
@@ -206,4 +194,4 @@ export const agentCommand: CommandSpec = {
       run: installer((m) => m.updateCommand),
     },
   ],
-};
+});

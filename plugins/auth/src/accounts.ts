@@ -131,14 +131,30 @@ export class Accounts {
 
   async open(nowSeconds: number): Promise<void> {
     await this.store.migrate('auth', ACCOUNT_MIGRATIONS);
-    await this.load(nowSeconds);
+    // Revocations of tokens that have expired anyway need not be kept (later ones go by retention).
+    await this.store.run('DELETE FROM auth_revoked WHERE expires_at <= ?', [nowSeconds]);
+    this.fill(await this.read());
   }
 
   /**
    * Reads everything again: another master sharing the store changed accounts (the copy in
-   * memory is this master's only).
+   * memory is this master's only). The maps are swapped at once, never seen half-filled.
    */
-  async reload(nowSeconds: number): Promise<void> {
+  async reload(): Promise<void> {
+    this.fill(await this.read());
+  }
+
+  private async read() {
+    const [users, tokens, revoked, floors] = await Promise.all([
+      this.store.all<User>('SELECT * FROM auth_users'),
+      this.store.all<ApiToken>('SELECT * FROM auth_tokens'),
+      this.store.all<{ jti: string; expires_at: number }>('SELECT * FROM auth_revoked'),
+      this.store.all<{ user_id: string; after_ms: number }>('SELECT * FROM auth_session_floor'),
+    ]);
+    return { users, tokens, revoked, floors };
+  }
+
+  private fill({ users, tokens, revoked, floors }: Awaited<ReturnType<Accounts['read']>>): void {
     for (const map of [
       this.usersById,
       this.usersByName,
@@ -148,20 +164,10 @@ export class Accounts {
       this.sessionFloor,
     ])
       map.clear();
-    await this.load(nowSeconds);
-  }
-
-  private async load(nowSeconds: number): Promise<void> {
-    for (const user of await this.store.all<User>('SELECT * FROM auth_users')) this.remember(user);
-    for (const token of await this.store.all<ApiToken>('SELECT * FROM auth_tokens')) this.rememberToken(token);
-    // Revocations of tokens that have expired anyway need not be kept (later ones go by retention).
-    await this.store.run('DELETE FROM auth_revoked WHERE expires_at <= ?', [nowSeconds]);
-    for (const row of await this.store.all<{ jti: string; expires_at: number }>('SELECT * FROM auth_revoked')) {
-      this.revoked.set(row.jti, row.expires_at);
-    }
-    for (const row of await this.store.all<{ user_id: string; after_ms: number }>('SELECT * FROM auth_session_floor')) {
-      this.sessionFloor.set(row.user_id, row.after_ms);
-    }
+    for (const user of users) this.remember(user);
+    for (const token of tokens) this.rememberToken(token);
+    for (const row of revoked) this.revoked.set(row.jti, row.expires_at);
+    for (const row of floors) this.sessionFloor.set(row.user_id, row.after_ms);
   }
 
   /** Unix ms before which the user's sessions are refused, if their sessions were ever ended. */

@@ -77,7 +77,7 @@ export async function ensureAdmin(
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     // Another master sharing the store created it at the same moment: its data directory has the password.
-    await accounts.reload(Math.floor(now.getTime() / 1000));
+    await accounts.reload();
     logger.info(`the admin account "${name}" was created by another master sharing the store`);
     return;
   }

@@ -1,314 +1,194 @@
 import {
-  connectMaster,
+  actionCommand,
   formatTable,
   InvalidInputError,
-  MASTER_URL_OPTION,
-  ROLES,
+  resourceAction,
+  resourceCommand,
   writeLogin,
+  type ActionInput,
   type CommandContext,
   type CommandExtension,
-  type CommandInput,
   type CommandOption,
   type CommandSpec,
 } from '@runner/plugin-sdk';
-import { auditListCommand } from './audit-command.js';
+import * as api from './api.js';
+import { auditAction } from './audit-command.js';
 import { readPassword } from './cli-input.js';
 
-const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-const output: CommandOption = {
-  flags: '--output <format>',
-  description: 'text or json',
-  choices: ['text', 'json'],
-  default: 'text',
-};
+// Every command here is a route of api.ts declared as a resource action (plugin-sdk's
+// resourceCommand): options from the route's schemas, `--output table|json|yaml`, one error mapping.
+
 const passwordFile: CommandOption = {
   flags: '--password-file <file>',
   description: 'read the password from this file (else RUNNER_PASSWORD, else stdin)',
 };
-const role = (required: boolean): CommandOption => ({
-  flags: required ? '--role <role>' : '--role <role>',
-  description: `one of ${ROLES.join(', ')}`,
-  choices: [...ROLES],
-});
-const enc = encodeURIComponent;
+const generatePassword: CommandOption = {
+  flags: '--generate-password',
+  description: 'let the master generate the password and print it once',
+};
+/** Passwords never come from a flag (flags show in `ps`): the schema's `password` is not offered. */
+const NO_PASSWORD_FLAG = ['password'];
 
-async function login({ options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await connectMaster(ctx, options.masterUrl);
-  const username = typeof options.username === 'string' ? options.username : 'admin';
-  const password = await readPassword(ctx, options.passwordFile, `password for ${username}: `);
-  const answer = await master.call<{ token: string; expires_at: string; user: { name: string; role: string } }>(
-    'POST',
-    '/auth/login',
-    { body: { username, password } },
-  );
-  await writeLogin(ctx.config.dataDir, master.endpoint.base, {
-    token: answer.token,
-    user: answer.user.name,
-    expires_at: answer.expires_at,
-  });
-  ctx.stdout.write(
-    `logged in to ${master.endpoint.base} as ${answer.user.name} (${answer.user.role}) until ${answer.expires_at}\n`,
-  );
-  return 0;
+/** The password a user command sends: none with --generate-password (the master makes one). */
+async function passwordBody(input: ActionInput, ctx: CommandContext, prompt: string) {
+  if (input.options.generatePassword === true) return {};
+  return { password: await readPassword(ctx, input.options.passwordFile, prompt) };
 }
 
-async function logout({ options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await connectMaster(ctx, options.masterUrl);
-  await master.call('POST', '/auth/logout');
-  await writeLogin(ctx.config.dataDir, master.endpoint.base, undefined);
-  ctx.stdout.write(`logged out of ${master.endpoint.base}\n`);
-  return 0;
-}
+const shownOnce = (password: string | undefined) => (password ? `password (shown once): ${password}\n` : '');
 
-async function whoami({ options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await connectMaster(ctx, options.masterUrl);
-  const me = await master.call<{ name: string; role: string; method: string }>('GET', '/auth/me');
-  ctx.stdout.write(
-    options.output === 'json' ? json(me) : `${me.name} (${me.role}, by ${me.method}) at ${master.endpoint.base}\n`,
-  );
-  return 0;
-}
-
-interface UserView {
-  name: string;
-  role: string;
-  created_at: string;
-  updated_at: string;
-}
-
-const userCommand: CommandSpec = {
+const userCommand: CommandSpec = resourceCommand({
   name: 'user',
   description: 'manage the users of a master (admin only)',
-  subcommands: [
-    {
+  actions: [
+    resourceAction(api.postUsers, {
       name: 'add',
       description: 'add a user; without a password one is generated and printed once',
-      arguments: [{ name: 'name', description: 'user name', required: true }],
-      options: [
-        MASTER_URL_OPTION,
-        { ...role(true), description: `${role(true).description} (default viewer)` },
-        passwordFile,
-        { flags: '--generate-password', description: 'let the master generate the password and print it once' },
-      ],
-      run: async ({ args, options }, ctx) => {
-        const master = await connectMaster(ctx, options.masterUrl);
-        const password = options.generatePassword
-          ? undefined
-          : await readPassword(ctx, options.passwordFile, `password for ${args[0]}: `);
-        const answer = await master.call<{ user: UserView; password?: string }>('POST', '/users', {
-          body: { name: args[0], role: options.role ?? 'viewer', ...(password === undefined ? {} : { password }) },
-        });
-        ctx.stdout.write(`user ${answer.user.name} added (${answer.user.role})\n`);
-        if (answer.password) ctx.stdout.write(`password (shown once): ${answer.password}\n`);
-        return 0;
-      },
-    },
-    {
+      positional: ['name'],
+      omit: NO_PASSWORD_FLAG,
+      options: [passwordFile, generatePassword],
+      body: async (input, ctx) => ({
+        role: input.options.role ?? 'viewer',
+        ...(await passwordBody(input, ctx, `password for ${input.args.name}: `)),
+      }),
+      text: ({ user, password }) => `user ${user.name} added (${user.role})\n${shownOnce(password)}`,
+    }),
+    resourceAction(api.getUsers, {
       name: 'list',
+      aliases: ['ls'],
       description: 'list users',
-      options: [MASTER_URL_OPTION, output],
-      run: async ({ options }, ctx) => {
-        const master = await connectMaster(ctx, options.masterUrl);
-        const answer = await master.call<{ users: UserView[] }>('GET', '/users');
-        if (options.output === 'json') ctx.stdout.write(json(answer));
-        else
-          ctx.stdout.write(
-            formatTable(
-              ['NAME', 'ROLE', 'CREATED', 'UPDATED'],
-              answer.users.map((u) => [u.name, u.role, u.created_at, u.updated_at]),
-            ),
-          );
-        return 0;
-      },
-    },
-    {
+      rows: 'users',
+      empty: 'no users',
+      columns: [
+        { header: 'NAME', field: 'name' },
+        { header: 'ROLE', field: 'role' },
+        { header: 'CREATED', field: 'created_at' },
+        { header: 'UPDATED', field: 'updated_at' },
+      ],
+    }),
+    resourceAction(api.deleteUsersName, {
       name: 'remove',
+      aliases: ['rm'],
       description: 'remove a user (not the last admin)',
-      arguments: [{ name: 'name', description: 'user name', required: true }],
-      options: [MASTER_URL_OPTION],
-      run: async ({ args, options }, ctx) => {
-        const master = await connectMaster(ctx, options.masterUrl);
-        await master.call('DELETE', `/users/${enc(args[0])}`);
-        ctx.stdout.write(`user ${args[0]} removed\n`);
-        return 0;
-      },
-    },
-    {
+      text: (_answer, input) => `user ${input.args.name} removed\n`,
+    }),
+    resourceAction(api.putUsersNamePassword, {
       name: 'passwd',
       description: "set a user's password",
-      arguments: [{ name: 'name', description: 'user name', required: true }],
-      options: [
-        MASTER_URL_OPTION,
-        passwordFile,
-        { flags: '--generate-password', description: 'let the master generate the password and print it once' },
-      ],
-      run: async ({ args, options }, ctx) => {
-        const master = await connectMaster(ctx, options.masterUrl);
-        const password = options.generatePassword
-          ? undefined
-          : await readPassword(ctx, options.passwordFile, `new password for ${args[0]}: `);
-        const answer = await master.call<{ user: UserView; password?: string }>(
-          'PUT',
-          `/users/${enc(args[0])}/password`,
-          {
-            body: password === undefined ? {} : { password },
-          },
-        );
-        ctx.stdout.write(`password of ${answer.user.name} changed\n`);
-        if (answer.password) ctx.stdout.write(`password (shown once): ${answer.password}\n`);
-        return 0;
-      },
-    },
-    {
+      omit: NO_PASSWORD_FLAG,
+      options: [passwordFile, generatePassword],
+      body: (input, ctx) => passwordBody(input, ctx, `new password for ${input.args.name}: `),
+      text: ({ user, password }) => `password of ${user.name} changed\n${shownOnce(password)}`,
+    }),
+    resourceAction(api.putUsersNameRole, {
       name: 'role',
       description: "change a user's role",
-      arguments: [
-        { name: 'name', description: 'user name', required: true },
-        { name: 'role', description: ROLES.join(', '), required: true, choices: [...ROLES] },
-      ],
-      options: [MASTER_URL_OPTION],
-      run: async ({ args, options }, ctx) => {
-        const master = await connectMaster(ctx, options.masterUrl);
-        const answer = await master.call<{ user: UserView }>('PUT', `/users/${enc(args[0])}/role`, {
-          body: { role: args[1] },
-        });
-        ctx.stdout.write(`${answer.user.name} is now ${answer.user.role}\n`);
-        return 0;
-      },
-    },
+      positional: ['role'],
+      text: ({ user }) => `${user.name} is now ${user.role}\n`,
+    }),
   ],
-};
+});
 
-interface TokenView {
-  name: string;
-  role: string;
-  created_by: string;
-  created_at: string;
-  expires_at: string | null;
-}
+const tokenCommand: CommandSpec = resourceCommand({
+  name: 'token',
+  description: 'API tokens (sent as Authorization: Bearer <token>, or RUNNER_TOKEN for the CLI)',
+  actions: [
+    resourceAction(api.postAuthTokens, {
+      name: 'create',
+      description: 'create a token; it is printed once (the master keeps only its hash)',
+      // The token is the command's output, on its own line, so `$(runner auth token create ...)` works.
+      text: ({ token }) => `${token}\n`,
+      note: ({ info }) =>
+        `token ${info.name} (${info.role}) created${info.expires_at ? `, expires ${info.expires_at}` : ''}; it is shown only now\n`,
+    }),
+    resourceAction(api.getAuthTokens, {
+      name: 'list',
+      aliases: ['ls'],
+      description: 'list tokens (never the tokens themselves)',
+      rows: 'tokens',
+      empty: 'no API tokens (create one with runner auth token create --name <name> --role <role>)',
+      columns: [
+        { header: 'NAME', field: 'name' },
+        { header: 'ROLE', field: 'role' },
+        { header: 'CREATED BY', field: 'created_by' },
+        { header: 'CREATED', field: 'created_at' },
+        { header: 'EXPIRES', value: (t) => t.expires_at ?? 'never' },
+      ],
+    }),
+    resourceAction(api.deleteAuthTokensName, {
+      name: 'revoke',
+      description: 'revoke a token by name',
+      text: (_answer, input) => `token ${input.args.name} revoked\n`,
+    }),
+  ],
+});
 
 const authCommand: CommandSpec = {
   name: 'auth',
   description: 'API tokens for CI, and who you are to a master',
   subcommands: [
-    {
-      name: 'token',
-      description: 'API tokens (sent as Authorization: Bearer <token>, or RUNNER_TOKEN for the CLI)',
-      subcommands: [
-        {
-          name: 'create',
-          description: 'create a token; it is printed once (the master keeps only its hash)',
-          options: [
-            MASTER_URL_OPTION,
-            { flags: '--name <name>', description: 'token name (to list and revoke it)' },
-            { ...role(true), description: `${role(true).description}: what the token may do` },
-            { flags: '--expires <duration>', description: 'lifetime, e.g. 90d (default: no expiry)' },
-          ],
-          run: async ({ options }, ctx) => {
-            if (typeof options.name !== 'string')
-              throw new InvalidInputError('--name <name> is required', { field: 'name' });
-            if (typeof options.role !== 'string')
-              throw new InvalidInputError(`--role is required (${ROLES.join(', ')})`, { field: 'role' });
-            const master = await connectMaster(ctx, options.masterUrl);
-            const answer = await master.call<{ token: string; info: TokenView }>('POST', '/auth/tokens', {
-              body: {
-                name: options.name,
-                role: options.role,
-                ...(options.expires ? { expires: options.expires } : {}),
-              },
-            });
-            // The token is the command's output, on its own line, so `$(runner auth token create ...)` works.
-            ctx.stdout.write(`${answer.token}\n`);
-            ctx.stderr.write(
-              `token ${answer.info.name} (${answer.info.role}) created${answer.info.expires_at ? `, expires ${answer.info.expires_at}` : ''}; it is shown only now\n`,
-            );
-            return 0;
-          },
+    tokenCommand,
+    actionCommand(
+      resourceAction(api.getAuthMe, {
+        name: 'whoami',
+        description: 'who the CLI is to the master',
+        text: (me, _input, master) => `${me.name} (${me.role}, by ${me.method}) at ${master.endpoint.base}\n`,
+      }),
+    ),
+    actionCommand(
+      resourceAction(api.getAuthRoles, {
+        name: 'roles',
+        description: 'the roles and the permissions each holds (GET /api/v1/auth/roles)',
+        // One row per permission, a column per role: who may do what, at a glance.
+        text: ({ roles, permissions }) => {
+          const held = roles.map((r) => new Set(r.permissions));
+          const rows = permissions.map((p) => [
+            p.name,
+            ...held.map((set) => (set.has(p.name) ? 'yes' : '-')),
+            p.description,
+          ]);
+          return formatTable(['PERMISSION', ...roles.map((r) => r.name.toUpperCase()), 'ALLOWS'], rows);
         },
-        {
-          name: 'list',
-          description: 'list tokens (never the tokens themselves)',
-          options: [MASTER_URL_OPTION, output],
-          run: async ({ options }, ctx) => {
-            const master = await connectMaster(ctx, options.masterUrl);
-            const answer = await master.call<{ tokens: TokenView[] }>('GET', '/auth/tokens');
-            if (options.output === 'json') ctx.stdout.write(json(answer));
-            else
-              ctx.stdout.write(
-                formatTable(
-                  ['NAME', 'ROLE', 'CREATED BY', 'CREATED', 'EXPIRES'],
-                  answer.tokens.map((t) => [t.name, t.role, t.created_by, t.created_at, t.expires_at ?? 'never']),
-                ),
-              );
-            return 0;
-          },
-        },
-        {
-          name: 'revoke',
-          description: 'revoke a token by name',
-          arguments: [{ name: 'name', description: 'token name', required: true }],
-          options: [MASTER_URL_OPTION],
-          run: async ({ args, options }, ctx) => {
-            const master = await connectMaster(ctx, options.masterUrl);
-            await master.call('DELETE', `/auth/tokens/${enc(args[0])}`);
-            ctx.stdout.write(`token ${args[0]} revoked\n`);
-            return 0;
-          },
-        },
-      ],
-    },
-    { name: 'whoami', description: 'who the CLI is to the master', options: [MASTER_URL_OPTION, output], run: whoami },
-    {
-      name: 'roles',
-      description: 'the roles and the permissions each holds (GET /api/v1/auth/roles)',
-      options: [MASTER_URL_OPTION, output],
-      run: roles,
-    },
+      }),
+    ),
   ],
 };
 
-interface RolesView {
-  roles: { name: string; permissions: string[] }[];
-  permissions: { name: string; description: string }[];
-}
+const loginCommand: CommandSpec = actionCommand(
+  resourceAction(api.postAuthLogin, {
+    name: 'login',
+    description: 'log in to a master and keep the session token for it (<data-dir>/auth/logins.json, 0600)',
+    omit: NO_PASSWORD_FLAG,
+    options: [passwordFile],
+    body: async (input, ctx) => {
+      const username = typeof input.options.username === 'string' ? input.options.username : 'admin';
+      return { username, password: await readPassword(ctx, input.options.passwordFile, `password for ${username}: `) };
+    },
+    after: (answer, _input, master, ctx) =>
+      writeLogin(ctx.config.dataDir, master.endpoint.base, {
+        token: answer.token,
+        user: answer.user.name,
+        expires_at: answer.expires_at,
+      }),
+    text: (answer, _input, master) =>
+      `logged in to ${master.endpoint.base} as ${answer.user.name} (${answer.user.role}) until ${answer.expires_at}\n`,
+  }),
+);
 
-/** One row per permission, a column per role: who may do what, at a glance. */
-async function roles({ options }: CommandInput, ctx: CommandContext): Promise<number> {
-  const master = await connectMaster(ctx, options.masterUrl);
-  const answer = await master.call<RolesView>('GET', '/auth/roles');
-  if (options.output === 'json') {
-    ctx.stdout.write(json(answer));
-    return 0;
-  }
-  const held = answer.roles.map((r) => new Set(r.permissions));
-  const rows = answer.permissions.map((p) => [
-    p.name,
-    ...held.map((set) => (set.has(p.name) ? 'yes' : '-')),
-    p.description,
-  ]);
-  ctx.stdout.write(formatTable(['PERMISSION', ...answer.roles.map((r) => r.name.toUpperCase()), 'ALLOWS'], rows));
-  return 0;
-}
+const logoutCommand: CommandSpec = actionCommand(
+  resourceAction(api.postAuthLogout, {
+    name: 'logout',
+    description: 'revoke the kept session token of a master and forget it',
+    after: (_answer, _input, master, ctx) => writeLogin(ctx.config.dataDir, master.endpoint.base, undefined),
+    text: (_answer, _input, master) => `logged out of ${master.endpoint.base}\n`,
+  }),
+);
 
-const loginCommand: CommandSpec = {
-  name: 'login',
-  description: 'log in to a master and keep the session token for it (<data-dir>/auth/logins.json, 0600)',
-  options: [MASTER_URL_OPTION, { flags: '--username <name>', description: 'user name (default admin)' }, passwordFile],
-  run: login,
-};
-
-const logoutCommand: CommandSpec = {
-  name: 'logout',
-  description: 'revoke the kept session token of a master and forget it',
-  options: [MASTER_URL_OPTION],
-  run: logout,
-};
-
-const auditCommand: CommandSpec = {
+const auditCommand: CommandSpec = resourceCommand({
   name: 'audit',
   description: 'the audit log of a master (admin only)',
-  subcommands: [auditListCommand],
-};
+  actions: [auditAction],
+});
 
 export const AUTH_COMMANDS: readonly CommandSpec[] = [
   loginCommand,

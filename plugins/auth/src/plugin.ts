@@ -1,4 +1,4 @@
-import { definePlugin, hasTable, HttpRouterRef, StoreRef } from '@runner/plugin-sdk';
+import { ClusterRef, definePlugin, hasTable, HttpRouterRef, optional, StoreRef } from '@runner/plugin-sdk';
 import { AUTH_COMMAND_OPTIONS, AUTH_COMMANDS } from './commands.js';
 import { AUTH_CONFIG, readAuthConfig } from './config.js';
 import { routes } from './api.js';
@@ -10,7 +10,7 @@ export const plugin = definePlugin({
   description:
     'Authentication (Basic, session tokens, API tokens, the local credential), roles and the audit log of the master',
   profiles: ['master'],
-  dependsOn: { router: HttpRouterRef, store: StoreRef },
+  dependsOn: { router: HttpRouterRef, store: StoreRef, cluster: optional(ClusterRef) },
   async schema() {
     const [{ ACCOUNT_MIGRATIONS }, { AUDIT_MIGRATIONS }] = await Promise.all([
       import('./accounts.js'),
@@ -36,7 +36,7 @@ export const plugin = definePlugin({
   },
   // First start hashes the admin's password (scrypt) and may wait on the store.
   setupTimeoutMs: 30_000,
-  async setup(ctx, { router, store }) {
+  async setup(ctx, { router, store, cluster }) {
     const config = readAuthConfig(ctx.config);
     // Loaded here, not at import: `runner --help` imports every plugin's entry.
     const { startAuth } = await import('./service.js');
@@ -49,6 +49,7 @@ export const plugin = definePlugin({
       redactor: ctx.redactor,
       events: ctx.events,
       corsOrigins: ctx.config.get<string[]>('http.cors_origins', []),
+      cluster,
     });
     return { stop: () => service.close() };
   },

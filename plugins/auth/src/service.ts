@@ -1,4 +1,4 @@
-import type { EventBus, HttpRouter, Logger, Redactor, Store } from '@runner/plugin-sdk';
+import type { Cluster, EventBus, HttpRouter, Logger, Redactor, Store } from '@runner/plugin-sdk';
 import { KnownSecrets } from './known-secrets.js';
 import { auditAgentEvents } from './audit-events.js';
 import { Accounts } from './accounts.js';
@@ -15,6 +15,7 @@ import { OidcLogins } from './oidc.js';
 import { registerOidcRoutes, registerProvidersRoute } from './oidc-routes.js';
 import { registerPasswordRoute } from './password-route.js';
 import { registerSessionRoutes } from './session-routes.js';
+import { shareAccounts } from './shared-accounts.js';
 
 export interface AuthServiceOptions {
   config: AuthConfig;
@@ -28,6 +29,8 @@ export interface AuthServiceOptions {
   events: EventBus;
   /** Origins besides the master's own allowed to send changes (http.cors_origins). */
   corsOrigins: readonly string[];
+  /** Other masters sharing the store: account changes reach their copies (shared-accounts.ts). */
+  cluster?: Cluster;
 }
 
 export interface AuthService {
@@ -39,8 +42,15 @@ export interface AuthService {
 
 /** Opens the tables, makes sure an admin and the credentials files exist, adds guards and routes. */
 export async function startAuth(options: AuthServiceOptions): Promise<AuthService> {
-  const { config, router, store, logger, dataDir, redactor } = options;
-  const accounts = new Accounts(store, new PasswordPolicy(config.passwordRules), new KnownSecrets(redactor));
+  const { config, router, store, logger, dataDir, redactor, cluster } = options;
+  let reload = async () => undefined as void;
+  const shared = cluster?.shared ? shareAccounts(store, cluster, () => reload(), logger) : undefined;
+  const accounts = new Accounts(
+    shared?.store ?? store,
+    new PasswordPolicy(config.passwordRules),
+    new KnownSecrets(redactor),
+  );
+  reload = () => accounts.reload();
   await accounts.open(Math.floor(Date.now() / 1000));
   const audit = new AuditLog(store, logger);
   await audit.open();
@@ -75,6 +85,7 @@ export async function startAuth(options: AuthServiceOptions): Promise<AuthServic
     authenticator,
     audit,
     close: async () => {
+      shared?.stop();
       unsubscribe();
       for (const remove of unretain) remove();
       await audit.close();

@@ -1,21 +1,16 @@
-import { configRows, type CommandContext } from '@runner/plugin-sdk';
+import type { ConfigRow } from '@runner/plugin-sdk';
 
-/** `runner config show`: a table, or one JSON object a key with `--output json`. */
-export function showConfig(ctx: CommandContext, json: boolean): number {
-  const rows = configRows(ctx);
-  if (json) {
-    for (const row of rows) ctx.stdout.write(`${JSON.stringify(row)}\n`);
-    return 0;
-  }
+/** `runner config show`'s table: key, value (`(unset)`), source and help. */
+export function configTable(rows: readonly ConfigRow[]): string {
   const shown = rows.map((r) => ({ ...r, text: r.value === undefined ? '(unset)' : formatValue(r.value) }));
   const keyWidth = Math.max(3, ...shown.map((r) => r.key.length));
   const valueWidth = Math.min(40, Math.max(5, ...shown.map((r) => r.text.length)));
   const sourceWidth = Math.min(40, Math.max(6, ...shown.map((r) => r.source.length)));
   const line = (k: string, v: string, s: string, h: string) =>
     `${k.padEnd(keyWidth)}  ${v.padEnd(valueWidth)}  ${s.padEnd(sourceWidth)}  ${h}`.trimEnd();
-  ctx.stdout.write(`${line('KEY', 'VALUE', 'SOURCE', 'HELP')}\n`);
-  for (const r of shown) ctx.stdout.write(`${line(r.key, r.text, r.source, r.help)}\n`);
-  return 0;
+  return [line('KEY', 'VALUE', 'SOURCE', 'HELP'), ...shown.map((r) => line(r.key, r.text, r.source, r.help))]
+    .map((l) => `${l}\n`)
+    .join('');
 }
 
 function formatValue(value: unknown): string {

@@ -18,35 +18,37 @@ export function declaredModules(ctx: Pick<CommandContext, 'plugins'>): ModuleRow
     .sort((a, b) => a.module.name.localeCompare(b.module.name));
 }
 
-export function listModules(ctx: CommandContext, json: boolean): void {
-  const rows = declaredModules(ctx);
-  if (json) {
-    for (const { module, plugin } of rows) {
-      ctx.stdout.write(
-        `${JSON.stringify({ name: module.name, plugin: plugin.id, version: plugin.version, origin: plugin.origin, description: module.description, functions: Object.keys(module.functions) })}\n`,
-      );
-    }
-    return;
-  }
-  if (rows.length === 0) {
-    ctx.stdout.write('no Lua modules are installed\n');
-    return;
-  }
-  ctx.stdout.write(
-    formatTable(
-      ['MODULE', 'PLUGIN', 'VERSION', 'FUNCTIONS', 'DESCRIPTION'],
-      rows.map(({ module, plugin }) => [
-        module.name,
-        plugin.id,
-        plugin.version,
-        String(Object.keys(module.functions).length),
-        module.description,
-      ]),
-    ),
+/** One row of `runner modules list`. */
+export interface ModuleListRow {
+  name: string;
+  plugin: string;
+  version: string;
+  origin: string;
+  description: string;
+  functions: string[];
+}
+
+export function listModules(ctx: Pick<CommandContext, 'plugins'>): ModuleListRow[] {
+  return declaredModules(ctx).map(({ module, plugin }) => ({
+    name: module.name,
+    plugin: plugin.id,
+    version: plugin.version,
+    origin: plugin.origin,
+    description: module.description,
+    functions: Object.keys(module.functions),
+  }));
+}
+
+export function moduleTable(rows: readonly ModuleListRow[]): string {
+  if (rows.length === 0) return 'no Lua modules are installed\n';
+  return formatTable(
+    ['MODULE', 'PLUGIN', 'VERSION', 'FUNCTIONS', 'DESCRIPTION'],
+    rows.map((r) => [r.name, r.plugin, r.version, String(r.functions.length), r.description]),
   );
 }
 
-export function moduleInfo(ctx: CommandContext, name: string, json: boolean): void {
+/** `runner modules info <name>`: the module with its plugin and every function's documentation. */
+export function moduleInfo(ctx: Pick<CommandContext, 'plugins'>, name: string) {
   const rows = declaredModules(ctx);
   const row = rows.find((r) => r.module.name === name);
   if (!row) {
@@ -54,23 +56,27 @@ export function moduleInfo(ctx: CommandContext, name: string, json: boolean): vo
     throw new NotFoundError(`unknown module "${name}" (installed: ${known})`);
   }
   const { module, plugin } = row;
-  if (json) {
-    ctx.stdout.write(
-      `${JSON.stringify({ name: module.name, plugin: plugin.id, version: plugin.version, source: plugin.source, description: module.description, docs: module.docs, functions: module.functions })}\n`,
-    );
-    return;
-  }
+  return {
+    name: module.name,
+    plugin: plugin.id,
+    version: plugin.version,
+    origin: plugin.origin,
+    source: plugin.source,
+    description: module.description,
+    docs: module.docs,
+    functions: module.functions,
+  };
+}
+
+export function moduleText(info: ReturnType<typeof moduleInfo>): string {
   const out: string[] = [
-    `${module.name}: ${module.description}`,
-    `plugin ${plugin.id} ${plugin.version} (${plugin.origin}, ${plugin.source})`,
+    `${info.name}: ${info.description}`,
+    `plugin ${info.plugin} ${info.version} (${info.origin}, ${info.source})`,
   ];
-  if (module.docs) out.push('', module.docs.trim());
+  if (info.docs) out.push('', info.docs.trim());
   out.push('', 'Functions:');
-  for (const spec of Object.values(module.functions)) {
-    out.push(
-      '',
-      `  ${module.name}.${spec.signature}${spec.sideEffects ? '   [side effects: skipped in dry-run]' : ''}`,
-    );
+  for (const spec of Object.values(info.functions)) {
+    out.push('', `  ${info.name}.${spec.signature}${spec.sideEffects ? '   [side effects: skipped in dry-run]' : ''}`);
     out.push(...spec.description.split('\n').map((l) => `      ${l}`));
     if (spec.example)
       out.push(
@@ -81,5 +87,5 @@ export function moduleInfo(ctx: CommandContext, name: string, json: boolean): vo
           .map((l) => `        ${l}`),
       );
   }
-  ctx.stdout.write(`${out.join('\n')}\n`);
+  return `${out.join('\n')}\n`;
 }

@@ -32,7 +32,7 @@ import type { RunStore } from './run-store.js';
 import { dispatchTasks } from './task-dispatcher.js';
 import { WorkflowSources } from './sources.js';
 import { LogFollowers } from './log-followers.js';
-import { createTaskLog, lazyChild } from './task-log.js';
+import { createTaskLog, runLogBudget } from './task-log.js';
 import { agentLabel, notRunResult } from './unit-records.js';
 import { renderBounds, runUnit, type UnitEnvironment, type UnitOutcome } from './unit-runner.js';
 import { expandTask, type Unit } from './units.js';
@@ -57,6 +57,8 @@ export interface EngineDeps {
   signal: AbortSignal;
   /** Bytes of log kept per task (engine.task_log_bytes). */
   taskLogBytes: number;
+  /** What all tasks of one run may write to the master's own log (engine.run_log_bytes). */
+  runLogBytes?: number;
   /** Each attempt of a task without `timeout:` is stopped after this (engine.task_timeout); 0: never. */
   taskTimeoutMs?: number;
   /** What a local task's script may use (engine.memory_limit); undefined: the runtime's default. */
@@ -93,6 +95,9 @@ interface RunControl {
   /** The run's error when it ends cancelled. */
   reason?: string;
 }
+
+/** engine.run_log_bytes's default, for engines made without it (tests, `runner run`). */
+const DEFAULT_RUN_LOG_BYTES = 1024 * 1024;
 
 /** The engine service: validation, then dispatching, running and recording of every unit. */
 export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Promise<unknown>[] } {
@@ -204,7 +209,11 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
   async function cancel(runId: string, options: { by?: string; reason?: string } = {}): Promise<RunRecord | undefined> {
     const control = controls.get(runId);
     const done = running.get(runId);
-    if (!control || !done) return (await deps.remote?.cancel(runId, options)) ?? deps.runs.get(runId);
+    // A run another master executes is cancelled there; its final record is read here after.
+    if (!control || !done) {
+      await deps.remote?.cancel(runId, options);
+      return deps.runs.get(runId);
+    }
     if (!control.controller.signal.aborted) {
       control.cancelledBy = options.by;
       control.reason = options.reason ?? `cancelled${options.by ? ` by ${options.by}` : ''}`;
@@ -258,6 +267,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     observe({ kind: 'run', run });
     const runLogger = deps.logger.child({ workflow: run.workflowName, run_id: run.id });
     runLogger.info('workflow started', { tasks: tasks.length, dry_run: run.dryRun });
+    const mirrored = runLogBudget(runLogger, deps.runLogBytes ?? DEFAULT_RUN_LOG_BYTES);
 
     // Record position of each result: the final record lists them in this order, as the store does.
     const seqOf = new Map<TaskResult, number>();
@@ -344,7 +354,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
               if (request.verbose || line.level !== 'debug')
                 observe({ kind: 'log', runId: run.id, task: unit.name, line });
             },
-            lazyChild(runLogger, { task: unit.name }),
+            mirrored.mirror({ task: unit.name }),
           );
           result.log = log.lines;
           seqOf.set(result, unit.seq);
@@ -437,7 +447,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
           const log = createTaskLog(
             deps.taskLogBytes,
             (line) => followers.line(run.id, task.name, 'localhost', line),
-            lazyChild(runLogger, { task: task.name }),
+            mirrored.mirror({ task: task.name }),
           );
           log.add('error', `failed: ${message}`);
           const result = notRunResult({ name: task.name, task: task.name, status, message, log: log.lines, at: now });
@@ -503,6 +513,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       status: finished.status,
       duration: Math.round(finished.duration * 1000) / 1000,
       counts,
+      ...(mirrored.dropped() > 0 ? { log_lines_not_mirrored: mirrored.dropped() } : {}),
     });
     observe({ kind: 'run', run: finished });
     if (told.size > 0) await Promise.all([...told]);

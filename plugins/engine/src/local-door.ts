@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   EXECUTOR_COMMAND,
   fromExecutorError,
   isRunnerError,
+  joinCgroup,
   OWNER_VARIABLE,
   RunnerError,
   toExecutorError,
@@ -38,6 +40,8 @@ export interface LocalDoorOptions {
   settings?: Record<string, string>;
   /** This master's mark on its executor and every command it starts (ownerMark of its data directory). */
   owner?: string;
+  /** The cgroup the executor is put in at its start (ownerCgroup), so its commands cannot leave it. */
+  cgroup?: string;
 }
 
 /** How long past a task's timeout the master waits for the executor to report it stopped. */
@@ -102,6 +106,8 @@ export class LocalDoor {
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
     await exited;
     clearTimeout(timer);
+    // Empty once its commands ended with it; one left running keeps it for the next start's sweep.
+    if (this.#options.cgroup) await rmdir(this.#options.cgroup).catch(() => {});
   }
 
   async #viaExecutor(source: string, options: LuaRunOptions, log?: DoorLog): Promise<LuaRunResult> {
@@ -184,6 +190,11 @@ export class LocalDoor {
         serialization: 'advanced',
       },
     );
+    // Before it has loaded, so before any command of it exists: they all start inside.
+    if (this.#options.cgroup && child.pid !== undefined && !joinCgroup(this.#options.cgroup, child.pid))
+      logger.warn(
+        `could not put the local executor in ${this.#options.cgroup}; commands that clear their environment escape the sweep`,
+      );
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (text: string) => {
       stderr = (stderr + text).slice(-4096);

@@ -13,6 +13,8 @@ import {
   killMarkedProcesses,
   ownerMark,
   OWNER_VARIABLE,
+  ownerCgroup,
+  killCgroup,
   optional,
   ProcessGroupsRef,
   StateServiceRef,
@@ -81,6 +83,11 @@ export const plugin = definePlugin({
       default: 256 * 1024,
       help: "bytes of a task's log kept in its run record (the rest is dropped, saying so)",
     },
+    'engine.run_log_bytes': {
+      schema: { type: 'integer', minimum: 0 },
+      default: 1024 * 1024,
+      help: "bytes of a run's task logs (all its tasks) written to the master's own log (runner.log, the terminal); the rest stays in the run record, and one line says so",
+    },
     'engine.task_result_bytes': {
       schema: { type: 'integer', minimum: 1 },
       // run-store.ts DEFAULT_RESULT_BYTES, written out so the entry does not import the run store.
@@ -127,13 +134,21 @@ export const plugin = definePlugin({
       logger: ctx.logger,
       signal: ctx.signal,
       taskLogBytes: ctx.config.get<number>('engine.task_log_bytes'),
+      runLogBytes: ctx.config.get<number>('engine.run_log_bytes'),
       ...runLimits(ctx.config),
       remote: shared,
     });
     shared?.serve(engine);
     ctx.provide(WorkflowEngineRef, engine);
     if (http && routes && logStream) {
-      routes.registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor, (id) => runs.logTexts(id));
+      routes.registerRoutes(
+        http,
+        engine,
+        workflowDirs(ctx.config),
+        ctx.redactor,
+        (id) => runs.logTexts(id),
+        (filter) => runs.histogram(filter),
+      );
       logStream.registerLogStreamRoute(http, engine, ctx.redactor, ctx.signal, shared);
     }
     // Runs still going when the kernel stops were cancelled through ctx.signal; wait for them to
@@ -188,8 +203,11 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
   const runAs = resolveRunAs(ctx.config.get<string>('engine.run_as'), dataDir);
   const owner = ownerMark(dataDir);
   const uid = runAs.kind === 'user' ? runAs.uid : process.getuid?.();
+  // The executor's own cgroup (as root, with cgroup2): what its commands start stays in it, also
+  // with a cleared environment, and what an earlier master's left there ends now.
+  const cgroup = runAs.kind === 'user' ? ownerCgroup(owner) : undefined;
   if (runAs.kind !== 'refused' && uid !== undefined) {
-    const killed = killMarkedProcesses(uid, owner);
+    const killed = killMarkedProcesses(uid, owner) + (cgroup ? killCgroup(cgroup) : 0);
     if (killed) ctx.logger.warn(`ended ${killed} process(es) left by an earlier master's runs`);
   }
   // With `self` the master's own commands carry the mark (from its environment), as the
@@ -202,6 +220,7 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
     logger: ctx.logger,
     logBytes: ctx.config.get<number>('engine.task_log_bytes'),
     owner,
+    cgroup,
     settings: executorSettings(ctx),
   });
   ctx.logger.info(

@@ -4,7 +4,6 @@ import type {
   LogFollower,
   LogFollowerEvent,
   Logger,
-  RunRecord,
   RunStatus,
   Store,
   WorkflowEngine,
@@ -12,8 +11,11 @@ import type {
 
 /** How often a follower of another master's run checks the store that the run still runs. */
 const FOLLOW_CHECK_MS = 5_000;
-/** A cancel waits for the run to record its end there; past this the owner answers with the run as it is. */
+/** How long the owner has to say it took a cancel: past this the answer is a 503 naming it. */
+const CANCEL_ACK_MS = 5_000;
+/** Then the run's end is awaited in the store this long at most (tasks stopping); then it is shown as it is. */
 const CANCEL_WAIT_MS = 20_000;
+const CANCEL_POLL_MS = 100;
 
 interface FollowMessage {
   followId: string;
@@ -42,10 +44,14 @@ export class RemoteRuns {
   serve(engine: WorkflowEngine): void {
     const { cluster } = this;
     this.offs.push(
-      cluster.handle<{ runId: string; by?: string; reason?: string }, RunRecord | null>('engine.cancel', async (p) => {
-        const record = engine.cancel(p.runId, { by: p.by, reason: p.reason });
-        const settled = await Promise.race([record, new Promise((r) => setTimeout(r, CANCEL_WAIT_MS).unref())]);
-        return (settled as RunRecord | undefined) ?? (await engine.get(p.runId, { log: false })) ?? null;
+      cluster.handle<{ runId: string; by?: string; reason?: string }, null>('engine.cancel', (p) => {
+        // Answered at once: the asking master waits for the end in the store.
+        engine
+          .cancel(p.runId, { by: p.by, reason: p.reason })
+          .catch((error: Error) =>
+            this.logger.warn(`cancelling run ${p.runId} for another master failed: ${error.message}`),
+          );
+        return null;
       }),
       cluster.handle<{ runId: string; followId: string }, { written: number } | null>('engine.follow', (p, from) => {
         const follow = engine.followLog(p.runId, (event) => {
@@ -75,17 +81,18 @@ export class RemoteRuns {
     return row.lease_owner;
   }
 
-  /** Cancels a run another master executes (503 naming it when it does not answer); undefined when no other master holds it. */
-  async cancel(runId: string, options: { by?: string; reason?: string }): Promise<RunRecord | undefined> {
+  /**
+   * Cancels a run another master executes and waits for its end there (503 naming that master
+   * when it does not take the cancel); false when no other master holds the run.
+   */
+  async cancel(runId: string, options: { by?: string; reason?: string }): Promise<boolean> {
     const owner = await this.ownerOf(runId);
-    if (owner === undefined) return undefined;
-    const record = await this.cluster.request<RunRecord | null>(
-      owner,
-      'engine.cancel',
-      { runId, ...options },
-      { timeoutMs: CANCEL_WAIT_MS + 5_000 },
-    );
-    return record ?? undefined;
+    if (owner === undefined) return false;
+    await this.cluster.request(owner, 'engine.cancel', { runId, ...options }, { timeoutMs: CANCEL_ACK_MS });
+    const deadline = Date.now() + CANCEL_WAIT_MS;
+    while (Date.now() < deadline && (await this.ownerOf(runId)) !== undefined)
+      await new Promise((resolve) => setTimeout(resolve, CANCEL_POLL_MS));
+    return true;
   }
 
   /**

@@ -18,6 +18,8 @@ export const runCommand: CommandSpec = {
     {
       name: 'workflow',
       description: 'the workflow file (runner run deploy.yaml); with --file, the name the run is recorded under',
+      // Optional: `runner run --file deploy.yaml` alone names the run after the file.
+      required: false,
     },
   ],
   options: [

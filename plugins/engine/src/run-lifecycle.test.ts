@@ -138,6 +138,27 @@ describe('reconciling runs a dead process left running', () => {
     expect(await runs.reconcile({ owner: 'pid 3', logger: silent, exclusive: false, now })).toEqual([]);
   });
 
+  it("ends a dead master's runs (and only its) whatever their lease says, naming it, once", async () => {
+    const lost = { id: 'm1-dead', address: '10.0.0.1:8080', lastSeenAt: new Date(T0 + 5_000).toISOString() };
+    runs.useLeases(new RunLeases(store, lost.id, silent));
+    await runs.insertRun(run('of-dead'));
+    runs.useLeases(new RunLeases(store, 'm2-alive', silent));
+    await runs.insertRun(run('of-other'));
+    runs.useLeases(new RunLeases(store, ME, silent));
+    await runs.insertRun(run('mine'));
+    // Leases not expired: at T0 every lease is fresh; the claim decides, not the lease.
+    const now = new Date(T0 + 10_000);
+    const ended = await runs.reconcile({ owner: ME, logger: silent, exclusive: false, lost, now });
+    expect(ended.map((r) => r.id)).toEqual(['of-dead']);
+    expect((await runs.get('of-dead'))?.error).toBe(
+      `interrupted: master m1-dead at 10.0.0.1:8080 died before the run ended (no heartbeat since ${lost.lastSeenAt}); ended by master ${ME}`,
+    );
+    expect((await runs.get('of-other'))?.status).toBe('running');
+    expect((await runs.get('mine'))?.status).toBe('running');
+    // Another survivor reconciling the same master afterwards ends nothing again.
+    expect(await runs.reconcile({ owner: 'm3', logger: silent, exclusive: false, lost, now })).toEqual([]);
+  });
+
   it('on a shared store reclaims only runs whose lease expired', async () => {
     const other = new RunLeases(store, DEAD, silent);
     runs.useLeases(other);

@@ -92,3 +92,42 @@ export function lazyChild(parent: Logger, fields: LogFields): Logger {
     child: (more) => get().child(more),
   };
 }
+
+/**
+ * What a run's tasks may write to the master's own log (engine.run_log_bytes), all tasks
+ * together: past it their lines still reach the run record (each task up to its own cap) but not
+ * runner.log or the terminal, and one line says so; `dropped` counts what was left out. The cap
+ * per task alone let a run of many tasks, or many runs, flood the master's log.
+ */
+export function runLogBudget(run: Logger, capBytes: number): { mirror(fields: LogFields): Logger; dropped(): number } {
+  let bytes = 0;
+  let dropped = 0;
+  const admit = (message: string, fields?: LogFields): boolean => {
+    const size = message.length + (fields ? JSON.stringify(fields).length : 0) + 48;
+    if (bytes + size <= capBytes) {
+      bytes += size;
+      return true;
+    }
+    if (dropped++ === 0)
+      run.warn(
+        `task log lines of this run past ${capBytes} bytes are not written to the master's log (engine.run_log_bytes); the run record keeps them`,
+      );
+    return false;
+  };
+  const make = (fields: LogFields): Logger => {
+    const target = lazyChild(run, fields);
+    const at =
+      (level: keyof Omit<Logger, 'child'>) =>
+      (message: string, more?: LogFields): void => {
+        if (admit(message, more)) target[level](message, more);
+      };
+    return {
+      debug: at('debug'),
+      info: at('info'),
+      warn: at('warn'),
+      error: at('error'),
+      child: (more) => make({ ...fields, ...more }),
+    };
+  };
+  return { mirror: make, dropped: () => dropped };
+}

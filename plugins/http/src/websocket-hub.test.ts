@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
-import { principalFor, type BusEvent } from '@runner/plugin-sdk';
+import { Permissions, principalFor, type BusEvent } from '@runner/plugin-sdk';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { startHttp, type RunningHttp } from './test-support.js';
@@ -277,6 +277,29 @@ describe('WebSocket hub', () => {
     expect(response.status).toBe(426);
     expect(response.headers.get('upgrade')).toBe('websocket');
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('upgrade_required');
+  });
+});
+
+describe('messages between masters (the cluster relays them)', () => {
+  it("hands over its own messages, even with no client, and sends another master's to its clients only once", async () => {
+    const r = await start();
+    const relayed: { text: string; permission: string }[] = [];
+    const off = r.hub.onMessage((text, permission) => relayed.push({ text, permission }));
+    const data = { agent_name: 'web-1', address: '10.0.0.1:5000', status: 'online' };
+    r.kernel.events.emit('agent.connected', data);
+    r.hub.broadcast('agent_update', { name: 'web-1', status: 'online', cpu_usage: 1, memory_usage: 2 });
+    expect(relayed.map((m) => JSON.parse(m.text).type)).toEqual(['agent.connected', 'agent_update']);
+
+    const { ws } = await connect(r);
+    const received = nextMessage(ws);
+    const other = JSON.stringify({ type: 'workflow.started', timestamp: 1, data: { run_id: 'r-elsewhere' } });
+    r.hub.deliver(other, Permissions.workflowView);
+    expect(await received).toEqual(JSON.parse(other));
+    // Delivered messages are not handed over again (they would go round between masters).
+    expect(relayed).toHaveLength(2);
+    off();
+    r.hub.broadcast('agent_update', { name: 'web-1', status: 'offline', cpu_usage: 0, memory_usage: 0 });
+    expect(relayed).toHaveLength(2);
   });
 });
 

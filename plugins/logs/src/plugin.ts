@@ -1,12 +1,7 @@
 import { join } from 'node:path';
-import {
-  definePlugin,
-  HttpRouterRef,
-  MASTER_URL_OPTION,
-  type CommandContext,
-  type CommandInput,
-} from '@runner/plugin-sdk';
+import { definePlugin, HttpRouterRef } from '@runner/plugin-sdk';
 import { routes } from './api.js';
+import { logsCommand } from './logs-command.js';
 
 export const plugin = definePlugin({
   id: 'logs',
@@ -15,31 +10,7 @@ export const plugin = definePlugin({
   description: "The master's structured log: GET /api/v1/logs, a live tail (SSE) and runner logs",
   profiles: ['master'],
   dependsOn: { router: HttpRouterRef },
-  commands: [
-    {
-      name: 'logs',
-      description: "Show the master's log (through its API); --follow keeps printing new lines",
-      options: [
-        {
-          flags: '--level <level>',
-          description: 'lowest level: debug, info, warn, error',
-          choices: ['debug', 'info', 'warn', 'error'],
-        },
-        { flags: '--since <duration>', description: 'only lines from this long ago: 15m, 2h, 1d' },
-        { flags: '--limit <n>', description: 'most recent lines (default 500, at most 5000)' },
-        { flags: '-f, --follow', description: 'keep printing lines as the master writes them (Ctrl-C stops)' },
-        {
-          flags: '--output <format>',
-          description: 'text or json (one entry a line)',
-          default: 'text',
-          choices: ['text', 'json'],
-        },
-        MASTER_URL_OPTION,
-      ],
-      run: async (input: CommandInput, ctx: CommandContext) =>
-        (await import('./logs-command.js')).logsCommand(input, ctx),
-    },
-  ],
+  commands: [logsCommand],
   config: {
     'logs.stream_poll': {
       schema: { type: 'number', exclusiveMinimum: 0 },

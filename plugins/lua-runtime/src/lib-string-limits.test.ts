@@ -21,26 +21,24 @@ describe('string.rep', () => {
 
   it("refuses a result over the script's memory limit before building it, naming limit and size", async () => {
     const { run } = testRuntime();
-    const started = performance.now();
+    // Refused up front, by the size it would have (the message says so): appended piece by piece,
+    // 1 GiB would have failed the heap instead. How soon is test/bench/lua-limits.mjs's figure.
     await expect(run("local s = string.rep('x', 1 << 30) return #s")).rejects.toThrow(
       /test"\]:1: memory limit of 512 MiB exceeded \(string\.rep would build a string of 1\.0 GiB\)$/,
     );
-    // Refused up front: nothing was built.
-    expect(performance.now() - started).toBeLessThan(1000);
     await expect(run("return #string.rep('ab', 600, ', ')", { memoryLimitBytes: 1024 })).rejects.toThrow(
       /memory limit of 1\.0 KiB exceeded \(string\.rep would build a string of 2\.3 KiB\)/,
     );
   });
 
-  it('builds a large string within the limit quickly', async () => {
+  it('builds a large string within the limit', async () => {
     const { values } = testRuntime();
-    const started = performance.now();
+    // fengari's own took seconds for this (it appends piece by piece); the figure is
+    // test/bench/lua-limits.mjs's, this is that the result is right.
     expect(await values("local s = string.rep('ab', 32 * 1024 * 1024) return #s, s:sub(-3)")).toEqual([
       64 * 1024 * 1024,
       'bab',
     ]);
-    // fengari's own took seconds for this (it appends piece by piece).
-    expect(performance.now() - started).toBeLessThan(5000);
   });
 });
 

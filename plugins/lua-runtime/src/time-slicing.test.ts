@@ -48,21 +48,19 @@ function slowModule(calls: string[], seen: Seen = {}) {
   ] as const;
 }
 
-/** The p-th percentile (0..1) of some measurements. */
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+/** `count` successive timers of `delayMs`, one after another, while something else runs. */
+async function timers(count: number, delayMs: number): Promise<void> {
+  for (let i = 0; i < count; i++) await new Promise((resolve) => setTimeout(resolve, delayMs));
 }
 
-/** How late `count` successive timers of `delayMs` fire, while something else runs. */
-async function timerLateness(count: number, delayMs: number): Promise<number[]> {
-  const late: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
-    late.push(performance.now() - started - delayMs);
-  }
-  return late;
+/** Whether a run is still going: a settled one has ended (or failed) by itself. */
+function tracking(run: Promise<unknown>): { readonly settled: boolean } {
+  const state = { settled: false };
+  void run.then(
+    () => (state.settled = true),
+    () => (state.settled = true),
+  );
+  return state;
 }
 
 const stoppers: AbortController[] = [];
@@ -171,20 +169,18 @@ describe('waiting for JavaScript', () => {
 });
 
 describe('CPU fairness', () => {
-  it('keeps timers firing on time while a script spins', async () => {
+  // Without time slicing no timer would fire until the abort (the test would time out); that they
+  // fire while the script still spins is the proof. How late they fire is a figure of
+  // test/bench/health-under-cpu.mjs (the master's answers while a task spins), not a bound here.
+  it('keeps timers firing while a script spins', async () => {
     const { run } = testRuntime();
     const stop = stopper();
     const spinning = run('while true do end', { signal: stop.signal });
-    const late = await timerLateness(40, 5);
+    const state = tracking(spinning);
+    await timers(40, 5);
+    expect(state.settled).toBe(false);
     stop.abort();
     await expect(spinning).rejects.toMatchObject({ code: 'timeout' });
-    console.log(`timer lateness while a script spins (ms): ${late.map((l) => l.toFixed(1)).join(' ')}`);
-    // Percentiles, not the worst: the machine is shared, and a neighbour can delay any timer.
-    // Without time slicing no timer would fire until the abort (the test would time out); the
-    // bounds are loose on purpose, for a loaded shared machine (speed figures belong to
-    // test/bench/health-under-cpu.mjs; this only proves the loop keeps turning).
-    expect(percentile(late, 0.5)).toBeLessThan(250);
-    expect(percentile(late, 0.9)).toBeLessThan(1000);
   });
 
   it('answers HTTP requests while scripts spin', async () => {
@@ -198,17 +194,11 @@ describe('CPU fairness', () => {
       run('while true do local t = {} end', { signal: stop.signal }),
     ];
     try {
-      const times: number[] = [];
-      for (let i = 0; i < 9; i++) {
-        const started = performance.now();
-        const body = await (await fetch(`http://127.0.0.1:${port}/`)).text();
-        times.push(performance.now() - started);
-        expect(body).toBe('ok');
-      }
-      console.log(`HTTP round trips while two scripts spin (ms): ${times.map((t) => t.toFixed(1)).join(' ')}`);
+      const states = spinning.map(tracking);
       // Starvation would leave the requests unanswered until the scripts stop (never, here); the
       // latency target itself (p50 < 50 ms) is measured by test/bench/health-under-cpu.mjs, not here.
-      expect(Math.max(...times)).toBeLessThan(5_000);
+      for (let i = 0; i < 9; i++) expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('ok');
+      expect(states.map((state) => state.settled)).toEqual([false, false]);
     } finally {
       stop.abort();
       await Promise.allSettled(spinning);
@@ -224,7 +214,7 @@ describe('CPU fairness', () => {
     const spin = (who: string) =>
       `local n = 0 while true do n = n + 1 if n % 1000 == 0 then slow.note("${who}") end end`;
     const runs = [run(spin('A'), { signal: stop.signal }), run(spin('B'), { signal: stop.signal })];
-    await timerLateness(20, 10);
+    await timers(20, 10);
     stop.abort();
     await Promise.allSettled(runs);
     const a = calls.filter((c) => c === 'A').length;
@@ -239,11 +229,11 @@ describe('CPU fairness', () => {
     const { run } = testRuntime();
     const stop = stopper();
     const spinning = run('local co = coroutine.wrap(function() while true do end end) co()', { signal: stop.signal });
-    const late = await timerLateness(20, 5);
+    const state = tracking(spinning);
+    await timers(20, 5);
+    expect(state.settled).toBe(false);
     stop.abort();
     await expect(spinning).rejects.toMatchObject({ code: 'timeout' });
-    expect(percentile(late, 0.5)).toBeLessThan(250);
-    expect(percentile(late, 0.9)).toBeLessThan(1000);
   });
 });
 

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import {
   formatBytes,
   InvalidInputError,
+  type ActionInput,
   type CommandContext,
   type CommandInput,
   type MasterClient,
@@ -16,7 +17,8 @@ import { storeLayout } from './layout.js';
 import { readLockHolder } from './lock.js';
 import { lockHolderMaster, STORE_CALL_TIMEOUT_MS } from './lock-holder-master.js';
 import { copyStore, type TableReport } from './db-copy.js';
-import { formatRepairReport, repairStore } from './db-repair.js';
+import { formatRepairReport, repairStore, type RepairReport } from './db-repair.js';
+export { formatRepairReport };
 import { embeddedImage, restoreInto } from './logical-backup.js';
 
 import { redactUrl, type PostgresStore } from './pg-store.js';
@@ -93,8 +95,17 @@ export async function backupCommand(input: CommandInput, ctx: CommandContext): P
   return 0;
 }
 
-export async function restoreCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
-  const [path] = input.args;
+/** What `runner db restore` did: the backup and where it went. */
+export interface RestoreAnswer {
+  from: string;
+  into: string;
+  bytes?: number;
+  tables?: number;
+  rows?: number;
+}
+
+export async function restoreDb(input: ActionInput, ctx: CommandContext): Promise<RestoreAnswer> {
+  const { path } = input.args;
   if (path === undefined || path === '')
     throw new InvalidInputError('runner db restore needs a backup file', { field: 'path' });
   const postgres = postgresSettings(ctx.config);
@@ -110,10 +121,7 @@ export async function restoreCommand(input: CommandInput, ctx: CommandContext): 
       ),
     );
     const rows = tables.reduce((sum, t) => sum + t.rows, 0);
-    ctx.stdout.write(
-      `restored ${resolve(path)} into ${redactUrl(postgres.url)} (${tables.length} tables, ${rows} rows)\n`,
-    );
-    return 0;
+    return { from: resolve(path), into: redactUrl(postgres.url), tables: tables.length, rows };
   }
   const result = await restoreDatabase(
     ctx.config.dataDir,
@@ -121,27 +129,29 @@ export async function restoreCommand(input: CommandInput, ctx: CommandContext): 
     { decompress: input.options.decompress === true },
     ctx.logger,
   );
-  ctx.stdout.write(`restored ${resolve(path)} as ${result.path} (${formatBytes(result.bytes)})\n`);
-  return 0;
+  return { from: resolve(path), into: result.path, bytes: result.bytes };
+}
+
+/** One line for people. */
+export function restoreText(answer: RestoreAnswer): string {
+  return answer.tables === undefined
+    ? `restored ${answer.from} as ${answer.into} (${formatBytes(answer.bytes ?? 0)})\n`
+    : `restored ${answer.from} into ${answer.into} (${answer.tables} tables, ${answer.rows} rows)\n`;
 }
 
 /** `runner db repair`: the embedded store's files only (a master holding them refuses it). */
-export async function repairCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+export async function repairDb(input: ActionInput, ctx: CommandContext): Promise<RepairReport> {
   if (postgresSettings(ctx.config) !== undefined) {
     throw new InvalidInputError(
       'runner db repair rebuilds the embedded store from its files; with store.url set, the store is PostgreSQL, which recovers by itself',
       { field: 'store.url' },
     );
   }
-  const report = await repairStore(ctx.config.dataDir, ctx.logger, { dryRun: input.options.dryRun === true });
-  ctx.stdout.write(
-    input.options.output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatRepairReport(report),
-  );
-  return 0;
+  return repairStore(ctx.config.dataDir, ctx.logger, { dryRun: input.options.dryRun === true });
 }
 
-export async function vacuumCommand(_input: CommandInput, ctx: CommandContext): Promise<number> {
-  const result = await viaMasterOrDirect(
+export function vacuumDb(ctx: CommandContext): Promise<{ bytesBefore: number; bytesAfter: number }> {
+  return viaMasterOrDirect(
     ctx,
     (master) =>
       master.call<{ bytesBefore: number; bytesAfter: number }>('POST', '/db/vacuum', {
@@ -149,8 +159,6 @@ export async function vacuumCommand(_input: CommandInput, ctx: CommandContext): 
       }),
     (store) => store.vacuum(),
   );
-  ctx.stdout.write(`vacuum: ${formatBytes(result.bytesBefore)} -> ${formatBytes(result.bytesAfter)}\n`);
-  return 0;
 }
 
 /**
@@ -214,11 +222,10 @@ function dueText(due: number, offline: boolean): string {
   return `${due} past the rule: ${offline ? "a master's first pass" : 'the next pass'} removes them`;
 }
 
-export async function statsCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
-  const format = input.options.output ?? 'text';
-  if (format !== 'text' && format !== 'json') {
-    throw new InvalidInputError(`--output must be text or json, got ${String(format)}`, { field: 'output' });
-  }
+/** Marks stats read by this process, with no master running the policies (not in JSON output). */
+const READ_OFFLINE = Symbol('read offline');
+
+export async function readDbStats(ctx: CommandContext): Promise<StoreStats> {
   let offline = false;
   const stats = await viaMasterOrDirect(
     ctx,
@@ -231,9 +238,13 @@ export async function statsCommand(input: CommandInput, ctx: CommandContext): Pr
       return store.stats();
     },
   );
+  return Object.assign(stats, { [READ_OFFLINE]: offline });
+}
+
+/** `runner db stats` for people, with the retention settings when no master runs the policies. */
+export function statsText(stats: StoreStats, ctx: CommandContext): string {
   const configured = ctx.config.declared().filter((k) => /(^|\.)retention(\.|_|$)/.test(k.key));
-  ctx.stdout.write(format === 'json' ? `${JSON.stringify(stats, null, 2)}\n` : formatStats(stats, configured, offline));
-  return 0;
+  return formatStats(stats, configured, (stats as { [READ_OFFLINE]?: boolean })[READ_OFFLINE] === true);
 }
 
 /** A store named on the command line: a PostgreSQL URL, or else a data directory. */
@@ -265,7 +276,10 @@ export function formatCopyReport(from: string, to: string, tables: readonly Tabl
   ].join('\n');
 }
 
-export async function copyCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
+export async function copyDb(
+  input: ActionInput,
+  ctx: CommandContext,
+): Promise<{ from: string; to: string; tables: TableReport[] }> {
   const { from, to } = input.options;
   for (const [field, value] of [
     ['from', from],
@@ -286,10 +300,5 @@ export async function copyCommand(input: CommandInput, ctx: CommandContext): Pro
     ),
   );
   const shown = (location: string) => (isPostgresUrl(location) ? redactUrl(location) : resolve(location));
-  ctx.stdout.write(
-    input.options.output === 'json'
-      ? `${JSON.stringify({ from: shown(source), to: shown(target), tables }, null, 2)}\n`
-      : formatCopyReport(shown(source), shown(target), tables),
-  );
-  return 0;
+  return { from: shown(source), to: shown(target), tables: [...tables] };
 }

@@ -93,7 +93,7 @@ export async function migrationCheck(
     return {
       name: 'schema',
       status: 'info',
-      detail: `${pending.length} migrations pending (${owners.join(', ')})`,
+      detail: `${pending.length} migration${pending.length === 1 ? '' : 's'} pending (${owners.join(', ')})`,
       fix: 'a master of this version applies them when it starts (runner server --store ...)',
     };
   }

@@ -117,10 +117,14 @@ export class PostgresStore implements Store {
     pool.on('error', (error) => logger.warn(`PostgreSQL at ${store.location}: ${error.message}; reconnecting`));
     try {
       await store.query('SELECT 1');
+      // Masters starting together: CREATE TABLE IF NOT EXISTS alone can still collide (pg_type).
       if (options.readOnly !== true)
-        await store.query(
-          'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
-        );
+        await store.withTransaction(async (tx) => {
+          await tx.get("SELECT pg_advisory_xact_lock(hashtext('runner _migrations'))");
+          await tx.run(
+            'CREATE TABLE IF NOT EXISTS _migrations (owner TEXT NOT NULL, id BIGINT NOT NULL, description TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, id))',
+          );
+        });
     } catch (error) {
       await pool.end().catch(() => undefined);
       throw error;

@@ -25,15 +25,21 @@ describe("which templates render on the caller's thread", () => {
       '{{ vars.a == "x" and not vars.b }}',
       '{% if vars.x is defined %}{{ vars.x | default("y") | upper }}{% endif %}',
       '{{ vars.hosts | join(",") }} {{ vars.hosts | length }}',
+      // One loop over the context's data or a small literal range.
+      '{% for h in vars.hosts %}{{ h | upper }}{% endfor %}',
+      '{% for i in range(3) %}{{ i }}{% endfor %}',
     ])
       expect(engine.isBounded(source, 'jinja'), source).toBe(true);
     expect(engine.isBounded('{{ .vars.app }} {{ if eq .vars.a "x" }}{{ .vars.b | upper }}{{ end }}', 'go')).toBe(true);
+    expect(engine.isBounded('{{ range .vars.hosts }}{{ . }}{{ end }}', 'go')).toBe(true);
   });
 
   it('loops, set, macros, calls and other filters are not', () => {
     for (const source of [
       ...Object.values(BOMBS),
-      '{% for h in vars.hosts %}{{ h }}{% endfor %}',
+      '{% for h in vars.hosts %}{% for g in vars.hosts %}{% endfor %}{% endfor %}',
+      '{% for i in range(0, 100000) %}{% endfor %}',
+      '{% for c in vars.s.split(",") %}{% endfor %}',
       '{{ vars.s.split(",") }}',
       '{% set x = 1 %}{{ x }}',
       '{{ vars.s | regex_replace("a+", "b") }}',
@@ -41,7 +47,8 @@ describe("which templates render on the caller's thread", () => {
       '{{ vars.s is match("a+") }}',
     ])
       expect(engine.isBounded(source, 'jinja'), source).toBe(false);
-    expect(engine.isBounded('{{ range .vars.hosts }}{{ . }}{{ end }}', 'go')).toBe(false);
+    expect(engine.isBounded('{{ range .vars.hosts }}{{ range .vars.hosts }}{{ end }}{{ end }}', 'go')).toBe(false);
+    expect(engine.isBounded('{{ range 100000 }}{{ end }}', 'go')).toBe(false);
     expect(engine.isBounded('{{ printf "%9999999d" 1 }}', 'go')).toBe(false);
   });
 });
@@ -52,6 +59,7 @@ describe('renderBounded', () => {
     const options = { syntax: 'jinja' as const, timeoutMs: 30_000, memoryLimitBytes: 64 * 1024 * 1024 };
     expect(await engine.renderBounded('{{ vars.app }}', context, options)).toBe('web');
     expect(await engine.renderBounded('{% for h in vars.hosts %}{{ h }};{% endfor %}', context, options)).toBe('a;b;');
+    expect(await engine.renderBounded('{{ vars.app.split("e") | join(";") }}', context, options)).toBe('w;b');
     expect(await engine.evaluateBounded('vars.hosts | length == 2', context, options)).toBe(true);
     const error = await engine
       .renderBounded('{% for h in vars.hosts %}{{ vars.nope }}{% endfor %}', context, {

@@ -43,7 +43,7 @@ export type RenderReply =
 export interface RenderPoolOptions {
   /** Workers rendering at once at most; more renderings wait in order (their timeout runs). */
   max?: number;
-  /** Idle workers kept per heap limit. */
+  /** Idle workers kept per heap limit (default `max`: starting one costs a process start). */
   idle?: number;
 }
 
@@ -83,7 +83,7 @@ export class RenderPool {
 
   constructor(options: RenderPoolOptions = {}) {
     this.#max = Math.max(1, options.max ?? 4);
-    this.#idleMax = Math.max(0, options.idle ?? 1);
+    this.#idleMax = Math.max(0, options.idle ?? this.#max);
   }
 
   async render(job: Omit<RenderJob, 'id'>, options: PoolRenderOptions): Promise<string> {

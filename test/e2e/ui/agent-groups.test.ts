@@ -2,18 +2,23 @@
 // on /agent-control an admin selects two agents and adds them to a new group through the
 // "Add to Group" dialog, then adds another to the now existing group; the group filter (in the URL)
 // narrows /agents and /agent-control to its members; a Viewer sees the filter but not the action.
-// Screenshots light and dark go to ui/screenshots/ (agent-groups-*).
+// Screenshots light and dark, desktop and phone, go to ui/screenshots/ (agent-groups-*).
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { logIn, screenshot, seriousViolations, type Session, type Theme } from './browser.js';
+import { logIn, type Look, LOOKS, looks, screenshot, seriousViolations, type Session } from './browser.js';
 import { apiCall } from './fleet.js';
 import { uiSuite } from './suite.js';
 
 const ui = uiSuite({ agents: ['web-1', 'web-2', 'db-1'] });
 
-function open(session: Session, path: string, theme: Theme = 'light', viewport: 'desktop' | 'phone' = 'desktop') {
-  return ui.open(path, { session, theme, viewport });
+function open(session: Session, path: string) {
+  return ui.open(path, { session });
 }
+
+const DESKTOP: Look[] = [
+  ['light', 'desktop'],
+  ['dark', 'desktop'],
+];
 
 /** The agent names of the table rows on /agent-control. */
 async function rows(page: Page): Promise<string[]> {
@@ -83,43 +88,30 @@ describe('Add to Group and the group filter', () => {
     await page.context().close();
   });
 
-  for (const theme of ['light', 'dark'] as const) {
-    it(`filters /agents and /agent-control by group through the URL (${theme})`, async () => {
-      const { page, problems } = await open(ui.admin, '/agents', theme);
-      await page.getByRole('heading', { name: 'db-1' }).waitFor();
-      await page.getByLabel('Group').selectOption('web');
-      await page.waitForURL((url) => url.searchParams.get('group') === 'web');
-      await page.getByRole('status').filter({ hasText: '2 agents' }).waitFor();
-      await page.getByRole('heading', { name: 'web-2' }).waitFor();
-      expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
-      await screenshot(page, `agent-groups-agents-${theme}-desktop`);
-      expect(await seriousViolations(page)).toEqual([]);
+  it('filters /agents and /agent-control by group through the URL', async () => {
+    const { page, problems } = await open(ui.admin, '/agents');
+    await page.getByRole('heading', { name: 'db-1' }).waitFor();
+    await page.getByLabel('Group').selectOption('web');
+    await page.waitForURL((url) => url.searchParams.get('group') === 'web');
+    await page.getByRole('status').filter({ hasText: '2 agents' }).waitFor();
+    await page.getByRole('heading', { name: 'web-2' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
+    expect(await looks(page, 'agent-groups-agents', { looks: DESKTOP })).toEqual([]);
 
-      await page.goto('/agent-control?group=web');
-      await expect.poll(() => rows(page), { timeout: 20_000 }).toEqual(['web-1', 'web-2']);
-      expect(await page.getByLabel('Group').inputValue()).toBe('web');
-      await screenshot(page, `agent-groups-control-${theme}-desktop`);
-      expect(await seriousViolations(page)).toEqual([]);
-      if (theme === 'dark') {
-        await page.getByRole('checkbox', { name: 'Select all 2 shown' }).click();
-        await page.getByRole('button', { name: 'Add to Group' }).click();
-        await page.getByRole('dialog', { name: 'Add 2 agents to a group' }).waitFor();
-        await screenshot(page, 'agent-groups-dialog-dark-desktop');
-        expect(await seriousViolations(page)).toEqual([]);
-      }
-      expect(problems).toEqual([]);
-      await page.context().close();
-
-      // On a phone the filters wrap and the dialog fits the width.
-      const phone = await open(ui.admin, '/agent-control?group=web&selected=web-1,web-2', theme, 'phone');
-      await expect.poll(() => rows(phone.page), { timeout: 20_000 }).toEqual(['web-1', 'web-2']);
-      await phone.page.getByRole('button', { name: 'Add to Group' }).click();
-      await phone.page.getByRole('dialog', { name: 'Add 2 agents to a group' }).waitFor();
-      await screenshot(phone.page, `agent-groups-dialog-${theme}-phone`);
-      expect(phone.problems).toEqual([]);
-      await phone.page.context().close();
-    }, 60_000);
-  }
+    await page.goto('/agent-control?group=web');
+    await expect.poll(() => rows(page), { timeout: 20_000 }).toEqual(['web-1', 'web-2']);
+    expect(await page.getByLabel('Group').inputValue()).toBe('web');
+    expect(await looks(page, 'agent-groups-control', { looks: DESKTOP })).toEqual([]);
+    // On a phone the filters wrap and the dialog fits the width (its light desktop look, filled
+    // in, is the first test's).
+    await page.getByRole('checkbox', { name: 'Select all 2 shown' }).click();
+    await page.getByRole('button', { name: 'Add to Group' }).click();
+    await page.getByRole('dialog', { name: 'Add 2 agents to a group' }).waitFor();
+    const others = LOOKS.filter(([theme, viewport]) => theme !== 'light' || viewport !== 'desktop');
+    expect(await looks(page, 'agent-groups-dialog', { looks: others })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 
   it('lets a Viewer filter by group but not add to one', async () => {
     await apiCall(ui.master, 'POST', '/users', { name: 'gina', role: 'viewer', password: 'viewer-password-2' });
@@ -162,19 +154,14 @@ describe('managing a group on /agents', () => {
     await page.context().close();
   });
 
-  for (const theme of ['light', 'dark'] as const) {
-    for (const viewport of ['desktop', 'phone'] as const) {
-      it(`looks right with its actions in ${theme} at ${viewport} size`, async () => {
-        const { page, problems } = await open(ui.admin, '/agents?group=ops', theme, viewport);
-        const panel = page.getByRole('region', { name: 'ops: description and members' });
-        await panel.getByRole('button', { name: 'Remove db-1 from ops' }).waitFor();
-        await screenshot(page, `agent-groups-manage-${theme}-${viewport}`);
-        expect(await seriousViolations(page)).toEqual([]);
-        expect(problems).toEqual([]);
-        await page.context().close();
-      });
-    }
-  }
+  it('looks right with its actions in both themes at both sizes', async () => {
+    const { page, problems } = await open(ui.admin, '/agents?group=ops');
+    const panel = page.getByRole('region', { name: 'ops: description and members' });
+    await panel.getByRole('button', { name: 'Remove db-1 from ops' }).waitFor();
+    expect(await looks(page, 'agent-groups-manage')).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 
   it('edits the description, takes a member out and deletes the group', async () => {
     const { page, problems } = await open(ui.admin, '/agents?group=ops');
@@ -217,35 +204,30 @@ describe('managing a group on /agents', () => {
 });
 
 describe('a group deleted elsewhere while its filter is open', () => {
-  for (const theme of ['light', 'dark'] as const) {
-    for (const viewport of ['desktop', 'phone'] as const) {
-      it(`says the group is gone with the API's message and clears the filter (${theme}, ${viewport})`, async () => {
-        const name = `gone-${theme}-${viewport}`;
-        await apiCall(ui.master, 'POST', '/agent-groups', { name, members: ['web-1'] });
-        const { page, problems } = await open(ui.admin, `/agents?group=${name}`, theme, viewport);
-        await page.getByRole('status').filter({ hasText: '1 agent' }).waitFor();
-        expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
+  it("says the group is gone with the API's message and clears the filter", async () => {
+    const name = 'gone';
+    await apiCall(ui.master, 'POST', '/agent-groups', { name, members: ['web-1'] });
+    const { page, problems } = await open(ui.admin, `/agents?group=${name}`);
+    await page.getByRole('status').filter({ hasText: '1 agent' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'db-1' }).count()).toBe(0);
 
-        // Deleted by another tab or the CLI: the group update reloads the filtered list, which the API refuses.
-        await apiCall(ui.master, 'DELETE', `/agent-groups/${name}`);
-        const alert = page.getByRole('alert').filter({ hasText: `Group ${name} no longer exists` });
-        await alert.getByText(`unknown agent group "${name}"`).waitFor();
-        await page.waitForURL((url) => !url.searchParams.has('group'));
-        // The whole fleet is listed again.
-        await page.getByRole('heading', { name: 'db-1' }).waitFor();
-        expect(await page.getByRole('region', { name: `${name}: description and members` }).count()).toBe(0);
-        await screenshot(page, `agent-groups-gone-${theme}-${viewport}`);
-        expect(await seriousViolations(page)).toEqual([]);
-        // The refused reload is the one failure: the API's 400 (which the browser logs on its own); the
-        // page's code logs and throws nothing.
-        expect(problems).toEqual([
-          expect.stringMatching(new RegExp(`^HTTP 400: GET .*/api/v1/agents\\?.*group=${name}`)),
-          'console error: Failed to load resource: the server responded with a status of 400 (Bad Request)',
-        ]);
-        await alert.getByRole('button', { name: 'Dismiss' }).click();
-        expect(await alert.count()).toBe(0);
-        await page.context().close();
-      });
-    }
-  }
+    // Deleted by another tab or the CLI: the group update reloads the filtered list, which the API refuses.
+    await apiCall(ui.master, 'DELETE', `/agent-groups/${name}`);
+    const alert = page.getByRole('alert').filter({ hasText: `Group ${name} no longer exists` });
+    await alert.getByText(`unknown agent group "${name}"`).waitFor();
+    await page.waitForURL((url) => !url.searchParams.has('group'));
+    // The whole fleet is listed again.
+    await page.getByRole('heading', { name: 'db-1' }).waitFor();
+    expect(await page.getByRole('region', { name: `${name}: description and members` }).count()).toBe(0);
+    expect(await looks(page, 'agent-groups-gone')).toEqual([]);
+    // The refused reload is the one failure: the API's 400 (which the browser logs on its own); the
+    // page's code logs and throws nothing.
+    expect(problems).toEqual([
+      expect.stringMatching(new RegExp(`^HTTP 400: GET .*/api/v1/agents\\?.*group=${name}`)),
+      'console error: Failed to load resource: the server responded with a status of 400 (Bad Request)',
+    ]);
+    await alert.getByRole('button', { name: 'Dismiss' }).click();
+    expect(await alert.count()).toBe(0);
+    await page.context().close();
+  });
 });

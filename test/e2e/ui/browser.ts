@@ -147,14 +147,21 @@ export const LOOKS: readonly Look[] = [
 export async function looks(
   page: Page,
   name: string,
-  options: { looks?: readonly Look[]; axe?: boolean; show?: Locator } = {},
+  options: {
+    looks?: readonly Look[];
+    axe?: boolean;
+    show?: Locator;
+    /** Asserts what must hold in each look (a layout at a size), before its screenshot. */
+    check?: (look: Look) => Promise<void>;
+  } = {},
 ): Promise<string[]> {
-  const { looks: wanted = LOOKS, axe = true, show } = options;
+  const { looks: wanted = LOOKS, axe = true, show, check } = options;
   const scanned = new Set<string>();
   const violations: string[] = [];
   for (const [theme, viewport] of wanted) {
     await setLook(page, theme, viewport);
     if (show) await show.scrollIntoViewIfNeeded();
+    await check?.([theme, viewport]);
     await screenshot(page, `${name}-${theme}-${viewport}`);
     if (!axe) continue;
     const found = await seriousViolations(page, scanned.has(viewport) ? THEME_RULES : undefined);

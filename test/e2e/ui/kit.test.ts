@@ -6,7 +6,7 @@
 // hovered and focused (WCAG AA, both themes). Screenshots `kit-*` in light and dark, desktop and phone.
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
-import { screenshot, seriousViolations, type Theme, type VIEWPORTS } from './browser.js';
+import { type Look, looks, screenshot, seriousViolations, setLook } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -14,12 +14,6 @@ import { uiSuite } from './suite.js';
 vi.setConfig({ testTimeout: 90_000 });
 
 const ui = uiSuite({ agents: ['ctl-1', 'ctl-2', 'ctl-3', 'gone'], timeoutMs: 120_000 });
-const VARIANTS: [Theme, keyof typeof VIEWPORTS][] = [
-  ['light', 'desktop'],
-  ['dark', 'desktop'],
-  ['light', 'phone'],
-  ['dark', 'phone'],
-];
 
 const box = (page: Page, name: string) => page.getByRole('checkbox', { name: `Select ${name}`, exact: true });
 const selectAll = (page: Page) => page.getByRole('checkbox', { name: /^Select all \d+ shown$/ });
@@ -138,22 +132,21 @@ describe('the list view on agent control', () => {
     await page.context().close();
   });
 
-  for (const [theme, viewport] of VARIANTS) {
-    it(`draws the selection in ${theme} on a ${viewport}, rows as cards on a phone, axe clean`, async () => {
-      const { page, problems } = await ui.open('/agent-control?selected=ctl-1,ctl-3', { theme, viewport });
-      await box(page, 'ctl-3').waitFor();
-      expect(await checkedBoxes(page, AGENTS)).toEqual(['ctl-1', 'ctl-3']);
+  it('draws the selection in both themes at both sizes, rows as cards on a phone, axe clean', async () => {
+    const { page, problems } = await ui.open('/agent-control?selected=ctl-1,ctl-3');
+    await box(page, 'ctl-3').waitFor();
+    expect(await checkedBoxes(page, AGENTS)).toEqual(['ctl-1', 'ctl-3']);
+    const rowsAsCards = async ([, viewport]: Look) => {
       const display = await page
         .locator('tbody tr')
         .first()
         .evaluate((row) => (globalThis as unknown as InPage).getComputedStyle(row).display);
-      expect(display).toBe(viewport === 'phone' ? 'block' : 'table-row');
-      await screenshot(page, `kit-agent-control-${theme}-${viewport}`);
-      expect(await seriousViolations(page)).toEqual([]);
-      expect(problems).toEqual([]);
-      await page.context().close();
-    }, 90_000);
-  }
+      expect(display, viewport).toBe(viewport === 'phone' ? 'block' : 'table-row');
+    };
+    expect(await looks(page, 'kit-agent-control', { check: rowsAsCards })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 });
 
 const SLEEPER = [
@@ -184,17 +177,11 @@ describe('the list view on executions', () => {
     const durationCell = rowOf(started[0]!.id).locator('td[data-label="Duration"]');
     await expect.poll(() => durationCell.textContent(), { timeout: 20_000 }).toMatch(/^\s*([1-9]\d*s|\d+m \d+s)\s*$/);
 
-    for (const [theme, viewport] of VARIANTS) {
-      const view = await ui.open('/executions', { theme, viewport });
-      await view.page.getByRole('checkbox', { name: `Select ${started[0]!.id}` }).click();
-      await view.page.getByText('1 selected', { exact: true }).waitFor();
-      await screenshot(view.page, `kit-executions-${theme}-${viewport}`);
-      expect(await seriousViolations(view.page)).toEqual([]);
-      expect(view.problems).toEqual([]);
-      await view.page.context().close();
-    }
+    await page.getByRole('checkbox', { name: `Select ${started[0]!.id}` }).click();
+    await page.getByText('1 selected', { exact: true }).waitFor();
+    expect(await looks(page, 'kit-executions')).toEqual([]);
 
-    for (const { id } of started) await page.getByRole('checkbox', { name: `Select ${id}` }).click();
+    await page.getByRole('checkbox', { name: `Select ${started[1]!.id}` }).click();
     const bar = page.getByRole('toolbar', { name: 'Bulk actions' });
     await bar.getByText('2 selected', { exact: true }).waitFor();
     await bar.getByRole('button', { name: 'Cancel 2' }).click();
@@ -237,21 +224,20 @@ describe('the list view on executions', () => {
 
 describe('addresses without a page', () => {
   it('says a service.md page is not built yet in this version, and that an unknown address has no page', async () => {
-    for (const [theme, viewport] of VARIANTS) {
-      const { page, problems } = await ui.open('/flows', { theme, viewport });
-      await page.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
-      await page.getByRole('heading', { name: 'Not built yet in this version' }).waitFor();
-      // Not offered in the menu.
-      expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Flows' }).count()).toBe(0);
-      await screenshot(page, `kit-not-built-${theme}-${viewport}`);
-      expect(await seriousViolations(page)).toEqual([]);
-      expect(problems).toEqual([]);
-      await page.context().close();
-    }
+    const { page: notBuilt, problems } = await ui.open('/flows');
+    await notBuilt.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
+    await notBuilt.getByRole('heading', { name: 'Not built yet in this version' }).waitFor();
+    // Not offered in the menu.
+    expect(await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Flows' }).count()).toBe(
+      0,
+    );
+    expect(await looks(notBuilt, 'kit-not-built')).toEqual([]);
+    expect(problems).toEqual([]);
+    await notBuilt.context().close();
     const { page } = await ui.open('/no-such-page');
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
     await page.context().close();
-  }, 180_000);
+  });
 });
 
 /** WCAG's contrast ratio of two computed colours (`rgb(...)`), as the browser resolved them. */
@@ -273,11 +259,13 @@ async function colours(button: Locator): Promise<{ color: string; background: st
 }
 
 describe('primary buttons', () => {
-  for (const theme of ['light', 'dark'] as const) {
-    it(`keep WCAG AA contrast at rest, hovered and focused (${theme})`, async () => {
-      const { page, problems } = await ui.open('/executions', { theme });
-      const button = page.getByRole('button', { name: 'New run' });
-      await button.waitFor();
+  it('keep WCAG AA contrast at rest, hovered and focused, in both themes', async () => {
+    const { page, problems } = await ui.open('/executions');
+    const button = page.getByRole('button', { name: 'New run' });
+    await button.waitFor();
+    for (const theme of ['light', 'dark'] as const) {
+      await setLook(page, theme, 'desktop');
+      await page.mouse.move(0, 0);
       const pageBackground = await page.evaluate(() => {
         const window = globalThis as unknown as InPage;
         return window.getComputedStyle(window.document.body).backgroundColor;
@@ -303,8 +291,8 @@ describe('primary buttons', () => {
       // The focus ring is drawn outside the button, on the page: 3:1 against it (non-text contrast).
       expect(contrast(focused.outline, pageBackground)).toBeGreaterThanOrEqual(3);
       await screenshot(page, `kit-primary-focus-${theme}-desktop`);
-      expect(problems).toEqual([]);
-      await page.context().close();
-    }, 90_000);
-  }
+    }
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 });

@@ -7,7 +7,7 @@
 // tabs. Screenshots `run-page-*` in light and dark, desktop and phone.
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { looks, screenshot, seriousViolations, setLook } from './browser.js';
+import { type Look, looks, screenshot, seriousViolations, setLook } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -59,10 +59,6 @@ describe('the run page', () => {
     for (const agent of agents) await chart.getByRole('list', { name: `Tasks on ${agent}` }).waitFor();
     const flaky = chart.locator('li.row').filter({ hasText: 'flaky' });
     expect(await flaky.locator('.meta').textContent()).toMatch(/^×2 /);
-    // Readable: each row keeps its height, the chart scrolls instead of growing with the run.
-    const box = await chart.boundingBox();
-    expect(box!.height).toBeLessThanOrEqual(28 * 14 + 2);
-    expect((await flaky.boundingBox())!.height).toBeGreaterThanOrEqual(18);
     // The legend's keys are the bars' colours (one rule draws both), for each status shown, in both themes.
     for (const theme of ['dark', 'light'] as const) {
       await setLook(page, theme, 'desktop');
@@ -75,7 +71,13 @@ describe('the run page', () => {
       expect(colours.map(([status]) => status)).toEqual(['succeeded', 'failed']);
       for (const [status, key, bar] of colours) expect(key, `${theme} ${status}`).toBe(bar);
     }
-    expect(await looks(page, 'run-page-gantt', { show: chart })).toEqual([]);
+    // Readable at each size: each row keeps its height, the chart scrolls instead of growing with the run.
+    const readable = async ([theme, viewport]: Look) => {
+      const box = await chart.boundingBox();
+      expect(box!.height, `${theme} ${viewport}`).toBeLessThanOrEqual(28 * 14 + 2);
+      expect((await flaky.boundingBox())!.height, `${theme} ${viewport}`).toBeGreaterThanOrEqual(18);
+    };
+    expect(await looks(page, 'run-page-gantt', { show: chart, check: readable })).toEqual([]);
     expect(problems).toEqual([]);
     await page.context().close();
   });

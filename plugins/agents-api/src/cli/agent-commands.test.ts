@@ -10,7 +10,21 @@ import { staticConfig } from '@runner/plugin-sdk/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeRegistry, fakeAgent, fakeMetrics } from '../fake-registry.js';
 import { startTestMaster, type TestMaster } from '../test-master.js';
-import * as commands from './agent-commands.js';
+import { agentCommand } from '../commands.js';
+
+// The subcommands as the CLI runs them (built by resourceCommand from the routes).
+type Run = (input: CommandInput, ctx: CommandContext) => Promise<number | void>;
+const sub = (name: string) => agentCommand.subcommands!.find((c) => c.name === name)!.run as Run;
+const commands = {
+  listCommand: sub('list'),
+  getCommand: sub('get'),
+  modulesCommand: sub('modules'),
+  stopCommand: sub('stop'),
+  restartCommand: sub('restart'),
+  removeCommand: sub('remove'),
+  revokeCommand: sub('revoke'),
+  metricsCommand: sub('metrics'),
+};
 
 const masters: TestMaster[] = [];
 afterEach(async () => {
@@ -128,11 +142,9 @@ describe('agent get, modules, stop, restart, remove', () => {
   it('lists modules sorted', async () => {
     const { dataDir } = await master();
     expect((await run(commands.modulesCommand, dataDir, ['web-1'])).stdout).toBe('exec\nfacts\nfile\n');
-    expect(JSON.parse((await run(commands.modulesCommand, dataDir, ['web-1'], { output: 'json' })).stdout)).toEqual([
-      'exec',
-      'facts',
-      'file',
-    ]);
+    // JSON is the route's answer (the agent), as for every command.
+    const json = JSON.parse((await run(commands.modulesCommand, dataDir, ['web-1'], { output: 'json' })).stdout);
+    expect([...json.modules].sort()).toEqual(['exec', 'facts', 'file']);
   });
 
   it('asks the agent to stop or restart through the master, and removes it', async () => {
