@@ -11,12 +11,14 @@ import {
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { canRunPrivatePostgres, privatePostgres } from '../support/postgres.js';
 import { canMount, fillFileSystem, mountTmpfs } from '../support/tmpfs.js';
 import { finished, freePort, runRunner, spawnRunner, tempDataDir } from './helpers.js';
 
 /**
  * Faults of the disk and the files under a real master (issue 17, item 5): the data directory on a
- * small tmpfs that fills up while runs go on, and each damage of the store's files at rest.
+ * small tmpfs that fills up while runs go on, each damage of the store's files at rest, and a
+ * PostgreSQL server of the test's own stopped and started under a master.
  */
 
 if (!canMount) console.log('store-faults: the full-disk test is skipped, mounting a tmpfs needs root');
@@ -327,4 +329,64 @@ describe('damaged store files at start', () => {
       }
     }
   }, 600_000);
+});
+
+describe.skipIf(!canRunPrivatePostgres)('PostgreSQL stopped and started under a master', () => {
+  it('answers 503 naming the database while it is away, says degraded, recovers, and loses no acknowledged run', async () => {
+    const postgres = privatePostgres(await freePort());
+    // Trust authentication takes any password: this one must appear nowhere.
+    const url = postgres.url.replace('postgres@', 'postgres:hunter2-secret@');
+    const master = await startMaster(tempDataDir('pg-outage-'), { RUNNER_STORE_URL: url });
+    try {
+      const acknowledged: string[] = [];
+      const submitAll = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          const answer = await submit(master);
+          if (answer.status === 202) acknowledged.push(answer.body.id);
+        }
+      };
+      await submitAll(10);
+      expect(acknowledged).toHaveLength(10);
+
+      postgres.stop();
+      const refusal = await until('a refused write', async () => {
+        const answer = await submit(master);
+        if (answer.status === 202) acknowledged.push(answer.body.id);
+        return answer.status === 503 ? answer : undefined;
+      });
+      expect(refusal.body.error.code).toBe('store_unavailable');
+      // Named with its address, never a password; the master retries on the next request.
+      expect(refusal.body.error.message).toMatch(
+        new RegExp(
+          `PostgreSQL at postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${new URL(url).port}/postgres is unavailable`,
+        ),
+      );
+      const health = await master.api('GET', '/health');
+      expect(health.body).toMatchObject({
+        status: 'degraded',
+        degraded: [expect.objectContaining({ source: 'store' })],
+      });
+
+      postgres.start();
+      await until('a write accepted again', async () => {
+        const answer = await submit(master);
+        if (answer.status === 202) acknowledged.push(answer.body.id);
+        return answer.status === 202 ? true : undefined;
+      });
+      await submitAll(5);
+      expect((await master.api('GET', '/health')).body.status).toBe('ok');
+      // Every acknowledged run is there and ends.
+      for (const id of acknowledged) {
+        const run = await until(`run ${id} ended`, async () => {
+          const answer = await master.api('GET', `/executions/${id}`);
+          return answer.status === 200 && answer.body.status !== 'running' ? answer.body : undefined;
+        });
+        expect(run.id).toBe(id);
+      }
+      expect(JSON.stringify(refusal.body) + master.output.stdout + master.output.stderr).not.toContain('hunter2');
+    } finally {
+      await stop(master).catch(() => master.kill('SIGKILL'));
+      postgres.destroy();
+    }
+  });
 });
