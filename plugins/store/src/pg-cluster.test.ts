@@ -67,6 +67,39 @@ describe.skipIf(!postgresReachable())('masters sharing a PostgreSQL store', () =
     );
   }, 60_000);
 
+  it('sends nothing to all while alone, and to a newcomer from its hello on', async () => {
+    const lone = createTestDatabase('pg_cluster_lone');
+    const stores: PostgresStore[] = [];
+    try {
+      const join = async () => {
+        const store = await PostgresStore.open({ url: lone.url }, recordingLogger());
+        stores.push(store);
+        const cluster = new PgCluster(store, {
+          leaseTimeoutMs: 60_000,
+          heartbeatMs: 60_000,
+          address: () => '127.0.0.1:1',
+          logger: recordingLogger(),
+        });
+        await cluster.join();
+        return cluster;
+      };
+      const first = await join();
+      const long = 'y'.repeat(MAX_NOTIFY_BYTES * 2);
+      first.publish('t', long);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      // A long message would have left its row: none, nothing was sent.
+      expect(lone.psql('SELECT count(*) FROM _store_messages').trim()).toBe('0');
+      const second = await join();
+      const heard: unknown[] = [];
+      second.subscribe('t', (message) => heard.push(message));
+      await expect.poll(() => (first.publish('t', long), heard.length), { timeout: 20_000 }).toBeGreaterThan(0);
+      expect(heard[0]).toBe(long);
+    } finally {
+      for (const store of stores) await store.close().catch(() => undefined);
+      lone.drop();
+    }
+  }, 60_000);
+
   it('claims a dead master once among the survivors and tells only the claimer; a request to it is a 503 naming it', async () => {
     const survivors = [await master(), await master(), await master()];
     const dying = await master();
