@@ -5,14 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../support/postgres.js';
+import { callMaster, startClusterMaster, until, type ClusterMaster } from './cluster-helpers.js';
 import { FAST_AGENTS, localAuth, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
-
-interface Master {
-  dataDir: string;
-  base: string;
-  grpc: string;
-  child: ReturnType<typeof spawnRunner>;
-}
 
 interface Run {
   id: string;
@@ -24,46 +18,10 @@ const children: ReturnType<typeof spawnRunner>[] = [];
 // One join token for every master: an agent may enrol through any of them.
 const JOIN_TOKEN = randomBytes(24).toString('hex');
 let database: TestDatabase;
-
-async function startMaster(url: string): Promise<Master> {
-  const dataDir = tempDataDir('ha-agents-master-');
-  const child = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
-    env: { RUNNER_DATA_DIR: dataDir, RUNNER_STORE_URL: url, RUNNER_JOIN_TOKEN: JOIN_TOKEN, ...FAST_AGENTS },
-  });
-  children.push(child);
-  const [, grpcPort] = await waitForOutput(child, /gRPC listening on 127\.0\.0\.1:(\d+)/, 90_000);
-  const [, http] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 90_000);
-  return { dataDir, base: `http://${http}/api/v1`, grpc: `127.0.0.1:${grpcPort}`, child };
-}
-
-async function api<T>(
-  master: Master,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${master.base}${path}`, {
-    method,
-    headers: { ...localAuth(master.dataDir), 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
-
-async function until<T>(
-  what: string,
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  ceilingMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + ceilingMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ceilingMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+type Master = ClusterMaster;
+const startMaster = (url: string): Promise<Master> =>
+  startClusterMaster('agents', url, { children, env: { RUNNER_JOIN_TOKEN: JOIN_TOKEN } });
+const api = callMaster;
 
 /** A run on `master` of one task delegated to `agent`, to its end. */
 async function delegate(master: Master, agent: string, marker: string): Promise<Run> {

@@ -9,58 +9,19 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../support/postgres.js';
+import { callMaster, startClusterMaster, until as waitUntil, type ClusterMaster } from './cluster-helpers.js';
 import { FAST_AGENTS, localAuth, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
-
-interface Master {
-  name: string;
-  dataDir: string;
-  base: string;
-  grpc: string;
-  child: ReturnType<typeof spawnRunner>;
-}
 
 const children: ReturnType<typeof spawnRunner>[] = [];
 const JOIN_TOKEN = randomBytes(24).toString('hex');
 let database: TestDatabase;
-
-async function startMaster(name: string, url: string, dataDir = tempDataDir(`ha3-${name}-`)): Promise<Master> {
-  const child = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
-    env: { RUNNER_DATA_DIR: dataDir, RUNNER_STORE_URL: url, RUNNER_JOIN_TOKEN: JOIN_TOKEN, ...FAST_AGENTS },
-  });
-  children.push(child);
-  const [, grpcPort] = await waitForOutput(child, /gRPC listening on 127\.0\.0\.1:(\d+)/, 90_000);
-  const [, http] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 90_000);
-  return { name, dataDir, base: `http://${http}/api/v1`, grpc: `127.0.0.1:${grpcPort}`, child };
-}
-
-async function call(
-  master: Master,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(`${master.base}${path}`, {
-    method,
-    headers: { ...localAuth(master.dataDir), 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json().catch(() => null) };
-}
-
-async function until<T>(
-  what: string,
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  ceilingMs = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + ceilingMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ceilingMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+type Master = ClusterMaster;
+const startMaster = (name: string, url: string, dataDir?: string): Promise<Master> =>
+  startClusterMaster(name, url, { children, dataDir, env: { RUNNER_JOIN_TOKEN: JOIN_TOKEN } });
+const call = callMaster;
+/** Three masters and three agents on a busy machine: a longer ceiling than the other files'. */
+const until = <T>(what: string, read: () => Promise<T>, check: (value: T) => boolean, ceilingMs = 90_000) =>
+  waitUntil(what, read, check, ceilingMs);
 
 const delegated = (agent: string) => `version: "1.0"
 tasks:

@@ -3,19 +3,11 @@
 // cancelled through A; after `kill -9` of A, B ends A's running run `interrupted` naming A and
 // leaves its own run alone; A restarted rejoins and nothing is ended or listed twice.
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../support/postgres.js';
-import { FAST_AGENTS, localAuth, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
-
-interface Master {
-  name: string;
-  dataDir: string;
-  base: string;
-  child: ReturnType<typeof spawnRunner>;
-}
+import { callMaster, startClusterMaster, until, type ClusterMaster } from './cluster-helpers.js';
+import { localAuth, spawnRunner, stopAll } from './helpers.js';
 
 interface Run {
   id: string;
@@ -40,30 +32,10 @@ const children: ReturnType<typeof spawnRunner>[] = [];
 // One session key for every master: a session from one is good on all (behind a load balancer).
 const JWT_SECRET = randomBytes(32).toString('hex');
 let database: TestDatabase;
-
-async function startMaster(name: string, url: string, dataDir = tempDataDir(`ha-${name}-`)): Promise<Master> {
-  writeFileSync(join(dataDir, 'config.yaml'), `auth:\n  jwt:\n    secret: ${JWT_SECRET}\n`, { mode: 0o600 });
-  const child = spawnRunner(['server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
-    env: { RUNNER_DATA_DIR: dataDir, RUNNER_STORE_URL: url, ...FAST_AGENTS },
-  });
-  children.push(child);
-  const [, http] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 90_000);
-  return { name, dataDir, base: `http://${http}/api/v1`, child };
-}
-
-async function api<T>(
-  master: Master,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${master.base}${path}`, {
-    method,
-    headers: { ...localAuth(master.dataDir), 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as T };
-}
+type Master = ClusterMaster;
+const startMaster = (name: string, url: string, dataDir?: string): Promise<Master> =>
+  startClusterMaster(name, url, { children, dataDir, jwtSecret: JWT_SECRET });
+const api = callMaster;
 
 async function submit(master: Master, name: string): Promise<string> {
   const started = await api<{ id: string }>(master, 'POST', '/workflows/run', { content: SLOW, workflow_name: name });
@@ -73,22 +45,6 @@ async function submit(master: Master, name: string): Promise<string> {
 
 async function runOn(master: Master, id: string): Promise<Run> {
   return (await api<Run>(master, 'GET', `/executions/${id}`)).body;
-}
-
-/** Polls until `check` holds, every 250 ms, within a ceiling far above the need. */
-async function until<T>(
-  what: string,
-  read: () => Promise<T>,
-  check: (value: T) => boolean,
-  ceilingMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + ceilingMs;
-  for (;;) {
-    const value = await read();
-    if (check(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${ceilingMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }
 
 /** Reads a run's log stream (SSE) on `master` until `lines` lines matching `pattern` came; resolves with those. */
