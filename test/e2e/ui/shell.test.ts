@@ -60,10 +60,11 @@ describe('alerts', () => {
 
 describe('settings', () => {
   it('copies a new API token with its Copy button and offers no way to remove yourself', async () => {
-    const { page, problems } = await ui.open('/settings');
+    const { page, problems } = await ui.open('/settings?tab=users');
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ui.master.origin });
     await page.getByRole('cell', { name: 'admin (you)' }).waitFor();
     expect(await page.getByRole('button', { name: 'Remove admin' }).count()).toBe(0);
+    await page.getByRole('tab', { name: 'API tokens' }).click();
 
     const tokens = page.getByRole('form', { name: 'Create an API token' });
     await tokens.getByLabel('Name').fill('copied');
