@@ -187,6 +187,12 @@ describe('the Settings tabs', () => {
     expect(await remove.isDisabled()).toBe(true);
     expect(await own.getByText('Another admin can remove you').isVisible()).toBe(true);
     expect(await page.getByRole('button', { name: 'Remove pat' }).isEnabled()).toBe(true);
+    // Removing another asks first (the kit's confirm dialog); Cancel removes no one.
+    await page.getByRole('button', { name: 'Remove pat' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Remove pat?' });
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect(await page.getByRole('row').filter({ hasText: 'pat' }).count()).toBe(1);
     expect(problems).toEqual([]);
     await page.context().close();
     // sam is an admin, not the last one: only being sam stops sam removing sam.
