@@ -19,7 +19,8 @@ export interface LogFileOptions {
   retryMs?: number;
   /**
    * Past this many bytes the file becomes `<path>.1` (the previous one goes) and writing goes on
-   * in a new file, while running: a process logging a flood keeps at most twice this on disk.
+   * in a new file, between two batches: a flood of lines (a script printing 1 GiB wrote 1 GiB)
+   * keeps at most about twice this on disk. Undefined: never.
    */
   rotateBytes?: number;
 }
@@ -32,7 +33,7 @@ export interface LogFileOptions {
  */
 export class LogFile {
   private fd: number;
-  /** Bytes in the file now: what it held when opened, and what was appended since. */
+  /** Bytes in the file now (rotation). */
   private size: number;
   private pending: string[] = [];
   private writing = false;
@@ -72,28 +73,27 @@ export class LogFile {
     this.writing = true;
     const chunk = Buffer.from(this.pending.join(''));
     this.pending = [];
+    this.rotateIfFull();
     this.writeAll(chunk, 0, (error) => {
       if (error) return this.fail(error, chunk);
       this.size += chunk.length;
-      this.rotateIfFull();
       this.writeNext();
     });
   }
 
-  /** Between two writes (none in flight): the full file moves aside and a new one starts. */
+  /** Between batches: past rotateBytes, the file becomes `.1` and a new one is opened. */
   private rotateIfFull(): void {
-    const limit = this.options.rotateBytes;
-    if (limit === undefined || this.size <= limit) return;
+    const { rotateBytes, path, mode } = this.options;
+    if (rotateBytes === undefined || this.size <= rotateBytes) return;
     try {
-      renameSync(this.options.path, `${this.options.path}.1`);
-      const next = openSync(this.options.path, 'a', this.options.mode);
+      renameSync(path, `${path}.1`);
+      const next = openSync(path, 'a', mode);
       closeSync(this.fd);
       this.fd = next;
       this.size = 0;
-    } catch (error) {
-      // Left as it is: the next write tells whether the file can still be written.
-      this.options.notice(`runner: cannot rotate the log file ${this.options.path}: ${(error as Error).message}`);
-      this.size = 0;
+    } catch {
+      // Cannot rotate (the directory went read-only...): keep writing where we were; a failing
+      // write goes to the fallback as any other.
     }
   }
 

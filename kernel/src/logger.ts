@@ -104,7 +104,8 @@ export async function createLogger(options: LoggerOptions): Promise<KernelLogger
 }
 
 /**
- * Opens the log file, rotating it past `rotateBytes` (one previous file kept). An unwritable data
+ * Opens the log file, rotating it past `rotateBytes` (one previous file kept), now and while it
+ * is written (LogFile). An unwritable data
  * directory must not stop `runner doctor` from saying so, hence an Error instead of a throw.
  */
 function openLogFile(

@@ -27,8 +27,8 @@ const { values } = parseArgs({
     rate: { type: 'string' },
     seconds: { type: 'string', default: '30' },
     warmup: { type: 'string', default: '2' },
-    // The same two tasks with templates: a condition (renders on the master's thread) and a
-    // script with a loop (renders in a template worker, plugins/template/src/render-pool.ts).
+    // The same two tasks with templates: a condition, a script with a value and one with a loop
+    // (all render on the master's thread; nested loops would go to a template worker).
     templates: { type: 'boolean', default: false },
   },
 });

@@ -296,6 +296,49 @@ function safeReadlink(path: string): string {
   }
 }
 
+describe.skipIf(!isRoot)('a root master whose disk has less free space than resources.disk.min_free', () => {
+  it('refuses local side effects saying how much is free and what is asked, and still runs pure scripts', async () => {
+    const dataDir = tempDataDir('runner-runas-disk-');
+    // 100 TiB must stay free: no disk here has it.
+    const config = join(tempDataDir('runner-runas-disk-config-'), 'runner.yaml');
+    writeFileSync(config, `resources:\n  disk:\n    min_free: ${100 * 1024 * 1024}\n`);
+    const child = spawnRunner(['server', '--http-port', '0', '--port', '0'], {
+      env: { RUNNER_DATA_DIR: dataDir, RUNNER_CONFIG: config },
+    });
+    children.push(child);
+    const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 30_000);
+    const headers = { 'content-type': 'application/json', ...localAuth(dataDir) };
+    const content = [
+      'version: "1.0"',
+      'tasks:',
+      '  - name: pure',
+      '    exec: { script: "return true, \'fine\'" }',
+      '  - name: command',
+      '    depends_on: [pure]',
+      '    exec: { script: "exec.run(\'true\')" }',
+    ].join('\n');
+    const started = await fetch(`http://${address}/api/v1/workflows/run`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ workflow_name: 'disk', content }),
+    });
+    const { id } = (await started.json()) as { id: string };
+    let run: { status: string; tasks: Task[] } = { status: 'running', tasks: [] };
+    for (let i = 0; i < 300 && run.status === 'running'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = (await (await fetch(`http://${address}/api/v1/executions/${id}`, { headers })).json()) as typeof run;
+    }
+    const by = Object.fromEntries(run.tasks.map((t) => [t.name, t]));
+    expect(by.pure).toMatchObject({ status: 'succeeded', message: 'fine' });
+    expect(by.command.status).toBe('failed');
+    expect(by.command.message).toMatch(
+      new RegExp(
+        `^refused: \\d+ MiB free on the file system of ${dataDir}, under resources.disk.min_free \\(104857600 MiB\\)`,
+      ),
+    );
+  }, 60_000);
+});
+
 /** Processes whose command line is `sleep <marker>`, alive (not zombies). */
 function sleepsWith(marker: string): number[] {
   const found: number[] = [];

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { rmdir } from 'node:fs/promises';
+import { rmdir, statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   EXECUTOR_COMMAND,
@@ -42,6 +42,10 @@ export interface LocalDoorOptions {
   owner?: string;
   /** The cgroup the executor is put in at its start (ownerCgroup), so its commands cannot leave it. */
   cgroup?: string;
+  /** resources.disk.min_free: below this many free bytes on `diskPath` side effects are refused. */
+  minFreeBytes?: number;
+  /** The file system whose free space counts (the master's data directory). */
+  diskPath?: string;
 }
 
 /** How long past a task's timeout the master waits for the executor to report it stopped. */
@@ -93,7 +97,22 @@ export class LocalDoor {
     const { runAs, runtime } = this.#options;
     if (runAs.kind === 'self' || runtime.sideEffectFree?.(source)) return runtime.run(source, options);
     if (runAs.kind === 'refused') return Promise.reject(new RunnerError('forbidden', runAs.reason, { status: 403 }));
-    return this.#viaExecutor(source, options, log);
+    return this.#checkDisk().then(() => this.#viaExecutor(source, options, log));
+  }
+
+  /** Refuses a task while the disk has less free space than resources.disk.min_free. */
+  async #checkDisk(): Promise<void> {
+    const { minFreeBytes, diskPath } = this.#options;
+    if (!minFreeBytes || !diskPath) return;
+    const { bavail, bsize } = await statfs(diskPath);
+    const free = bavail * bsize;
+    if (free >= minFreeBytes) return;
+    const mib = (bytes: number) => `${Math.floor(bytes / 1024 / 1024)} MiB`;
+    throw new RunnerError(
+      'insufficient_storage',
+      `refused: ${mib(free)} free on the file system of ${diskPath}, under resources.disk.min_free (${mib(minFreeBytes)}); free space or lower the setting`,
+      { status: 507 },
+    );
   }
 
   /** Ends the executor: its tasks are stopped (their commands killed), then it exits. */

@@ -88,6 +88,11 @@ export const plugin = definePlugin({
       default: 1024 * 1024,
       help: "bytes of a run's task logs (all its tasks) written to the master's own log (runner.log, the terminal); the rest stays in the run record, and one line says so",
     },
+    'resources.disk.min_free': {
+      schema: { type: 'integer', minimum: 0 },
+      default: 0,
+      help: "MiB that must stay free on the data directory's file system: below it the master's local tasks with side effects are refused, saying so (0: no check)",
+    },
     'engine.task_result_bytes': {
       schema: { type: 'integer', minimum: 1 },
       // run-store.ts DEFAULT_RESULT_BYTES, written out so the entry does not import the run store.
@@ -221,6 +226,8 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
     logBytes: ctx.config.get<number>('engine.task_log_bytes'),
     owner,
     cgroup,
+    minFreeBytes: ctx.config.get<number>('resources.disk.min_free') * 1024 * 1024,
+    diskPath: dataDir,
     settings: executorSettings(ctx),
   });
   ctx.logger.info(

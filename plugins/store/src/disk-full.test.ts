@@ -1,41 +1,25 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdtempSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { canMount, fillFileSystem, mountTmpfs } from '../../../test/support/tmpfs.js';
 import { recordingLogger } from '../test-fixtures/recording-logger.js';
 import { openStore } from './sql-store.js';
 
-// A real full file system: a small tmpfs (mounting needs root; skipped otherwise).
-const isRoot = process.getuid?.() === 0;
-const mounts: string[] = [];
+const unmounts: (() => void)[] = [];
 afterAll(() => {
-  for (const dir of mounts) execFileSync('umount', ['-l', dir]);
+  for (const unmount of unmounts) unmount();
 });
 
-function fill(dir: string): string {
-  const path = join(dir, 'filler');
-  const fd = openSync(path, 'w');
-  try {
-    for (const chunk = Buffer.alloc(16 * 1024, 1); ;) writeSync(fd, chunk);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
-  } finally {
-    closeSync(fd);
-  }
-  return path;
-}
-
-describe.skipIf(!isRoot)('a full file system', () => {
+describe.skipIf(!canMount)('a full file system', () => {
   it('holds the batch that met it, refuses new writes, and lands the batch once space is back', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'store-full-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dataDir]);
-    mounts.push(dataDir);
+    unmounts.push(mountTmpfs(dataDir, '2m'));
     const conditions: (string | null)[] = [];
     const store = await openStore(dataDir, recordingLogger(), { onCondition: (reason) => conditions.push(reason) });
     await store.migrate('test', [{ id: 1, description: 'items', sql: 'CREATE TABLE items (name TEXT NOT NULL)' }]);
-    const filler = fill(dataDir);
+    const filler = fillFileSystem(dataDir);
     // Big enough to need a page the file system no longer has.
     const waiting = store.run('INSERT INTO items (name) VALUES (?)', ['x'.repeat(64 * 1024)]);
     let landed = false;
@@ -63,12 +47,11 @@ describe.skipIf(!isRoot)('a full file system', () => {
 
   it('fails the waiting writes when closed while full, and exits', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'store-full-close-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dataDir]);
-    mounts.push(dataDir);
+    unmounts.push(mountTmpfs(dataDir, '2m'));
     const store = await openStore(dataDir, recordingLogger());
     await store.migrate('test', [{ id: 1, description: 'items', sql: 'CREATE TABLE items (name TEXT NOT NULL)' }]);
     await store.run("INSERT INTO items (name) VALUES ('kept')");
-    const filler = fill(dataDir);
+    const filler = fillFileSystem(dataDir);
     const waiting = store.run('INSERT INTO items (name) VALUES (?)', ['x'.repeat(64 * 1024)]).catch((e: Error) => e);
     await sleep(100);
     await store.close();

@@ -1,4 +1,4 @@
-import { access, mkdir, readFile } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { BindParams, Database } from 'sql.js';
@@ -16,7 +16,7 @@ import {
 } from '@runner/plugin-sdk';
 import { checkBackupOutput } from './backup-output.js';
 import { DEFAULT_SNAPSHOT_JOURNAL_BYTES } from './config.js';
-import { fsyncDir, removeIfExists, replaceFileAtomically } from './durable-fs.js';
+import { fsyncDir, readFileIfExists, removeIfExists, replaceFileAtomically } from './durable-fs.js';
 import {
   DISK_FULL_CONDITION,
   isOutOfSpace,
@@ -116,15 +116,6 @@ function readError(error: unknown, sql: string): RunnerError {
   return sqlError(error, sql);
 }
 
-async function readIfExists(path: string): Promise<Buffer | null> {
-  try {
-    return await readFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-}
-
 async function exists(path: string): Promise<boolean> {
   return access(path).then(
     () => true,
@@ -198,7 +189,7 @@ class SqlStore implements OpenedStore {
     }
     const started = performance.now();
     const SQL = await loadSqlJs();
-    const image = await readIfExists(layout.snapshot);
+    const image = await readFileIfExists(layout.snapshot);
     const mark = await readMark(layout);
     const snapshotSum = checkSnapshot(layout, image, mark);
     if (image !== null && !hasSqliteHeader(image)) {
