@@ -71,14 +71,16 @@ describe('Add to Group and the group filter', () => {
     await page.context().close();
   });
 
-  it('shows an API error in the dialog (a bad name) and keeps it open', async () => {
+  it('shows an API error at its field in the dialog (a bad name) and keeps it open', async () => {
     const { page, problems } = await open(ui.admin, '/agent-control?selected=db-1');
     await page.getByRole('button', { name: 'Add to Group' }).click();
     const dialog = page.getByRole('dialog', { name: 'Add 1 agent to a group' });
     await dialog.getByRole('radio', { name: 'A new group' }).check();
     await dialog.getByLabel('Name').fill('db tier');
     await dialog.getByRole('button', { name: 'Add to group' }).click();
-    await dialog.getByRole('alert').filter({ hasText: 'group name "db tier" is not valid' }).waitFor();
+    // At the field the master named, which says it is invalid.
+    await dialog.locator('#group-name-error').filter({ hasText: 'group name "db tier" is not valid' }).waitFor();
+    expect(await dialog.getByLabel('Name').getAttribute('aria-invalid')).toBe('true');
     expect(await dialog.isVisible()).toBe(true);
     // The refused request is the one failure on this page (the ui.browser logs it too), the API's 400.
     expect(problems).toEqual([

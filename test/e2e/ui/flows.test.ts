@@ -144,8 +144,12 @@ describe('the web UI with a real master', () => {
     const token = (await page.locator('code.token').textContent())!;
     const ci = await fetch(`${ui.master.origin}/api/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
     expect(ci.status).toBe(200);
-    page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke ci-deploy' }).click();
+    // The kit's confirm dialog asks first.
+    await page
+      .getByRole('dialog', { name: 'Revoke the token ci-deploy?' })
+      .getByRole('button', { name: 'Revoke ci-deploy' })
+      .click();
     await page.getByText('No API token yet.').waitFor();
     const revoked = await fetch(`${ui.master.origin}/api/v1/agents`, { headers: { authorization: `Bearer ${token}` } });
     expect(revoked.status).toBe(401);
