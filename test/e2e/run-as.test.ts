@@ -339,6 +339,62 @@ describe.skipIf(!isRoot)('a root master whose disk has less free space than reso
   }, 60_000);
 });
 
+describe.skipIf(!isRoot)('a root master with resources.memory.limit and resources.cpu.limit', () => {
+  it('holds its local tasks to them: a command past the memory is killed, a busy one is throttled', async () => {
+    const dataDir = tempDataDir('runner-runas-limits-');
+    const config = join(tempDataDir('runner-runas-limits-config-'), 'runner.yaml');
+    writeFileSync(config, 'resources:\n  memory:\n    limit: 256\n  cpu:\n    limit: 0.2\n');
+    const child = spawnRunner(['server', '--http-port', '0', '--port', '0'], {
+      env: { RUNNER_DATA_DIR: dataDir, RUNNER_CONFIG: config },
+    });
+    children.push(child);
+    const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 30_000);
+    const headers = { 'content-type': 'application/json', ...localAuth(dataDir) };
+    const content = [
+      'version: "1.0"',
+      'tasks:',
+      '  - name: small',
+      '    exec:',
+      '      script: |',
+      `        local r = exec.run([[perl -e '$x = "x" x (16*1024*1024)']])`,
+      '        return r.success, tostring(r.exit_code)',
+      '  - name: big',
+      '    ignore_errors: true',
+      '    exec:',
+      '      script: |',
+      `        local r = exec.run([[perl -e '$x = "x" x (600*1024*1024)']])`,
+      '        return r.success, tostring(r.exit_code)',
+      '  - name: busy',
+      '    exec:',
+      '      script: |',
+      '        exec.run("timeout 1 sh -c \'while :; do :; done\'")',
+      '        local r = exec.run("cat /proc/self/cgroup")',
+      '        return true, r.stdout',
+    ].join('\n');
+    const started = await fetch(`http://${address}/api/v1/workflows/run`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ workflow_name: 'limits', content }),
+    });
+    const { id } = (await started.json()) as { id: string };
+    let run: { status: string; tasks: Task[] } = { status: 'running', tasks: [] };
+    for (let i = 0; i < 600 && run.status === 'running'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      run = (await (await fetch(`http://${address}/api/v1/executions/${id}`, { headers })).json()) as typeof run;
+    }
+    const by = Object.fromEntries(run.tasks.map((t) => [t.name, t]));
+    expect(by.small, JSON.stringify(by.small)).toMatchObject({ status: 'succeeded', message: '0' });
+    // Killed by the kernel at the cgroup's limit (SIGKILL: 128 + 9, or no exit code at all).
+    expect(by.big.status, JSON.stringify(by.big)).toBe('ignored');
+    // This host offers cgroup v1 memory and cpu to root (cgroup2 delegates no controller here).
+    const cpuPath = /^\d+:[^:]*\bcpu\b[^:]*:(.*)$/m.exec(by.busy.message ?? '')?.[1];
+    expect(cpuPath, by.busy.message).toMatch(/runner-[0-9a-f]{16}$/);
+    const stat = readFileSync(`/sys/fs/cgroup/cpu${cpuPath}/cpu.stat`, 'utf8');
+    expect(Number(/nr_throttled (\d+)/.exec(stat)?.[1])).toBeGreaterThan(0);
+    expect(readFileSync(`/sys/fs/cgroup/cpu${cpuPath}/cpu.cfs_quota_us`, 'utf8').trim()).toBe('20000');
+  }, 90_000);
+});
+
 /** Processes whose command line is `sleep <marker>`, alive (not zombies). */
 function sleepsWith(marker: string): number[] {
   const found: number[] = [];
