@@ -2,9 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createServiceRef, definePlugin, type Plugin, type Profile } from '@runner/plugin-sdk';
+import { createRedactor, createServiceRef, definePlugin, type Plugin, type Profile } from '@runner/plugin-sdk';
 import { staticConfig } from '@runner/plugin-sdk/testing';
-import { bootKernel } from './kernel.js';
+import { bootKernel, secretParts } from './kernel.js';
 import type { DiscoveredPlugin } from './plugin-discovery.js';
 import { PluginStopError } from './errors.js';
 
@@ -192,5 +192,16 @@ describe('bootKernel', () => {
     expect(lines).toContain('error plugin noisy: subscriber of agent.connected failed');
     await kernel.stop();
     expect(seen.at(-1)).toBe('kernel.stopping');
+  });
+});
+
+describe('secret config values', () => {
+  const redactor = createRedactor();
+  it("masks a URL's password and secret query values, keeping its address readable", () => {
+    expect(
+      secretParts('postgres://runner:p%40ss-word@db:5432/runner?sslpassword=key-pass&sslmode=require', redactor),
+    ).toEqual(['p%40ss-word', 'p@ss-word', 'key-pass']);
+    expect(secretParts('postgres://runner@db:5432/runner', redactor)).toEqual([]);
+    expect(secretParts('a-plain-secret-value', redactor)).toEqual(['a-plain-secret-value']);
   });
 });

@@ -231,7 +231,25 @@ function registerSecretConfig(redactor: Redactor, config: RunnerConfig, plugins:
     for (const [key, spec] of Object.entries(plugin.config ?? {})) {
       if (!spec.secret) continue;
       const value = config.find(key);
-      if (typeof value === 'string') redactor.addSecret(value);
+      if (typeof value === 'string') for (const part of secretParts(value, redactor)) redactor.addSecret(part);
     }
   }
+}
+
+/**
+ * What of a secret value is the secret: of a URL (`store.url`), its password and secret-named
+ * query values, so that its address stays readable in errors ("PostgreSQL at postgres://db:5432/x
+ * is unavailable"); of anything else, the whole value.
+ */
+export function secretParts(value: string, redactor: Pick<Redactor, 'isSecretKey'>): string[] {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return [value];
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return [value];
+  }
+  const parts = url.password ? [url.password, decodeURIComponent(url.password)] : [];
+  for (const [key, item] of url.searchParams) if (item && redactor.isSecretKey(key)) parts.push(item);
+  return [...new Set(parts)];
 }

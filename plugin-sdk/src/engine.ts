@@ -138,6 +138,11 @@ export type LogFollower = (event: LogFollowerEvent) => void;
 export interface ExecutionFilter {
   workflow?: string;
   status?: RunStatus;
+  trigger?: RunTrigger;
+  /** Who started the run. */
+  user?: string;
+  /** Runs with a unit on this agent. */
+  agent?: string;
   /** ISO 8601 or Unix seconds: runs started at or after. */
   since?: string;
   limit?: number;

@@ -357,6 +357,35 @@ function namedArgs(declared: readonly CommandArgument[], args: readonly string[]
   return named;
 }
 
+/**
+ * Calls a declared route on the master, the answer typed from its response schema: a command
+ * that is not a resource action still types nothing by hand.
+ */
+export function callRoute<D extends AnyRoute>(
+  master: MasterClient,
+  route: D,
+  request: {
+    params?: Record<string, string>;
+    query?: Record<string, string | number | boolean | undefined>;
+    body?: unknown;
+    signal?: AbortSignal;
+    timeoutMs?: number;
+  } = {},
+): Promise<RouteAnswer<D>> {
+  const path = route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) =>
+    encodeURIComponent(request.params?.[name] ?? ''),
+  );
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(request.query ?? {}))
+    if (value !== undefined) query.set(name, String(value));
+  const search = query.toString();
+  return master.call<RouteAnswer<D>>(route.method, search === '' ? path : `${path}?${search}`, {
+    ...(request.body === undefined ? {} : { body: request.body }),
+    ...(request.signal ? { signal: request.signal } : {}),
+    ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
+  });
+}
+
 /** The call an action makes: the path with its parameters and query, and the body. */
 export function requestOf(
   action: ResourceAction,

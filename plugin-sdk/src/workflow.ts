@@ -108,13 +108,13 @@ export interface TemplateVariableUse {
  * throw an error carrying a numeric `line` (and `column`) for a template that does not compile:
  * that becomes a problem at the matching place in the file. Any other throw propagates.
  */
-export type TemplateVariablesHook = (source: string, engine: TemplateSyntax) => readonly TemplateVariableUse[];
+export type TemplateVariablesReader = (source: string, engine: TemplateSyntax) => readonly TemplateVariableUse[];
 
 /**
  * Checks that a Lua chunk compiles. Returns nothing when it does, else the 1-based line (and, when
  * known, column) of the problem within `source` and a message without the chunk-name prefix.
  */
-export type ScriptCheckHook = (
+export type ScriptChecker = (
   source: string,
   chunkName: string,
 ) => void | undefined | { line: number; column?: number; message: string };
@@ -122,8 +122,8 @@ export type ScriptCheckHook = (
 export interface ParseWorkflowOptions {
   /** Shown in every problem; a path or a name such as `flow deploy`. */
   file: string;
-  checkScript?: ScriptCheckHook;
-  templateVariables?: TemplateVariablesHook;
+  checkScript?: ScriptChecker;
+  templateVariables?: TemplateVariablesReader;
 }
 
 export interface ParsedWorkflow {

@@ -79,7 +79,10 @@ export const plugin = definePlugin({
     if (postgres !== undefined) {
       // One plugin choosing its backend at setup: the kernel and the other plugins see a Store.
       const { PostgresStore } = await import('./src/pg-store.js');
-      const store = await PostgresStore.open(postgres, ctx.logger);
+      const store = await PostgresStore.open(
+        { ...postgres, onCondition: (reason) => http?.reportCondition('store', reason) },
+        ctx.logger,
+      );
       ctx.provide(StoreRef, store);
       const cluster = await joinCluster(ctx, store, http, hub);
       store.startRetention(retentionIntervalMs(ctx.config));

@@ -7,7 +7,7 @@
 // --warmup seconds unmeasured. Without it the first second of the open loop held the whole tail
 // (150-225 ms while the rest stayed under 80: V8 still optimizing the concurrent path).
 //
-//   node build.mjs && node test/bench/rest-throughput.mjs [--rate 200] [--seconds 30] [--warmup 2]
+//   node build.mjs && node test/bench/rest-throughput.mjs [--rate 200] [--seconds 30] [--warmup 2] [--templates]
 //     [--store postgres://postgres@127.0.0.1:5432/bench]
 //
 // With --store the master keeps its store on that PostgreSQL database (emptied first: a database

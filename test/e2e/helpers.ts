@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { selfSignedCertificate } from '@runner/plugin-sdk/testing';
 import type { paths } from '../../ui/src/lib/api/schema.js';
@@ -35,6 +36,18 @@ export interface Finished {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
+}
+
+/** A TCP port free on the loopback interface now (for a master's HTTP or gRPC listener). */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
 }
 
 /** Runs `runner ...` as a real process (the built bin) and collects its output. */

@@ -176,7 +176,7 @@ describe.skipIf(!postgresReachable())('several masters on one PostgreSQL', () =>
     await api(a, 'POST', `/executions/${onA}/cancel`);
   }, 120_000);
 
-  it('keeps accounts and sessions the same on every master: a user added on one logs in on the other, a logout holds everywhere', async () => {
+  it('keeps accounts, sessions and agent groups the same on every master: a user added on one logs in on the other, a logout holds everywhere', async () => {
     const password = `pw-${randomBytes(12).toString('hex')}`;
     expect((await api(a, 'POST', '/users', { name: 'dana', role: 'viewer', password })).status).toBe(201);
     const login = await until(
@@ -206,6 +206,16 @@ describe.skipIf(!postgresReachable())('several masters on one PostgreSQL', () =>
         20_000,
       ),
     ).toBe(401);
+
+    // An agent group made on B is there on A, members and all.
+    expect((await api(b, 'POST', '/agent-groups', { name: 'web', members: ['w1', 'w2'] })).status).toBe(201);
+    const group = await until(
+      'the group on A',
+      () => api<{ members?: string[] }>(a, 'GET', '/agent-groups/web'),
+      (answer) => answer.status === 200,
+      20_000,
+    );
+    expect(group.body.members).toEqual(['w1', 'w2']);
   }, 60_000);
 
   it("ends a killed master's running run interrupted on the survivor, leaves the survivor's alone; the restarted master rejoins", async () => {

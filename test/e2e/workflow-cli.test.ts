@@ -303,7 +303,7 @@ tasks:
       expect(
         objects.filter((o) => o.type === 'task' && o.status !== 'running').map((o) => [o.name, o.status, o.message]),
       ).toEqual([
-        ['long', 'failed', `cancelled: interrupted (${signal})`],
+        ['long', 'cancelled', `cancelled: interrupted (${signal})`],
         ['next', 'skipped', 'not run: the run was cancelled'],
       ]);
       expect(objects.at(-1)).toMatchObject({

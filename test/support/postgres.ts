@@ -50,3 +50,57 @@ export function createTestDatabase(prefix: string): TestDatabase {
     drop: () => void psql('postgres', `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
+
+const PG_BIN = '/usr/lib/postgresql/15/bin';
+
+/** A PostgreSQL server of the test's own (initdb in a temp dir): one a test may stop and start. */
+export interface PrivatePostgres {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` */
+  url: string;
+  stop(): void;
+  start(): void;
+  /** Stops it and removes its files. */
+  destroy(): void;
+}
+
+/** Whether a private server can be made here: PostgreSQL 15's binaries and root (to run them as postgres). */
+export const canRunPrivatePostgres =
+  process.getuid?.() === 0 && spawnSync(`${PG_BIN}/initdb`, ['--version']).status === 0;
+
+/**
+ * A new PostgreSQL cluster on `port` (the machine's own server stays untouched: stopping that one
+ * would break every other test file's database). Runs as the postgres user; fsync off, for speed.
+ */
+export function privatePostgres(port: number): PrivatePostgres {
+  const dir = execFileSync('mktemp', ['-d', '/tmp/runner-pg-XXXXXX'], { encoding: 'utf8' }).trim();
+  execFileSync('chown', ['postgres', dir]);
+  const asPostgres = (command: string, args: string[]) =>
+    execFileSync('runuser', ['-u', 'postgres', '--', `${PG_BIN}/${command}`, ...args], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+  asPostgres('initdb', ['-D', `${dir}/data`, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off`;
+  const control = (action: 'start' | 'stop') =>
+    asPostgres('pg_ctl', ['-D', `${dir}/data`, '-l', `${dir}/log`, '-o', options, '-m', 'fast', '-w', action]);
+  control('start');
+  return {
+    url: `postgres://${USER}@${HOST}:${port}/postgres`,
+    stop: () => void control('stop'),
+    start: () => void control('start'),
+    destroy: () => {
+      spawnSync('runuser', [
+        '-u',
+        'postgres',
+        '--',
+        `${PG_BIN}/pg_ctl`,
+        '-D',
+        `${dir}/data`,
+        '-m',
+        'immediate',
+        'stop',
+      ]);
+      execFileSync('rm', ['-rf', dir]);
+    },
+  };
+}

@@ -119,6 +119,11 @@ export class AgentGroupStore implements AgentGroups {
     return group;
   }
 
+  /** Reads a group again after another master sharing the store changed it. */
+  async refresh(name: string): Promise<void> {
+    await this.load(name);
+  }
+
   list(): AgentGroup[] {
     return [...this.groups.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }

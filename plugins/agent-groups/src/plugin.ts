@@ -1,4 +1,12 @@
-import { AgentGroupsRef, HttpRouterRef, definePlugin, optional, StoreRef, WebSocketHubRef } from '@runner/plugin-sdk';
+import {
+  AgentGroupsRef,
+  ClusterRef,
+  HttpRouterRef,
+  definePlugin,
+  optional,
+  StoreRef,
+  WebSocketHubRef,
+} from '@runner/plugin-sdk';
 import { agentGroupCommand } from './commands.js';
 import { routes } from './api.js';
 
@@ -14,22 +22,37 @@ export const plugin = definePlugin({
   // The store and the routes belong to the master; the commands are offered everywhere (they call one).
   profiles: ['master'],
   provides: [AgentGroupsRef],
-  dependsOn: { store: StoreRef, router: optional(HttpRouterRef), hub: optional(WebSocketHubRef) },
+  dependsOn: {
+    store: StoreRef,
+    router: optional(HttpRouterRef),
+    hub: optional(WebSocketHubRef),
+    // Several masters on one store: each keeps the groups in memory; a change here reaches theirs.
+    cluster: optional(ClusterRef),
+  },
   async schema() {
     const { GROUP_MIGRATIONS } = await import('./group-store.js');
     return [{ owner: 'agent-groups', migrations: GROUP_MIGRATIONS }];
   },
   commands: [agentGroupCommand],
-  async setup(ctx, { store, router, hub }) {
+  async setup(ctx, { store, router, hub, cluster }) {
     const [{ AgentGroupStore }, { registerGroupRoutes }] = await Promise.all([
       import('./group-store.js'),
       import('./routes.js'),
     ]);
     // Open pages reload their group lists on it (groups change through the API only).
-    const groups = new AgentGroupStore(store, (name, change, members) =>
-      hub?.broadcast('agent_group_update', { name, change, members }),
-    );
+    const groups = new AgentGroupStore(store, (name, change, members) => {
+      hub?.broadcast('agent_group_update', { name, change, members });
+      cluster?.publish('agent-groups.changed', { name });
+    });
     await groups.open();
+    const off = cluster?.subscribe<{ name: string }>('agent-groups.changed', ({ name }) => {
+      groups
+        .refresh(name)
+        .catch((error: Error) =>
+          ctx.logger.warn(`reading group ${name} changed by another master failed: ${error.message}`),
+        );
+    });
+    if (off) ctx.onStop(off);
     ctx.provide(AgentGroupsRef, groups);
     if (router) registerGroupRoutes(router, groups);
   },

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { resourceAction, type ResourceAction } from '@runner/plugin-sdk';
+import { callRoute, resourceAction, type ResourceAction } from '@runner/plugin-sdk';
 import { getAudit } from './api.js';
 import { auditText, type AuditRecord } from './audit-log.js';
 
@@ -33,16 +33,16 @@ export const auditAction: ResourceAction = resourceAction(getAudit, {
     newestFirst: true,
     rows: async function* ({ master, input, answer, signal }) {
       let last = Number((answer.records[0] as { id?: number } | undefined)?.id ?? 0);
-      const filters = new URLSearchParams();
+      const filters: Record<string, string | undefined> = {};
       for (const key of ['user', 'event', 'result'] as const)
-        if (typeof input.options[key] === 'string') filters.set(key, input.options[key] as string);
+        if (typeof input.options[key] === 'string') filters[key] = input.options[key] as string;
       while (!signal.aborted) {
         await sleep(2000, undefined, { signal }).catch(() => undefined);
         if (signal.aborted) return;
-        filters.set('after_id', String(last));
-        filters.set('limit', '1000');
-        const newer = await master.call<{ records: Record<string, unknown>[] }>('GET', `/audit?${filters}`, { signal });
-        for (const record of newer.records) {
+        const query = { ...filters, after_id: String(last), limit: '1000' };
+        const newer = await callRoute(master, getAudit, { query, signal });
+        // The schema leaves a record's fields open (the audit plugin's AuditRecord).
+        for (const record of newer.records as Record<string, unknown>[]) {
           last = Number(record.id);
           yield record;
         }

@@ -77,6 +77,9 @@ export const ExecutionsQuery = Type.Object(
   {
     workflow: Type.Optional(Type.String({ description: 'workflow name' })),
     status: Type.Optional(RunStatus),
+    trigger: Type.Optional(Trigger),
+    user: Type.Optional(Type.String({ minLength: 1, description: 'who started the run' })),
+    agent: Type.Optional(Type.String({ minLength: 1, description: 'runs with a unit on this agent' })),
     since: Type.Optional(Type.String({ description: 'ISO 8601 or Unix seconds: runs started at or after' })),
     limit: Type.Integer({ minimum: 0, maximum: 500, default: 50 }),
     offset: Type.Integer({ minimum: 0, default: 0 }),
@@ -143,6 +146,11 @@ export const ExecutionQuery = Type.Object(
   { additionalProperties: false },
 );
 
+/** A log filter's least level: lines at it and above (`warn`: warnings and errors). */
+export const LogLevel = literals(['debug', 'info', 'warn', 'error'], {
+  description: 'only lines at this level and above',
+});
+
 export const RunLogQuery = Type.Object(
   {
     tail: Type.Integer({ minimum: 1, maximum: 5000, default: 500, description: 'lines to answer: the last ones' }),
@@ -152,6 +160,7 @@ export const RunLogQuery = Type.Object(
     task: Type.Optional(Type.String({ minLength: 1, description: 'only lines of this task' })),
     agent: Type.Optional(Type.String({ minLength: 1, description: 'only lines of units on this agent' })),
     q: Type.Optional(Type.String({ minLength: 1, description: 'only lines containing this text (any case)' })),
+    level: Type.Optional(LogLevel),
     format: Type.Optional(
       literals(['json', 'text'], {
         description: '`text`: the whole (filtered) log as a text download instead of a page',
@@ -200,5 +209,28 @@ export const RunInputs = Type.Object({
       dry_run: Type.Boolean(),
       verbose: Type.Boolean(),
     }),
+  ),
+});
+
+/** The runs-over-time chart: a bucket per hour or day since a time, counts by status. */
+export const HistogramQuery = Type.Object(
+  {
+    since: Type.String({ description: 'ISO 8601 or Unix seconds: runs started at or after' }),
+    bucket: literals(['hour', 'day'], { description: 'the width of a bucket (UTC)' }),
+    workflow: Type.Optional(Type.String({ description: 'workflow name' })),
+    trigger: Type.Optional(Trigger),
+    user: Type.Optional(Type.String({ minLength: 1 })),
+    agent: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const Histogram = Type.Object({
+  buckets: Type.Array(
+    Type.Object({
+      start: Type.String({ description: 'ISO 8601: where the bucket begins (UTC)' }),
+      counts: Type.Record(Type.String(), Type.Integer(), { description: 'runs started in it, by status' }),
+    }),
+    { description: 'buckets with at least one run, oldest first' },
   ),
 });

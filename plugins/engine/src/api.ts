@@ -14,6 +14,9 @@ import {
   RunLogQuery,
   RunLogPage,
   RunInputs,
+  LogLevel,
+  HistogramQuery,
+  Histogram,
 } from './api-schemas.js';
 
 const LogStreamQuery = Type.Object(
@@ -21,6 +24,7 @@ const LogStreamQuery = Type.Object(
     task: Type.Optional(Type.String({ minLength: 1, description: 'only lines of this task' })),
     agent: Type.Optional(Type.String({ minLength: 1, description: 'only lines of units on this agent' })),
     q: Type.Optional(Type.String({ minLength: 1, description: 'only lines containing this text (any case)' })),
+    level: Type.Optional(LogLevel),
   },
   { additionalProperties: false },
 );
@@ -68,6 +72,16 @@ export const getExecutions = declareRoute({
   permission: Permissions.workflowView,
   query: ExecutionsQuery,
   responses: { 200: ExecutionList },
+});
+
+export const getExecutionsHistogram = declareRoute({
+  method: 'GET',
+  path: '/executions/histogram',
+  summary: 'runs over time: how many started per hour or day, by status',
+  tags: ['executions'],
+  permission: Permissions.workflowView,
+  query: HistogramQuery,
+  responses: { 200: Histogram },
 });
 
 export const getExecutionsId = declareRoute({
@@ -146,6 +160,8 @@ export const routes = [
   postWorkflowsValidate,
   postExecutionsIdRerun,
   getExecutions,
+  // Before /executions/:id, which would take `histogram` for an id.
+  getExecutionsHistogram,
   getExecutionsId,
   getExecutionsIdInputs,
   getExecutionsIdLog,

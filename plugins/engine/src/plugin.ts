@@ -156,7 +156,14 @@ export const plugin = definePlugin({
     shared?.serve(engine);
     ctx.provide(WorkflowEngineRef, engine);
     if (http && routes && logStream) {
-      routes.registerRoutes(http, engine, workflowDirs(ctx.config), ctx.redactor, (id) => runs.logTexts(id));
+      routes.registerRoutes(
+        http,
+        engine,
+        workflowDirs(ctx.config),
+        ctx.redactor,
+        (id) => runs.logTexts(id),
+        (filter) => runs.histogram(filter),
+      );
       logStream.registerLogStreamRoute(http, engine, ctx.redactor, ctx.signal, shared);
     }
     // Runs still going when the kernel stops were cancelled through ctx.signal; wait for them to

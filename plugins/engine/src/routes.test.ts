@@ -237,6 +237,21 @@ tasks:
     expect(await page('tail=5&agent=nowhere')).toMatchObject({ lines: [], matched: 0 });
   });
 
+  it('filters by level: the level and above, with text too, in pages and in the download', async () => {
+    const warnings = await page('tail=3&level=warn');
+    expect(warnings.matched).toBe(10);
+    expect(warnings.lines.map((l) => l.message)).toEqual(['key 8', 'key 9', 'key 10']);
+    expect(warnings.older).toBe(warnings.lines[0].n);
+    const older = await page(`tail=100&level=warn&before=${warnings.older as number}`);
+    expect(older.lines.map((l) => l.message)).toEqual([...Array(7).keys()].map((i) => `key ${i + 1}`));
+    expect((await page('tail=1&level=info')).matched).toBe(1210);
+    expect((await page('tail=1&level=error')).matched).toBe(0);
+    expect((await page('tail=5&level=warn&q=key%201')).matched).toBe(2);
+    const text = await (await fetch(`${base}/executions/${id}/log?format=text&level=warn`)).text();
+    expect(text.trimEnd().split('\n')).toHaveLength(10);
+    expect((await api('GET', `/executions/${id}/log?level=loud`)).status).toBe(400);
+  });
+
   it('masks fields under secret-looking keys', async () => {
     const keys = await page('tail=1&task=keys');
     expect(keys.lines[0]).toMatchObject({ message: 'key 10', fields: { password: '[redacted]' } });

@@ -20,6 +20,7 @@ import { once } from 'node:events';
 import type { Static } from '@runner/plugin-sdk/schema';
 import { RunBody } from './api-schemas.js';
 import { runToApi } from './api-shape.js';
+import type { HistogramFilter } from './run-list.js';
 import { RunLogReader, type StoredLogs } from './run-log.js';
 
 /**
@@ -70,6 +71,7 @@ export function registerRoutes(
   workflowDirs: string[],
   redactor?: Redactor,
   storedLogs?: StoredLogs,
+  histogram?: (filter: HistogramFilter) => Promise<{ start: string; counts: Record<string, number> }[]>,
 ): void {
   const encodedPages = new WeakMap<object, EncodedJson>();
   /** The answer to a started run: 202 while it goes on. */
@@ -159,6 +161,14 @@ export function registerRoutes(
     }),
   );
 
+  if (histogram)
+    router.add(
+      serve(api.getExecutionsHistogram, async ({ query }) => ({
+        // The schema allows hour and day only.
+        buckets: await histogram({ ...query, bucket: query.bucket as HistogramFilter['bucket'] }),
+      })),
+    );
+
   router.add(
     serve(api.getExecutions, async ({ query }) => {
       const page = await engine.list(query);
@@ -190,13 +200,13 @@ export function registerRoutes(
   router.add(
     serve(api.getExecutionsIdLog, async (request) => {
       const { id } = request.params;
-      const { format, tail, before, task, agent, q } = request.query;
+      const { format, tail, before, task, agent, q, level } = request.query;
       if (format !== 'text') {
-        const page = await logs.page(id, { tail, before, task, agent, q });
+        const page = await logs.page(id, { tail, before, task, agent, q, level });
         if (!page) throw new NotFoundError(`no execution with id "${id}"`);
         return page;
       }
-      const chunks = await logs.text(id, { task, agent, q });
+      const chunks = await logs.text(id, { task, agent, q, level });
       if (!chunks) throw new NotFoundError(`no execution with id "${id}"`);
       const name = `${fileName((await engine.get(id, { log: false }))?.workflowName ?? 'run')}-${fileName(id)}.log`;
       const { res } = request.raw;

@@ -16,7 +16,8 @@ function summary(i: number): Summary {
     // Pairs share a start time, so the id decides their order.
     startedAt: new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 2) * 1000).toISOString(),
     duration: 0,
-    trigger: 'api',
+    trigger: i % 4 === 0 ? 'cli' : 'api',
+    user: i % 5 === 0 ? 'alice' : 'bob',
     counts: {},
   };
 }
@@ -42,6 +43,20 @@ for (const backend of storeBackends('run_list')) {
           run.status = ENDS[i % ENDS.length];
           await runs.finishRun({ ...run, completedAt: run.startedAt, duration: 1 });
         }
+        // Every sixth had a unit on the agent web-1.
+        if (i % 6 === 0) {
+          runs.queueTask(run.id, 0, {
+            name: 'on-web',
+            task: 'on-web',
+            agent: 'web-1',
+            status: 'succeeded',
+            attempts: 1,
+            duration: 0,
+            log: [],
+            logTruncated: false,
+          });
+          await runs.flush();
+        }
         all.push(run);
       }
     });
@@ -50,9 +65,23 @@ for (const backend of storeBackends('run_list')) {
     afterAll(() => backend.cleanup());
 
     /** The answer worked out from the runs themselves. */
-    function expected(filter: { workflow?: string; status?: RunStatus; since?: string }, limit = 50, offset = 0) {
+    function expected(
+      filter: {
+        workflow?: string;
+        status?: RunStatus;
+        since?: string;
+        trigger?: string;
+        user?: string;
+        agent?: string;
+      },
+      limit = 50,
+      offset = 0,
+    ) {
       const matching = all
         .filter((r) => !filter.workflow || r.workflowName === filter.workflow)
+        .filter((r) => !filter.trigger || r.trigger === filter.trigger)
+        .filter((r) => !filter.user || r.user === filter.user)
+        .filter((r) => !filter.agent || Number(r.id.slice(4)) % 6 === 0)
         .filter((r) => !filter.status || r.status === filter.status)
         .filter((r) => !filter.since || r.startedAt >= filter.since)
         .sort((a, b) =>
@@ -72,6 +101,10 @@ for (const backend of storeBackends('run_list')) {
         { since },
         { since, status: 'cancelled' as const },
         { workflow: 'nope' },
+        { trigger: 'cli' as const },
+        { user: 'alice', status: 'failed' as const },
+        { agent: 'web-1' },
+        { agent: 'web-1', trigger: 'cli' as const, since },
       ];
       for (const filter of filters) {
         for (const [limit, offset] of [
@@ -90,6 +123,26 @@ for (const backend of storeBackends('run_list')) {
           });
         }
       }
+    });
+
+    it('counts runs per hour or day by status since a time, with the list’s filters', async () => {
+      const tally = (runsIn: Summary[]) =>
+        runsIn.reduce<Record<string, number>>((c, r) => ({ ...c, [r.status]: (c[r.status] ?? 0) + 1 }), {});
+      expect(await runs.histogram({ since: '2025-12-31T00:00:00Z', bucket: 'hour' })).toEqual([
+        { start: '2026-01-01T00:00:00.000Z', counts: tally(all) },
+      ]);
+      await runs.insertRun({ ...summary(601), startedAt: '2026-01-02T05:30:00.000Z' });
+      expect(await runs.histogram({ since: '2025-12-31T00:00:00Z', bucket: 'day' })).toEqual([
+        { start: '2026-01-01T00:00:00.000Z', counts: tally(all) },
+        { start: '2026-01-02T00:00:00.000Z', counts: { running: 1 } },
+      ]);
+      expect(await runs.histogram({ since: '2026-01-02T00:00:00Z', bucket: 'hour' })).toEqual([
+        { start: '2026-01-02T05:00:00.000Z', counts: { running: 1 } },
+      ]);
+      const cli = all.filter((r) => r.trigger === 'cli' && r.user === 'alice');
+      expect(
+        await runs.histogram({ since: '2025-12-31T00:00:00Z', bucket: 'day', trigger: 'cli', user: 'alice' }),
+      ).toEqual([{ start: '2026-01-01T00:00:00.000Z', counts: tally(cli) }]);
     });
 
     it('serves the first page again until a run starts or ends, then shows the change', async () => {

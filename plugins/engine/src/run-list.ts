@@ -38,30 +38,20 @@ export class RunList {
     const limit = filter.limit ?? 50;
     const offset = filter.offset ?? 0;
     const since = filter.since === undefined ? undefined : sinceToIso(filter.since);
-    const key = offset === 0 ? `${filter.workflow ?? ''}\0${filter.status ?? ''}\0${since ?? ''}\0${limit}` : undefined;
+    const key =
+      offset === 0
+        ? [filter.workflow, filter.status, since, filter.trigger, filter.user, filter.agent, limit].join('\0')
+        : undefined;
     const cached = key === undefined ? undefined : this.pages.get(key);
     if (cached) return cached;
 
     const generation = this.generation;
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (filter.workflow) {
-      where.push('workflow_name = ?');
-      params.push(filter.workflow);
-    }
-    if (filter.status) {
-      where.push('status = ?');
-      params.push(filter.status);
-    }
-    if (since !== undefined) {
-      where.push('started_at >= ?');
-      params.push(since);
-    }
-    const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const total =
-      since === undefined
-        ? await this.count(filter.workflow || undefined, filter.status)
-        : ((await this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs ${clause}`, params))?.n ?? 0);
+    const { clause, params } = whereOf({ ...filter, since });
+    // The kept totals are by workflow and status: other filters count in the store.
+    const counted = since === undefined && !filter.trigger && !filter.user && !filter.agent;
+    const total = counted
+      ? await this.count(filter.workflow || undefined, filter.status)
+      : ((await this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs ${clause}`, params))?.n ?? 0);
     const rows =
       limit === 0 || offset >= total
         ? []
@@ -75,6 +65,27 @@ export class RunList {
       this.pages.set(key, page);
     }
     return page;
+  }
+
+  /**
+   * Runs started since `filter.since` per hour or day (UTC), by status, oldest first: the
+   * executions page's chart. ISO times sort and cut as text, so a bucket is a prefix of started_at.
+   */
+  async histogram(filter: HistogramFilter): Promise<{ start: string; counts: Record<string, number> }[]> {
+    const { clause, params } = whereOf({ ...filter, since: sinceToIso(filter.since) });
+    const width = filter.bucket === 'hour' ? 13 : 10;
+    const rows = await this.store.all<{ bucket: string; status: string; n: number }>(
+      `SELECT SUBSTR(started_at, 1, ${width}) AS bucket, status, COUNT(*) AS n FROM runs ${clause} GROUP BY SUBSTR(started_at, 1, ${width}), status ORDER BY 1`,
+      params,
+    );
+    const buckets = new Map<string, Record<string, number>>();
+    for (const row of rows) {
+      const counts = buckets.get(row.bucket) ?? {};
+      counts[row.status] = Number(row.n);
+      buckets.set(row.bucket, counts);
+    }
+    const suffix = filter.bucket === 'hour' ? ':00:00.000Z' : 'T00:00:00.000Z';
+    return [...buckets].map(([bucket, counts]) => ({ start: bucket + suffix, counts }));
   }
 
   /** The status and workflow of a run as stored now (before a write changes it). */
@@ -139,4 +150,27 @@ export function sinceToIso(since: string): string {
     );
   }
   return date.toISOString();
+}
+
+export interface HistogramFilter extends Pick<ExecutionFilter, 'workflow' | 'trigger' | 'user' | 'agent'> {
+  since: string;
+  bucket: 'hour' | 'day';
+}
+
+/** The WHERE clause of a list's or a chart's filters (`since` already ISO). */
+function whereOf(filter: Omit<ExecutionFilter, 'limit' | 'offset'>): { clause: string; params: string[] } {
+  const where: string[] = [];
+  const params: string[] = [];
+  const add = (sql: string, value: string | undefined) => {
+    if (!value) return;
+    where.push(sql);
+    params.push(value);
+  };
+  add('workflow_name = ?', filter.workflow);
+  add('status = ?', filter.status);
+  add('trigger = ?', filter.trigger);
+  add('"user" = ?', filter.user);
+  add('id IN (SELECT run_id FROM run_tasks WHERE agent = ?)', filter.agent);
+  add('started_at >= ?', filter.since);
+  return { clause: where.length ? `WHERE ${where.join(' AND ')}` : '', params };
 }

@@ -23,6 +23,16 @@ export interface LogQuery {
   agent?: string;
   /** Only lines whose text (message and fields) contains this, ignoring case. */
   q?: string;
+  /** Only lines at this level and above. */
+  level?: TaskLogLine['level'];
+}
+
+const RANK: Record<TaskLogLine['level'], number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+/** Whether a line passes the text and level filters (`needle` in lower case). */
+function lineWanted(line: TaskLogLine, needle: string | undefined, level: TaskLogLine['level'] | undefined): boolean {
+  if (level !== undefined && RANK[line.level] < RANK[level]) return false;
+  return needle === undefined || lineText(line).toLowerCase().includes(needle);
 }
 
 export interface LogPageLine {
@@ -81,7 +91,7 @@ export function lineMatches(
 ): boolean {
   if (filter.task !== undefined && task !== filter.task) return false;
   if (filter.agent !== undefined && agent !== filter.agent) return false;
-  return filter.q === undefined || lineText(line).toLowerCase().includes(filter.q.toLowerCase());
+  return lineWanted(line, filter.q?.toLowerCase(), filter.level);
 }
 
 /** Runs whose log was read last, ended ones only: scrolling up reads the same run again and again. */
@@ -89,7 +99,7 @@ const CACHED_RUNS = 4;
 
 export class RunLogReader {
   private readonly ended = new Map<string, Indexed>();
-  private readonly searches = new WeakMap<LogUnit, { needle: string; hits: Uint8Array }>();
+  private readonly searches = new WeakMap<LogUnit, { key: string; hits: Uint8Array }>();
 
   constructor(
     /** The run (the engine's `get`): without logs to know whether it ended, with them while it runs. */
@@ -121,14 +131,18 @@ export class RunLogReader {
     return indexed;
   }
 
-  /** Which of a unit's lines contain `needle` (lower case): kept for the unit's last search, which its older pages repeat. */
-  private hits(unit: LogUnit, needle: string): Uint8Array {
+  /**
+   * Which of a unit's lines contain `needle` (lower case) at `level` and above: kept for the
+   * unit's last search, which its older pages repeat.
+   */
+  private hits(unit: LogUnit, needle: string | undefined, level: TaskLogLine['level'] | undefined): Uint8Array {
+    const key = `${level ?? ''}\u0000${needle ?? ''}`;
     const last = this.searches.get(unit);
-    if (last?.needle === needle) return last.hits;
+    if (last?.key === key) return last.hits;
     const lines = unit.lines();
     const hits = new Uint8Array(lines.length);
-    for (let i = 0; i < lines.length; i++) hits[i] = lineText(lines[i]).toLowerCase().includes(needle) ? 1 : 0;
-    this.searches.set(unit, { needle, hits });
+    for (let i = 0; i < lines.length; i++) hits[i] = lineWanted(lines[i], needle, level) ? 1 : 0;
+    this.searches.set(unit, { key, hits });
     return hits;
   }
 
@@ -145,9 +159,12 @@ export class RunLogReader {
     const total = starts[starts.length - 1];
     const before = Math.min(query.before ?? total, total);
     const needle = query.q?.toLowerCase();
+    const { level } = query;
+    // A search or a level reads every line of a unit; a page without either parses only its own.
+    const searching = needle !== undefined || level !== undefined;
     const unitMatches = (u: Indexed['units'][number]) =>
       (query.task === undefined || u.task === query.task) && (query.agent === undefined || u.agent === query.agent);
-    const filtered = needle !== undefined || query.task !== undefined || query.agent !== undefined;
+    const filtered = searching || query.task !== undefined || query.agent !== undefined;
 
     // Walk back from `before` collecting up to `tail` matches, then on to find whether more exist.
     const picked: LogPageLine[] = [];
@@ -155,9 +172,8 @@ export class RunLogReader {
     for (let u = units.length - 1; u >= 0 && older === undefined; u--) {
       const unit = units[u];
       if (starts[u] >= before || !unitMatches(unit)) continue;
-      // A search reads every line; a page without one parses only the lines it answers.
-      const all = needle === undefined ? undefined : unit.lines();
-      const hits = needle === undefined ? undefined : this.hits(unit, needle);
+      const all = searching ? unit.lines() : undefined;
+      const hits = searching ? this.hits(unit, needle, level) : undefined;
       for (let i = Math.min(unit.count, before - starts[u]) - 1; i >= 0; i--) {
         if (hits && hits[i] === 0) continue;
         const n = starts[u] + i;
@@ -173,8 +189,8 @@ export class RunLogReader {
       matched = 0;
       for (const unit of units) {
         if (!unitMatches(unit)) continue;
-        if (needle === undefined) matched += unit.count;
-        else for (const hit of this.hits(unit, needle)) matched += hit;
+        if (!searching) matched += unit.count;
+        else for (const hit of this.hits(unit, needle, level)) matched += hit;
       }
     }
     const { redactor } = this;
@@ -206,8 +222,8 @@ export class RunLogReader {
         if (filter.agent !== undefined && unit.agent !== filter.agent) continue;
         for (const line of unit.lines()) {
           const shown = redactor && line.fields ? { ...line, fields: redactor.redact(line.fields) } : line;
+          if (!lineWanted(shown, needle, filter.level)) continue;
           const text = lineText(shown);
-          if (needle !== undefined && !text.toLowerCase().includes(needle)) continue;
           chunk += `${line.timestamp} ${line.level.toUpperCase()} [${unit.task}@${unit.agent}] ${text}\n`;
           if (chunk.length >= 64 * 1024) {
             yield redactor ? redactor.redactText(chunk) : chunk;

@@ -1,6 +1,7 @@
 import { basename, extname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CommandContext, MasterClient, RunRecord, RunRequest } from '@runner/plugin-sdk';
+import { callRoute, type CommandContext, type MasterClient, type RunRecord, type RunRequest } from '@runner/plugin-sdk';
+import { postWorkflowsRun } from './api.js';
 import { runFromApi, type ApiRun, type ApiTask } from './api-shape.js';
 import { exitCodeOf, signalExitCode, type RunOptions } from './run-command.js';
 import { runViewFor } from './run-view.js';
@@ -47,7 +48,7 @@ export async function runOnMaster(
           };
     // The master's error answer comes back as a RunnerError of its kind and code: a workflow the
     // master refused exits 2 as it does when run embedded.
-    const answer = await master.call<{ id: string }>('POST', '/workflows/run', {
+    const answer = await callRoute(master, postWorkflowsRun, {
       body: {
         workflow_name: request.workflowName,
         ...source,

@@ -16,7 +16,7 @@ import { reconcileRuns, type InterruptedRun, type ReconcileOptions, type RunLeas
 import type { RetentionSettings } from './retention-config.js';
 import { engineRetentionPolicies } from './run-retention.js';
 import { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER } from './run-lifecycle-schema.js';
-import { RunList, type RunPage } from './run-list.js';
+import { RunList, type HistogramFilter, type RunPage } from './run-list.js';
 
 /** run_inputs.request of a run whose inputs held a secret (not valid JSON of a request). */
 const WITHHELD = 'withheld: held a secret';
@@ -373,6 +373,11 @@ export class RunStore {
   /** Runs, newest first, with the total matching (see RunList for what keeps this fast). */
   list(filter: ExecutionFilter = {}): Promise<RunPage> {
     return this.lists.list(filter);
+  }
+
+  /** Runs over time by status (the executions page's chart). */
+  histogram(filter: HistogramFilter): ReturnType<RunList['histogram']> {
+    return this.lists.histogram(filter);
   }
 
   /** What retention removes, as the store's background passes ask (run-retention.ts). */

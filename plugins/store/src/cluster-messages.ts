@@ -16,6 +16,7 @@ interface Reply {
 type Handler = (payload: unknown, from: string) => unknown;
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+const FAILURE_LOG_MS = 10_000;
 
 /**
  * Topics, targeted messages and requests between masters over one channel (`send`, a NOTIFY).
@@ -29,6 +30,9 @@ export class ClusterMessages {
     { resolve(v: unknown): void; reject(e: Error): void; timer: NodeJS.Timeout }
   >();
   private batch: Envelope['messages'] = [];
+  private lostMessages = 0;
+  private sending = false;
+  private lastFailureLog = 0;
   private scheduled = false;
 
   constructor(
@@ -108,15 +112,32 @@ export class ClusterMessages {
     }
   }
 
+  /**
+   * Sends what was gathered as one envelope. While a send is in flight nothing else goes: what
+   * comes meanwhile goes together once it is done (one NOTIFY per round trip, however fast
+   * messages come, and never two racing each other).
+   */
   private flush(): void {
     this.scheduled = false;
+    if (this.sending || this.batch.length === 0) return;
     const messages = this.batch;
     this.batch = [];
-    if (messages.length === 0) return;
     const envelope: Envelope = { from: this.masterId, messages };
-    this.send(JSON.stringify(envelope)).catch((error: Error) =>
-      this.logger.warn(`sending ${messages.length} message(s) to the other masters failed: ${error.message}`),
-    );
+    this.sending = true;
+    this.send(JSON.stringify(envelope))
+      .catch((error: Error) => {
+        // Once per FAILURE_LOG_MS: with the database away every batch fails alike.
+        this.lostMessages += messages.length;
+        if (Date.now() - this.lastFailureLog < FAILURE_LOG_MS) return;
+        this.lastFailureLog = Date.now();
+        this.logger.warn(
+          `sending messages to the other masters failed (${this.lostMessages} lost so far): ${error.message}`,
+        );
+      })
+      .finally(() => {
+        this.sending = false;
+        this.flush();
+      });
   }
 
   private async local(kind: string, payload: unknown, from: string): Promise<unknown> {

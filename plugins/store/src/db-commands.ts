@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import {
+  callRoute,
   formatBytes,
   InvalidInputError,
   type ActionInput,
@@ -10,6 +11,7 @@ import {
   type StoreSchema,
   type StoreStats,
 } from '@runner/plugin-sdk';
+import { getDbStats, postDbVacuum } from './api.js';
 import { checkBackupOutput } from './backup-output.js';
 import { postgresSettings, snapshotJournalBytes } from './config.js';
 import { replaceFileAtomically } from './durable-fs.js';
@@ -153,10 +155,7 @@ export async function repairDb(input: ActionInput, ctx: CommandContext): Promise
 export function vacuumDb(ctx: CommandContext): Promise<{ bytesBefore: number; bytesAfter: number }> {
   return viaMasterOrDirect(
     ctx,
-    (master) =>
-      master.call<{ bytesBefore: number; bytesAfter: number }>('POST', '/db/vacuum', {
-        timeoutMs: STORE_CALL_TIMEOUT_MS,
-      }),
+    (master) => callRoute(master, postDbVacuum, { timeoutMs: STORE_CALL_TIMEOUT_MS }),
     (store) => store.vacuum(),
   );
 }
@@ -229,7 +228,7 @@ export async function readDbStats(ctx: CommandContext): Promise<StoreStats> {
   let offline = false;
   const stats = await viaMasterOrDirect(
     ctx,
-    (master) => master.call<StoreStats>('GET', '/db/stats', { timeoutMs: STORE_CALL_TIMEOUT_MS }),
+    (master) => callRoute(master, getDbStats, { timeoutMs: STORE_CALL_TIMEOUT_MS }),
     async (store) => {
       // The policies a master would run, built by their plugins over this store: registered to be
       // reported, never started (the store prunes only once startRetention is called).

@@ -1,35 +1,11 @@
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-  truncateSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { recordingLogger } from '../test-fixtures/recording-logger.js';
+import { storeWithHistory } from '../test-fixtures/store-with-history.js';
 import { formatRepairReport, repairStore } from './db-repair.js';
 import { RECORD_HEADER_BYTES } from './journal.js';
-import { storeLayout } from './layout.js';
 import { openStore } from './sql-store.js';
-
-const ITEMS = [{ id: 1, description: 'items', sql: 'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)' }];
-
-/** Records 1..101 in the snapshot (the migration, 100 rows), 102..201 in journal 2. */
-async function storeWithHistory() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'store-repair-'));
-  const store = await openStore(dataDir, recordingLogger());
-  await store.migrate('test', ITEMS);
-  for (let i = 0; i < 100; i++) await store.run('INSERT INTO items (name) VALUES (?)', [`before ${i}`]);
-  await store.snapshot();
-  for (let i = 0; i < 100; i++) await store.run('INSERT INTO items (name) VALUES (?)', [`after ${i}`]);
-  await store.close({ snapshot: false });
-  return { dataDir, layout: storeLayout(dataDir) };
-}
 
 async function countAfterRepair(dataDir: string): Promise<number> {
   const store = await openStore(dataDir, recordingLogger());
@@ -42,7 +18,7 @@ async function countAfterRepair(dataDir: string): Promise<number> {
 
 describe('runner db repair', () => {
   it('changes nothing when every file is intact', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-repair-');
     const before = readdirSync(layout.dir).sort();
     const report = await repairStore(dataDir, recordingLogger());
     expect(report).toMatchObject({ repaired: false, seq: 201, snapshot: { state: 'intact', seq: 101 } });
@@ -51,7 +27,7 @@ describe('runner db repair', () => {
   });
 
   it('keeps the records before a journal cut to half and names those lost; the store then opens', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-repair-');
     const path = layout.journal(2);
     truncateSync(path, Math.floor(statSync(path).size / 2));
     const report = await repairStore(dataDir, recordingLogger());
@@ -74,7 +50,7 @@ describe('runner db repair', () => {
   });
 
   it('keeps the snapshot when the journal was deleted', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-repair-');
     unlinkSync(layout.journal(2));
     const report = await repairStore(dataDir, recordingLogger());
     expect(report).toMatchObject({ repaired: true, seq: 101, missing: { from: 102, to: 201 } });
@@ -82,7 +58,7 @@ describe('runner db repair', () => {
   });
 
   it('drops the records from a damaged one on and says which', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-repair-');
     const path = layout.journal(2);
     const data = readFileSync(path);
     let offset = 0;
@@ -99,7 +75,7 @@ describe('runner db repair', () => {
   });
 
   it('reads a snapshot with garbage inside table by table and reports each', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-repair-');
     const image = readFileSync(layout.snapshot);
     image.fill(0x5a, image.length - 4096, image.length);
     writeFileSync(layout.snapshot, image);
@@ -116,7 +92,7 @@ describe('runner db repair', () => {
   });
 
   it('is refused while a process holds the data directory', async () => {
-    const { dataDir } = await storeWithHistory();
+    const { dataDir } = await storeWithHistory('store-repair-');
     const store = await openStore(dataDir, recordingLogger());
     try {
       await expect(repairStore(dataDir, recordingLogger())).rejects.toMatchObject({ code: 'conflict' });
@@ -126,7 +102,7 @@ describe('runner db repair', () => {
   });
 
   it('reports without changing anything on a dry run', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-repair-');
     unlinkSync(layout.journal(2));
     const report = await repairStore(dataDir, recordingLogger(), { dryRun: true });
     expect(report).toMatchObject({ repaired: false, dryRun: true, missing: { from: 102, to: 201 } });

@@ -2,7 +2,7 @@ import { mkdir, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Database, SqlJsStatic } from 'sql.js';
 import { RunnerError, type Logger } from '@runner/plugin-sdk';
-import { fsyncDir, removeIfExists, replaceFileAtomically } from './durable-fs.js';
+import { fsyncDir, readFileIfExists, removeIfExists, replaceFileAtomically } from './durable-fs.js';
 import { intactRecordsFrom, scanJournal } from './journal.js';
 import { listJournals, storeLayout, type StoreLayout } from './layout.js';
 import { acquireLock } from './lock.js';
@@ -50,13 +50,6 @@ export interface RepairReport {
   missing?: { from: number; to: number };
   /** The repaired store holds every record up to this one. */
   seq: number;
-}
-
-async function readIfExists(path: string): Promise<Buffer | null> {
-  return readFile(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
 }
 
 function message(error: unknown): string {
@@ -158,7 +151,7 @@ async function loadSnapshot(
   mark: StoreMark | null,
 ): Promise<{ db: Database; snapshot: SnapshotRepair }> {
   const SQL = await loadSqlJs();
-  const image = await readIfExists(layout.snapshot);
+  const image = await readFileIfExists(layout.snapshot);
   const path = layout.snapshot;
   if (image === null) {
     const db = new SQL.Database();

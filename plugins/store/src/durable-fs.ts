@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Makes renames, creations and removals in `dir` survive a crash (POSIX wants the directory synced). */
@@ -9,6 +9,16 @@ export async function fsyncDir(dir: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/** The file's bytes, or null when it does not exist. */
+export async function readFileIfExists(path: string): Promise<Buffer | null> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
   }
 }
 

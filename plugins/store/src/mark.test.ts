@@ -1,25 +1,9 @@
-import { mkdtempSync, readFileSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { recordingLogger } from '../test-fixtures/recording-logger.js';
-import { storeLayout } from './layout.js';
+import { storeWithHistory } from '../test-fixtures/store-with-history.js';
 import { readMark } from './mark.js';
 import { openStore } from './sql-store.js';
-
-const ITEMS = [{ id: 1, description: 'items', sql: 'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)' }];
-
-/** A store with a snapshot (records 1..101) and a journal past it (records 102..201), closed. */
-async function storeWithHistory() {
-  const dataDir = mkdtempSync(join(tmpdir(), 'store-mark-'));
-  const store = await openStore(dataDir, recordingLogger());
-  await store.migrate('test', ITEMS);
-  for (let i = 0; i < 100; i++) await store.run('INSERT INTO items (name) VALUES (?)', [`before ${i}`]);
-  await store.snapshot();
-  for (let i = 0; i < 100; i++) await store.run('INSERT INTO items (name) VALUES (?)', [`after ${i}`]);
-  await store.close({ snapshot: false });
-  return { dataDir, layout: storeLayout(dataDir) };
-}
 
 async function refusal(dataDir: string): Promise<Error & { code?: string; details?: Record<string, unknown> }> {
   const error = await openStore(dataDir, recordingLogger()).then(
@@ -31,7 +15,7 @@ async function refusal(dataDir: string): Promise<Error & { code?: string; detail
 
 describe('the mark', () => {
   it('follows the snapshot and the acknowledged journal', async () => {
-    const { layout } = await storeWithHistory();
+    const { layout } = await storeWithHistory('store-mark-');
     const mark = await readMark(layout);
     expect(mark).toMatchObject({ snapshot: { seq: 101 }, journal: { generation: 2, ackedSeq: 201 } });
     expect(mark?.snapshot?.bytes).toBe(statSync(layout.snapshot).size);
@@ -39,7 +23,7 @@ describe('the mark', () => {
   });
 
   it('refuses a journal cut to half, naming the file and the records lost, and changes no file', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-mark-');
     const path = layout.journal(2);
     truncateSync(path, Math.floor(statSync(path).size / 2));
     const cut = readFileSync(path);
@@ -52,7 +36,7 @@ describe('the mark', () => {
   });
 
   it('refuses a journal cut to zero', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-mark-');
     truncateSync(layout.journal(2), 0);
     const error = await refusal(dataDir);
     expect(error.message).toContain('it ends at record 101');
@@ -60,7 +44,7 @@ describe('the mark', () => {
   });
 
   it('refuses a deleted journal', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-mark-');
     unlinkSync(layout.journal(2));
     const error = await refusal(dataDir);
     expect(error.message).toContain(`store file ${layout.journal(2)}: it is missing and no journal file is left`);
@@ -68,7 +52,7 @@ describe('the mark', () => {
   });
 
   it('refuses a snapshot with garbage inside', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-mark-');
     const image = readFileSync(layout.snapshot);
     image.fill(0x5a, 4096, 8192);
     writeFileSync(layout.snapshot, image);
@@ -78,13 +62,13 @@ describe('the mark', () => {
   });
 
   it('refuses a deleted snapshot that the mark names', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-mark-');
     unlinkSync(layout.snapshot);
     expect((await refusal(dataDir)).message).toContain('it is missing, but');
   });
 
   it('accepts the snapshot being installed when the crash came between its rename and the next mark', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-mark-');
     const before = readFileSync(layout.mark);
     const store = await openStore(dataDir, recordingLogger());
     await store.snapshot();
@@ -99,7 +83,7 @@ describe('the mark', () => {
   });
 
   it('accepts a torn last record past what the mark saw acknowledged', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-mark-');
     const mark = readFileSync(layout.mark);
     const store = await openStore(dataDir, recordingLogger());
     await store.run("INSERT INTO items (name) VALUES ('unmarked')");
@@ -112,7 +96,7 @@ describe('the mark', () => {
   });
 
   it('is not needed for a data directory from before marks', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-mark-');
     unlinkSync(layout.mark);
     const store = await openStore(dataDir, recordingLogger());
     expect(await store.get('SELECT count(*) AS n FROM items')).toEqual({ n: 200 });
@@ -121,7 +105,7 @@ describe('the mark', () => {
   });
 
   it('refuses an unreadable mark', async () => {
-    const { dataDir, layout } = await storeWithHistory();
+    const { dataDir, layout } = await storeWithHistory('store-mark-');
     writeFileSync(layout.mark, '{"version":');
     expect((await refusal(dataDir)).message).toContain(`${layout.mark} is unreadable`);
   });

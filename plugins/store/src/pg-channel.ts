@@ -35,6 +35,8 @@ export class PgChannel {
   private reconnectTimer: NodeJS.Timeout | undefined;
   /** Set while a stored message is being read: later ones wait for it. */
   private reading: Promise<void> | undefined;
+  /** The last send: the next waits for it. */
+  private sending: Promise<void> = Promise.resolve();
   private readonly cleanup: NodeJS.Timeout;
 
   private constructor(private readonly options: PgChannelOptions) {
@@ -56,8 +58,18 @@ export class PgChannel {
     return channel;
   }
 
-  /** Sends `payload` to every listener of the channel (this process's too); resolves once sent. */
-  async send(payload: string): Promise<void> {
+  /**
+   * Sends `payload` to every listener of the channel (this process's too); resolves once sent.
+   * Sends go one after the other: two NOTIFYs on two pooled connections (or a stored message's
+   * INSERT before its NOTIFY) could otherwise reach the server out of order.
+   */
+  send(payload: string): Promise<void> {
+    const sent = this.sending.then(() => this.sendNow(payload));
+    this.sending = sent.catch(() => undefined);
+    return sent;
+  }
+
+  private async sendNow(payload: string): Promise<void> {
     const { store, name } = this.options;
     let text = payload;
     if (Buffer.byteLength(payload) > MAX_NOTIFY_BYTES) {

@@ -38,6 +38,16 @@ describe.skipIf(!postgresReachable())('masters sharing a PostgreSQL store', () =
   it('carries messages to the others only, in order, long ones by reference, and answers requests', async () => {
     const a = await master();
     const b = await master();
+    b.cluster.handle<{ n: number }, number>('double', ({ n }) => n * 2);
+    b.cluster.handle('refuse', () => {
+      throw new Error('no');
+    });
+    b.cluster.handle('who-asks', (_payload, from) => from);
+    await expect(a.cluster.request(b.cluster.masterId, 'double', { n: 21 })).resolves.toBe(42);
+    await expect(a.cluster.request(b.cluster.masterId, 'who-asks', {})).resolves.toBe(a.cluster.masterId);
+    await expect(a.cluster.request(b.cluster.masterId, 'refuse', {})).rejects.toThrow('no');
+    await expect(a.cluster.request(b.cluster.masterId, 'unknown', {})).rejects.toThrow(/no handler .* unknown/);
+    // A request is answered after B's hello (one sender's messages keep their order): A knows B is there.
     const heard: { message: unknown; from: string }[] = [];
     const ownHeard: unknown[] = [];
     b.cluster.subscribe('t', (message, from) => heard.push({ message, from }));
@@ -52,18 +62,42 @@ describe.skipIf(!postgresReachable())('masters sharing a PostgreSQL store', () =
     expect(heard.every((h) => h.from === a.cluster.masterId)).toBe(true);
     expect(ownHeard).toEqual([]);
 
-    b.cluster.handle<{ n: number }, number>('double', ({ n }) => n * 2);
-    b.cluster.handle('refuse', () => {
-      throw new Error('no');
-    });
-    b.cluster.handle('who-asks', (_payload, from) => from);
-    await expect(a.cluster.request(b.cluster.masterId, 'double', { n: 21 })).resolves.toBe(42);
-    await expect(a.cluster.request(b.cluster.masterId, 'who-asks', {})).resolves.toBe(a.cluster.masterId);
-    await expect(a.cluster.request(b.cluster.masterId, 'refuse', {})).rejects.toThrow('no');
-    await expect(a.cluster.request(b.cluster.masterId, 'unknown', {})).rejects.toThrow(/no handler .* unknown/);
     expect((await a.cluster.masters()).map((m) => m.id).sort()).toEqual(
       [a.cluster.masterId, b.cluster.masterId].sort(),
     );
+  }, 60_000);
+
+  it('sends nothing to all while alone, and to a newcomer from its hello on', async () => {
+    const lone = createTestDatabase('pg_cluster_lone');
+    const stores: PostgresStore[] = [];
+    try {
+      const join = async () => {
+        const store = await PostgresStore.open({ url: lone.url }, recordingLogger());
+        stores.push(store);
+        const cluster = new PgCluster(store, {
+          leaseTimeoutMs: 60_000,
+          heartbeatMs: 60_000,
+          address: () => '127.0.0.1:1',
+          logger: recordingLogger(),
+        });
+        await cluster.join();
+        return cluster;
+      };
+      const first = await join();
+      const long = 'y'.repeat(MAX_NOTIFY_BYTES * 2);
+      first.publish('t', long);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      // A long message would have left its row: none, nothing was sent.
+      expect(lone.psql('SELECT count(*) FROM _store_messages').trim()).toBe('0');
+      const second = await join();
+      const heard: unknown[] = [];
+      second.subscribe('t', (message) => heard.push(message));
+      await expect.poll(() => (first.publish('t', long), heard.length), { timeout: 20_000 }).toBeGreaterThan(0);
+      expect(heard[0]).toBe(long);
+    } finally {
+      for (const store of stores) await store.close().catch(() => undefined);
+      lone.drop();
+    }
   }, 60_000);
 
   it('claims a dead master once among the survivors and tells only the claimer; a request to it is a 503 naming it', async () => {

@@ -67,6 +67,11 @@ export class PgCluster implements Cluster {
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private declaredDead = false;
+  /**
+   * Live masters besides this one, as of the last heartbeat (or a newcomer's hello): with none,
+   * what is published to all goes nowhere and costs no NOTIFY (one master on PostgreSQL).
+   */
+  private peers = 0;
 
   constructor(
     private readonly store: PostgresStore,
@@ -83,8 +88,16 @@ export class PgCluster implements Cluster {
   async join(): Promise<void> {
     await this.store.migrate(CLUSTER_OWNER, CLUSTER_MIGRATIONS);
     await this.heartbeat();
+    this.messages.subscribe('cluster.hello', () => {
+      this.peers = Math.max(this.peers, 1);
+    });
     this.channel = await this.store.openChannel(CLUSTER_CHANNEL, (text) => this.messages.received(text));
-    this.options.logger.info(`master ${this.masterId} joined the masters sharing the store`);
+    this.peers = await this.countPeers();
+    // The others send to this master from now on, not from their next heartbeat.
+    this.messages.publish('cluster.hello', null);
+    this.options.logger.info(
+      `master ${this.masterId} joined the masters sharing the store (${this.peers} other(s) alive)`,
+    );
   }
 
   /** Heartbeats and looks for dead masters every `heartbeatMs`, the first look now. */
@@ -137,6 +150,7 @@ export class PgCluster implements Cluster {
   }
 
   publish(topic: string, message: unknown, options: { to?: string } = {}): void {
+    if (options.to === undefined && this.peers === 0) return;
     this.messages.publish(topic, message, options.to);
   }
 
@@ -162,10 +176,19 @@ export class PgCluster implements Cluster {
   private async beat(): Promise<void> {
     try {
       await this.heartbeat();
+      this.peers = await this.countPeers();
       await this.claimDead();
     } catch (error) {
       this.options.logger.warn(`master ${this.masterId}: heartbeat failed: ${(error as Error).message}`);
     }
+  }
+
+  private async countPeers(): Promise<number> {
+    const row = await this.store.get<{ n: number }>(
+      `SELECT count(*) AS n FROM cluster_masters WHERE claimed_by IS NULL AND id <> ? AND last_seen_ms >= ${NOW_MS} - ?`,
+      [this.masterId, this.options.leaseTimeoutMs],
+    );
+    return row?.n ?? 0;
   }
 
   private async heartbeat(): Promise<void> {

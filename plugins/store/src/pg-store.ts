@@ -34,6 +34,11 @@ export interface PostgresStoreOptions {
   ca?: string;
   /** Opened only to look (`runner doctor`): creates nothing, not even the migrations table. */
   readOnly?: boolean;
+  /**
+   * Told the reason when PostgreSQL stops answering and null once a query succeeds again (health
+   * says degraded meanwhile: HttpRouter.reportCondition). Public, so it names no address.
+   */
+  onCondition?: (reason: string | null) => void;
 }
 
 const DEFAULTS = { poolSize: 10, statementTimeoutMs: 30_000, connectTimeoutMs: 10_000 };
@@ -93,6 +98,7 @@ export class PostgresStore implements Store {
     /** The URL without its password. */
     readonly location: string,
     private readonly logger: Logger,
+    private readonly onCondition?: (reason: string | null) => void,
   ) {
     this.retention = new RetentionRunner(logger);
   }
@@ -111,7 +117,7 @@ export class PostgresStore implements Store {
       },
     };
     const pool = new pg.Pool({ ...connection, max: settings.poolSize });
-    const store = new PostgresStore(pool, connection, redactUrl(options.url), logger);
+    const store = new PostgresStore(pool, connection, redactUrl(options.url), logger, options.onCondition);
     // An idle connection the server closed (a restart): the pool drops it and opens another on
     // the next query. Without a listener the error would end the process.
     pool.on('error', (error) => logger.warn(`PostgreSQL at ${store.location}: ${error.message}; reconnecting`));
@@ -139,16 +145,29 @@ export class PostgresStore implements Store {
     const text = numberedPlaceholders(sql).sql;
     const values = bound(params, sql);
     try {
-      return await (client ?? this.pool).query(text, values);
+      const result = await (client ?? this.pool).query(text, values);
+      if (this.unavailable) this.setUnavailable(false);
+      return result;
     } catch (error) {
       throw this.failure(error, sql);
     }
+  }
+
+  /** Whether the last query found PostgreSQL away; reported once per change, not per query. */
+  private unavailable = false;
+
+  private setUnavailable(away: boolean): void {
+    this.unavailable = away;
+    this.onCondition?.(away ? 'PostgreSQL does not answer: writes and reads of the store fail until it is back' : null);
+    if (away) this.logger.error(`PostgreSQL at ${this.location} does not answer; retrying on every request`);
+    else this.logger.info(`PostgreSQL at ${this.location} answers again`);
   }
 
   private failure(error: unknown, sql: string): RunnerError {
     if (error instanceof RunnerError) return error;
     const message = (error as Error).message ?? String(error);
     if (isUnavailable(error)) {
+      if (!this.unavailable) this.setUnavailable(true);
       return new RunnerError(
         'store_unavailable',
         `PostgreSQL at ${this.location} is unavailable (${message}); the master retries on the next request`,

@@ -1,4 +1,4 @@
-import { access, mkdir, readFile } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { BindParams, Database } from 'sql.js';
@@ -16,7 +16,7 @@ import {
 } from '@runner/plugin-sdk';
 import { checkBackupOutput } from './backup-output.js';
 import { DEFAULT_SNAPSHOT_JOURNAL_BYTES } from './config.js';
-import { fsyncDir, removeIfExists, replaceFileAtomically } from './durable-fs.js';
+import { fsyncDir, readFileIfExists, removeIfExists, replaceFileAtomically } from './durable-fs.js';
 import {
   DISK_FULL_CONDITION,
   isOutOfSpace,
@@ -116,15 +116,6 @@ function readError(error: unknown, sql: string): RunnerError {
   return sqlError(error, sql);
 }
 
-async function readIfExists(path: string): Promise<Buffer | null> {
-  try {
-    return await readFile(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-}
-
 async function exists(path: string): Promise<boolean> {
   return access(path).then(
     () => true,
@@ -154,6 +145,8 @@ class SqlStore implements OpenedStore {
   private openTransaction: OpenTransaction | undefined;
   /** The snapshot on disk as the mark records it (null before the first). */
   private markedSnapshot: MarkedSnapshot | null = null;
+  /** A snapshot being installed: every mark names it until the one after its rename. */
+  private pendingSnapshot: MarkedSnapshot | undefined;
   /** The acknowledged sequence the last mark written holds. */
   private markedSeq = -1;
   private marks: Promise<void> = Promise.resolve();
@@ -196,7 +189,7 @@ class SqlStore implements OpenedStore {
     }
     const started = performance.now();
     const SQL = await loadSqlJs();
-    const image = await readIfExists(layout.snapshot);
+    const image = await readFileIfExists(layout.snapshot);
     const mark = await readMark(layout);
     const snapshotSum = checkSnapshot(layout, image, mark);
     if (image !== null && !hasSqliteHeader(image)) {
@@ -466,13 +459,14 @@ class SqlStore implements OpenedStore {
   }
 
   /**
-   * Queues a mark of the store as it is when its turn comes: the marked snapshot, `pending` (a
-   * snapshot about to be installed), and the last record on disk. A failure is logged once (the
-   * next mark tries again); it never fails a write.
+   * Queues a mark of the store as it is when its turn comes: the marked snapshot, the one being
+   * installed, and the last record on disk. A failure is logged once (the next mark tries again);
+   * it never fails a write, but fails a snapshot that needs its mark before the rename.
    */
-  private writeMarkNow(pending?: MarkedSnapshot): Promise<void> {
+  private writeMarkNow(): Promise<void> {
     const next = this.marks.then(async () => {
       const ackedSeq = this.writer.durableSeq;
+      const pending = this.pendingSnapshot;
       try {
         await writeMark(this.layout, {
           version: 1,
@@ -554,11 +548,14 @@ class SqlStore implements OpenedStore {
     const switched = this.writer.switchTo({ fd, path, generation, size: 0 });
     switched.catch(() => undefined);
 
-    // The mark names the new image before it replaces the old one: a crash between the rename and
-    // the next mark leaves a snapshot that start-up recognises as pending, not as damage.
-    await this.writeMarkNow(marked);
+    // The marks name the new image before it replaces the old one, until one names it as the
+    // snapshot: a crash in between leaves an image start-up recognises as pending, not as damage.
+    // After a failure the image stays named as pending: the rename may have happened.
+    this.pendingSnapshot = marked;
+    await this.writeMarkNow();
     await replaceFileAtomically(this.layout.snapshot, image, this.layout.snapshotTemp);
     this.markedSnapshot = marked;
+    this.pendingSnapshot = undefined;
     await this.writeMarkNow();
     this.snapshotSeq = seq;
     this.snapshotBytes = image.length;

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { fakeCheckScript, fakeTemplateVariables } from '../test-fixtures/hooks.js';
+import { fakeCheckScript, fakeTemplateVariables } from '../test-fixtures/checkers.js';
 import { parseWorkflow, validateWorkflow } from './parse.js';
 import type { ParseWorkflowOptions, WorkflowProblem } from './types.js';
 
@@ -228,8 +228,8 @@ describe('template variables', () => {
     ]);
   });
 
-  it('gives the hook the engine and reads Go template paths', () => {
-    const hook = vi.fn(() => [
+  it('gives the checker the engine and reads Go template paths', () => {
+    const checker = vi.fn(() => [
       { path: '.vars.app', line: 1, column: 4 },
       { path: '.vars.nope', line: 1, column: 20 },
       { path: '$x', line: 1, column: 30 },
@@ -243,14 +243,14 @@ describe('template variables', () => {
       '    when: "{{ .vars.app }} {{ .vars.nope }} {{ $x }}"',
       '    exec: { script: x }',
     );
-    expect(check(text, { templateVariables: hook }).problems).toEqual([
+    expect(check(text, { templateVariables: checker }).problems).toEqual([
       '6:31 tasks[0].when | tasks[0].when: "vars.nope" is not declared in vars (declared: app)',
     ]);
-    expect(hook).toHaveBeenCalledWith('{{ .vars.app }} {{ .vars.nope }} {{ $x }}', 'go');
+    expect(checker).toHaveBeenCalledWith('{{ .vars.app }} {{ .vars.nope }} {{ $x }}', 'go');
   });
 
-  it('calls the hook only for strings holding a template', () => {
-    const hook = vi.fn(fakeTemplateVariables);
+  it('calls the checker only for strings holding a template', () => {
+    const checker = vi.fn(fakeTemplateVariables);
     const text = yaml(
       'version: "1"',
       'tasks:',
@@ -259,11 +259,11 @@ describe('template variables', () => {
       '    delegate_to: [web-1, "{{ values.host }}"]',
       '    exec: { script: return true }',
     );
-    check(text, { templateVariables: hook });
-    expect(hook.mock.calls).toEqual([['{{ values.host }}', 'jinja']]);
+    check(text, { templateVariables: checker });
+    expect(checker.mock.calls).toEqual([['{{ values.host }}', 'jinja']]);
   });
 
-  it('reports a template error the hook throws with a line, and lets other throws through', () => {
+  it('reports a template error the checker throws with a line, and lets other throws through', () => {
     const text = yaml(
       'version: "1"',
       'tasks:',
@@ -281,12 +281,12 @@ describe('template variables', () => {
       '7:12 tasks[0].exec.script | tasks[0].exec.script: template error: expected variable end',
     ]);
     const crash = () => {
-      throw new TypeError('hook bug');
+      throw new TypeError('checker bug');
     };
-    expect(() => check(text, { templateVariables: crash })).toThrow('hook bug');
+    expect(() => check(text, { templateVariables: crash })).toThrow('checker bug');
   });
 
-  it('skips template checks without a hook', () => {
+  it('skips template checks without a checker', () => {
     const text = yaml('version: "1"', 'tasks:', '  - { name: a, exec: { script: "{{ nonsense }}" } }');
     expect(check(text).problems).toEqual([]);
   });
@@ -310,16 +310,19 @@ describe('script check', () => {
     ]);
   });
 
-  it('gives the hook the script with templates masked, and the task name', () => {
-    const hook = vi.fn(() => undefined);
+  it('gives the checker the script with templates masked, and the task name', () => {
+    const checker = vi.fn(() => undefined);
     const text = wf(
       '    exec:',
       '      script: |',
       '        local n = {{ vars.n }}',
       '        {% if x %}f(){% endif %}',
     );
-    check(text, { checkScript: hook });
-    expect(hook).toHaveBeenCalledWith(`local n = _${' '.repeat(11)}\n${' '.repeat(10)}f()${' '.repeat(11)}\n`, 'build');
+    check(text, { checkScript: checker });
+    expect(checker).toHaveBeenCalledWith(
+      `local n = _${' '.repeat(11)}\n${' '.repeat(10)}f()${' '.repeat(11)}\n`,
+      'build',
+    );
   });
 
   it('keeps positions after masked templates', () => {

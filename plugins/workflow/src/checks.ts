@@ -5,7 +5,7 @@ import type { TaskDraft, WorkflowDraft } from './schema.js';
 import { ScalarLocator } from './source-map.js';
 import { closest, didYouMean } from '@runner/plugin-sdk';
 import { hasTemplateTag, maskTemplates, splitVariablePath } from './template-syntax.js';
-import type { ScriptCheckHook, TemplateVariablesHook } from './types.js';
+import type { ScriptChecker, TemplateVariablesReader } from './types.js';
 
 /** The first task of each name: a duplicate is reported, and graph checks use the first. */
 function firstByName(draft: WorkflowDraft): Map<string, TaskDraft> {
@@ -57,7 +57,7 @@ function positioned(error: unknown): { line: number; column?: number; message: s
  * task is an error (it can never work), a known one that is not a dependency a warning (it works
  * only when file order happens to run it first).
  */
-export function checkTemplates(r: Reader, draft: WorkflowDraft, hook: TemplateVariablesHook | undefined): void {
+export function checkTemplates(r: Reader, draft: WorkflowDraft, hook: TemplateVariablesReader | undefined): void {
   if (!hook) return;
   const declared = Object.keys(draft.vars);
   const first = firstByName(draft);
@@ -129,7 +129,7 @@ export function checkTemplates(r: Reader, draft: WorkflowDraft, hook: TemplateVa
 }
 
 /** Runs the Lua syntax check on every script, with template tags masked, at the file's lines. */
-export function checkScripts(r: Reader, draft: WorkflowDraft, hook: ScriptCheckHook | undefined): void {
+export function checkScripts(r: Reader, draft: WorkflowDraft, hook: ScriptChecker | undefined): void {
   if (!hook) return;
   for (const task of draft.tasks) {
     if (!task.script) continue;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fakeCheckScript, fakeTemplateVariables } from '../test-fixtures/hooks.js';
+import { fakeCheckScript, fakeTemplateVariables } from '../test-fixtures/checkers.js';
 import { WorkflowValidationError } from '@runner/plugin-sdk';
 import { selectGroup, topologicalOrder } from './graph.js';
 import { applyOverrides } from './overrides.js';

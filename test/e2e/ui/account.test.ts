@@ -16,10 +16,14 @@ beforeAll(async () => {
 });
 
 /** The master's answer to a call as a user by their password (Basic), status and body. */
-async function callAs(user: string, password: string, method: string, path: string) {
+async function callAs(user: string, password: string, method: string, path: string, body?: unknown) {
   const response = await fetch(`${ui.master.origin}/api/v1${path}`, {
     method,
-    headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` },
+    headers: {
+      authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, body: await response.text() };
 }
@@ -104,8 +108,10 @@ describe('the Settings tabs', () => {
   });
 
   it('filters the audit log by actor, event and time, kept in the URL across a reload', async () => {
-    // Records of two actors: sam's own login check and the test's user additions (the local credential).
-    expect((await callAs('sam', 'sams-own-password-1', 'GET', '/auth/me')).status).toBe(200);
+    // Records of two actors: sam's own change (a token) and the test's user additions (the local credential).
+    expect(
+      (await callAs('sam', 'sams-own-password-1', 'POST', '/auth/tokens', { name: 'sams', role: 'viewer' })).status,
+    ).toBe(201);
     const { page, problems } = await ui.open('/settings?tab=audit');
     const table = page.getByRole('table', { name: 'Audit records' });
     await table.getByRole('row').nth(1).waitFor();
@@ -132,6 +138,44 @@ describe('the Settings tabs', () => {
     await page.getByLabel('Actor').fill('nobody-did-this');
     await page.getByRole('heading', { name: 'No audit record matches these filters' }).waitFor();
     expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('shows the master’s validation error at the field it names, in the user and token forms', async () => {
+    const { page, problems: seen } = await ui.open('/settings?tab=users');
+    const users = page.getByRole('form', { name: 'Add a user' });
+    await users.getByLabel('User name').fill('no spaces allowed');
+    await users.getByRole('button', { name: 'Add user' }).click();
+    const nameError = users.locator('#user-name-error');
+    await nameError.getByText('is not valid').waitFor();
+    expect(await users.getByLabel('User name').getAttribute('aria-invalid')).toBe('true');
+    await users.getByLabel('User name').fill('quinn');
+    await users.getByLabel('Password (empty: generated)').fill('short');
+    await users.getByRole('button', { name: 'Add user' }).click();
+    await users
+      .locator('#user-password-error')
+      .getByText(/^password: /)
+      .waitFor();
+    // The name is fine now: its error is gone, and nothing was added.
+    expect(await nameError.count()).toBe(0);
+    expect(await users.getByLabel('User name').getAttribute('aria-invalid')).toBe('false');
+    expect(await looks(page, 'settings-user-form-error', { show: users })).toEqual([]);
+    await page.getByRole('tab', { name: 'API tokens' }).click();
+    const tokens = page.getByRole('form', { name: 'Create an API token' });
+    await tokens.getByLabel('Name').fill('ci-later');
+    await tokens.getByLabel('Expires after').fill('whenever');
+    await tokens.getByRole('button', { name: 'Create token' }).click();
+    await tokens
+      .locator('#token-expires-error')
+      .getByText(/^expires: /)
+      .waitFor();
+    expect(await tokens.getByLabel('Expires after').getAttribute('aria-invalid')).toBe('true');
+    // The refusals were the master's (400s), nothing else went wrong.
+    // The refusals were the master's 400s (the browser logs each), nothing else went wrong.
+    const expected = (p: string) =>
+      /HTTP 400: POST .*\/api\/v1\/(users|auth\/tokens)$/.test(p) || p.includes('status of 400 (Bad Request)');
+    expect(seen.filter((p) => !expected(p))).toEqual([]);
+    expect(seen.filter((p) => p.startsWith('HTTP 400'))).toHaveLength(3);
     await page.context().close();
   });
 

@@ -67,11 +67,12 @@ export class Fleet {
   }
 
   async stop(): Promise<void> {
-    for (const child of this.children) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    }
-    await sleep(200);
-    for (const child of this.children) {
+    const running = this.children.filter((child) => child.exitCode === null && child.signalCode === null);
+    for (const child of running) child.kill('SIGTERM');
+    // 200 ms to end on their own (most take less), then killed.
+    const exited = running.map((child) => new Promise((resolve) => child.once('exit', resolve)));
+    await Promise.race([Promise.all(exited), sleep(200)]);
+    for (const child of running) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   }

@@ -124,7 +124,7 @@ describe('the web UI with a real master', () => {
   });
 
   it('lets an ui.admin add a user and create an API token, shown once, that works', async () => {
-    const { page, problems } = await open(ui.admin, '/settings');
+    const { page, problems } = await open(ui.admin, '/settings?tab=users');
     const users = page.getByRole('form', { name: 'Add a user' });
     await users.getByLabel('User name').fill('otto');
     await users.getByLabel('Role').selectOption('operator');
@@ -137,6 +137,7 @@ describe('the web UI with a real master', () => {
     });
     expect(await otto.json()).toMatchObject({ name: 'otto', role: 'operator' });
 
+    await page.getByRole('tab', { name: 'API tokens' }).click();
     const tokens = page.getByRole('form', { name: 'Create an API token' });
     await tokens.getByLabel('Name').fill('ci-deploy');
     await tokens.getByRole('button', { name: 'Create token' }).click();

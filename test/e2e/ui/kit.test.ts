@@ -220,6 +220,86 @@ describe('the list view on executions', () => {
     expect(problems).toEqual([]);
     await page.context().close();
   }, 240_000);
+
+  it('charts runs over time by outcome, and filters by trigger, user and agent in the URL', async () => {
+    const onAgent = await apiCall<{ id: string }>(ui.master, 'POST', '/workflows/run', {
+      content: 'version: "1.0"\ntasks:\n  - name: there\n    exec: { script: "return true" }\n',
+      workflow_name: 'kit-on-agent',
+      delegate_to: ['ctl-1'],
+      trigger: 'cli',
+    });
+    await expect
+      .poll(async () => (await apiCall<{ status: string }>(ui.master, 'GET', `/executions/${onAgent.id}`)).status)
+      .toBe('succeeded');
+    // What the chart must say: the runs of the last day by outcome, as the list counts them.
+    const since = new Date(Date.now() - 86400_000).toISOString();
+    const want: Record<string, number> = {};
+    for (const status of ['succeeded', 'failed', 'cancelled'])
+      want[status] = (
+        await apiCall<{ total: number }>(ui.master, 'GET', `/executions?status=${status}&since=${since}&limit=0`)
+      ).total;
+    expect(want.cancelled).toBeGreaterThanOrEqual(2);
+
+    const { page, problems } = await ui.open('/executions');
+    const chart = page.getByRole('region', { name: 'Runs over time' });
+    const legend = chart.locator('figcaption');
+    for (const [status, n] of Object.entries(want)) await legend.getByText(`${status} ${n}`).waitFor();
+    // The bars are drawn in the legend's colours.
+    for (const status of ['succeeded', 'cancelled']) {
+      const key = await legend
+        .locator(`[data-series="${status}"]`)
+        .evaluate((e) => (e as { style: { background: string } }).style.background);
+      const bar = await chart
+        .locator(`.bars [data-series="${status}"]`)
+        .first()
+        .evaluate((e) => (e as { style: { background: string } }).style.background);
+      expect(bar).toBe(key);
+    }
+    expect(await looks(page, 'kit-executions-chart', { show: chart })).toEqual([]);
+
+    await page.getByLabel('Trigger').selectOption('cli');
+    await page.waitForURL((url) => url.searchParams.get('trigger') === 'cli');
+    const workflows = () => page.locator('tbody td[data-label="Workflow"] a').allTextContents();
+    await expect.poll(workflows).toEqual(['kit-on-agent']);
+    await legend.getByText('succeeded 1').waitFor();
+    await page.getByLabel('Trigger').selectOption('');
+    await page.getByLabel('Agent').fill('ctl-1');
+    await page.waitForURL((url) => url.searchParams.get('agent') === 'ctl-1' && !url.searchParams.has('trigger'));
+    await expect.poll(workflows).toEqual(['kit-on-agent']);
+    await page.reload();
+    expect(await page.getByLabel('Agent').inputValue()).toBe('ctl-1');
+    await expect.poll(workflows).toEqual(['kit-on-agent']);
+    await page.getByLabel('User').fill('nobody-started-this');
+    await page.waitForURL((url) => url.searchParams.get('user') === 'nobody-started-this');
+    await page.getByRole('heading', { name: 'No execution matches these filters' }).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('the dashboard', () => {
+  it('keeps its charts’ recent samples across a reload, and counts cancelled runs in the 24 h figures', async () => {
+    const { page, problems } = await ui.open('/');
+    const charts = page.getByRole('region', { name: 'Master resources' });
+    await charts.locator('canvas').first().waitFor();
+    const first = () => charts.getAttribute('data-first-sample');
+    await expect.poll(first).toMatch(/^\d+$/);
+    const before = await first();
+    await page.reload();
+    await charts.locator('canvas').first().waitFor();
+    // The same oldest sample: a tab reloaded without them would start from a new one.
+    expect(await first()).toBe(before);
+    const cancelled = (
+      await apiCall<{ total: number }>(
+        ui.master,
+        'GET',
+        `/executions?status=cancelled&since=${new Date(Date.now() - 86400_000).toISOString()}&limit=0`,
+      )
+    ).total;
+    await page.getByText(new RegExp(`· ${cancelled} cancelled`)).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 });
 
 describe('addresses without a page', () => {

@@ -1,13 +1,14 @@
 // After an install: waits until the master lists the agent, through the master client.
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  callRoute,
   createMasterClient,
   findMaster,
   RunnerError,
   isRunnerError,
-  type Agent,
   type CommandContext,
 } from '@runner/plugin-sdk';
+import { getAgentsName } from '../api.js';
 import type { Plan } from './install-plan.js';
 
 /**
@@ -40,9 +41,7 @@ export async function waitForRegistration(
   let last = 'not registered yet';
   while (Date.now() < deadline) {
     try {
-      const agent = await client.call<Agent>('GET', `/agents/${encodeURIComponent(name)}`, {
-        timeoutMs: 5000,
-      });
+      const agent = await callRoute(client, getAgentsName, { params: { name }, timeoutMs: 5000 });
       const sinceStart = (Date.now() - startedAt) / 1000;
       if (agent.status === 'offline') last = `known to the master but offline (last heartbeat ${agent.last_heartbeat})`;
       else if (agent.uptime > sinceStart + 5)

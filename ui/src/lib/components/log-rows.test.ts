@@ -7,6 +7,13 @@ describe('the rows of a virtualised log', () => {
     expect(layoutRows([], 20)).toEqual([0]);
   });
 
+  it('wraps a text line longer than a row holds, and puts extra rows before each message', () => {
+    // 10 characters a row: 25 characters take 3 rows, "short\n" + 12 take 1 + 2.
+    expect(layoutRows(['x'.repeat(25), `short\n${'y'.repeat(12)}`, 'z'.repeat(10)], 20, 10)).toEqual([0, 60, 120, 140]);
+    // On a phone the time and level take a row above each message.
+    expect(layoutRows(['a', 'x'.repeat(11)], 20, 10, 1)).toEqual([0, 40, 100]);
+  });
+
   it('finds the line at a height, inside a tall message too', () => {
     const tops = layoutRows(['a', 'b\nb', 'c'], 20);
     expect(lineAt(tops, 0)).toBe(0);

@@ -4,6 +4,7 @@ import type { paths } from '$lib/api/schema';
 type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
 export type LogPage = Json<paths['/api/v1/executions/{id}/log']['get']['responses'][200]>;
 type PageLine = LogPage['lines'][number];
+type LogLevel = NonNullable<NonNullable<paths['/api/v1/executions/{id}/log']['get']['parameters']['query']>['level']>;
 
 /** One line of a run's log as the log viewer shows it (fields after the message). */
 export interface RunLogLine {
@@ -41,7 +42,7 @@ export class RunLog {
   agents = $state.raw<string[]>([]);
   error = $state<unknown>();
   loaded = $state(false);
-  private filter: { task?: string; agent?: string; q?: string } = {};
+  private filter: { task?: string; agent?: string; q?: string; level?: LogLevel } = {};
   private source: EventSource | undefined;
   private ended: (() => void) | undefined;
   /** Answers to requests made before the latest filter change are dropped. */
@@ -152,9 +153,14 @@ export class RunLog {
     return added.length;
   }
 
-  /** Search and task/agent filters, applied by the server; the tail of what matches is read. */
-  setFilter(q: string, task: string, agent: string): void {
-    this.filter = { ...(q ? { q } : {}), ...(task ? { task } : {}), ...(agent ? { agent } : {}) };
+  /** Search, task, agent and level filters, applied by the server; the tail of what matches is read. */
+  setFilter(q: string, task: string, agent: string, level = ''): void {
+    this.filter = {
+      ...(q ? { q } : {}),
+      ...(task ? { task } : {}),
+      ...(agent ? { agent } : {}),
+      ...(level ? { level: level as LogLevel } : {}),
+    };
     this.generation++;
     // A followed run's stream is opened again with the new filters; its `ready` reads the tail.
     if (this.source) this.follow(this.ended);

@@ -23,6 +23,28 @@ export interface Activity {
 
 /** 10 minutes of 5-second samples. */
 const MAX_SAMPLES = 120;
+/** Where the samples outlive a reload of the tab (the master keeps no history of them). */
+const KEPT = 'runner.system.samples';
+const KEPT_MS = 10 * 60_000;
+
+/** The samples this tab saw before a reload, the last ten minutes of them. */
+function keptSamples(): Sample[] {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(KEPT) ?? '[]') as Sample[];
+    const since = Date.now() - KEPT_MS;
+    return Array.isArray(kept) ? kept.filter((s) => typeof s?.at === 'number' && s.at >= since && s.metrics) : [];
+  } catch {
+    return [];
+  }
+}
+
+function keepSamples(samples: Sample[]): void {
+  try {
+    sessionStorage.setItem(KEPT, JSON.stringify(samples));
+  } catch {
+    // Storage full or refused: the charts start again after a reload, as they did.
+  }
+}
 const MAX_ACTIVITY = 50;
 
 /**
@@ -31,13 +53,14 @@ const MAX_ACTIVITY = 50;
  * feed of workflow and agent events.
  */
 class SystemState {
-  samples = $state<Sample[]>([]);
+  samples = $state<Sample[]>(keptSamples());
   alerts = $state<SystemAlert[]>([]);
   activity = $state<Activity[]>([]);
 
   constructor() {
     live.on('system_metrics', (m) => {
       this.samples = [...this.samples.slice(-(MAX_SAMPLES - 1)), { at: at(m), metrics: m.data }];
+      keepSamples(this.samples);
     });
     live.on('system_alert', (m) => this.setAlert(m.data as SystemAlert));
     // Inside the desktop app a failed run raises a native notification.
@@ -59,7 +82,10 @@ class SystemState {
 
   /** A first sample from GET /dashboard, so charts do not start empty. */
   seed(metrics: SystemMetrics | null | undefined): void {
-    if (metrics && this.samples.length === 0) this.samples = [{ at: Date.now(), metrics }];
+    if (metrics && this.samples.length === 0) {
+      this.samples = [{ at: Date.now(), metrics }];
+      keepSamples(this.samples);
+    }
   }
 
   private setAlert(alert: SystemAlert): void {

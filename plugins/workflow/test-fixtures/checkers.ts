@@ -1,6 +1,6 @@
-// Stand-ins for the hooks the Lua runtime and template plugins provide, so that this plugin's
+// Stand-ins for the checkers the Lua runtime and template plugins provide, so that this plugin's
 // tests need neither. They do real (if small) work: positions come from the text they are given.
-import type { ScriptCheckHook, TemplateVariableUse, TemplateVariablesHook } from '../src/types.js';
+import type { ScriptChecker, TemplateVariableUse, TemplateVariablesReader } from '../src/types.js';
 
 const KEYWORDS = new Set([
   'and',
@@ -36,7 +36,7 @@ const KEYWORDS = new Set([
 ]);
 
 /** Reports the first line holding `@@` as a Lua syntax error, as fengari would word it. */
-export const fakeCheckScript: ScriptCheckHook = (source) => {
+export const fakeCheckScript: ScriptChecker = (source) => {
   const lines = source.split('\n');
   const at = lines.findIndex((l) => l.includes('@@'));
   return at < 0 ? undefined : { line: at + 1, message: "unexpected symbol near '@'" };
@@ -46,7 +46,7 @@ export const fakeCheckScript: ScriptCheckHook = (source) => {
  * Free variables of `{{ }}` and `{% %}` tags: dotted names outside string literals, not after a
  * `|` (filters) and not keywords; `{% for x in ... %}` makes `x` local to the template.
  */
-export const fakeTemplateVariables: TemplateVariablesHook = (source) => {
+export const fakeTemplateVariables: TemplateVariablesReader = (source) => {
   const uses: TemplateVariableUse[] = [];
   const locals = new Set<string>();
   const tag = /\{\{-?([\s\S]*?)-?\}\}|\{%-?([\s\S]*?)-?%\}/g;

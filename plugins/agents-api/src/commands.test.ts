@@ -8,9 +8,9 @@ import { PassThrough } from 'node:stream';
 import type { CommandContext, CommandInput, RunnerError } from '@runner/plugin-sdk';
 import { staticConfig } from '@runner/plugin-sdk/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FakeRegistry, fakeAgent, fakeMetrics } from '../fake-registry.js';
-import { startTestMaster, type TestMaster } from '../test-master.js';
-import { agentCommand } from '../commands.js';
+import { FakeRegistry, fakeAgent, fakeMetrics } from './fake-registry.js';
+import { startTestMaster, type TestMaster } from './test-master.js';
+import { agentCommand } from './commands.js';
 
 // The subcommands as the CLI runs them (built by resourceCommand from the routes).
 type Run = (input: CommandInput, ctx: CommandContext) => Promise<number | void>;
