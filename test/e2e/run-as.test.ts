@@ -259,34 +259,55 @@ describe.skipIf(!isRoot)('a master that is not root', () => {
     child.stderr?.on('data', (d: Buffer) => (child.output.stderr += d.toString()));
     children.push(child);
     const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 30_000);
-    const headers = { 'content-type': 'application/json', ...localAuth(dataDir) };
-    const content = [
-      'version: "1.0"',
-      'tasks:',
-      '  - name: pure',
-      '    exec: { script: "return true, \'fine\'" }',
-      '  - name: touch',
-      '    depends_on: [pure]',
-      '    exec: { script: "exec.run(\'true\')" }',
-    ].join('\n');
-    const started = await fetch(`http://${address}/api/v1/workflows/run`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ workflow_name: 'refused', content }),
-    });
-    const { id } = (await started.json()) as { id: string };
-    let run: { status: string; tasks: Task[] } = { status: 'running', tasks: [] };
-    for (let i = 0; i < 300 && run.status === 'running'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      run = (await (await fetch(`http://${address}/api/v1/executions/${id}`, { headers })).json()) as typeof run;
-    }
-    const by = Object.fromEntries(run.tasks.map((t) => [t.name, t]));
+    const by = await runOn(address, dataDir, 'refused', PURE_THEN_COMMAND('touch'));
     expect(by.pure).toMatchObject({ status: 'succeeded', message: 'fine' });
     expect(by.touch.status).toBe('failed');
     expect(by.touch.message).toMatch(/local tasks with side effects are refused: the master runs as \S+, not root/);
     expect(by.touch.message).toContain('engine.run_as: self');
   }, 60_000);
 });
+
+/** A pure task, then `name`, which starts a command. */
+const PURE_THEN_COMMAND = (name: string) =>
+  [
+    'version: "1.0"',
+    'tasks:',
+    '  - name: pure',
+    '    exec: { script: "return true, \'fine\'" }',
+    `  - name: ${name}`,
+    '    depends_on: [pure]',
+    '    exec: { script: "exec.run(\'true\')" }',
+  ].join('\n');
+
+/** Runs a workflow on a master over REST with its local credential; the tasks once the run ended. */
+async function runOn(address: string, dataDir: string, name: string, content: string): Promise<Record<string, Task>> {
+  const headers = { 'content-type': 'application/json', ...localAuth(dataDir) };
+  const started = await fetch(`http://${address}/api/v1/workflows/run`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ workflow_name: name, content }),
+  });
+  const { id } = (await started.json()) as { id: string };
+  let run: { status: string; tasks: Task[] } = { status: 'running', tasks: [] };
+  for (let i = 0; i < 600 && run.status === 'running'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    run = (await (await fetch(`http://${address}/api/v1/executions/${id}`, { headers })).json()) as typeof run;
+  }
+  return Object.fromEntries(run.tasks.map((t) => [t.name, t]));
+}
+
+/** A root master on a data directory of its own with a config file holding `config` (YAML). */
+async function startConfigured(prefix: string, config: string): Promise<{ address: string; dataDir: string }> {
+  const dataDir = tempDataDir(prefix);
+  const file = join(tempDataDir(`${prefix}config-`), 'runner.yaml');
+  writeFileSync(file, config);
+  const child = spawnRunner(['server', '--http-port', '0', '--port', '0'], {
+    env: { RUNNER_DATA_DIR: dataDir, RUNNER_CONFIG: file },
+  });
+  children.push(child);
+  const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 30_000);
+  return { address, dataDir };
+}
 
 function safeReadlink(path: string): string {
   try {
@@ -298,37 +319,12 @@ function safeReadlink(path: string): string {
 
 describe.skipIf(!isRoot)('a root master whose disk has less free space than resources.disk.min_free', () => {
   it('refuses local side effects saying how much is free and what is asked, and still runs pure scripts', async () => {
-    const dataDir = tempDataDir('runner-runas-disk-');
     // 100 TiB must stay free: no disk here has it.
-    const config = join(tempDataDir('runner-runas-disk-config-'), 'runner.yaml');
-    writeFileSync(config, `resources:\n  disk:\n    min_free: ${100 * 1024 * 1024}\n`);
-    const child = spawnRunner(['server', '--http-port', '0', '--port', '0'], {
-      env: { RUNNER_DATA_DIR: dataDir, RUNNER_CONFIG: config },
-    });
-    children.push(child);
-    const [, address] = await waitForOutput(child, /REST API listening on (127\.0\.0\.1:\d+)/, 30_000);
-    const headers = { 'content-type': 'application/json', ...localAuth(dataDir) };
-    const content = [
-      'version: "1.0"',
-      'tasks:',
-      '  - name: pure',
-      '    exec: { script: "return true, \'fine\'" }',
-      '  - name: command',
-      '    depends_on: [pure]',
-      '    exec: { script: "exec.run(\'true\')" }',
-    ].join('\n');
-    const started = await fetch(`http://${address}/api/v1/workflows/run`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ workflow_name: 'disk', content }),
-    });
-    const { id } = (await started.json()) as { id: string };
-    let run: { status: string; tasks: Task[] } = { status: 'running', tasks: [] };
-    for (let i = 0; i < 300 && run.status === 'running'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      run = (await (await fetch(`http://${address}/api/v1/executions/${id}`, { headers })).json()) as typeof run;
-    }
-    const by = Object.fromEntries(run.tasks.map((t) => [t.name, t]));
+    const { address, dataDir } = await startConfigured(
+      'runner-runas-disk-',
+      `resources:\n  disk:\n    min_free: ${100 * 1024 * 1024}\n`,
+    );
+    const by = await runOn(address, dataDir, 'disk', PURE_THEN_COMMAND('command'));
     expect(by.pure).toMatchObject({ status: 'succeeded', message: 'fine' });
     expect(by.command.status).toBe('failed');
     expect(by.command.message).toMatch(
@@ -337,6 +333,46 @@ describe.skipIf(!isRoot)('a root master whose disk has less free space than reso
       ),
     );
   }, 60_000);
+});
+
+describe.skipIf(!isRoot)('a root master with resources.memory.limit and resources.cpu.limit', () => {
+  it('holds its local tasks to them: a command past the memory is killed, a busy one is throttled', async () => {
+    const { address, dataDir } = await startConfigured(
+      'runner-runas-limits-',
+      'resources:\n  memory:\n    limit: 256\n  cpu:\n    limit: 0.2\n',
+    );
+    const content = [
+      'version: "1.0"',
+      'tasks:',
+      '  - name: small',
+      '    exec:',
+      '      script: |',
+      `        local r = exec.run([[perl -e '$x = "x" x (16*1024*1024)']])`,
+      '        return r.success, tostring(r.exit_code)',
+      '  - name: big',
+      '    ignore_errors: true',
+      '    exec:',
+      '      script: |',
+      `        local r = exec.run([[perl -e '$x = "x" x (600*1024*1024)']])`,
+      '        return r.success, tostring(r.exit_code)',
+      '  - name: busy',
+      '    exec:',
+      '      script: |',
+      '        exec.run("timeout 1 sh -c \'while :; do :; done\'")',
+      '        local r = exec.run("cat /proc/self/cgroup")',
+      '        return true, r.stdout',
+    ].join('\n');
+    const by = await runOn(address, dataDir, 'limits', content);
+    expect(by.small, JSON.stringify(by.small)).toMatchObject({ status: 'succeeded', message: '0' });
+    // Killed by the kernel at the cgroup's limit (SIGKILL: 128 + 9, or no exit code at all).
+    expect(by.big.status, JSON.stringify(by.big)).toBe('ignored');
+    // This host offers cgroup v1 memory and cpu to root (cgroup2 delegates no controller here).
+    const cpuPath = /^\d+:[^:]*\bcpu\b[^:]*:(.*)$/m.exec(by.busy.message ?? '')?.[1];
+    expect(cpuPath, by.busy.message).toMatch(/runner-[0-9a-f]{16}$/);
+    const stat = readFileSync(`/sys/fs/cgroup/cpu${cpuPath}/cpu.stat`, 'utf8');
+    expect(Number(/nr_throttled (\d+)/.exec(stat)?.[1])).toBeGreaterThan(0);
+    expect(readFileSync(`/sys/fs/cgroup/cpu${cpuPath}/cpu.cfs_quota_us`, 'utf8').trim()).toBe('20000');
+  }, 90_000);
 });
 
 /** Processes whose command line is `sleep <marker>`, alive (not zombies). */

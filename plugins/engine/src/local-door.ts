@@ -7,11 +7,14 @@ import {
   fromExecutorError,
   isRunnerError,
   joinCgroup,
+  limitResources,
+  removeLimitCgroups,
   OWNER_VARIABLE,
   RunnerError,
   toExecutorError,
   type ExecutorToMaster,
   type Logger,
+  type ResourceLimits,
   type LuaRunOptions,
   type LuaRunResult,
   type LuaRuntime,
@@ -46,6 +49,8 @@ export interface LocalDoorOptions {
   minFreeBytes?: number;
   /** The file system whose free space counts (the master's data directory). */
   diskPath?: string;
+  /** resources.cpu.limit and resources.memory.limit: what the executor and its commands may use together. */
+  limits?: ResourceLimits;
 }
 
 /** How long past a task's timeout the master waits for the executor to report it stopped. */
@@ -127,6 +132,7 @@ export class LocalDoor {
     clearTimeout(timer);
     // Empty once its commands ended with it; one left running keeps it for the next start's sweep.
     if (this.#options.cgroup) await rmdir(this.#options.cgroup).catch(() => {});
+    if (this.#options.limits && this.#options.owner) removeLimitCgroups(this.#options.owner);
   }
 
   async #viaExecutor(source: string, options: LuaRunOptions, log?: DoorLog): Promise<LuaRunResult> {
@@ -214,6 +220,9 @@ export class LocalDoor {
       logger.warn(
         `could not put the local executor in ${this.#options.cgroup}; commands that clear their environment escape the sweep`,
       );
+    const { limits, owner } = this.#options;
+    if (limits && owner && child.pid !== undefined && (limits.cpuCores || limits.memoryBytes))
+      for (const line of limitResources(owner, child.pid, limits)) logger.info(`local executor ${line}`);
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (text: string) => {
       stderr = (stderr + text).slice(-4096);

@@ -88,6 +88,16 @@ export const plugin = definePlugin({
       default: 1024 * 1024,
       help: "bytes of a run's task logs (all its tasks) written to the master's own log (runner.log, the terminal); the rest stays in the run record, and one line says so",
     },
+    'resources.cpu.limit': {
+      schema: { type: 'number', minimum: 0 },
+      default: 0,
+      help: "cores the master's local tasks may use together (their executor and every command it starts; a cgroup's CPU quota, where the host lets the master make one); 0: no limit",
+    },
+    'resources.memory.limit': {
+      schema: { type: 'integer', minimum: 0 },
+      default: 0,
+      help: "MiB the master's local tasks may use together (their executor and every command; a cgroup's memory limit, where the host lets the master make one: past it the kernel kills the largest); 0: no limit",
+    },
     'resources.disk.min_free': {
       schema: { type: 'integer', minimum: 0 },
       default: 0,
@@ -227,6 +237,10 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
     owner,
     cgroup,
     minFreeBytes: ctx.config.get<number>('resources.disk.min_free') * 1024 * 1024,
+    limits: {
+      cpuCores: ctx.config.get<number>('resources.cpu.limit'),
+      memoryBytes: ctx.config.get<number>('resources.memory.limit') * 1024 * 1024,
+    },
     diskPath: dataDir,
     settings: executorSettings(ctx),
   });
