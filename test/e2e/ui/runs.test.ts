@@ -10,7 +10,7 @@ import { uiSuite } from './suite.js';
 const ui = uiSuite();
 const { open } = ui;
 
-const shownMessages = (page: Page) => page.locator('[role=log] .msg').allTextContents();
+const shownMessages = (page: Page) => page.locator('[role=log] .line .msg').allTextContents();
 
 describe('the run log, tail first', () => {
   const LINES = 3000;
