@@ -151,6 +151,35 @@ describe('the frame', () => {
   });
 });
 
+describe("the master's log", () => {
+  it('shows and filters each line by workflow, run and agent, kept in the URL across a reload', async () => {
+    const { page, problems } = await ui.open('/logs?since=all');
+    const log = page.getByRole('log', { name: 'Log of the run' });
+    const hello = log.locator('.line').filter({ hasText: 'hello from the UI test' });
+    // Each facet's select, by its "all" choice (a label holds its options' text too).
+    const facet = (all: string) => page.locator('select').filter({ has: page.locator('option', { hasText: all }) });
+    await hello.waitFor();
+    // Where the line comes from: its workflow and run beside its plugin.
+    expect(await hello.locator('.where').textContent()).toContain(`ui-smoke · ${runId}`);
+    await facet('All workflows').selectOption('ui-smoke');
+    await page.waitForURL((url) => url.searchParams.get('workflow') === 'ui-smoke');
+    await expect
+      .poll(async () => (await log.locator('.line .where').allTextContents()).every((w) => w.includes('ui-smoke')))
+      .toBe(true);
+    await facet('All runs').selectOption(runId);
+    await page.waitForURL((url) => url.searchParams.get('run') === runId);
+    await page.reload();
+    await hello.waitFor();
+    expect(await facet('All workflows').inputValue()).toBe('ui-smoke');
+    expect(await facet('All runs').inputValue()).toBe(runId);
+    const wheres = await log.locator('.line .where').allTextContents();
+    expect(wheres.length).toBeGreaterThan(0);
+    expect(wheres.every((w) => w.includes(runId))).toBe(true);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
 describe('every page', () => {
   for (const item of PAGES) {
     it(`${item.name}: loads cleanly, accessible, screenshots light and dark at both sizes`, async () => {
