@@ -5,19 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM_OPTIONS } from '../../test/support/chromium-broker.js';
 import type { FakeElectron } from './fake-electron.js';
 
+/** Debian's chromium with the flags every browser test uses (one list, the broker's). */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-    ],
-  });
+  return chromium.launch(CHROMIUM_OPTIONS);
 }
 
 /**
