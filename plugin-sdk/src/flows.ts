@@ -1,0 +1,62 @@
+import type { RunRecord, RunTrigger } from './engine.js';
+import { createServiceRef } from './service-ref.js';
+
+/**
+ * A saved workflow (issue 20): its YAML kept with every version that changed it. The scheduler and
+ * hooks start flows through `FlowsService.start`, which applies the flow's concurrency and its
+ * active flag; they never read the flow's YAML themselves.
+ */
+export interface Flow {
+  name: string;
+  description: string;
+  tags: string[];
+  /** Only active flows run from schedules and hooks; a manual run of an inactive one is allowed. */
+  active: boolean;
+  /** The current version's number (1 for a new flow). */
+  version: number;
+  /** The current version's YAML. */
+  yaml: string;
+  /** ISO 8601 UTC. */
+  created_at: string;
+  /** ISO 8601 UTC of the last change (a new version, a flag or the description). */
+  updated_at: string;
+}
+
+/** What started a flow's run and with what. */
+export interface FlowStartRequest {
+  /** `scheduler` and `hook` refuse an inactive flow; `api`, `cli` and `flow` run it, recorded as a manual run. */
+  trigger: RunTrigger;
+  /** The user, token, scheduler job (`schedule:<job>`) or hook (`hook:<name>`) that starts it. */
+  user?: string;
+  /** Merged over the flow's `vars`, as `--var k=v`. */
+  vars?: Record<string, string>;
+  /** A version other than the current one (`runner run <name> --version n`). */
+  version?: number;
+}
+
+/**
+ * What a start came to under the flow's `concurrency` (limit and behavior): `started` with the
+ * run's id and its end; `queued` (behavior `queue`: it starts when a slot frees, across masters);
+ * `skipped` (behavior `skip`: the limit was reached, nothing ran).
+ */
+export type FlowStart =
+  | { outcome: 'started'; runId: string; done: Promise<RunRecord> }
+  | { outcome: 'queued'; queueId: string }
+  | { outcome: 'skipped'; reason: string };
+
+/**
+ * The saved flows (provided by the flows plugin). Rejects with a NotFoundError (with a
+ * did-you-mean) for an unknown flow, an InvalidInputError for an inactive flow started by a
+ * schedule or a hook, and a WorkflowValidationError when the stored YAML no longer validates.
+ */
+export interface FlowsService {
+  get(name: string): Promise<Flow | undefined>;
+  /** How many flows there are, and how many are active (the dashboard's counts). */
+  count(): Promise<{ total: number; active: number }>;
+  start(name: string, request: FlowStartRequest): Promise<FlowStart>;
+}
+
+export const FlowsRef = createServiceRef<FlowsService>({
+  id: 'flows',
+  description: 'saved workflows with versions; starts them under their concurrency (flows plugin)',
+});
