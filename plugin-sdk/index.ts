@@ -45,4 +45,5 @@ export * from './src/host-counters.js';
 export * from './src/config-rows.js';
 export type * from './src/desktop-bridge.js';
 export * from './src/cluster.js';
+export * from './src/dashboard.js';
 export * from './src/flows.js';
