@@ -1,11 +1,17 @@
 import {
+  confineResources,
+  CONFINEMENT_VARIABLE,
   definePlugin,
+  killCgroup,
   killMarkedProcesses,
   LuaModulesRef,
   LuaRuntimeRef,
   ownerMark,
   OWNER_VARIABLE,
+  readResourceSettings,
   StateForwarderRef,
+  type Logger,
+  type ResourceSettings,
 } from '@runner/plugin-sdk';
 import { agentStartCommand } from './commands.js';
 import { AGENT_CONFIG, readAgentConfig } from './config.js';
@@ -33,7 +39,11 @@ export const plugin = definePlugin({
     // tasks' commands outlived it) end before this one takes tasks. Every command this agent
     // starts inherits the mark from its environment.
     const owner = ownerMark(`agent:${ctx.config.dataDir}`);
-    const killed = process.getuid ? killMarkedProcesses(process.getuid(), owner) : 0;
+    const resources = readResourceSettings(ctx.config);
+    const cgroups = confineTasks(owner, resources, ctx.logger);
+    // Also those that cleared their environment, where the tasks' commands have a cgroup.
+    const killed =
+      (process.getuid ? killMarkedProcesses(process.getuid(), owner) : 0) + (cgroups[0] ? killCgroup(cgroups[0]) : 0);
     if (killed) ctx.logger.warn(`ended ${killed} process(es) an earlier agent on ${ctx.config.dataDir} left running`);
     process.env[OWNER_VARIABLE] = owner;
     // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.
@@ -45,6 +55,8 @@ export const plugin = definePlugin({
       logger: ctx.logger,
       version: ctx.kernelVersion,
       redactor: ctx.redactor,
+      resources,
+      dataDir: ctx.config.dataDir,
     });
     ctx.provide(AgentProcessRef, service);
     // module-state forwards state.* of delegated tasks through the agent's stream to the master.
@@ -54,3 +66,21 @@ export const plugin = definePlugin({
     return { stop: () => service.stop() };
   },
 });
+
+/**
+ * resources.*: every command a delegated task starts joins the cgroup `runner-agent-<mark>` as
+ * it starts, or takes its resource limits (the SDK's confinement, as the master's executor):
+ * the agent process itself stays outside, so its heartbeats are not throttled nor it killed at
+ * the tasks' memory limit. Says how each limit is held. Returns the cgroups.
+ */
+function confineTasks(owner: string, resources: ResourceSettings, logger: Logger): readonly string[] {
+  const confinement = confineResources(`runner-agent-${owner}`, resources);
+  const setting = confinement.commandSetting(true);
+  if (setting) process.env[CONFINEMENT_VARIABLE] = setting;
+  logger.info(
+    confinement.lines.length
+      ? `task resources (${confinement.kind}): ${confinement.lines.join('; ')}`
+      : 'task resources: no limits set (resources.cpu.limit, resources.memory.limit, resources.disk.limit)',
+  );
+  return confinement.cgroups;
+}
