@@ -162,7 +162,8 @@ export function confineResources(
   const command: CommandConfinement = {};
   let kind: EnforcementKind = 'none';
   let cgroups: string[] = [];
-  let rest = wanted;
+  // The limits no cgroup holds, with why.
+  let rest = wanted.map((limit) => ({ limit, why: "resources.enforcement is 'rlimit'" }));
   if (wanted.length && settings.enforcement === 'auto') {
     const v2 = cgroupV2(name, wanted, host, probe);
     if (typeof v2 === 'string') {
@@ -178,26 +179,23 @@ export function confineResources(
           cgroups.push(v1.dir);
           kind = 'cgroup v1';
           lines.push(`${limit.controller}: limited by ${v1.dir} (${limit.v1.map(([f, v]) => `${f}=${v}`).join(', ')})`);
-        } else {
-          rest.push(limit);
-          lines.push(`${limit.controller}: no cgroup (${v2.why}; v1: ${v1.why})`);
-        }
+        } else rest.push({ limit, why: `no cgroup: ${v2.why}; v1: ${v1.why}` });
       }
     }
   }
   const prlimit = findProgram('prlimit');
-  for (const limit of rest) {
+  for (const { limit, why } of rest) {
     if (limit.controller === 'memory') {
       if (prlimit) command.as = settings.memoryBytes;
       lines.push(
         prlimit
-          ? `memory: each command's address space limited to ${settings.memoryBytes} bytes (RLIMIT_AS, not the tasks together)`
-          : 'memory: not limited (no cgroup, and no prlimit command for RLIMIT_AS)',
+          ? `memory: each command's address space limited to ${settings.memoryBytes} bytes (RLIMIT_AS, not the tasks together; ${why})`
+          : `memory: not limited (${why}; no prlimit command for RLIMIT_AS)`,
       );
     } else {
       command.nice = findProgram('nice');
       lines.push(
-        `cpu: not throttled (no cgroup; a CPU-time limit would kill, not throttle)${command.nice ? ', commands run at nice 10' : ''}`,
+        `cpu: not throttled (${why}; a CPU-time limit would kill, not throttle)${command.nice ? ', commands run at nice 10' : ''}`,
       );
     }
     if (kind === 'none') kind = 'rlimit';
@@ -314,7 +312,12 @@ function enableControllers(parent: string, controllers: string[], moveProcesses:
 }
 
 /** `name` under this process's own cgroup of the v1 hierarchy of `limit`'s controller, with the limit written. */
-function cgroupV1(name: string, limit: ControllerLimit, host: CgroupHost, probe: boolean): { dir?: string; why: string } {
+function cgroupV1(
+  name: string,
+  limit: ControllerLimit,
+  host: CgroupHost,
+  probe: boolean,
+): { dir?: string; why: string } {
   const root = join(host.v1Dir, limit.controller);
   if (!existsSync(join(root, 'cgroup.procs'))) return { why: `no ${limit.controller} hierarchy` };
   const own = [...host.selfCgroup.matchAll(/^\d+:([^:]*):(.*)$/gm)].find(([, names]) =>

@@ -133,7 +133,11 @@ export class MetricsCollector {
     const offer = this.capacity(cpu.cores, cpu.usage_percent, memory.total_bytes, memory.used_bytes);
     const metrics: Metrics = {
       // Cores are whole in the protocol: a fraction of one offered still shows one.
-      cpu: { ...cpu, cores: offer.cpu.total > 0 ? Math.max(1, Math.floor(offer.cpu.total)) : 0, usage_percent: round(offer.cpu.percent) },
+      cpu: {
+        ...cpu,
+        cores: offer.cpu.total > 0 ? Math.max(1, Math.floor(offer.cpu.total)) : 0,
+        usage_percent: round(offer.cpu.percent),
+      },
       memory: {
         total_bytes: Math.round(offer.memory.total),
         used_bytes: Math.round(offer.memory.used),

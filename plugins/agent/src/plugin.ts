@@ -2,8 +2,10 @@ import {
   confineResources,
   CONFINEMENT_VARIABLE,
   definePlugin,
+  joinCgroup,
   killCgroup,
   killMarkedProcesses,
+  ownerCgroup,
   LuaModulesRef,
   LuaRuntimeRef,
   ownerMark,
@@ -41,10 +43,18 @@ export const plugin = definePlugin({
     const owner = ownerMark(`agent:${ctx.config.dataDir}`);
     const resources = readResourceSettings(ctx.config);
     const cgroups = confineTasks(owner, resources, ctx.logger);
-    // Also those that cleared their environment, where the tasks' commands have a cgroup.
+    // Not under systemd, which keeps the unit's processes in its cgroup and ends them with it: as
+    // root with cgroup2, the agent's own cgroup, which its tasks' commands inherit and cannot leave.
+    const tracking = process.env.INVOCATION_ID ? undefined : ownerCgroup(owner);
+    // Also those that cleared their environment (env -i), found in the cgroups.
     const killed =
-      (process.getuid ? killMarkedProcesses(process.getuid(), owner) : 0) + (cgroups[0] ? killCgroup(cgroups[0]) : 0);
+      (process.getuid ? killMarkedProcesses(process.getuid(), owner) : 0) +
+      [tracking, cgroups[0]].reduce((sum, dir) => sum + (dir ? killCgroup(dir) : 0), 0);
     if (killed) ctx.logger.warn(`ended ${killed} process(es) an earlier agent on ${ctx.config.dataDir} left running`);
+    if (tracking && !joinCgroup(tracking, process.pid))
+      ctx.logger.warn(
+        `could not enter ${tracking}: commands that clear their environment escape the next start's sweep`,
+      );
     process.env[OWNER_VARIABLE] = owner;
     // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.
     const { AgentService } = await import('./service.js');

@@ -100,7 +100,8 @@ export class LocalDoor {
   run(source: string, options: LuaRunOptions, log?: DoorLog): Promise<LuaRunResult> {
     const { runAs, runtime } = this.#options;
     const { minFreeBytes } = this.#options;
-    if ((runAs.kind === 'self' && !minFreeBytes) || runtime.sideEffectFree?.(source)) return runtime.run(source, options);
+    if ((runAs.kind === 'self' && !minFreeBytes) || runtime.sideEffectFree?.(source))
+      return runtime.run(source, options);
     if (runAs.kind === 'refused') return Promise.reject(new RunnerError('forbidden', runAs.reason, { status: 403 }));
     return this.#checkDisk().then(() =>
       runAs.kind === 'self' ? runtime.run(source, options) : this.#viaExecutor(source, options, log),

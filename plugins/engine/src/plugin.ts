@@ -222,7 +222,8 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
   const confinement = runAs.kind === 'refused' ? undefined : confineResources(`runner-${owner}`, resources);
   const commandSetting = confinement?.commandSetting(runAs.kind === 'self');
   if (runAs.kind === 'self' && commandSetting) process.env[CONFINEMENT_VARIABLE] = commandSetting;
-  for (const line of confinement?.lines ?? []) ctx.logger.info(`local tasks' resources (${confinement?.kind}): ${line}`);
+  for (const line of confinement?.lines ?? [])
+    ctx.logger.info(`local tasks' resources (${confinement?.kind}): ${line}`);
   const door = new LocalDoor({
     runAs,
     runtime,
