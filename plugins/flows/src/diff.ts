@@ -28,10 +28,12 @@ export function diffLines(before: string, after: string, beforeLabel: string, af
   for (const part of lineChanges(before, after)) {
     const texts = part.value.replace(/\n$/, '').split('\n');
     for (const text of texts) {
-      if (part.added) (lines.push({ kind: 'added', new: newLine++, text }), added++);
-      else if (part.removed) (lines.push({ kind: 'removed', old: oldLine++, text }), removed++);
+      if (part.added) lines.push({ kind: 'added', new: newLine++, text });
+      else if (part.removed) lines.push({ kind: 'removed', old: oldLine++, text });
       else lines.push({ kind: 'same', old: oldLine++, new: newLine++, text });
     }
+    if (part.added) added += texts.length;
+    if (part.removed) removed += texts.length;
   }
   return { unified: createTwoFilesPatch(beforeLabel, afterLabel, before, after, '', ''), lines, added, removed };
 }

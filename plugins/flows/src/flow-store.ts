@@ -363,18 +363,23 @@ export class FlowStore {
       const row = await tx.get<{ version: number }>('SELECT version FROM flows WHERE name = ?', [name]);
       if (!row) return undefined;
       const version = Number(row.version);
-      if (change.base_version !== undefined && change.base_version < version && newYaml !== undefined) return version;
-      const sets: string[] = ['updated_at = ?'];
-      const params: (string | number | null)[] = [at];
-      if (change.description !== undefined) (sets.push('description = ?'), params.push(change.description.trim()));
-      if (tags !== undefined) (sets.push('tags = ?'), params.push(packTags(tags)));
-      if (change.active !== undefined) (sets.push('active = ?'), params.push(change.active ? 1 : 0));
-      if (concurrency !== undefined)
-        (sets.push('concurrency_limit = ?', 'concurrency_behavior = ?'),
-          params.push(concurrency?.limit ?? null, concurrency?.behavior ?? null));
+      if (change.base_version !== undefined && change.base_version !== version && newYaml !== undefined) return version;
+      const sets: string[] = [];
+      const params: (string | number | null)[] = [];
+      const set = (column: string, value: string | number | null) => {
+        sets.push(`${column} = ?`);
+        params.push(value);
+      };
+      set('updated_at', at);
+      if (change.description !== undefined) set('description', change.description.trim());
+      if (tags !== undefined) set('tags', packTags(tags));
+      if (change.active !== undefined) set('active', change.active ? 1 : 0);
+      if (concurrency !== undefined) {
+        set('concurrency_limit', concurrency?.limit ?? null);
+        set('concurrency_behavior', concurrency?.behavior ?? null);
+      }
       if (newYaml !== undefined) {
-        sets.push('version = ?');
-        params.push(version + 1);
+        set('version', version + 1);
         await tx.run(
           'INSERT INTO flow_versions (flow, version, yaml, author, message, created_at) VALUES (?, ?, ?, ?, ?, ?)',
           [name, version + 1, newYaml, author, (change.message ?? '').slice(0, MAX_MESSAGE), at],
