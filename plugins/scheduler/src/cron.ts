@@ -101,9 +101,10 @@ export function nextSlots(schedule: CronSchedule, after: number, count: number):
 }
 
 /**
- * The slots in (`after`, `until`], oldest first; at most the latest `limit` of them, walking back
- * from `until` (a master down for a month does not list every minute of it). `more` says whether
- * older ones were left out.
+ * The slots in (`after`, `until`], oldest first; at most the latest `limit` of them (a master down
+ * for a month does not list every minute of it). `more` says whether older ones were left out.
+ * Walking back (prev) finds where to begin; the slots are then taken forwards (next), since only
+ * next() moves a time in a DST gap past the gap.
  */
 export function slotsBetween(
   schedule: CronSchedule,
@@ -111,19 +112,38 @@ export function slotsBetween(
   until: number,
   limit: number,
 ): { slots: number[]; more: boolean } {
+  let from = after;
+  let more = false;
+  const back = iterate(schedule, until + 1);
+  for (let seen = 0; seen <= limit + 1; seen++) {
+    let ms: number;
+    try {
+      ms = back.prev().getTime();
+    } catch {
+      break;
+    }
+    if (ms <= after) break;
+    if (seen === limit + 1) {
+      // Older slots than these are left out; start just before the oldest kept (minus a DST shift).
+      from = Math.max(after, ms);
+      more = true;
+    }
+  }
   const slots: number[] = [];
-  // cron-parser's prev() gives matches strictly before currentDate: start just past `until`.
-  const it = iterate(schedule, until + 1);
+  const it = iterate(schedule, from);
   for (;;) {
     let ms: number;
     try {
-      ms = it.prev().getTime();
+      ms = it.next().getTime();
     } catch {
-      return { slots: slots.reverse(), more: false };
+      break;
     }
-    if (ms <= after) return { slots: slots.reverse(), more: false };
-    if (isRepeat(ms, schedule.timezone)) continue;
-    if (slots.length === limit) return { slots: slots.reverse(), more: true };
-    slots.push(ms);
+    if (ms > until) break;
+    if (ms > after && !isRepeat(ms, schedule.timezone)) slots.push(ms);
   }
+  if (slots.length > limit) {
+    more = true;
+    slots.splice(0, slots.length - limit);
+  }
+  return { slots, more };
 }

@@ -92,7 +92,8 @@ export class Scheduler {
     }
   }
 
-  private nextDue(): number | undefined {
+  /** When the earliest known slot is due (the loop sleeps until then). */
+  nextDue(): number | undefined {
     let due: number | undefined;
     for (const cursor of this.cursors.values())
       if (cursor.next !== undefined && (due === undefined || cursor.next < due)) due = cursor.next;
@@ -187,9 +188,12 @@ export class Scheduler {
       const running = open.find((s) => s.outcome !== 'queued');
       const waiting = open.find((s) => s.outcome === 'queued');
       if (running || waiting) {
-        const busy = running
-          ? `the run of ${running.slot_at}${running.run_id ? ` (${running.run_id})` : ''} was still running`
-          : `the slot of ${waiting!.slot_at} was already waiting`;
+        const busy = [
+          running && `the run of ${running.slot_at}${running.run_id ? ` (${running.run_id})` : ''} was still running`,
+          waiting && `the slot of ${waiting.slot_at} was already waiting`,
+        ]
+          .filter(Boolean)
+          .join('; ');
         if (job.overlap === 'queue' && !waiting) await this.claim(key, 'queued', `waits: ${busy}`);
         else await this.claim(key, 'skipped_overlap', `overlap: ${job.overlap}; ${busy}`);
         return;
