@@ -56,7 +56,11 @@ function describeJob(job: JobAnswer): string {
     `enabled:   ${job.enabled ? 'yes' : 'no'}`,
     `missed:    ${job.missed}${job.missed === 'run_all' ? ` (cap ${job.missed_cap})` : ''}`,
     `overlap:   ${job.overlap}`,
-    `vars:      ${Object.entries(job.vars).map(([k, v]) => `${k}=${v}`).join(' ') || '-'}`,
+    `vars:      ${
+      Object.entries(job.vars)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ') || '-'
+    }`,
     `notify:    ${job.notify_on === 'never' ? 'never' : `on ${job.notify_on} to ${[job.notify_webhook, ...job.notify_email].filter(Boolean).join(', ')}`}`,
     `last:      ${job.last ? `${job.last.slot_at} ${job.last.outcome}${job.last.run_id ? ` run ${job.last.run_id} ${job.last.run_status ?? 'running'}` : ''}` : '-'}`,
     `next runs: ${job.next_runs.length === 0 ? '(disabled)' : ''}`,
@@ -135,7 +139,10 @@ export const schedulerCommand: CommandSpec = resourceCommand({
                 s.run_status ?? (s.outcome === 'started' ? 'running' : '-'),
                 s.detail ?? '',
               ]),
-            ) + (answer.total > answer.slots.length ? `(${answer.slots.length} of ${answer.total}; --offset for more)\n` : ''),
+            ) +
+            (answer.total > answer.slots.length
+              ? `(${answer.slots.length} of ${answer.total}; --offset for more)\n`
+              : ''),
     }),
   ],
 });

@@ -44,9 +44,12 @@ export function checkSchedule(schedule: CronSchedule): void {
   try {
     CronExpressionParser.parse(schedule.expression, { tz: schedule.timezone, strict: false });
   } catch (error) {
-    throw new InvalidInputError(`schedule: "${schedule.expression}" is not a cron expression: ${(error as Error).message}`, {
-      field: 'schedule',
-    });
+    throw new InvalidInputError(
+      `schedule: "${schedule.expression}" is not a cron expression: ${(error as Error).message}`,
+      {
+        field: 'schedule',
+      },
+    );
   }
 }
 

@@ -175,7 +175,12 @@ const COLUMNS = [
 ] as const;
 
 function toRow(job: Job): (string | number | null)[] {
-  const row = { ...job, vars: JSON.stringify(job.vars), enabled: job.enabled ? 1 : 0, notify_email: job.notify_email.join(',') };
+  const row = {
+    ...job,
+    vars: JSON.stringify(job.vars),
+    enabled: job.enabled ? 1 : 0,
+    notify_email: job.notify_email.join(','),
+  };
   return COLUMNS.map((column) => row[column]);
 }
 
@@ -223,7 +228,8 @@ export function mergeJob(base: Job, input: JobInput): Job {
     } catch {
       throw invalid('notify_webhook', `"${job.notify_webhook}" is not a URL`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('notify_webhook', 'use an http or https URL');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw invalid('notify_webhook', 'use an http or https URL');
   } else job.notify_webhook = null;
   job.notify_email = [...new Set(job.notify_email.map((address) => address.trim()).filter(Boolean))];
   job.notify_email.forEach((address, i) => {
@@ -341,7 +347,9 @@ export class JobStore {
    * The claim primitive: inserts the slot's unique row; true when this call inserted it (no other
    * master, and no earlier life of this one, has it).
    */
-  async claim(slot: Pick<Slot, 'job' | 'kind' | 'slot_at' | 'outcome' | 'master' | 'claimed_at' | 'detail'>): Promise<boolean> {
+  async claim(
+    slot: Pick<Slot, 'job' | 'kind' | 'slot_at' | 'outcome' | 'master' | 'claimed_at' | 'detail'>,
+  ): Promise<boolean> {
     const result = await this.store.run(
       `INSERT INTO scheduler_slots (job, kind, slot_at, outcome, master, claimed_at, detail)
        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -352,7 +360,9 @@ export class JobStore {
 
   async update(
     key: Pick<Slot, 'job' | 'kind' | 'slot_at'>,
-    change: Partial<Pick<Slot, 'outcome' | 'started_at' | 'run_id' | 'run_status' | 'finished_at' | 'detail' | 'notice'>>,
+    change: Partial<
+      Pick<Slot, 'outcome' | 'started_at' | 'run_id' | 'run_status' | 'finished_at' | 'detail' | 'notice'>
+    >,
   ): Promise<void> {
     const fields = Object.keys(change) as (keyof typeof change)[];
     if (fields.length === 0) return;
@@ -382,10 +392,11 @@ export class JobStore {
 
   async history(job: string, limit: number, offset: number): Promise<{ slots: Slot[]; total: number }> {
     const [slots, count] = await Promise.all([
-      this.store.all<Slot>(
-        'SELECT * FROM scheduler_slots WHERE job = ? ORDER BY slot_at DESC, kind LIMIT ? OFFSET ?',
-        [job, limit, offset],
-      ),
+      this.store.all<Slot>('SELECT * FROM scheduler_slots WHERE job = ? ORDER BY slot_at DESC, kind LIMIT ? OFFSET ?', [
+        job,
+        limit,
+        offset,
+      ]),
       this.store.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM scheduler_slots WHERE job = ?', [job]),
     ]);
     return { slots, total: Number(count?.n ?? 0) };

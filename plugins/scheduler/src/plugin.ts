@@ -40,7 +40,8 @@ export const plugin = definePlugin({
   id: 'scheduler',
   version: '0.1.0',
   routes,
-  description: 'Scheduler: cron jobs starting flows or workflow files, each slot claimed once; REST, CLI, notifications',
+  description:
+    'Scheduler: cron jobs starting flows or workflow files, each slot claimed once; REST, CLI, notifications',
   profiles: ['master'],
   dependsOn: {
     store: StoreRef,
@@ -105,10 +106,14 @@ export const plugin = definePlugin({
       ]);
     const { config } = ctx;
     const rate = config.get<number>(CONFIG.clockRate);
-    const clock = rate > 1 ? clocks.fastClock(config.get<number>(CONFIG.clockEpoch) || Date.now(), rate) : clocks.systemClock;
+    const clock =
+      rate > 1 ? clocks.fastClock(config.get<number>(CONFIG.clockEpoch) || Date.now(), rate) : clocks.systemClock;
     const jobs = new JobStore(store);
     await jobs.open();
-    const notifier = new Notifier({ url: config.get<string>(CONFIG.smtpUrl), from: config.get<string>(CONFIG.smtpFrom) });
+    const notifier = new Notifier({
+      url: config.get<string>(CONFIG.smtpUrl),
+      from: config.get<string>(CONFIG.smtpFrom),
+    });
     const dirs = workflowDirs(config);
     const scheduler = new Scheduler({
       jobs,
@@ -135,7 +140,9 @@ export const plugin = definePlugin({
       jobs
         .refresh(name)
         .then(() => scheduler.forget(name))
-        .catch((error: Error) => ctx.logger.warn(`reading job ${name} changed by another master failed: ${error.message}`));
+        .catch((error: Error) =>
+          ctx.logger.warn(`reading job ${name} changed by another master failed: ${error.message}`),
+        );
     });
     if (off) ctx.onStop(off);
     // Messages between masters may be lost while a listener reconnects: read every job now and then.

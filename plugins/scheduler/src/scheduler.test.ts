@@ -327,7 +327,9 @@ describe('a run that outlasts its interval', () => {
       [slot(2), 'started'],
     ]);
     const queued = (await jobs.history('o-queue', 10, 0)).slots;
-    expect(queued[0]!.detail).toMatch(/^overlap: queue; the run of .*; the slot of 2026-05-05T10:01:00.000Z was already waiting$/);
+    expect(queued[0]!.detail).toMatch(
+      /^overlap: queue; the run of .*; the slot of 2026-05-05T10:01:00.000Z was already waiting$/,
+    );
     expect(queued[1]).toMatchObject({ started_at: '2026-05-05T10:02:05.000Z', run_status: 'succeeded' });
     expect((await jobs.history('o-skip', 10, 0)).slots[1]!.detail).toMatch(
       /^overlap: skip; the run of 2026-05-05T10:00:00.000Z \(\S+\) was still running/,
@@ -368,7 +370,13 @@ describe('flows, notifications and the runs a job starts', () => {
     expect(slot).toMatchObject({ outcome: 'started', run_status: 'failed' });
     expect(slot!.notice).toBe('webhook 200; e-mail sent to ops@example.test');
     expect(hooks).toEqual([
-      expect.objectContaining({ type: 'scheduler.run', job: 'breaks', status: 'failed', failure: true, run_id: slot!.run_id }),
+      expect.objectContaining({
+        type: 'scheduler.run',
+        job: 'breaks',
+        status: 'failed',
+        failure: true,
+        run_id: slot!.run_id,
+      }),
     ]);
     expect(mails).toHaveLength(1);
     expect(mails[0]).toContain('Subject: [runner] scheduled job breaks failed (failed)');
@@ -431,7 +439,8 @@ describe('/api/v1/scheduler/jobs', () => {
     };
     expect(await refused({ schedule: '*/5 * * *' })).toMatchObject({
       field: 'schedule',
-      message: 'schedule: "*/5 * * *" has 4 fields; a schedule has five (minute hour day-of-month month day-of-week), e.g. "*/5 * * * *"',
+      message:
+        'schedule: "*/5 * * *" has 4 fields; a schedule has five (minute hour day-of-month month day-of-week), e.g. "*/5 * * * *"',
     });
     expect((await refused({ schedule: '61 * * * *' })).field).toBe('schedule');
     expect(await refused({ timezone: 'Mars/Olympus' })).toMatchObject({ field: 'timezone' });
@@ -449,9 +458,13 @@ describe('/api/v1/scheduler/jobs', () => {
     expect(await refused({ name: 'a b' })).toMatchObject({ field: 'name' });
 
     await call('POST', '/jobs', { name: 'daily', workflow: 'quick.yaml', schedule: '0 3 * * *' });
-    expect((await call('POST', '/jobs', { name: 'daily', workflow: 'quick.yaml', schedule: '0 3 * * *' })).status).toBe(409);
+    expect((await call('POST', '/jobs', { name: 'daily', workflow: 'quick.yaml', schedule: '0 3 * * *' })).status).toBe(
+      409,
+    );
     const unknown = await call('GET', '/jobs/dialy');
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error.message).toBe('scheduler job "dialy" does not exist (did you mean "daily"?) (jobs: daily)');
+    expect(unknown.body.error.message).toBe(
+      'scheduler job "dialy" does not exist (did you mean "daily"?) (jobs: daily)',
+    );
   });
 });

@@ -77,7 +77,9 @@ export class Scheduler {
 
   private async run(): Promise<void> {
     const { clock, logger } = this.options;
-    await this.recover().catch((error) => logger.warn(`scheduler: taking over stranded slots failed: ${messageOf(error)}`));
+    await this.recover().catch((error) =>
+      logger.warn(`scheduler: taking over stranded slots failed: ${messageOf(error)}`),
+    );
     while (!this.stop.signal.aborted) {
       try {
         await this.tick();
@@ -163,7 +165,11 @@ export class Scheduler {
     // run_all's catch-up runs go one after another (all at once only with overlap: allow).
     if (job.missed === 'run_all' && job.overlap !== 'allow' && chosen.length > 1) {
       for (const slot of chosen)
-        await this.claim({ job: job.name, kind: 'schedule', slot_at: iso(slot) }, 'queued', 'catch-up of a missed slot');
+        await this.claim(
+          { job: job.name, kind: 'schedule', slot_at: iso(slot) },
+          'queued',
+          'catch-up of a missed slot',
+        );
       await this.startQueued(job.name);
     } else for (const slot of chosen) await this.fire(job, slot, 'catch-up of a missed slot');
     for (const slot of onTime) await this.fire(job, slot);
@@ -263,7 +269,9 @@ export class Scheduler {
       const detail = messageOf(error);
       await jobs.update(key, { outcome: 'failed_to_start', detail, finished_at: iso(clock.now()) });
       logger.warn(`scheduler: job ${job.name} slot ${key.slot_at} failed to start: ${detail}`);
-      this.track(this.notify(job, key, { outcome: 'failed_to_start', run_id: null, status: 'failed_to_start', detail }));
+      this.track(
+        this.notify(job, key, { outcome: 'failed_to_start', run_id: null, status: 'failed_to_start', detail }),
+      );
       return;
     }
     const at = iso(clock.now());

@@ -10,7 +10,8 @@ const literals = <T extends string>(values: readonly T[], description: string) =
   );
 const Nullable = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
-const MISSED = 'after downtime: skip (default: record them missed), run_once (the latest), run_all (up to missed_cap, one after another)';
+const MISSED =
+  'after downtime: skip (default: record them missed), run_once (the latest), run_all (up to missed_cap, one after another)';
 const OVERLAP = 'when the previous run is still running: skip (default), queue (one waits), allow';
 const NOTIFY = 'when to notify through notify_webhook and notify_email: never (default), failure, success, both';
 
@@ -18,16 +19,29 @@ const Fields = {
   description: Type.String({ maxLength: MAX_DESCRIPTION, description: 'free text for people' }),
   flow: Nullable('the saved flow the job starts (or give workflow)'),
   workflow: Nullable('the workflow file the job starts, under engine.workflow_dirs (or give flow)'),
-  schedule: Type.String({ minLength: 1, description: 'five-field cron expression: minute hour day-of-month month day-of-week' }),
-  timezone: Type.String({ minLength: 1, description: "IANA time zone the schedule is read in (default: the master's)" }),
+  schedule: Type.String({
+    minLength: 1,
+    description: 'five-field cron expression: minute hour day-of-month month day-of-week',
+  }),
+  timezone: Type.String({
+    minLength: 1,
+    description: "IANA time zone the schedule is read in (default: the master's)",
+  }),
   missed: literals(MISSED_POLICIES, MISSED),
-  missed_cap: Type.Integer({ minimum: 1, maximum: MAX_MISSED_CAP, description: 'most missed slots run_all starts (default 10)' }),
+  missed_cap: Type.Integer({
+    minimum: 1,
+    maximum: MAX_MISSED_CAP,
+    description: 'most missed slots run_all starts (default 10)',
+  }),
   overlap: literals(OVERLAP_POLICIES, OVERLAP),
   vars: Type.Record(Type.String(), Type.String(), { description: 'vars passed to every run, as --var k=v' }),
   enabled: Type.Boolean({ description: 'a disabled job keeps its history and fires nothing' }),
   notify_on: literals(NOTIFY_ON, NOTIFY),
   notify_webhook: Nullable('http(s) URL a JSON notice is POSTed to'),
-  notify_email: Type.Array(Type.String(), { maxItems: 20, description: 'addresses e-mailed through scheduler.smtp.url' }),
+  notify_email: Type.Array(Type.String(), {
+    maxItems: 20,
+    description: 'addresses e-mailed through scheduler.smtp.url',
+  }),
 };
 
 export const SlotSchema = Type.Object({
@@ -74,7 +88,11 @@ export const HistoryQuery = Type.Object(
 const optional = Type.Partial(Type.Object(Fields)).properties;
 
 export const CreateJobBody = Type.Object(
-  { name: Type.String({ minLength: 1, description: `job name: ${AGENT_NAME_RULE}` }), ...optional, schedule: Fields.schedule },
+  {
+    name: Type.String({ minLength: 1, description: `job name: ${AGENT_NAME_RULE}` }),
+    ...optional,
+    schedule: Fields.schedule,
+  },
   { additionalProperties: false },
 );
 

@@ -88,7 +88,9 @@ export class SchedulerService {
   private async checkTarget(job: Job): Promise<void> {
     if (job.flow) {
       if (!this.deps.flows)
-        throw new InvalidInputError('flow: no flows plugin runs on this master; give a workflow file', { field: 'flow' });
+        throw new InvalidInputError('flow: no flows plugin runs on this master; give a workflow file', {
+          field: 'flow',
+        });
       if (!(await this.deps.flows.get(job.flow)))
         throw new InvalidInputError(`flow: there is no saved flow named "${job.flow}"`, { field: 'flow' });
       return;
