@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Permissions, type HttpRouter, type Logger } from '@runner/plugin-sdk';
+import type { HttpRouter, Logger } from '@runner/plugin-sdk';
+import { METRICS_PATH, METRICS_ROUTE } from './api.js';
 import type { MetricsRegistry } from './registry.js';
 
-export const METRICS_PATH = '/metrics';
 
 /** Writes the registry's exposition as the answer (HEAD: its headers only). */
 async function answer(registry: MetricsRegistry, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -23,13 +23,7 @@ async function answer(registry: MetricsRegistry, req: IncomingMessage, res: Serv
  * files (plugins/http), so a browser opening it reads the same text.
  */
 export function serveOnHttpPort(router: HttpRouter, registry: MetricsRegistry): void {
-  router.plain({
-    method: 'GET',
-    path: METRICS_PATH,
-    summary: 'metrics for Prometheus (text exposition format 0.0.4)',
-    permission: Permissions.metricsView,
-    handler: (req, res) => answer(registry, req, res),
-  });
+  router.plain({ ...METRICS_ROUTE, handler: (req, res) => answer(registry, req, res) });
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   WorkflowEngineRef,
   type ConfigDeclaration,
 } from '@runner/plugin-sdk';
+import { METRICS_ROUTE } from './api.js';
 
 const port = (help: string) => ({ schema: { type: 'integer', minimum: 0, maximum: 65535 } as const, help });
 
@@ -39,6 +40,7 @@ export const plugin = definePlugin({
   description: 'Prometheus metrics at /metrics: flow_* of service.md, process, HTTP, runs in flight, and MetricsRef',
   profiles: ['master', 'agent'],
   provides: [MetricsRef],
+  plainRoutes: [METRICS_ROUTE],
   config: METRICS_CONFIG,
   dependsOn: {
     router: optional(HttpRouterRef),
