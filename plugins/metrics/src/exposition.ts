@@ -4,7 +4,6 @@ import type { HttpRouter, Logger } from '@runner/plugin-sdk';
 import { METRICS_PATH, METRICS_ROUTE } from './api.js';
 import type { MetricsRegistry } from './registry.js';
 
-
 /** Writes the registry's exposition as the answer (HEAD: its headers only). */
 async function answer(registry: MetricsRegistry, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const { text, contentType } = await registry.exposition();

@@ -10,6 +10,8 @@ import {
   type MetricGauge,
   type MetricHistogram,
   type MetricsService,
+  type WorkflowMetricsSink,
+  type WorkflowObservation,
 } from '@runner/plugin-sdk';
 
 export const NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -20,7 +22,7 @@ export const SERIES_PER_WORKFLOW = 100;
 /** Names all workflows may declare together. */
 export const MAX_NAMES = 200;
 
-type Kind = 'counter' | 'gauge' | 'histogram';
+type Kind = WorkflowObservation['kind'];
 type Fn = 'inc' | 'set' | 'observe' | 'time';
 
 const EXPORTED: Record<Kind, (name: string) => string> = {
@@ -36,33 +38,28 @@ interface Declared {
   handle: MetricCounter<string> | MetricGauge<string> | MetricHistogram<string>;
 }
 
-/** One observation, its arguments read and checked. */
-export interface Observation {
-  kind: Kind;
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
 /**
  * The workflows' metrics in this process: names to their kinds and label names (fixed at first
  * use), and the series each workflow holds, under the module's caps.
  */
-export class WorkflowMetrics {
+export class WorkflowMetrics implements WorkflowMetricsSink {
   private readonly declared = new Map<string, Declared>();
   private readonly seriesOf = new Map<string, Set<string>>();
 
   constructor(private readonly metrics: MetricsService) {}
 
-  /** Records it; a string says why it was dropped (a cap), for the task's log. */
-  record(fn: Fn, workflow: string, observation: Observation): string | undefined {
-    const metric = this.metricFor(fn, observation);
+  /**
+   * Records it; a string says why it was dropped (a cap). Kind and label names that differ from
+   * the name's first use throw (the script's error).
+   */
+  record(observation: WorkflowObservation, workflow: string): string | undefined {
+    const metric = this.metricFor(observation);
     if (typeof metric === 'string') return metric;
     const series = this.seriesOf.get(workflow) ?? new Set<string>();
     const key = `${observation.name}\u0000${metric.labelNames.map((l) => observation.labels[l]).join('\u0000')}`;
     if (!series.has(key)) {
       if (series.size >= SERIES_PER_WORKFLOW)
-        return `metrics.${fn}: workflow ${workflow} has ${SERIES_PER_WORKFLOW} series already; ${observation.name} with these labels is not recorded`;
+        return `metrics: workflow ${workflow} has ${SERIES_PER_WORKFLOW} series already; ${observation.name} with these labels is not recorded`;
       series.add(key);
       this.seriesOf.set(workflow, series);
     }
@@ -73,19 +70,20 @@ export class WorkflowMetrics {
     return undefined;
   }
 
-  private metricFor(fn: Fn, { kind, name, labels }: Observation): Declared | string {
+  private metricFor({ kind, name, labels }: WorkflowObservation): Declared | string {
     const labelNames = Object.keys(labels).sort();
     const earlier = this.declared.get(name);
     if (earlier) {
-      if (earlier.kind !== kind) throw new Error(`metrics.${fn}: ${name} is a ${earlier.kind} (first used so)`);
+      if (earlier.kind !== kind)
+        throw new Error(`metrics: ${name} is a ${earlier.kind} (first used so), not a ${kind}`);
       if (earlier.labelNames.join(',') !== labelNames.join(','))
         throw new Error(
-          `metrics.${fn}: ${name} has the labels {${earlier.labelNames.join(', ')}} (first used so), got {${labelNames.join(', ')}}`,
+          `metrics: ${name} has the labels {${earlier.labelNames.join(', ')}} (first used so), got {${labelNames.join(', ')}}`,
         );
       return earlier;
     }
     if (this.declared.size >= MAX_NAMES)
-      return `metrics.${fn}: ${MAX_NAMES} workflow metric names exist already; ${name} is not recorded`;
+      return `metrics: ${MAX_NAMES} workflow metric names exist already; ${name} is not recorded`;
     const definition = {
       name: EXPORTED[kind](name),
       help: `workflow metric ${name} (Lua metrics module)`,
@@ -148,13 +146,21 @@ function labelsOf(fn: Fn, position: number, value: LuaValue): Record<string, str
 }
 
 /**
- * The module's functions over `target` (undefined where no metrics service runs: the calls are
- * checked, so a script that passes here passes on a master, and recorded nowhere).
+ * Records an observation of a script where this process keeps them: the sink where MetricsRef is
+ * (a master, an agent), the master's through the executor's channel (the local executor); a
+ * string says why it was dropped.
  */
-export function createMetricsModule(target: WorkflowMetrics | undefined): LuaModuleImplementation<Fn> {
-  const record = (call: LuaCallContext, fn: Fn, observation: Observation) => {
-    if (call.dryRun || !target) return;
-    const dropped = target.record(fn, call.run?.workflow ?? 'repl', observation);
+export type Recorder = (call: LuaCallContext, observation: WorkflowObservation) => string | undefined;
+
+export function recordInto(sink: WorkflowMetricsSink): Recorder {
+  return (call, observation) => sink.record(observation, call.run?.workflow ?? 'repl');
+}
+
+/** The module's functions over `recorder` (undefined: checked and recorded nowhere, under `runner run`). */
+export function createMetricsModule(recorder: Recorder | undefined): LuaModuleImplementation<Fn> {
+  const record = (call: LuaCallContext, _fn: Fn, observation: WorkflowObservation) => {
+    if (call.dryRun || !recorder) return;
+    const dropped = recorder(call, observation);
     if (dropped) call.logger.warn(dropped);
   };
   return {
