@@ -19,6 +19,7 @@ import {
   type LuaRuntime,
   type MasterToExecutor,
   type StateService,
+  type WorkflowMetricsSink,
 } from '@runner/plugin-sdk';
 import type { RunAs } from './run-as.js';
 
@@ -31,6 +32,8 @@ export interface LocalDoorOptions {
   logger: Logger;
   /** Serves `state.*` of the scripts the executor runs (module-state's service); absent: refused. */
   state?: StateService;
+  /** Where `metrics.*` of the scripts the executor runs is recorded (module-metrics' sink, once attached). */
+  metrics?: () => WorkflowMetricsSink | undefined;
   /** The `runner` command the executor is started with. */
   bin?: string;
   /** Bytes of a task's log the executor sends (engine.task_log_bytes: what the record keeps). */
@@ -267,6 +270,26 @@ export class LocalDoor {
       case 'state':
         void this.#serveState(message);
         break;
+      case 'metric':
+        this.#recordMetric(message);
+        break;
+    }
+  }
+
+  /**
+   * A script's `metrics.*` call made in the executor, recorded here: a drop (a cap) or a misuse
+   * (another kind or other labels than the name's first use) goes to the task's log, since the
+   * script no longer waits for the call.
+   */
+  #recordMetric(message: Extract<ExecutorToMaster, { type: 'metric' }>): void {
+    const pending = this.#pending.get(message.id);
+    const workflow = pending?.options.run?.workflow;
+    if (!pending || workflow === undefined) return;
+    try {
+      const dropped = this.#options.metrics?.()?.record(message.observation, workflow);
+      if (dropped) pending.options.logger.warn(dropped);
+    } catch (error) {
+      pending.options.logger.warn((error as Error).message);
     }
   }
 

@@ -21,11 +21,13 @@ import {
   optional,
   ProcessGroupsRef,
   StateServiceRef,
+  WorkflowMetricsRelayRef,
   type LuaRuntime,
   type Cluster,
   type PluginContext,
   type StateService,
   type Store,
+  type WorkflowMetricsSink,
 } from '@runner/plugin-sdk';
 import { executionsCommand } from './executions-command-spec.js';
 import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
@@ -46,7 +48,7 @@ export const plugin = definePlugin({
   description:
     'Runs workflows: dependency graph, parallel limit, groups, when, retry, timeout, loops, outputs, dry-run; records executions',
   profiles: ['master', 'embedded'],
-  provides: [WorkflowEngineRef],
+  provides: [WorkflowEngineRef, WorkflowMetricsRelayRef],
   dependsOn: {
     parser: WorkflowParserRef,
     runtime: LuaRuntimeRef,
@@ -124,7 +126,10 @@ export const plugin = definePlugin({
     const unretain = runs.retentionPolicies(retentionSettings(ctx.config)).map((policy) => store.retain(policy));
     // On a master, workflow code reaches the host only through the one door; embedded `runner run`
     // is the user's own process and runs it as the user.
-    const door = ctx.profile === 'master' ? await openDoor(ctx, runtime, state) : undefined;
+    // metrics.* of the scripts the local executor runs reaches module-metrics' sink through here.
+    let metricsSink: WorkflowMetricsSink | undefined;
+    ctx.provide(WorkflowMetricsRelayRef, { attach: (sink) => void (metricsSink = sink) });
+    const door = ctx.profile === 'master' ? await openDoor(ctx, runtime, state, () => metricsSink) : undefined;
     const engine = createEngine({
       parser,
       runtime,
@@ -192,7 +197,12 @@ async function shareRuns(ctx: PluginContext, cluster: Cluster, store: Store, run
  * directory the master's alone (0700), and ends what a previous master's executor left running
  * (the processes of its user that carry this data directory's mark).
  */
-async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateService | undefined) {
+async function openDoor(
+  ctx: PluginContext,
+  runtime: LuaRuntime,
+  state: StateService | undefined,
+  metrics: () => WorkflowMetricsSink | undefined,
+) {
   const [{ LocalDoor }, { resolveRunAs }, { chmod }] = await Promise.all([
     import('./local-door.js'),
     import('./run-as.js'),
@@ -228,6 +238,7 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
     runAs,
     runtime,
     state,
+    metrics,
     logger: ctx.logger,
     logBytes: ctx.config.get<number>('engine.task_log_bytes'),
     owner,
