@@ -115,7 +115,10 @@ describe('a running run', () => {
     expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => numbers[0] + i));
     const firstTock = live.findIndex((m) => m.startsWith('tock '));
     expect(firstTock, live.join(', ')).toBeGreaterThan(-1);
-    expect(live.slice(firstTock).some((m) => m.startsWith('tick ')), live.join(', ')).toBe(true);
+    expect(
+      live.slice(firstTock).some((m) => m.startsWith('tick ')),
+      live.join(', '),
+    ).toBe(true);
 
     // A search opens the stream again with the filter: later matching lines arrive, others do not.
     await page.getByRole('searchbox').fill('tick 5');
