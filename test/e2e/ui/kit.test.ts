@@ -75,6 +75,12 @@ describe('the list view on agent control', () => {
     await selectAll(page).click();
     await page.waitForURL((url) => !url.searchParams.has('selected'));
     expect(await checkedBoxes(page, AGENTS)).toEqual([]);
+    // Nothing selected: the bar says what it is for, not "0 selected", and its actions are disabled.
+    const bar = page.getByRole('toolbar', { name: 'Bulk actions' });
+    await bar.getByText('Select rows to act on them').waitFor();
+    expect(await bar.getByText(/\d+ selected/).count()).toBe(0);
+    expect(await bar.getByRole('button', { name: 'Restart' }).isDisabled()).toBe(true);
+    expect(await bar.getByRole('button', { name: 'Clear selection' }).count()).toBe(0);
     expect(problems).toEqual([]);
     await page.context().close();
   });
