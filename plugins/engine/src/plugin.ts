@@ -154,7 +154,7 @@ export const plugin = definePlugin({
         engine,
         workflowDirs(ctx.config),
         ctx.redactor,
-        (id) => runs.logTexts(id),
+        { stored: (id) => runs.logTexts(id), live: (id) => engine.logOrder(id) },
         (filter) => runs.histogram(filter),
       );
       logStream.registerLogStreamRoute(http, engine, ctx.redactor, ctx.signal, shared);
