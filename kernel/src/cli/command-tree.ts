@@ -116,10 +116,12 @@ export function attachCommands(
       attachPlanned(parent, spec);
       continue;
     }
+    // A command with a --version of its own (`runner run <flow> --version n`) keeps -V for runner's.
+    const ownVersion = spec.options?.some((opt) => /(^|[ ,])--version\b/.test(opt.flags));
     const command = parent
       .command(spec.name)
       .description(spec.description)
-      .version(version, '-V, --version', 'print the runner version');
+      .version(version, ownVersion ? '-V' : '-V, --version', 'print the runner version');
     for (const alias of spec.aliases ?? []) command.alias(alias);
     for (const arg of spec.arguments ?? []) {
       const name = arg.variadic ? `${arg.name}...` : arg.name;
