@@ -3,7 +3,7 @@
 // with `runner run`. Short heartbeats (RUNNER_AGENT_HEARTBEAT_INTERVAL=0.2, offline after 2 s of
 // silence) keep the liveness tests quick.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -37,8 +37,13 @@ const FAST = {
 };
 
 const children: Child[] = [];
+const madeCgroups: string[] = [];
 afterAll(async () => {
   stopAll(children);
+  await Promise.all(
+    children.map((child) => (child.exitCode === null && child.signalCode === null ? finished(child) : 0)),
+  );
+  for (const dir of madeCgroups) rmdirSync(dir);
 });
 
 function output(child: Child): string {
@@ -332,6 +337,8 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
       const stat = readFileSync(`/sys/fs/cgroup/cpu${cpuPath}/cpu.stat`, 'utf8');
       expect(Number(/nr_throttled (\d+)/.exec(stat)?.[1])).toBeGreaterThan(0);
       const memoryPath = /^\d+:[^:]*\bmemory\b[^:]*:(.*)$/m.exec(where)?.[1];
+      // Killed at the end (stopAll), the agent leaves its empty cgroups: this file removes them.
+      madeCgroups.push(`/sys/fs/cgroup/cpu${cpuPath}`, `/sys/fs/cgroup/memory${memoryPath}`);
       expect(readFileSync(`/sys/fs/cgroup/memory${memoryPath}/memory.limit_in_bytes`, 'utf8').trim()).toBe(
         String(64 * MIB),
       );
