@@ -183,7 +183,7 @@ describe('a master with three agents', () => {
       // (root here), and by each command's own limits when told so.
       startAgent(master, 'limited', [], {
         RUNNER_CONFIG: configFile(
-          'resources:\n  cpu: { limit: 0.2, reserve: 1 }\n  memory: { limit: 256, reserve: 512 }\n  disk: { limit: 1 }\n',
+          'resources:\n  cpu: { limit: 0.2, reserve: 1 }\n  memory: { limit: 64, reserve: 512 }\n  disk: { limit: 1 }\n',
         ),
       }),
       startAgent(master, 'rlimited', [], {
@@ -292,7 +292,7 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
         task(
           `${agent}-big`,
           agent,
-          `local r = exec.run([[perl -e '$x = "x" x (400*1024*1024)']])\nreturn r.success, tostring(r.exit_code)`,
+          `local r = exec.run([[perl -e '$x = "x" x (200*1024*1024)']])\nreturn r.success, tostring(r.exit_code)`,
         ),
         task(
           `${agent}-rest`,
@@ -300,7 +300,7 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
           [
             `local small = exec.run([[perl -e '$x = "x" x (16*1024*1024)']])`,
             `local file = os.execute("head -c 2097152 /dev/zero > ${scratch}/${agent}")`,
-            `exec.run("timeout 1 sh -c 'while :; do :; done'")`,
+            `exec.run("timeout 0.5 sh -c 'while :; do :; done'")`,
             'local where = exec.run("cat /proc/self/cgroup /proc/self/limits")',
             'return true, "", { small = small.exit_code, file = file == true, where = where.stdout }',
           ].join('\n'),
@@ -333,7 +333,7 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
       expect(Number(/nr_throttled (\d+)/.exec(stat)?.[1])).toBeGreaterThan(0);
       const memoryPath = /^\d+:[^:]*\bmemory\b[^:]*:(.*)$/m.exec(where)?.[1];
       expect(readFileSync(`/sys/fs/cgroup/memory${memoryPath}/memory.limit_in_bytes`, 'utf8').trim()).toBe(
-        String(256 * MIB),
+        String(64 * MIB),
       );
       // The agent itself stays outside: its heartbeats are not throttled.
       expect(readFileSync(`/proc/${agents.limited.pid}/cgroup`, 'utf8')).not.toMatch(/runner-agent-/);
@@ -346,12 +346,12 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
       expect(limits).not.toMatch(/runner-agent-/);
       expect(limits).toMatch(/^Max address space\s+268435456\s+268435456\s+bytes/m);
 
-      // What it offers: 256 MiB (the limit, below the host's memory less 512 MiB), 1 core (0.2).
+      // What it offers: 64 MiB (the limit, below the host's memory less 512 MiB), 1 core (0.2).
       const metrics = (await (await master.fetch(`${master.base}/agents/limited/metrics`)).json()) as {
         cpu: { cores: number };
         memory: { total_bytes: number };
       };
-      expect(metrics.memory.total_bytes).toBe(256 * MIB);
+      expect(metrics.memory.total_bytes).toBe(64 * MIB);
       expect(metrics.cpu.cores).toBe(1);
     },
     60_000,
