@@ -52,6 +52,14 @@ beforeAll(async () => {
   await apiCall(ui.master, 'POST', '/scheduler/jobs/nightly-backup/run');
 }, 60_000);
 
+/** What the test reads of elements in the page (its own TypeScript has no DOM types). */
+interface Measured {
+  scrollWidth: number;
+  clientWidth: number;
+  getBoundingClientRect(): { bottom: number };
+  querySelector(selector: string): Measured | null;
+}
+
 interface PageCase {
   name: string;
   path: () => string;
@@ -200,6 +208,24 @@ describe("the master's log", () => {
     const wheres = await log.locator('.line .where').allTextContents();
     expect(wheres.length).toBeGreaterThan(0);
     expect(wheres.every((w) => w.includes(runId))).toBe(true);
+    // On a phone where a line comes from wraps under its time and level, whole, and neither it
+    // nor the message spills out of the line's rows (it used to be cut off at 9rem).
+    const fits = async () => {
+      const measured = await hello.evaluate((line: Measured) => {
+        const bottom = line.getBoundingClientRect().bottom + 1;
+        const [where, msg] = [line.querySelector('.where')!, line.querySelector('.msg')!];
+        return {
+          whole: where.scrollWidth <= where.clientWidth + 1,
+          inside: where.getBoundingClientRect().bottom <= bottom && msg.getBoundingClientRect().bottom <= bottom,
+        };
+      });
+      expect(measured).toEqual({ whole: true, inside: true });
+    };
+    const phone = [
+      ['dark', 'phone'],
+      ['light', 'phone'],
+    ] as const;
+    expect(await looks(page, 'logs-source', { looks: phone, show: hello, check: fits })).toEqual([]);
     expect(problems).toEqual([]);
     await page.context().close();
   });
