@@ -74,7 +74,6 @@ export class MetricsRegistry implements MetricsService {
   gauge<L extends string = never>(definition: GaugeDefinition<L>): MetricGauge<L> {
     return this.declare('gauge', definition, () => {
       const series = this.seriesCap(definition);
-      let handle: MetricGauge<L>;
       const { collect } = definition;
       const logger = this.logger;
       const gauge = new Gauge({
@@ -90,7 +89,7 @@ export class MetricsRegistry implements MetricsService {
           },
         }),
       });
-      handle = {
+      const handle: MetricGauge<L> = {
         set: (labels, value) => {
           const bounded = series(labels);
           if (bounded) gauge.set(bounded, value);
