@@ -47,3 +47,4 @@ export type * from './src/desktop-bridge.js';
 export * from './src/cluster.js';
 export * from './src/dashboard.js';
 export * from './src/flows.js';
+export * from './src/event-queue.js';

@@ -30,6 +30,8 @@ export const Permissions = Object.freeze({
   secretManage: 'secret:manage',
   hookView: 'hook:view',
   hookEdit: 'hook:edit',
+  eventView: 'event:view',
+  eventRetry: 'event:retry',
 } as const);
 
 /** What each built-in permission allows, for the roles table the API and `runner auth roles` show. */
@@ -58,6 +60,8 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.secretManage]: 'manage secrets',
   [Permissions.hookView]: 'read hooks',
   [Permissions.hookEdit]: 'create and change hooks',
+  [Permissions.eventView]: 'read the event queue and each hook result on an event',
+  [Permissions.eventRetry]: 'retry a failed event (its failed hooks run again)',
 });
 
 /** A permission string such as `workflow:execute`; plugins may define their own `<resource>:<action>`. */
@@ -79,7 +83,9 @@ const P = Permissions;
  *   runs; running a shell command on an agent (`agent:exec`), stopping an agent (`agent:stop`:
  *   restart brings it back, stop does not) and managing agent groups (`group:manage`) reach past a
  *   workflow's reviewed code, so they are Admin's unless granted;
- * - Developer writes and runs workflows and hooks (`hook:edit`), cancels runs, sees agents;
+ * - Developer writes and runs workflows and hooks (`hook:edit`), retries failed events
+ *   (`event:retry`), cancels runs, sees agents;
+ * - every role that reads hooks reads the events they run on (`event:view`);
  * - every role sees agent groups (`group:view`): they are targets workflows name;
  * - Viewer reads workflows, agents, agent groups, logs, metrics and hooks, and changes nothing;
  * - only Admin manages users, tokens, secrets, agents (exec, stop, remove, enrol), agent groups,
@@ -99,6 +105,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.logsView,
     P.metricsView,
     P.hookView,
+    P.eventView,
   ],
   developer: [
     P.accountSelf,
@@ -113,8 +120,10 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.metricsView,
     P.hookView,
     P.hookEdit,
+    P.eventView,
+    P.eventRetry,
   ],
-  viewer: [P.accountSelf, P.workflowView, P.agentView, P.groupView, P.logsView, P.metricsView, P.hookView],
+  viewer: [P.accountSelf, P.workflowView, P.agentView, P.groupView, P.logsView, P.metricsView, P.hookView, P.eventView],
 });
 
 const granted = new Map<string, ReadonlySet<string> | '*'>(
@@ -147,7 +156,7 @@ const STREAM_PERMISSIONS: Readonly<Record<string, Permission>> = Object.freeze({
   agent_group_update: P.groupView,
   hook: P.hookView,
   hook_execution: P.hookView,
-  event_update: P.hookView,
+  event_update: P.eventView,
   system_metrics: P.metricsView,
   system_alert: P.metricsView,
   log: P.logsView,
