@@ -1,8 +1,16 @@
-// CodeMirror 6 for workflow YAML. This module and CodeMirror itself are loaded only when an editor
-// is shown (WorkflowEditor.svelte is imported dynamically), so no other page pays for them.
+// CodeMirror 6 for workflow YAML and Lua (hook scripts). This module and CodeMirror itself are
+// loaded only when an editor is shown (WorkflowEditor.svelte is imported dynamically), so no other
+// page pays for them.
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { yaml } from '@codemirror/lang-yaml';
-import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import {
+  bracketMatching,
+  defaultHighlightStyle,
+  indentOnInput,
+  StreamLanguage,
+  syntaxHighlighting,
+} from '@codemirror/language';
+import { lua } from '@codemirror/legacy-modes/mode/lua';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { Compartment, EditorSelection, EditorState, Prec } from '@codemirror/state';
 import { oneDarkHighlightStyle } from '@codemirror/theme-one-dark';
@@ -70,7 +78,15 @@ const colours = (dark: boolean) => syntaxHighlighting(dark ? oneDarkHighlightSty
 
 export function createWorkflowEditor(
   parent: HTMLElement,
-  options: { text: string; label: string; dark: boolean; invalid: boolean; onChange: (text: string) => void },
+  options: {
+    text: string;
+    label: string;
+    dark: boolean;
+    invalid: boolean;
+    onChange: (text: string) => void;
+    /** Default yaml (a workflow); lua for a hook's script. */
+    language?: 'yaml' | 'lua';
+  },
 ): WorkflowEditor {
   const highlight = new Compartment();
   const attributes = new Compartment();
@@ -91,7 +107,7 @@ export function createWorkflowEditor(
         highlightActiveLine(),
         // Tab indents (YAML is indentation); Escape then Tab leaves the editor, as CodeMirror documents.
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
-        yaml(),
+        options.language === 'lua' ? StreamLanguage.define(lua) : yaml(),
         EditorState.tabSize.of(2),
         highlight.of(colours(options.dark)),
         attributes.of(aria(options.invalid)),
