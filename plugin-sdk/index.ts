@@ -48,3 +48,4 @@ export * from './src/cluster.js';
 export * from './src/dashboard.js';
 export * from './src/flows.js';
 export * from './src/event-queue.js';
+export * from './src/metrics.js';
