@@ -121,13 +121,17 @@ describe('hooks on workflow.failed', () => {
       ['after-picky', 'succeeded', 1],
     ]);
     expect((await api('POST', `/events/${event.id}/retry`)).status).toBe(200);
-    await expect.poll(async () => (await api('GET', `/events/${event.id}`)).body.status, { timeout: 30_000 }).toBe('failed');
+    await expect
+      .poll(async () => (await api('GET', `/events/${event.id}`)).body.status, { timeout: 30_000 })
+      .toBe('failed');
 
     writeFileSync(flag, '');
     chmodSync(flag, 0o644);
     const again = await api('POST', `/events/${event.id}/retry`);
     expect(again.body.status).toMatch(/^(pending|processing|completed)$/);
-    await expect.poll(async () => (await api('GET', `/events/${event.id}`)).body.status, { timeout: 30_000 }).toBe('completed');
+    await expect
+      .poll(async () => (await api('GET', `/events/${event.id}`)).body.status, { timeout: 30_000 })
+      .toBe('completed');
     // after-picky had succeeded: it did not run a second time.
     expect(readFileSync(file, 'utf8')).toBe(`${event.id}\n`);
     expect((await api('POST', `/events/${event.id}/retry`)).status).toBe(409);
@@ -140,13 +144,19 @@ describe('hooks on workflow.failed', () => {
   it('sends hook_execution, event_update and workflow_update on the WebSocket', async () => {
     await api('POST', '/hooks/first/enable');
     const event = await failRun('announced');
-    await expect.poll(() => messages.some((m) => m.type === 'event_update' && m.data.id === event.id && m.data.status === 'completed')).toBe(true);
+    await expect
+      .poll(() =>
+        messages.some((m) => m.type === 'event_update' && m.data.id === event.id && m.data.status === 'completed'),
+      )
+      .toBe(true);
     expect(messages.find((m) => m.type === 'hook_execution' && m.data.hook_name === 'first')?.data).toMatchObject({
       hook_id: expect.any(Number),
       success: true,
       duration_ms: expect.any(Number),
     });
-    expect(messages.find((m) => m.type === 'workflow_update' && m.data.workflow_name === 'announced')?.data).toMatchObject({
+    expect(
+      messages.find((m) => m.type === 'workflow_update' && m.data.workflow_name === 'announced')?.data,
+    ).toMatchObject({
       change: 'started',
       status: 'running',
     });
@@ -171,7 +181,12 @@ describe('hooks at save and on test', () => {
       script: 'print("agent " .. hook.payload.agent_name) if dry_run then return true end return false, "acted"',
     });
     const dry = await api('POST', '/hooks/tested/test', { dry_run: true });
-    expect(dry.body).toMatchObject({ success: true, output: 'agent web-1', event_type: 'agent.connected', dry_run: true });
+    expect(dry.body).toMatchObject({
+      success: true,
+      output: 'agent web-1',
+      event_type: 'agent.connected',
+      dry_run: true,
+    });
     const given = await api('POST', '/hooks/tested/test', { payload: { agent_name: 'db-9' } });
     expect(given.body).toMatchObject({ success: false, error: 'acted', output: 'agent db-9' });
     // Tests are not executions: the history stays empty.
@@ -183,7 +198,10 @@ describe('hooks at save and on test', () => {
     writeFileSync(script, 'return true\n');
     const master = ['--master-url', base.replace('/api/v1', '')];
     const env = { RUNNER_TOKEN: localToken(h.dataDir) };
-    const added = await runRunner(['hook', 'add', 'from-cli', '--event', 'task.failed', '--script', script, '--priority', '5', ...master], { env });
+    const added = await runRunner(
+      ['hook', 'add', 'from-cli', '--event', 'task.failed', '--script', script, '--priority', '5', ...master],
+      { env },
+    );
     expect(added.stderr).toBe('');
     expect(added.stdout).toMatch(/^hook from-cli \(#\d+\) added on task.failed/);
     const events = await runRunner(['events', 'list', '--type', 'workflow.failed', '-o', 'json', ...master], { env });

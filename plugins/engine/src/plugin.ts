@@ -157,7 +157,10 @@ export const plugin = definePlugin({
     shared?.serve(engine);
     ctx.provide(WorkflowEngineRef, engine);
     // Hook scripts come through the same door as local tasks (embedded: the user's own runtime).
-    ctx.provide(ScriptDoorRef, door ?? { run: (source, options) => runtime.run(source, options), describe: () => 'you' });
+    ctx.provide(
+      ScriptDoorRef,
+      door ?? { run: (source, options) => runtime.run(source, options), describe: () => 'you' },
+    );
     if (http && routes && logStream) {
       routes.registerRoutes(
         http,

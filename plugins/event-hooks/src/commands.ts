@@ -16,7 +16,10 @@ type Row = Record<string, unknown>;
 
 const scriptOption = { flags: '--script <file>', description: 'the Lua script (a file; - reads stdin)' };
 const eventOption = { flags: '--event <event>', description: 'the event it runs on: workflow.failed, task.*, ...' };
-const payloadOption = { flags: '--payload <json>', description: 'the payload as JSON (default: a sample of the event)' };
+const payloadOption = {
+  flags: '--payload <json>',
+  description: 'the payload as JSON (default: a sample of the event)',
+};
 
 function readScript(file: string): string {
   try {

@@ -1,10 +1,4 @@
-import {
-  isRunnerError,
-  type FlowsService,
-  type Logger,
-  type LuaValue,
-  type ScriptDoor,
-} from '@runner/plugin-sdk';
+import { isRunnerError, type FlowsService, type Logger, type LuaValue, type ScriptDoor } from '@runner/plugin-sdk';
 import { capText, OUTPUT_BYTES, type HookRow } from './hook-store.js';
 
 /** What one execution of a hook's script came to. */
@@ -83,16 +77,29 @@ export class HookRunner {
       const { values } = await this.door.run(usesFlows ? withFlows(hook.script) : hook.script, {
         chunkName: `=hook ${hook.name}`,
         globals: {
-          hook: { id: hook.id, name: hook.name, event: input.eventType, event_id: input.eventId, payload: input.payload as LuaValue },
+          hook: {
+            id: hook.id,
+            name: hook.name,
+            event: input.eventType,
+            event_id: input.eventId,
+            payload: input.payload as LuaValue,
+          },
         },
         dryRun: input.dryRun,
         timeoutMs: hook.timeout_ms,
         logger: collectingLogger(lines, { n: 0 }),
-        run: { workflow: `hook:${hook.name}`, runId: input.eventId, task: hook.name, attempt: input.attempt, agent: 'localhost' },
+        run: {
+          workflow: `hook:${hook.name}`,
+          runId: input.eventId,
+          task: hook.name,
+          attempt: input.attempt,
+          agent: 'localhost',
+        },
       });
       const [requests, ...returned] = usesFlows ? values : [undefined, ...values];
       if (returned[0] === false) {
-        result.error = returned[1] === undefined || returned[1] === null ? 'the script returned false' : String(returned[1]);
+        result.error =
+          returned[1] === undefined || returned[1] === null ? 'the script returned false' : String(returned[1]);
       } else {
         await this.startFlows(hook, input, flowRequests(requests), result);
         result.success = result.error === undefined;
@@ -124,7 +131,11 @@ export class HookRunner {
         return;
       }
       try {
-        const start = await flows.start(request.name, { trigger: 'hook', user: `hook:${hook.name}`, vars: request.vars });
+        const start = await flows.start(request.name, {
+          trigger: 'hook',
+          user: `hook:${hook.name}`,
+          vars: request.vars,
+        });
         if (start.outcome === 'started') this.noteRun(start.runId, input.depth + 1);
         result.flows.push({
           ...request,

@@ -156,7 +156,10 @@ export function eventMatches(pattern: string, type: string): boolean {
 
 export function capText(text: string | undefined, bytes = OUTPUT_BYTES): string | undefined {
   if (text === undefined || Buffer.byteLength(text) <= bytes) return text;
-  const kept = Buffer.from(text).subarray(0, bytes).toString('utf8').replace(/\uFFFD$/, '');
+  const kept = Buffer.from(text)
+    .subarray(0, bytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
   return `${kept} … [truncated: ${Buffer.byteLength(text)} bytes; the history keeps ${bytes}]`;
 }
 
@@ -278,7 +281,18 @@ export class HookStore {
     await this.store.run(
       `INSERT INTO hooks (name, event_type, stack, enabled, priority, timeout_ms, retries, script, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [fields.name, fields.event_type, fields.stack, fields.enabled, fields.priority, fields.timeout_ms, fields.retries, fields.script, at, at],
+      [
+        fields.name,
+        fields.event_type,
+        fields.stack,
+        fields.enabled,
+        fields.priority,
+        fields.timeout_ms,
+        fields.retries,
+        fields.script,
+        at,
+        at,
+      ],
     );
     const row = await this.store.get<{ id: number }>('SELECT id FROM hooks WHERE name = ?', [fields.name]);
     return this.changed(row!.id, 'created');
@@ -292,7 +306,18 @@ export class HookStore {
     await this.store.run(
       `UPDATE hooks SET name = ?, event_type = ?, stack = ?, enabled = ?, priority = ?, timeout_ms = ?, retries = ?,
        script = ?, updated_at = ? WHERE id = ?`,
-      [fields.name, fields.event_type, fields.stack, fields.enabled, fields.priority, fields.timeout_ms, fields.retries, fields.script, new Date().toISOString(), current.id],
+      [
+        fields.name,
+        fields.event_type,
+        fields.stack,
+        fields.enabled,
+        fields.priority,
+        fields.timeout_ms,
+        fields.retries,
+        fields.script,
+        new Date().toISOString(),
+        current.id,
+      ],
     );
     return this.changed(current.id, 'updated');
   }
@@ -322,7 +347,8 @@ export class HookStore {
         field: 'name',
       });
     const eventType = input.event_type ?? current?.event_type;
-    if (typeof eventType !== 'string') throw new InvalidInputError('event_type: give the event the hook runs on', { field: 'event_type' });
+    if (typeof eventType !== 'string')
+      throw new InvalidInputError('event_type: give the event the hook runs on', { field: 'event_type' });
     const script = input.script ?? current?.script;
     if (typeof script !== 'string' || script.trim() === '')
       throw new InvalidInputError('script: give the Lua script the hook runs', { field: 'script' });
@@ -335,7 +361,12 @@ export class HookStore {
       event_type: checkEventType(eventType),
       stack: input.stack === undefined ? (current?.stack ?? null) : input.stack || null,
       enabled: (input.enabled ?? (current ? current.enabled === 1 : true)) ? 1 : 0,
-      priority: checkInteger(input.priority ?? current?.priority ?? DEFAULT_PRIORITY, 'priority', -1_000_000, 1_000_000),
+      priority: checkInteger(
+        input.priority ?? current?.priority ?? DEFAULT_PRIORITY,
+        'priority',
+        -1_000_000,
+        1_000_000,
+      ),
       timeout_ms: Math.round(
         (typeof timeout === 'number' && timeout > 0 && timeout <= MAX_TIMEOUT_SECONDS
           ? timeout
@@ -383,13 +414,21 @@ export class HookStore {
 
   async history(ref: string, limit: number, offset: number): Promise<{ executions: HookExecution[]; total: number }> {
     const hook = this.require(ref);
-    const rows = await this.store.all<Omit<HookExecution, 'executed_at' | 'success'> & { executed_at: number; success: number }>(
+    const rows = await this.store.all<
+      Omit<HookExecution, 'executed_at' | 'success'> & { executed_at: number; success: number }
+    >(
       'SELECT id, executed_at, event_id, event_type, attempt, success, duration_ms, output, error FROM hook_executions WHERE hook_id = ? ORDER BY id DESC LIMIT ? OFFSET ?',
       [hook.id, limit, offset],
     );
-    const total = await this.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM hook_executions WHERE hook_id = ?', [hook.id]);
+    const total = await this.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM hook_executions WHERE hook_id = ?', [
+      hook.id,
+    ]);
     return {
-      executions: rows.map((r) => ({ ...r, executed_at: new Date(r.executed_at).toISOString(), success: r.success === 1 })),
+      executions: rows.map((r) => ({
+        ...r,
+        executed_at: new Date(r.executed_at).toISOString(),
+        success: r.success === 1,
+      })),
       total: total?.n ?? 0,
     };
   }

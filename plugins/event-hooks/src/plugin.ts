@@ -6,6 +6,7 @@ import {
   HttpRouterRef,
   InvalidInputError,
   LuaRuntimeRef,
+  MetricsRef,
   Permissions,
   ScriptDoorRef,
   StoreRef,
@@ -38,13 +39,14 @@ export const plugin = definePlugin({
     cluster: optional(ClusterRef),
     flows: optional(FlowsRef),
     tiles: optional(DashboardTilesRef),
+    metrics: optional(MetricsRef),
   },
   async schema() {
     const { HOOK_MIGRATIONS } = await import('./hook-store.js');
     return [{ owner: 'event-hooks', migrations: HOOK_MIGRATIONS }];
   },
   commands: [hookCommand],
-  async setup(ctx, { store, queue, door, runtime, router, hub, cluster, flows, tiles }) {
+  async setup(ctx, { store, queue, door, runtime, router, hub, cluster, flows, tiles, metrics }) {
     const [{ HookStore }, { HookRunner }, { HookHandlers }, { registerHookRoutes }] = await Promise.all([
       import('./hook-store.js'),
       import('./hook-runner.js'),
@@ -57,10 +59,25 @@ export const plugin = definePlugin({
     });
     await hooks.open();
     const off = cluster?.subscribe<{ id: number }>('event-hooks.changed', ({ id }) => {
-      hooks.refresh(id).catch((error: Error) => ctx.logger.warn(`reading hook ${id} changed elsewhere failed: ${error.message}`));
+      hooks
+        .refresh(id)
+        .catch((error: Error) => ctx.logger.warn(`reading hook ${id} changed elsewhere failed: ${error.message}`));
     });
-    const runner = new HookRunner(door, () => flows, (runId, depth) => queue.noteHandlerRun(runId, depth));
-    const handlers = new HookHandlers(hooks, runner, ctx.logger, hub);
+    const runner = new HookRunner(
+      door,
+      () => flows,
+      (runId, depth) => queue.noteHandlerRun(runId, depth),
+    );
+    // Hook names are bounded (people create hooks), so they may be labels; event ids never are.
+    const durations = metrics?.histogram<'hook' | 'success'>({
+      name: 'runner_hook_duration_seconds',
+      help: "one execution of a hook's script, by hook and whether it succeeded",
+      labelNames: ['hook', 'success'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    });
+    const handlers = new HookHandlers(hooks, runner, ctx.logger, hub, (hook, result) =>
+      durations?.observe({ hook: hook.name, success: String(result.success) }, result.durationMs / 1000),
+    );
     const unset = queue.setHandlers(handlers);
     const untile = tiles?.contribute({
       id: 'hooks',

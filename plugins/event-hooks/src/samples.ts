@@ -29,6 +29,7 @@ export function samplePayload(type: string): Record<string, unknown> {
       duration: what === 'started' ? 0 : 0.5,
       ...(what === 'failed' ? { error: 'sample failure' } : {}),
     };
-  if (family === 'agent') return { agent_name: 'web-1', address: '10.0.0.5:50053', status: what === 'disconnected' ? 'offline' : 'online' };
+  if (family === 'agent')
+    return { agent_name: 'web-1', address: '10.0.0.5:50053', status: what === 'disconnected' ? 'offline' : 'online' };
   return { name: 'sample' };
 }

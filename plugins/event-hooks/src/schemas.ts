@@ -1,12 +1,20 @@
 import { Type } from '@runner/plugin-sdk/schema';
-import { DEFAULT_PRIORITY, DEFAULT_TIMEOUT_SECONDS, MAX_RETRIES, MAX_SCRIPT_BYTES, MAX_TIMEOUT_SECONDS } from './hook-store.js';
+import {
+  DEFAULT_PRIORITY,
+  DEFAULT_TIMEOUT_SECONDS,
+  MAX_RETRIES,
+  MAX_SCRIPT_BYTES,
+  MAX_TIMEOUT_SECONDS,
+} from './hook-store.js';
 
 /** Request and response schemas of /api/v1/hooks. Names and event types are checked by the store, said in words. */
 export const HookSchema = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
   event_type: Type.String({ description: 'an event name (workflow.failed) or a pattern (task.*, *)' }),
-  stack: Type.Union([Type.String(), Type.Null()], { description: 'hooks of a stack fire only for its runs, once stacks exist' }),
+  stack: Type.Union([Type.String(), Type.Null()], {
+    description: 'hooks of a stack fire only for its runs, once stacks exist',
+  }),
   enabled: Type.Boolean(),
   priority: Type.Integer({ description: 'lower runs first; ties by id' }),
   timeout: Type.Number({ description: 'seconds one execution may take' }),
@@ -28,7 +36,12 @@ const fields = {
   enabled: Type.Optional(Type.Boolean({ default: true })),
   priority: Type.Optional(Type.Integer({ default: DEFAULT_PRIORITY, description: 'lower runs first; ties by id' })),
   timeout: Type.Optional(
-    Type.Number({ exclusiveMinimum: 0, maximum: MAX_TIMEOUT_SECONDS, default: DEFAULT_TIMEOUT_SECONDS, description: 'seconds' }),
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: MAX_TIMEOUT_SECONDS,
+      default: DEFAULT_TIMEOUT_SECONDS,
+      description: 'seconds',
+    }),
   ),
   retries: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_RETRIES, default: 0 })),
 };
@@ -78,8 +91,12 @@ export const HistorySchema = Type.Object({ executions: Type.Array(ExecutionSchem
 
 export const TestHookBody = Type.Object(
   {
-    event_type: Type.Optional(Type.String({ minLength: 1, description: "default: the hook's event (a sample one for a pattern)" })),
-    payload: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'default: a sample payload of the event' })),
+    event_type: Type.Optional(
+      Type.String({ minLength: 1, description: "default: the hook's event (a sample one for a pattern)" }),
+    ),
+    payload: Type.Optional(
+      Type.Record(Type.String(), Type.Unknown(), { description: 'default: a sample payload of the event' }),
+    ),
     dry_run: Type.Optional(Type.Boolean({ default: false, description: 'modules do not act and flows do not start' })),
   },
   { additionalProperties: false },

@@ -53,7 +53,12 @@ const watchAction: ResourceAction = {
       while (!signal.aborted) {
         await sleep(1000, undefined, { signal }).catch(() => undefined);
         if (signal.aborted) return;
-        const query = { type: input.options.type as string | undefined, status: input.options.status as string | undefined, since, limit: 1000 };
+        const query = {
+          type: input.options.type as string | undefined,
+          status: input.options.status as string | undefined,
+          since,
+          limit: 1000,
+        };
         const page = await callRoute(master, getEvents, { query, signal });
         for (const row of [...page.events].reverse() as Row[]) {
           if (shown.get(String(row.id)) === row.status) continue;

@@ -125,7 +125,8 @@ export class EventStore {
     for (let at = 0; at < events.length; at += INSERT_CHUNK) {
       const chunk = events.slice(at, at + INSERT_CHUNK);
       const params: SqlValue[] = [];
-      for (const e of chunk) params.push(e.id, e.type, 'pending', e.timestamp, JSON.stringify(e.data ?? {}), 0, e.timestamp);
+      for (const e of chunk)
+        params.push(e.id, e.type, 'pending', e.timestamp, JSON.stringify(e.data ?? {}), 0, e.timestamp);
       statements.push({
         sql: `INSERT INTO events (id, event_type, status, emitted_at, data, depth, updated_at) VALUES ${chunk
           .map(() => '(?, ?, ?, ?, ?, ?, ?)')
@@ -160,8 +161,18 @@ export class EventStore {
       const events = rows.map(toEvent);
       const work = events.filter(hasWork);
       const idle = events.filter((e) => !hasWork(e));
-      await this.setMany(tx, work, 'UPDATE events SET status = \'processing\', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?', [owner, leaseUntil, now]);
-      await this.setMany(tx, idle, 'UPDATE events SET status = \'completed\', lease_owner = NULL, lease_until = NULL, attempts = attempts + 1, updated_at = ?', [now]);
+      await this.setMany(
+        tx,
+        work,
+        "UPDATE events SET status = 'processing', lease_owner = ?, lease_until = ?, attempts = attempts + 1, updated_at = ?",
+        [owner, leaseUntil, now],
+      );
+      await this.setMany(
+        tx,
+        idle,
+        "UPDATE events SET status = 'completed', lease_owner = NULL, lease_until = NULL, attempts = attempts + 1, updated_at = ?",
+        [now],
+      );
       for (const e of work) Object.assign(e, { status: 'processing', attempts: e.attempts + 1 });
       for (const e of idle) Object.assign(e, { status: 'completed', attempts: e.attempts + 1 });
       return events;
@@ -222,7 +233,8 @@ export class EventStore {
     if (!row) return this.claimHook(eventId, hook, owner, now);
     if (row.status === 'running') {
       // Its worker died while it ran: whether it acted is unknown, so it is not run a second time.
-      const error = 'interrupted: the master running this hook stopped before it ended; retry the event to run it again';
+      const error =
+        'interrupted: the master running this hook stopped before it ended; retry the event to run it again';
       await this.store.run(
         "UPDATE event_hook_results SET status = 'failed', error = ? WHERE event_id = ? AND hook_id = ? AND status = 'running'",
         [error, eventId, hook.id],
@@ -305,9 +317,18 @@ export class EventStore {
       where.push('event_type = ?');
       params.push(filter.type);
     }
-    if (filter.status) where.push('status = ?'), params.push(filter.status);
-    if (filter.since !== undefined) where.push('emitted_at >= ?'), params.push(filter.since);
-    if (filter.until !== undefined) where.push('emitted_at < ?'), params.push(filter.until);
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter.since !== undefined) {
+      where.push('emitted_at >= ?');
+      params.push(filter.since);
+    }
+    if (filter.until !== undefined) {
+      where.push('emitted_at < ?');
+      params.push(filter.until);
+    }
     const clause = where.length ? `WHERE ${where.join(' AND ')}` : '';
     const [rows, count] = await Promise.all([
       this.store.all<EventRow>(`SELECT ${COLUMNS} FROM events ${clause} ORDER BY id DESC LIMIT ? OFFSET ?`, [
@@ -329,12 +350,13 @@ export class EventStore {
     return { pending: pending?.n ?? 0, recent: recent?.n ?? 0 };
   }
 
-  /** Pending and processing events (the retention never removes them). */
-  async depth(): Promise<number> {
-    const row = await this.store.get<{ n: number }>(
-      "SELECT COUNT(*) AS n FROM events WHERE status IN ('pending', 'processing')",
+  /** The queue's depth: pending and processing events (indexed by status). */
+  async depth(): Promise<{ pending: number; processing: number }> {
+    const rows = await this.store.all<{ status: string; n: number }>(
+      "SELECT status, COUNT(*) AS n FROM events WHERE status IN ('pending', 'processing') GROUP BY status",
     );
-    return row?.n ?? 0;
+    const of = (status: string) => rows.find((r) => r.status === status)?.n ?? 0;
+    return { pending: of('pending'), processing: of('processing') };
   }
 }
 

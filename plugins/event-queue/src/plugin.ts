@@ -5,6 +5,7 @@ import {
   DashboardTilesRef,
   EventQueueRef,
   HttpRouterRef,
+  MetricsRef,
   Permissions,
   StoreRef,
   WebSocketHubRef,
@@ -12,6 +13,7 @@ import {
   optional,
   parseDuration,
   type BusEvent,
+  type MetricsService,
   type RunnerConfig,
   type WebSocketHub,
   type WorkflowEventPayload,
@@ -67,6 +69,7 @@ export const plugin = definePlugin({
     hub: optional(WebSocketHubRef),
     cluster: optional(ClusterRef),
     tiles: optional(DashboardTilesRef),
+    metrics: optional(MetricsRef),
   },
   config: CONFIG,
   async schema() {
@@ -74,7 +77,7 @@ export const plugin = definePlugin({
     return [{ owner: 'event-queue', migrations: EVENT_MIGRATIONS }];
   },
   commands: [eventsCommand],
-  async setup(ctx, { store, router, hub, cluster, tiles }) {
+  async setup(ctx, { store, router, hub, cluster, tiles, metrics }) {
     const [{ EventStore }, { DurableQueue }, { eventRetention }, { registerEventRoutes }] = await Promise.all([
       import('./event-store.js'),
       import('./queue.js'),
@@ -83,6 +86,7 @@ export const plugin = definePlugin({
     ]);
     const events = new EventStore(store);
     await events.open();
+    const processed = metrics && queueMetrics(metrics, events);
     const queue = new DurableQueue({
       store: events,
       owner: cluster?.masterId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
@@ -91,13 +95,15 @@ export const plugin = definePlugin({
       concurrency: ctx.config.get<number>('events.concurrency'),
       exclusive: !cluster?.shared,
       logger: ctx.logger,
-      onUpdate: (event) =>
+      onUpdate: (event) => {
         hub?.broadcast('event_update', {
           id: event.id,
           event_type: event.event_type,
           status: event.status,
           data: event.data,
-        }),
+        });
+        if (event.status === 'completed' || event.status === 'failed') processed?.inc({ status: event.status });
+      },
     });
     ctx.provide(EventQueueRef, queue);
     const offs = [ctx.events.onAny((event) => queue.accept(event))];
@@ -131,6 +137,28 @@ export const plugin = definePlugin({
     });
   },
 });
+
+/**
+ * The queue's metrics: its depth by status, read from the status index at each scrape, and the
+ * events this master ended by outcome (no event ids or types as labels: bounded).
+ */
+function queueMetrics(metrics: MetricsService, events: { depth(): Promise<{ pending: number; processing: number }> }) {
+  metrics.gauge<'status'>({
+    name: 'runner_event_queue_depth',
+    help: 'stored events waiting for their hooks (pending) or being processed',
+    labelNames: ['status'],
+    async collect(gauge) {
+      const depth = await events.depth();
+      gauge.set({ status: 'pending' }, depth.pending);
+      gauge.set({ status: 'processing' }, depth.processing);
+    },
+  });
+  return metrics.counter<'status'>({
+    name: 'runner_events_processed_total',
+    help: 'events this master finished processing, by outcome (completed or failed)',
+    labelNames: ['status'],
+  });
+}
 
 /** `workflow_update` on the WebSocket: a run started or ended (service.md leaves its fields open). */
 function sendWorkflowUpdate(hub: WebSocketHub, event: BusEvent): void {

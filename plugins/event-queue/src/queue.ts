@@ -75,7 +75,8 @@ export class DurableQueue implements EventQueue {
   async start(): Promise<void> {
     if (this.options.exclusive) {
       const released = await this.options.store.releaseAll(this.#now());
-      if (released) this.options.logger.info(`${released} event(s) an earlier process left processing are pending again`);
+      if (released)
+        this.options.logger.info(`${released} event(s) an earlier process left processing are pending again`);
     }
     this.#timers.push(setInterval(() => this.wake(), POLL_MS).unref());
     this.#timers.push(setInterval(() => this.#renew(), Math.max(this.options.leaseMs / 3, 100)).unref());

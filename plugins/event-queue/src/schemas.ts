@@ -45,7 +45,10 @@ export const EventListQuery = Type.Object(
     type: Type.Optional(Type.String({ minLength: 1, description: 'an event name, or a pattern such as task.*' })),
     status: Type.Optional(Status),
     since: Type.Optional(
-      Type.String({ minLength: 1, description: 'emitted at or after: ISO 8601, Unix milliseconds, or a duration ago (1h)' }),
+      Type.String({
+        minLength: 1,
+        description: 'emitted at or after: ISO 8601, Unix milliseconds, or a duration ago (1h)',
+      }),
     ),
     until: Type.Optional(Type.String({ minLength: 1, description: 'emitted before: ISO 8601 or Unix milliseconds' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50, description: 'page size' })),

@@ -6,6 +6,7 @@ import { yaml } from '@codemirror/lang-yaml';
 import {
   bracketMatching,
   defaultHighlightStyle,
+  HighlightStyle,
   indentOnInput,
   StreamLanguage,
   syntaxHighlighting,
@@ -14,6 +15,7 @@ import { lua } from '@codemirror/legacy-modes/mode/lua';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { Compartment, EditorSelection, EditorState, Prec } from '@codemirror/state';
 import { oneDarkHighlightStyle } from '@codemirror/theme-one-dark';
+import { tags } from '@lezer/highlight';
 import {
   drawSelection,
   EditorView,
@@ -74,7 +76,16 @@ const frame = EditorView.theme({
   '.cm-diagnostic-warning': { borderLeftColor: 'var(--warn)' },
 });
 
-const colours = (dark: boolean) => syntaxHighlighting(dark ? oneDarkHighlightStyle : defaultHighlightStyle);
+/**
+ * Each theme's style with comments in the app's muted text colour, which keeps AA contrast in both
+ * themes (One Dark's grey on the dark surface does not); the last rule for a tag wins.
+ */
+const withReadableComments = (style: HighlightStyle) =>
+  HighlightStyle.define([...style.specs, { tag: tags.comment, color: 'var(--muted)', fontStyle: 'italic' }]);
+const LIGHT = withReadableComments(defaultHighlightStyle);
+const DARK = withReadableComments(oneDarkHighlightStyle);
+
+const colours = (dark: boolean) => syntaxHighlighting(dark ? DARK : LIGHT);
 
 export function createWorkflowEditor(
   parent: HTMLElement,
@@ -107,7 +118,8 @@ export function createWorkflowEditor(
         highlightActiveLine(),
         // Tab indents (YAML is indentation); Escape then Tab leaves the editor, as CodeMirror documents.
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
-        options.language === 'lua' ? StreamLanguage.define(lua) : yaml(),
+        // A script's long lines wrap: no sideways scrolling (on a phone, a region keyboards cannot scroll).
+        options.language === 'lua' ? [StreamLanguage.define(lua), EditorView.lineWrapping] : yaml(),
         EditorState.tabSize.of(2),
         highlight.of(colours(options.dark)),
         attributes.of(aria(options.invalid)),
