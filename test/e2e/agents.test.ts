@@ -13,6 +13,7 @@ import {
   type ApiTask,
   fetchAs,
   finished,
+  freePort,
   localAuth,
   runnerBin,
   runRunner,
@@ -172,11 +173,15 @@ function task(name: string, agent: string, script: string): string {
 describe('a master with three agents', () => {
   let master: Master;
   const agents: Record<string, Child> = {};
+  let a1MetricsPort: number;
 
   beforeAll(async () => {
     master = await startMaster(tempDataDir('runner-e2e-master-'));
+    a1MetricsPort = await freePort();
     const started = await Promise.all([
-      startAgent(master, 'a1', ['--labels', 'zone=east,tier=web']),
+      startAgent(master, 'a1', ['--labels', 'zone=east,tier=web'], {
+        RUNNER_AGENT_METRICS_PORT: String(a1MetricsPort),
+      }),
       startAgent(master, 'a2', ['--labels', 'zone=west']),
       startAgent(master, 'a3', ['--labels', 'zone=east']),
     ]);
@@ -202,6 +207,7 @@ tasks:
     exec:
       script: |
         log.info("port is " .. values.port)
+        metrics.inc("greetings")
         local r = exec.run("echo -n ok")
         return true, "port " .. values.port, { out = r.stdout, app = vars.app }
 vars: { app: web }
@@ -226,6 +232,17 @@ values:
       });
       expect(tasks[`hello@${name}`].log?.some((l) => l.message === `port is ${port}`)).toBe(true);
     }
+  });
+
+  it("an agent exports its own metrics on agent.metrics_port, its delegated tasks' included; the master exports every agent's", async () => {
+    const agentText = await (await fetch(`http://127.0.0.1:${a1MetricsPort}/metrics`)).text();
+    expect(agentText).toMatch(/^flow_agent_memory_usage_bytes\{agent="a1"\} [1-9]\d*$/m);
+    expect(agentText).toMatch(/^runner_workflow_greetings_total\{workflow="[^"]*"\} 1$/m);
+    expect(agentText).toContain('process_cpu_seconds_total');
+    const masterText = await (await master.fetch(`${master.base.replace(/\/api\/v1$/, '')}/metrics`)).text();
+    expect(masterText).toMatch(/^flow_agents_connected 3$/m);
+    for (const name of ['a1', 'a2', 'a3'])
+      expect(masterText).toContain(`flow_agent_cpu_usage_percent{agent="${name}"}`);
   });
 
   it('a loop with delegate_to "{{ item }}" runs each iteration on its agent', async () => {

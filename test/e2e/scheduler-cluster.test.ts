@@ -1,7 +1,7 @@
 // Two masters on one PostgreSQL and a job every minute: each slot fires exactly once (one claim
 // row, one run), and after `kill -9` of the master that fired the last slot the next slot fires on
 // the other. The masters' scheduler clocks run 30 times faster from one shared epoch
-// (scheduler.testing.clock_rate and clock_epoch: a minute every 2 s, both masters agreeing on
+// (scheduler.test_clock_rate and test_clock_epoch: a minute every 2 s, both masters agreeing on
 // it), so the slots come every 2 s instead of every minute; the claims are the same code.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,7 +31,7 @@ function dataDirWithWorkflow(name: string): string {
   );
   writeFileSync(
     join(dir, 'config.yaml'),
-    `scheduler:\n  missed_after: 10m\n  testing:\n    clock_rate: 30\n    clock_epoch: ${epoch}\n`,
+    `scheduler:\n  missed_after: 10m\n  test_clock_rate: 30\n  test_clock_epoch: ${epoch}\n`,
   );
   return dir;
 }

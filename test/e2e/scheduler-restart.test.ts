@@ -1,6 +1,6 @@
 // A real master (embedded store) killed with SIGKILL right after claiming a slot: after the
 // restart the slot is not fired again (it is closed failed_to_start) and later slots fire. The
-// scheduler's clock runs 30 times faster (scheduler.testing.clock_rate: a minute every 2 s), so
+// scheduler's clock runs 30 times faster (scheduler.test_clock_rate: a minute every 2 s), so
 // no test waits through real minutes; the jobs are added and read through the CLI.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ const epoch = Date.now();
 function configure(hold: string) {
   writeFileSync(
     join(dataDir, 'config.yaml'),
-    `scheduler:\n  missed_after: 10m\n  testing:\n    clock_rate: 30\n    clock_epoch: ${epoch}\n    hold_after_claim: ${hold}\n`,
+    `scheduler:\n  missed_after: 10m\n  test_clock_rate: 30\n  test_clock_epoch: ${epoch}\n  test_hold_after_claim: ${hold}\n`,
   );
 }
 

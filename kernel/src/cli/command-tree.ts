@@ -116,8 +116,8 @@ export function attachCommands(
       attachPlanned(parent, spec);
       continue;
     }
-    // A command with a --version of its own (`runner run <flow> --version n`) keeps -V for runner's.
-    const ownVersion = spec.options?.some((opt) => /(^|[ ,])--version\b/.test(opt.flags));
+    // A command with a `--version <n>` of its own (`runner run <flow> --version 2`) keeps `-V` alone.
+    const ownVersion = (spec.options ?? []).some((o) => /(^|[ ,])--version\b/.test(o.flags));
     const command = parent
       .command(spec.name)
       .description(spec.description)

@@ -156,6 +156,8 @@ export const flowCommand: CommandSpec = resourceCommand({
       name: 'restore',
       description: "make an old version's YAML the new current version",
       positional: ['version'],
+      // A positional argument arrives as text; the route takes a number.
+      body: (input) => ({ version: Number(input.args.version) }),
       text: (flow, input) => `flow ${flow.name}: version ${input.args.version} restored as version ${flow.version}\n`,
     }),
     resourceAction(api.postFlowsNameClone, {

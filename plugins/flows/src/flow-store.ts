@@ -535,7 +535,10 @@ export class FlowStore {
         `SELECT name FROM flows WHERE name IN (${names.map(() => '?').join(', ')})`,
         names,
       );
-      for (const row of taken) conflicts.push({ name: row.name, reason: 'a flow of that name exists' });
+      const existing = new Set(taken.map((row) => row.name));
+      // In the file's order, so the message reads as the file does.
+      for (const name of names.filter((n) => existing.has(n)))
+        conflicts.push({ name, reason: 'a flow of that name exists' });
     }
     if (conflicts.length > 0)
       throw new ConflictError(

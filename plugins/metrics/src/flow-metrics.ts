@@ -94,12 +94,12 @@ const POLL_CONCURRENCY = 8;
  * every `pollIntervalMs`, a few agents at a time, and a scrape reads what was last answered.
  */
 export function watchAgents(metrics: MetricsService, agents: AgentRegistry, options: AgentMetricsOptions): () => void {
-  const bytes = new Map<string, Pick<AgentMetrics, 'memory' | 'disk'>>();
   const connections = metrics.counter({
     name: 'flow_agent_connected_total',
     help: 'agent connections this master saw: an agent becoming online (a gauge of the connected ones is flow_agents_connected)',
   });
   connections.inc({}, 0);
+  const bytes = new AgentBytes(agents, options, () => connections.inc());
   metrics.gauge({
     name: 'flow_agents_connected',
     help: 'agents online now (status other than offline)',
@@ -116,7 +116,7 @@ export function watchAgents(metrics: MetricsService, agents: AgentRegistry, opti
         if (agent.status !== 'offline') gauge.set({ agent: agent.name }, agent.cpu_usage);
     },
   });
-  const bytesGauge = (name: string, help: string, read: (m: Pick<AgentMetrics, 'memory' | 'disk'>) => number) =>
+  const bytesGauge = (name: string, help: string, read: (m: HostBytes) => number) =>
     metrics.gauge({
       name,
       help,
@@ -124,54 +124,88 @@ export function watchAgents(metrics: MetricsService, agents: AgentRegistry, opti
       maxSeries: NAMED_SERIES,
       collect: (gauge) => {
         gauge.reset();
-        for (const [agent, sample] of bytes) gauge.set({ agent }, read(sample));
+        for (const [agent, sample] of bytes.latest) gauge.set({ agent }, read(sample));
       },
     });
   bytesGauge('flow_agent_memory_usage_bytes', "an online agent's used memory in bytes", (m) => m.memory.used_bytes);
   bytesGauge('flow_agent_disk_usage_bytes', "an online agent's used disk in bytes", (m) => m.disk.used_bytes);
+  return () => bytes.stop();
+}
 
-  const online = new Set(
-    agents
-      .list()
-      .filter((a) => a.status !== 'offline')
-      .map((a) => a.name),
-  );
-  const off = agents.onChange((agent) => {
-    const isOnline = agent.status !== 'offline';
-    if (isOnline && !online.has(agent.name)) connections.inc();
-    if (isOnline) online.add(agent.name);
-    else {
-      online.delete(agent.name);
-      bytes.delete(agent.name);
-    }
-  });
+type HostBytes = Pick<AgentMetrics, 'memory' | 'disk'>;
 
-  let polling = false;
-  const poll = async () => {
-    if (polling) return;
-    polling = true;
-    try {
-      const names = agents
+/**
+ * The online agents' memory and disk bytes, asked of each every `pollIntervalMs` and a second
+ * after it comes online (not at the next round), a few at a time; an agent going offline is
+ * forgotten. `onJoin` hears each agent coming online.
+ */
+class AgentBytes {
+  readonly latest = new Map<string, HostBytes>();
+  private readonly online: Set<string>;
+  private readonly joined = new Set<string>();
+  private joinTimer: NodeJS.Timeout | undefined;
+  private polling = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly off: () => void;
+
+  constructor(
+    private readonly agents: AgentRegistry,
+    private readonly options: AgentMetricsOptions,
+    onJoin: () => void,
+  ) {
+    this.online = new Set(
+      agents
         .list()
         .filter((a) => a.status !== 'offline')
-        .map((a) => a.name);
+        .map((a) => a.name),
+    );
+    this.off = agents.onChange((agent) => {
+      if (agent.status === 'offline') {
+        this.online.delete(agent.name);
+        this.latest.delete(agent.name);
+      } else if (!this.online.has(agent.name)) {
+        this.online.add(agent.name);
+        onJoin();
+        this.askSoon(agent.name);
+      }
+    });
+    this.timer = setInterval(() => void this.poll(), options.pollIntervalMs);
+    this.timer.unref();
+    void this.poll();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    clearTimeout(this.joinTimer);
+    this.off();
+  }
+
+  private askSoon(name: string): void {
+    this.joined.add(name);
+    this.joinTimer ??= setTimeout(() => {
+      this.joinTimer = undefined;
+      const names = [...this.joined];
+      this.joined.clear();
+      void this.ask(names);
+    }, 1000).unref();
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    await this.ask([...this.online]).finally(() => (this.polling = false));
+  }
+
+  private async ask(names: readonly string[]): Promise<void> {
+    try {
       await inBatches(names, POLL_CONCURRENCY, async (name) => {
-        const answer = await agents.metrics(name).catch(() => undefined);
-        if (answer && online.has(name)) bytes.set(name, { memory: answer.memory, disk: answer.disk });
+        const answer = await this.agents.metrics(name).catch(() => undefined);
+        if (answer && this.online.has(name)) this.latest.set(name, { memory: answer.memory, disk: answer.disk });
       });
     } catch (error) {
-      options.logger.warn(`reading agents' metrics failed: ${(error as Error).message}`);
-    } finally {
-      polling = false;
+      this.options.logger.warn(`reading agents' metrics failed: ${(error as Error).message}`);
     }
-  };
-  const timer = setInterval(() => void poll(), options.pollIntervalMs);
-  timer.unref();
-  void poll();
-  return () => {
-    clearInterval(timer);
-    off();
-  };
+  }
 }
 
 async function inBatches<T>(items: readonly T[], size: number, work: (item: T) => Promise<void>): Promise<void> {

@@ -40,6 +40,7 @@ export class MetricsRegistry implements MetricsService {
   readonly registry = new Registry();
   private readonly declared = new Map<string, Declared>();
   private readonly dropped: Counter<'metric'>;
+  private readonly lastExposition: Gauge;
 
   constructor(private readonly logger: Logger) {
     collectDefaultMetrics({ register: this.registry });
@@ -51,11 +52,19 @@ export class MetricsRegistry implements MetricsService {
       labelNames: ['metric'],
       registers: [this.registry],
     });
+    this.lastExposition = new Gauge({
+      name: 'runner_metrics_exposition_duration_seconds',
+      help: 'seconds the previous exposition took in this process (collects and text), without the wait for the event loop',
+      registers: [this.registry],
+    });
   }
 
   /** The exposition in Prometheus' text format, and its content type. */
   async exposition(): Promise<{ text: string; contentType: string }> {
-    return { text: await this.registry.metrics(), contentType: this.registry.contentType };
+    const started = process.hrtime.bigint();
+    const text = await this.registry.metrics();
+    this.lastExposition.set(Number(process.hrtime.bigint() - started) / 1e9);
+    return { text, contentType: this.registry.contentType };
   }
 
   counter<L extends string = never>(definition: CounterDefinition<L>): MetricCounter<L> {
@@ -74,7 +83,6 @@ export class MetricsRegistry implements MetricsService {
   gauge<L extends string = never>(definition: GaugeDefinition<L>): MetricGauge<L> {
     return this.declare('gauge', definition, () => {
       const series = this.seriesCap(definition);
-      let handle: MetricGauge<L>;
       const { collect } = definition;
       const logger = this.logger;
       const gauge = new Gauge({
@@ -90,7 +98,7 @@ export class MetricsRegistry implements MetricsService {
           },
         }),
       });
-      handle = {
+      const handle: MetricGauge<L> = {
         set: (labels, value) => {
           const bounded = series(labels);
           if (bounded) gauge.set(bounded, value);

@@ -18,7 +18,7 @@ export const systemClock: Clock = {
 
 /**
  * A clock running `rate` times faster than the machine's from `epoch` on (test only:
- * `scheduler.testing.clock_rate`): masters given one epoch agree on the time, so real processes
+ * `scheduler.test_clock_rate`): masters given one epoch agree on the time, so real processes
  * go through a minute's slot every few seconds.
  */
 export function fastClock(epoch: number, rate: number): Clock {

@@ -59,7 +59,7 @@ export class Notifier {
   }
 
   private async email(to: string[], notice: Notice): Promise<string> {
-    if (!this.mail.url) return 'e-mail not sent: scheduler.smtp.url is not set';
+    if (!this.mail.url) return 'e-mail not sent: scheduler.smtp_url is not set';
     this.transport ??= createTransport(this.mail.url);
     const what = notice.failure ? 'failed' : 'succeeded';
     try {

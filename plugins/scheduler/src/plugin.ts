@@ -18,11 +18,11 @@ import { schedulerCommand } from './commands.js';
 export const CONFIG = {
   timezone: 'scheduler.timezone',
   missedAfter: 'scheduler.missed_after',
-  smtpUrl: 'scheduler.smtp.url',
-  smtpFrom: 'scheduler.smtp.from',
-  clockRate: 'scheduler.testing.clock_rate',
-  clockEpoch: 'scheduler.testing.clock_epoch',
-  holdAfterClaim: 'scheduler.testing.hold_after_claim',
+  smtpUrl: 'scheduler.smtp_url',
+  smtpFrom: 'scheduler.smtp_from',
+  clockRate: 'scheduler.test_clock_rate',
+  clockEpoch: 'scheduler.test_clock_epoch',
+  holdAfterClaim: 'scheduler.test_hold_after_claim',
 } as const;
 
 /** The master's own zone: what a job without `timezone` is read in. */
@@ -76,7 +76,7 @@ export const plugin = definePlugin({
     [CONFIG.clockRate]: {
       schema: { type: 'number', minimum: 1 },
       default: 1,
-      help: 'testing only: the scheduler’s clock runs this many times faster than the machine’s from scheduler.testing.clock_epoch on',
+      help: 'testing only: the scheduler’s clock runs this many times faster than the machine’s from scheduler.test_clock_epoch on',
     },
     [CONFIG.clockEpoch]: {
       schema: { type: 'number', minimum: 0 },

@@ -55,6 +55,8 @@ export class Scheduler {
   private wakeUp = new AbortController();
   private loop?: Promise<void>;
   private readonly pending = new Set<Promise<unknown>>();
+  /** Jobs with a slot this master holds `queued` (only they are looked at for a start each pass). */
+  private readonly waiting = new Set<string>();
 
   constructor(private readonly options: SchedulerOptions) {}
 
@@ -176,14 +178,16 @@ export class Scheduler {
   }
 
   /** Inserts the slot's row; true when this call took it. */
-  private claim(key: Key, outcome: Slot['outcome'], detail: string | null = null): Promise<boolean> {
-    return this.options.jobs.claim({
+  private async claim(key: Key, outcome: Slot['outcome'], detail: string | null = null): Promise<boolean> {
+    const claimed = await this.options.jobs.claim({
       ...key,
       outcome,
       detail,
       master: this.options.masterId,
       claimed_at: iso(this.options.clock.now()),
     });
+    if (claimed && outcome === 'queued') this.waiting.add(key.job);
+    return claimed;
   }
 
   /** A scheduled slot under the overlap policy: skipped, queued, or claimed and started. */
@@ -233,11 +237,15 @@ export class Scheduler {
 
   /** Starts the oldest waiting slot of each job (or of `only`) this master holds, once nothing of the job runs. */
   private async startQueued(only?: string): Promise<void> {
-    for (const job of this.options.jobs.list()) {
-      if (only !== undefined && job.name !== only) continue;
-      const open = await this.options.jobs.openSlots(job.name);
-      const first = open.find((s) => s.outcome === 'queued');
-      if (!first || first.master !== this.options.masterId) continue;
+    for (const name of [...this.waiting]) {
+      if (only !== undefined && name !== only) continue;
+      const job = this.options.jobs.get(name);
+      const open = job ? await this.options.jobs.openSlots(name) : [];
+      const first = open.find((s) => s.outcome === 'queued' && s.master === this.options.masterId);
+      if (!job || !first) {
+        this.waiting.delete(name);
+        continue;
+      }
       if ((await this.openSlots(job.name)).some((s) => s.outcome !== 'queued')) continue;
       await this.options.jobs.update(first, { outcome: 'claimed' });
       await this.startClaimed(job, first);

@@ -40,7 +40,7 @@ const Fields = {
   notify_webhook: Nullable('http(s) URL a JSON notice is POSTed to'),
   notify_email: Type.Array(Type.String(), {
     maxItems: 20,
-    description: 'addresses e-mailed through scheduler.smtp.url',
+    description: 'addresses e-mailed through scheduler.smtp_url',
   }),
 };
 
