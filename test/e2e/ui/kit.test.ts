@@ -356,15 +356,14 @@ describe('the /flows page', () => {
     await editor.waitFor();
     await page.getByText('Valid: 1 task.').waitFor();
     // A typo is found as it is typed, at its line, and saving waits for a fix.
+    // Whole texts put in as a paste would (typing would meet the editor's auto-indent).
     await editor.click();
-    await page.keyboard.press('Control+End');
-    await page.keyboard.type('  - nme: oops\n');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.insertText(`${yaml('two')}  - nme: oops\n`);
     await page.getByRole('alert', { name: 'Problems in the workflow' }).waitFor();
     expect(await page.getByRole('button', { name: 'Save as version 3' }).isDisabled()).toBe(true);
-    await page.keyboard.press('Control+z');
-    await page.keyboard.press('Control+z');
-    await page.keyboard.press('Control+End');
-    await page.keyboard.type('  - name: more\n    exec:\n      script: return true\n');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.insertText(`${yaml('two')}  - name: more\n    exec:\n      script: return true\n`);
     await page.getByText('Valid: 2 tasks.').waitFor();
     await page.getByRole('textbox', { name: 'Message' }).fill('one more task');
     await page.getByRole('button', { name: 'Save as version 3' }).click();
