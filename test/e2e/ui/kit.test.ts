@@ -4,8 +4,11 @@
 // warning before running a command on offline agents; running runs' elapsed time; the page for a
 // service.md address whose feature is not built yet; and the contrast of primary buttons when
 // hovered and focused (WCAG AA, both themes). Screenshots `kit-*` in light and dark, desktop and phone.
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
+import { repoRoot, tempDataDir } from '../helpers.js';
 import { type Look, looks, screenshot, seriousViolations, setLook } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
@@ -13,7 +16,16 @@ import { uiSuite } from './suite.js';
 // Each test drives pages on a master shared with other work on two cores: generous ceilings.
 vi.setConfig({ testTimeout: 90_000 });
 
-const ui = uiSuite({ agents: ['ctl-1', 'ctl-2', 'ctl-3', 'gone'], timeoutMs: 120_000 });
+// A third party's plugin beside the built-in ones (copied out of the repository, as it would be
+// installed): the notes fixture, which contributes a dashboard tile.
+const pluginsDir = join(tempDataDir('runner-ui-kit-plugins-'), 'plugins');
+cpSync(join(repoRoot, 'test/fixtures/external-plugins/notes'), join(pluginsDir, 'notes'), { recursive: true });
+
+const ui = uiSuite({
+  agents: ['ctl-1', 'ctl-2', 'ctl-3', 'gone'],
+  env: { RUNNER_PLUGINS_DIR: pluginsDir },
+  timeoutMs: 120_000,
+});
 
 const box = (page: Page, name: string) => page.getByRole('checkbox', { name: `Select ${name}`, exact: true });
 const selectAll = (page: Page) => page.getByRole('checkbox', { name: /^Select all \d+ shown$/ });
@@ -63,6 +75,12 @@ describe('the list view on agent control', () => {
     await selectAll(page).click();
     await page.waitForURL((url) => !url.searchParams.has('selected'));
     expect(await checkedBoxes(page, AGENTS)).toEqual([]);
+    // Nothing selected: the bar says what it is for, not "0 selected", and its actions are disabled.
+    const bar = page.getByRole('toolbar', { name: 'Bulk actions' });
+    await bar.getByText('Select rows to act on them').waitFor();
+    expect(await bar.getByText(/\d+ selected/).count()).toBe(0);
+    expect(await bar.getByRole('button', { name: 'Restart' }).isDisabled()).toBe(true);
+    expect(await bar.getByRole('button', { name: 'Clear selection' }).count()).toBe(0);
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -297,6 +315,35 @@ describe('the dashboard', () => {
       )
     ).total;
     await page.getByText(new RegExp(`· ${cancelled} cancelled`)).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("draws every tile the master lists, a plugin's own among them, in order and opening its page", async () => {
+    await apiCall(ui.master, 'POST', '/notes', { name: 'n1', text: 'pinned one', pinned: true });
+    const { page, problems } = await ui.open('/');
+    const counts = page.getByRole('region', { name: 'Counts' });
+    await page.getByTestId('count-notes').filter({ hasText: '1' }).waitFor();
+    const { tiles } = await apiCall<{ tiles: { id: string; title: string; href: string }[] }>(
+      ui.master,
+      'GET',
+      '/dashboard',
+    );
+    // The dashboard's own tiles first (orders 10 and 20), then the notes plugin's (40).
+    expect(tiles.map((t) => t.id)).toEqual([
+      'agents',
+      'online-agents',
+      'executions',
+      'running',
+      'executions-24h',
+      'notes',
+    ]);
+    expect(
+      await counts.locator('[data-tile]').evaluateAll((els) => els.map((e) => e.getAttribute('data-tile'))),
+    ).toEqual(tiles.map((t) => t.id));
+    expect(await counts.locator('[data-tile="notes"]').textContent()).toContain('1 pinned');
+    expect(await counts.locator('[data-tile="notes"]').getAttribute('href')).toBe('/notes');
+    expect(await looks(page, 'kit-dashboard-tiles', { show: counts })).toEqual([]);
     expect(problems).toEqual([]);
     await page.context().close();
   });
