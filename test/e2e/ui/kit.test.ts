@@ -351,11 +351,11 @@ describe('the dashboard', () => {
 
 describe('addresses without a page', () => {
   it('says a service.md page is not built yet in this version, and that an unknown address has no page', async () => {
-    const { page: notBuilt, problems } = await ui.open('/hooks');
-    await notBuilt.getByRole('heading', { name: 'Hooks', level: 1 }).waitFor();
+    const { page: notBuilt, problems } = await ui.open('/terminal');
+    await notBuilt.getByRole('heading', { name: 'Terminal', level: 1 }).waitFor();
     await notBuilt.getByRole('heading', { name: 'Not built yet in this version' }).waitFor();
     // Not offered in the menu.
-    expect(await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Hooks' }).count()).toBe(
+    expect(await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Terminal' }).count()).toBe(
       0,
     );
     expect(await looks(notBuilt, 'kit-not-built')).toEqual([]);
