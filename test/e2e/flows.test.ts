@@ -125,5 +125,10 @@ describe('runner flow and /api/v1/flows', () => {
     expect(run.status).toBe(202);
     expect(run.body).toMatchObject({ outcome: 'started', inactive: true, version: 2 });
     expect((await api('GET', '/flows?active=false')).body.flows.map((f: { name: string }) => f.name)).toEqual(['edit']);
+    // The dashboard's workflows tile counts them (contributed through DashboardTilesRef).
+    const { total } = (await api('GET', '/flows?limit=1')).body;
+    const tiles = (await api<{ tiles: { id: string; value?: number; detail?: string }[] }>('GET', '/dashboard')).body
+      .tiles;
+    expect(tiles.find((t) => t.id === 'workflows')).toMatchObject({ value: total, detail: `${total - 1} active` });
   });
 });
