@@ -3,8 +3,11 @@
 // save, search, export/import byte for byte, and running a version of a saved flow.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { callApi, runRunner, spawnRunner, startFleet, stopAll, tempDataDir } from './helpers.js';
+
+// Each CLI call is a process start on a machine shared with other work: a generous ceiling.
+vi.setConfig({ testTimeout: 180_000 });
 
 const children: ReturnType<typeof spawnRunner>[] = [];
 let masterDir: string;
