@@ -355,9 +355,9 @@ describe('addresses without a page', () => {
     await notBuilt.getByRole('heading', { name: 'Terminal', level: 1 }).waitFor();
     await notBuilt.getByRole('heading', { name: 'Not built yet in this version' }).waitFor();
     // Not offered in the menu.
-    expect(await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Terminal' }).count()).toBe(
-      0,
-    );
+    expect(
+      await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Terminal' }).count(),
+    ).toBe(0);
     expect(await looks(notBuilt, 'kit-not-built')).toEqual([]);
     expect(problems).toEqual([]);
     await notBuilt.context().close();
