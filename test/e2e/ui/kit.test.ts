@@ -351,13 +351,13 @@ describe('the dashboard', () => {
 
 describe('addresses without a page', () => {
   it('says a service.md page is not built yet in this version, and that an unknown address has no page', async () => {
-    const { page: notBuilt, problems } = await ui.open('/hooks');
-    await notBuilt.getByRole('heading', { name: 'Hooks', level: 1 }).waitFor();
+    const { page: notBuilt, problems } = await ui.open('/terminal');
+    await notBuilt.getByRole('heading', { name: 'Terminal', level: 1 }).waitFor();
     await notBuilt.getByRole('heading', { name: 'Not built yet in this version' }).waitFor();
     // Not offered in the menu.
-    expect(await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Hooks' }).count()).toBe(
-      0,
-    );
+    expect(
+      await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Terminal' }).count(),
+    ).toBe(0);
     expect(await looks(notBuilt, 'kit-not-built')).toEqual([]);
     expect(problems).toEqual([]);
     await notBuilt.context().close();
@@ -403,15 +403,14 @@ describe('the /flows page', () => {
     await editor.waitFor();
     await page.getByText('Valid: 1 task.').waitFor();
     // A typo is found as it is typed, at its line, and saving waits for a fix.
+    // Whole texts put in as a paste would (typing would meet the editor's auto-indent).
     await editor.click();
-    await page.keyboard.press('Control+End');
-    await page.keyboard.type('  - nme: oops\n');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.insertText(`${yaml('two')}  - nme: oops\n`);
     await page.getByRole('alert', { name: 'Problems in the workflow' }).waitFor();
     expect(await page.getByRole('button', { name: 'Save as version 3' }).isDisabled()).toBe(true);
-    await page.keyboard.press('Control+z');
-    await page.keyboard.press('Control+z');
-    await page.keyboard.press('Control+End');
-    await page.keyboard.type('  - name: more\n    exec:\n      script: return true\n');
+    await page.keyboard.press('Control+a');
+    await page.keyboard.insertText(`${yaml('two')}  - name: more\n    exec:\n      script: return true\n`);
     await page.getByText('Valid: 2 tasks.').waitFor();
     await page.getByRole('textbox', { name: 'Message' }).fill('one more task');
     await page.getByRole('button', { name: 'Save as version 3' }).click();
