@@ -162,6 +162,7 @@ export class FlowRuns {
     run: { status: string; id?: string; duration?: number; startedAt?: string } | RunRecord,
   ) {
     const at = this.now().toISOString();
+    let ran: string | undefined;
     await this.store.withTransaction(async (tx) => {
       const slot = await tx.get<SlotRow>('SELECT * FROM flow_slots WHERE id = ?', [slotId]);
       if (!slot || slot.state === 'ended') return;
@@ -177,7 +178,9 @@ export class FlowRuns {
            last_run_id = ?, last_run_at = ?, last_run_status = ? WHERE name = ?`,
         [run.status === 'succeeded' ? 1 : 0, run.duration ?? 0, run.id, run.startedAt ?? at, run.status, slot.flow],
       );
+      ran = slot.flow;
     });
+    if (ran) this.flows.ran(ran);
   }
 
   /** Starts queued runs of the flow while it has free slots. */

@@ -209,16 +209,29 @@ export interface ExportDocument {
   flows: ExportedFlow[];
 }
 
+/** What happened to a flow, for `onChange`: `ran` is a run's end (its statistics). */
+export type FlowEvent = 'created' | 'updated' | 'deleted' | 'ran';
+
+/** First pages of the list kept at most (one per search, tag, active and limit). */
+const MAX_CACHED_PAGES = 64;
+
 /**
- * Saved flows in the master's store. Every read goes to the store (several masters share it, and
- * a list of 10,000 flows is one indexed query); every write that reads before it decides (a new
- * version over `base_version`) runs in one transaction that first locks the flow's row.
+ * Saved flows in the master's store. Reads go to the store, except the list's first pages (what
+ * the UI and the CLI ask for, polled): each is kept until the next change to any flow, made here
+ * (`changed`, called by every write of this class and by a run's end) or on another master (its
+ * `flows.changed` message reaches `changed` through the cluster, so another master's list may lag
+ * by that message's delay). Every write that reads before it decides (a new version over
+ * `base_version`) runs in one transaction that first locks the flow's row.
  */
 export class FlowStore {
+  private readonly pages = new Map<string, { flows: FlowSummary[]; total: number }>();
+  /** Bumped by every change: a page read before a change and answered after it is not kept. */
+  private generation = 0;
+
   constructor(
     readonly store: Store,
     private readonly validate: FlowValidator,
-    private readonly onChange: (name: string, change: 'created' | 'updated' | 'deleted') => void = () => {},
+    private readonly onChange: (name: string, change: FlowEvent) => void = () => {},
     private readonly now: () => Date = () => new Date(),
   ) {}
 
@@ -226,7 +239,37 @@ export class FlowStore {
     await this.store.migrate('flows', FLOW_MIGRATIONS);
   }
 
+  /** Forgets the kept pages: a flow was created, changed, deleted or ran (here or on another master). */
+  changed(): void {
+    this.generation++;
+    this.pages.clear();
+  }
+
+  /** A run of the flow ended: its statistics changed (FlowRuns, after the transaction that wrote them). */
+  ran(name: string): void {
+    this.announce(name, 'ran');
+  }
+
+  private announce(name: string, change: FlowEvent): void {
+    this.changed();
+    this.onChange(name, change);
+  }
+
+  /** The list's pages; first pages are shared between callers, who must not change them. */
   async list(filter: { search?: string; tag?: string; active?: boolean; limit?: number; offset?: number } = {}) {
+    const key = filter.offset ? undefined : [filter.search, filter.tag, filter.active, filter.limit].join('\0');
+    const cached = key === undefined ? undefined : this.pages.get(key);
+    if (cached) return cached;
+    const generation = this.generation;
+    const page = await this.readPage(filter);
+    if (key !== undefined && generation === this.generation) {
+      if (this.pages.size >= MAX_CACHED_PAGES) this.pages.clear();
+      this.pages.set(key, page);
+    }
+    return page;
+  }
+
+  private async readPage(filter: { search?: string; tag?: string; active?: boolean; limit?: number; offset?: number }) {
     const where: string[] = [];
     const params: (string | number)[] = [];
     if (filter.search) {
@@ -317,7 +360,7 @@ export class FlowStore {
         throw new ConflictError(`flow "${name}" already exists`, { details: { flow: name } });
       throw error;
     }
-    this.onChange(name, 'created');
+    this.announce(name, 'created');
     return this.require(name);
   }
 
@@ -389,7 +432,7 @@ export class FlowStore {
       return undefined;
     });
     if (stale !== undefined) throw await this.staleSave(name, change.base_version as number, stale);
-    this.onChange(name, 'updated');
+    this.announce(name, 'updated');
     return this.require(name);
   }
 
@@ -414,7 +457,7 @@ export class FlowStore {
       { sql: "DELETE FROM flow_slots WHERE flow = ? AND state = 'queued'", params: [name] },
       { sql: 'DELETE FROM flows WHERE name = ?', params: [name] },
     ]);
-    this.onChange(name, 'deleted');
+    this.announce(name, 'deleted');
   }
 
   async versions(name: string): Promise<{ versions: FlowVersion[]; total: number }> {
@@ -555,7 +598,7 @@ export class FlowStore {
         });
       throw error;
     }
-    for (const name of names) this.onChange(name, 'created');
+    for (const name of names) this.announce(name, 'created');
     return { imported: names };
   }
 }

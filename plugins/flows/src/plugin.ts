@@ -52,9 +52,15 @@ export const plugin = definePlugin({
       async (name, yaml) => {
         await engine.validate({ source: { content: yaml, name, label: `${name}.yaml` } });
       },
-      (name, change) =>
-        hub?.broadcast('workflow_update', { flow: name, change }, { permission: Permissions.workflowView }),
+      (name, change) => {
+        // Other masters forget their kept list pages (FlowStore.list); browsers hear of edits only.
+        cluster?.publish('flows.changed', { flow: name });
+        if (change !== 'ran')
+          hub?.broadcast('workflow_update', { flow: name, change }, { permission: Permissions.workflowView });
+      },
     );
+    const unchanged = cluster?.subscribe('flows.changed', () => flows.changed());
+    if (unchanged) ctx.onStop(unchanged);
     await flows.open();
     engine.registerSource('flow', async ({ ref, version }) => {
       const chosen = version ?? (await flows.require(ref)).version;
