@@ -15,6 +15,9 @@ import {
   OWNER_VARIABLE,
   ownerCgroup,
   killCgroup,
+  confineResources,
+  CONFINEMENT_VARIABLE,
+  readResourceSettings,
   optional,
   ProcessGroupsRef,
   StateServiceRef,
@@ -90,21 +93,6 @@ export const plugin = definePlugin({
       default: 1024 * 1024,
       help: "bytes of a run's task logs (all its tasks) written to the master's own log (runner.log, the terminal); the rest stays in the run record, and one line says so",
     },
-    'resources.cpu.limit': {
-      schema: { type: 'number', minimum: 0 },
-      default: 0,
-      help: "cores the master's local tasks may use together (their executor and every command it starts; a cgroup's CPU quota, where the host lets the master make one); 0: no limit",
-    },
-    'resources.memory.limit': {
-      schema: { type: 'integer', minimum: 0 },
-      default: 0,
-      help: "MiB the master's local tasks may use together (their executor and every command; a cgroup's memory limit, where the host lets the master make one: past it the kernel kills the largest); 0: no limit",
-    },
-    'resources.disk.min_free': {
-      schema: { type: 'integer', minimum: 0 },
-      default: 0,
-      help: "MiB that must stay free on the data directory's file system: below it the master's local tasks with side effects are refused, saying so (0: no check)",
-    },
     'engine.task_result_bytes': {
       schema: { type: 'integer', minimum: 1 },
       // run-store.ts DEFAULT_RESULT_BYTES, written out so the entry does not import the run store.
@@ -166,7 +154,7 @@ export const plugin = definePlugin({
         engine,
         workflowDirs(ctx.config),
         ctx.redactor,
-        (id) => runs.logTexts(id),
+        { stored: (id) => runs.logTexts(id), live: (id) => engine.logOrder(id) },
         (filter) => runs.histogram(filter),
       );
       logStream.registerLogStreamRoute(http, engine, ctx.redactor, ctx.signal, shared);
@@ -238,6 +226,14 @@ async function openDoor(
   // With `self` the master's own commands carry the mark (from its environment), as the
   // executor's do.
   if (runAs.kind === 'self') process.env[OWNER_VARIABLE] = owner;
+  const resources = readResourceSettings(ctx.config);
+  // resources.*: the executor and its commands (in its cgroups, entered before it starts
+  // anything), or with `self` each command the master starts (which joins them as it starts).
+  const confinement = runAs.kind === 'refused' ? undefined : confineResources(`runner-${owner}`, resources);
+  const commandSetting = confinement?.commandSetting(runAs.kind === 'self');
+  if (runAs.kind === 'self' && commandSetting) process.env[CONFINEMENT_VARIABLE] = commandSetting;
+  for (const line of confinement?.lines ?? [])
+    ctx.logger.info(`local tasks' resources (${confinement?.kind}): ${line}`);
   const door = new LocalDoor({
     runAs,
     runtime,
@@ -247,13 +243,10 @@ async function openDoor(
     logBytes: ctx.config.get<number>('engine.task_log_bytes'),
     owner,
     cgroup,
-    minFreeBytes: ctx.config.get<number>('resources.disk.min_free') * 1024 * 1024,
-    limits: {
-      cpuCores: ctx.config.get<number>('resources.cpu.limit'),
-      memoryBytes: ctx.config.get<number>('resources.memory.limit') * 1024 * 1024,
-    },
+    minFreeBytes: resources.minFreeBytes,
+    confinement,
     diskPath: dataDir,
-    settings: executorSettings(ctx),
+    settings: { ...executorSettings(ctx), ...(commandSetting ? { [CONFINEMENT_VARIABLE]: commandSetting } : {}) },
   });
   ctx.logger.info(
     runAs.kind === 'refused'
