@@ -48,4 +48,5 @@ export type * from './src/desktop-bridge.js';
 export * from './src/cluster.js';
 export * from './src/dashboard.js';
 export * from './src/flows.js';
+export * from './src/event-queue.js';
 export * from './src/metrics.js';

@@ -32,6 +32,8 @@ export const Permissions = Object.freeze({
   hookEdit: 'hook:edit',
   scheduleView: 'schedule:view',
   scheduleManage: 'schedule:manage',
+  eventView: 'event:view',
+  eventRetry: 'event:retry',
 } as const);
 
 /** What each built-in permission allows, for the roles table the API and `runner auth roles` show. */
@@ -62,6 +64,8 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.hookEdit]: 'create and change hooks',
   [Permissions.scheduleView]: 'read scheduler jobs, their next runs and history',
   [Permissions.scheduleManage]: 'add, change, enable, disable, remove and run scheduler jobs',
+  [Permissions.eventView]: 'read the event queue and each hook result on an event',
+  [Permissions.eventRetry]: 'retry a failed event (its failed hooks run again)',
 });
 
 /** A permission string such as `workflow:execute`; plugins may define their own `<resource>:<action>`. */
@@ -84,7 +88,8 @@ const P = Permissions;
  *   restart brings it back, stop does not) and managing agent groups (`group:manage`) reach past a
  *   workflow's reviewed code, so they are Admin's unless granted;
  * - Developer writes and runs workflows, hooks (`hook:edit`) and schedules (`schedule:manage`,
- *   issue 20), cancels runs, sees agents;
+ *   issue 20), retries failed events (`event:retry`), cancels runs, sees agents;
+ * - every role that reads hooks reads the events they run on (`event:view`);
  * - every role sees agent groups (`group:view`): they are targets workflows name;
  * - Viewer reads workflows, agents, agent groups, logs, metrics, hooks and schedules, and changes nothing;
  * - only Admin manages users, tokens, secrets, agents (exec, stop, remove, enrol), agent groups,
@@ -105,6 +110,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.metricsView,
     P.hookView,
     P.scheduleView,
+    P.eventView,
   ],
   developer: [
     P.accountSelf,
@@ -121,6 +127,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.hookEdit,
     P.scheduleView,
     P.scheduleManage,
+    P.eventView,
+    P.eventRetry,
   ],
   viewer: [
     P.accountSelf,
@@ -131,6 +139,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.metricsView,
     P.hookView,
     P.scheduleView,
+    P.eventView,
   ],
 });
 
@@ -164,7 +173,7 @@ const STREAM_PERMISSIONS: Readonly<Record<string, Permission>> = Object.freeze({
   agent_group_update: P.groupView,
   hook: P.hookView,
   hook_execution: P.hookView,
-  event_update: P.hookView,
+  event_update: P.eventView,
   system_metrics: P.metricsView,
   system_alert: P.metricsView,
   log: P.logsView,

@@ -4,6 +4,7 @@ import {
   StoreRef,
   TemplateEngineRef,
   WorkflowEngineRef,
+  ScriptDoorRef,
   WorkflowParserRef,
   AgentDelegatorRef,
   AgentGroupsRef,
@@ -48,7 +49,7 @@ export const plugin = definePlugin({
   description:
     'Runs workflows: dependency graph, parallel limit, groups, when, retry, timeout, loops, outputs, dry-run; records executions',
   profiles: ['master', 'embedded'],
-  provides: [WorkflowEngineRef, WorkflowMetricsRelayRef],
+  provides: [WorkflowEngineRef, WorkflowMetricsRelayRef, ScriptDoorRef],
   dependsOn: {
     parser: WorkflowParserRef,
     runtime: LuaRuntimeRef,
@@ -148,6 +149,11 @@ export const plugin = definePlugin({
     });
     shared?.serve(engine);
     ctx.provide(WorkflowEngineRef, engine);
+    // Hook scripts come through the same door as local tasks (embedded: the user's own runtime).
+    ctx.provide(
+      ScriptDoorRef,
+      door ?? { run: (source, options) => runtime.run(source, options), describe: () => 'you' },
+    );
     if (http && routes && logStream) {
       routes.registerRoutes(
         http,

@@ -6,14 +6,32 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { context, looks, screenshot, watch } from './browser.js';
+import { context, type Look, looks, screenshot, watch } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
 const ui = uiSuite({ agents: ['web-1', 'db-1'] });
 let runId = '';
+/** The run's workflow.completed event, failed by the `flaky` hook (see beforeAll). */
+let failedEvent = '';
+let flakyId = 0;
 
 beforeAll(async () => {
+  // Two hooks on the run's end: one succeeds, the other fails its event (the /events pages' data).
+  await apiCall(ui.master, 'POST', '/hooks', {
+    name: 'notify',
+    event_type: 'workflow.completed',
+    priority: 10,
+    script: 'return hook.payload.status == "succeeded"',
+  });
+  flakyId = (
+    await apiCall<{ id: number }>(ui.master, 'POST', '/hooks', {
+      name: 'flaky',
+      event_type: 'workflow.*',
+      priority: 20,
+      script: 'if hook.event ~= "workflow.completed" then return true end\nreturn false, "no endpoint configured"',
+    })
+  ).id;
   const run = await runWorkflow(
     ui.master,
     [
@@ -50,6 +68,18 @@ beforeAll(async () => {
       missed: 'run_once',
     });
   await apiCall(ui.master, 'POST', '/scheduler/jobs/nightly-backup/run');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const { events } = await apiCall<{ events: { id: string; data: { run_id: string } }[] }>(
+      ui.master,
+      'GET',
+      '/events?type=workflow.completed&status=failed',
+    );
+    failedEvent = events.find((e) => e.data.run_id === runId)?.id ?? '';
+    if (failedEvent) break;
+    if (Date.now() > deadline) throw new Error("the run's workflow.completed event did not fail within 30 s");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }, 60_000);
 
 /** What the test reads of elements in the page (its own TypeScript has no DOM types). */
@@ -67,6 +97,22 @@ interface PageCase {
   ready: (page: Page) => Promise<unknown>;
   /** Visited without a session (the login page). */
   anonymous?: boolean;
+  /** What must hold in each look besides axe (a layout at a size), before its screenshot. */
+  check?: (page: Page, look: Look) => Promise<void>;
+}
+
+/** Where the list view's rows are drawn as cards: a phone; a table row on a desktop. */
+async function rowsAsCards(page: Page, [theme, viewport]: Look): Promise<void> {
+  const display = await page
+    .locator('tbody tr')
+    .first()
+    .evaluate((row) => (globalThis as unknown as InPage).getComputedStyle(row).display);
+  expect(display, `${theme} ${viewport}`).toBe(viewport === 'phone' ? 'block' : 'table-row');
+}
+
+/** What the functions run in the page use of it (the test's own TypeScript has no DOM types). */
+interface InPage {
+  getComputedStyle(element: unknown): { display: string };
 }
 
 const PAGES: PageCase[] = [
@@ -99,7 +145,13 @@ const PAGES: PageCase[] = [
   {
     name: 'agent-control',
     path: () => '/agent-control?selected=db-1,web-1',
-    ready: (page) => page.getByRole('heading', { name: 'Execute command' }).waitFor(),
+    // The selection from the URL shows in the boxes (the kit's list view).
+    ready: async (page) => {
+      await page.getByRole('heading', { name: 'Execute command' }).waitFor();
+      for (const name of ['db-1', 'web-1'])
+        expect(await page.getByRole('checkbox', { name: `Select ${name}`, exact: true }).isChecked()).toBe(true);
+    },
+    check: rowsAsCards,
   },
   {
     name: 'executions',
@@ -115,6 +167,32 @@ const PAGES: PageCase[] = [
     name: 'execution',
     path: () => `/executions/${runId}`,
     ready: (page) => page.getByText('hello from the UI test').waitFor(),
+  },
+  {
+    name: 'hooks',
+    path: () => '/hooks',
+    // flaky ran twice on the run (workflow.started: true; workflow.completed: false).
+    ready: (page) => page.getByRole('cell', { name: '50%', exact: true }).waitFor(),
+  },
+  {
+    name: 'hooks-new',
+    path: () => '/hooks?new=1',
+    ready: (page) => page.getByRole('textbox', { name: 'Script' }).waitFor(),
+  },
+  {
+    name: 'hook-history',
+    path: () => `/hooks/${flakyId}?tab=history`,
+    ready: (page) => page.getByText('no endpoint configured').first().waitFor(),
+  },
+  {
+    name: 'events',
+    path: () => '/events',
+    ready: (page) => page.getByText('flaky: no endpoint configured').first().waitFor(),
+  },
+  {
+    name: 'event',
+    path: () => `/events/${failedEvent}`,
+    ready: (page) => page.getByRole('button', { name: 'Retry failed hooks' }).waitFor(),
   },
   {
     name: 'logs',
@@ -147,7 +225,8 @@ async function visit(item: PageCase) {
     await item.ready(page);
     // Charts and late requests settle.
     await page.waitForLoadState('networkidle').catch(() => undefined);
-    const violations = await looks(page, item.name);
+    const check = item.check;
+    const violations = await looks(page, item.name, { check: check && ((look) => check(page, look)) });
     return { problems, violations };
   } finally {
     await ctx.close();
@@ -288,6 +367,61 @@ describe('the scheduler page', () => {
     } finally {
       await ctx.close();
     }
+  });
+});
+
+describe('hooks and events', () => {
+  it('refuses a script that does not compile at its line, then retries the event its fix lets through', async () => {
+    const { page, problems } = await ui.open(`/hooks/${flakyId}`);
+    const editor = page.getByRole('textbox', { name: 'Script' });
+    await editor.waitFor();
+    await editor.click();
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('local ok = true\nif ok then\n  return true\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const error = page.getByRole('alert').filter({ hasText: 'hook flaky:4:' });
+    await error.waitFor();
+    // Marked in the editor at the line the master named.
+    await page.locator('.cm-lintRange-error').first().waitFor();
+    await screenshot(page, 'hooks-compile-error-light');
+    await editor.click();
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('return true\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+
+    // The test tab runs it on a given payload.
+    await page.getByRole('tab', { name: 'Test' }).click();
+    await page.getByRole('textbox', { name: /Payload/ }).fill('{"workflow_name": "given"}');
+    await page.getByRole('button', { name: 'Run test' }).click();
+    await page.getByRole('status', { name: 'Test result' }).getByText('(dry run)').waitFor();
+
+    // The failed event: retried from its page, it completes (shown live).
+    await page.goto(`/events/${failedEvent}`);
+    await page.getByRole('button', { name: 'Retry failed hooks' }).click();
+    await page.locator('.head').getByText('completed').waitFor();
+    const results = page.getByRole('region', { name: 'Hook results' });
+    expect(await results.getByRole('row').count()).toBe(3);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('turns a hook off from the list, and filters events by status', async () => {
+    const { page, problems } = await ui.open('/hooks');
+    const toggle = page.getByRole('switch', { name: 'Enable notify' });
+    await toggle.waitFor();
+    expect(await toggle.isChecked()).toBe(true);
+    await toggle.click();
+    await expect.poll(() => toggle.isChecked()).toBe(false);
+    expect((await apiCall<{ enabled: boolean }>(ui.master, 'GET', '/hooks/notify')).enabled).toBe(false);
+    await page.goto('/events');
+    await page.getByRole('combobox', { name: 'Status' }).selectOption('completed');
+    await page.waitForURL((url) => url.searchParams.get('status') === 'completed');
+    // The run's start: both hooks' matching one (flaky) succeeded on it.
+    await page.getByRole('link', { name: 'workflow.started' }).first().waitFor();
+    expect(await page.getByRole('link', { name: 'workflow.failed' }).count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
   });
 });
 
