@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { percentile, root, round, startMaster, startSimAgents } from './support/master.mjs';
+import { cpuMs, percentile, root, round, startMaster, startSimAgents } from './support/master.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -37,13 +37,22 @@ async function scrapeLatency() {
   const master = await startMaster();
   const sim = startSimAgents(master, agents);
   try {
-    await sim.ready;
+    // Every agent registered, or two minutes passed (the loop below says how many are online).
+    await Promise.race([sim.ready, sleep(120_000)]);
+    // On a busy host some agents miss heartbeats and flap offline: measured once every online
+    // agent's bytes are in (or after 180 s, said so), with at least 90 % of them online.
     const deadline = Date.now() + 180_000;
     let text = '';
     for (;;) {
       text = (await master.request('GET', '/metrics')).body;
-      if (seriesOf(text, 'flow_agent_memory_usage_bytes') >= agents) break;
-      if (Date.now() > deadline) throw new Error(`agents' bytes missing after 180 s:\n${text.slice(0, 400)}`);
+      const online = valueOf(text, 'flow_agents_connected');
+      if (online >= agents * 0.9 && seriesOf(text, 'flow_agent_memory_usage_bytes') >= online) break;
+      if (Date.now() > deadline) {
+        console.log(
+          `after 180 s: ${online} agents online, ${seriesOf(text, 'flow_agent_memory_usage_bytes')} with bytes`,
+        );
+        break;
+      }
       await sleep(500);
     }
     // Beside each scrape, the master's own time for it (its previous exposition, as it reports it)
@@ -57,6 +66,7 @@ async function scrapeLatency() {
       inMaster.push(valueOf(scraped.body, 'runner_metrics_exposition_duration_seconds') * 1000);
       health.push((await master.request('GET', '/api/v1/health')).ms);
     }
+    const cpu = await cpuPerRequest(master);
     const result = {
       agents_connected: valueOf(text, 'flow_agents_connected'),
       agent_series: ['cpu_usage_percent', 'memory_usage_bytes', 'disk_usage_bytes']
@@ -70,9 +80,13 @@ async function scrapeLatency() {
       exposition_in_master_p99_ms: round(percentile(inMaster.slice(1), 99)),
       health_p50_ms: round(percentile(health, 50)),
       health_p99_ms: round(percentile(health, 99)),
+      ...cpu,
     };
     console.log(
       `/metrics with ${result.agents_connected} agents (${result.agent_series} agent series, ${result.exposition_bytes} bytes): p50 ${result.scrape_p50_ms} ms, p99 ${result.scrape_p99_ms} ms, max ${result.scrape_max_ms} ms over ${times.length} scrapes (target p99 < ${TARGET_MS} ms: ${result.scrape_p99_ms < TARGET_MS ? 'met' : 'MISSED'})`,
+    );
+    console.log(
+      `  master CPU: ${result.cpu_ms_per_scrape} ms per scrape, ${result.cpu_ms_per_health} ms per health check (over ${CPU_WINDOW} of each, heartbeats included in both)`,
     );
     console.log(
       `  in the master: exposition p50 ${result.exposition_in_master_p50_ms} ms, p99 ${result.exposition_in_master_p99_ms} ms; GET /api/v1/health beside it: p50 ${result.health_p50_ms} ms, p99 ${result.health_p99_ms} ms`,
@@ -82,6 +96,23 @@ async function scrapeLatency() {
     sim.child.kill('SIGKILL');
     await master.stop();
   }
+}
+
+const CPU_WINDOW = 100;
+
+/**
+ * The master's CPU time per scrape and per health check, from /proc over CPU_WINDOW of each in a
+ * row: unlike a round trip, it does not grow with the time spent waiting for a CPU on a busy host.
+ */
+async function cpuPerRequest(master) {
+  const window = async (path) => {
+    const before = cpuMs(master.child.pid);
+    for (let i = 0; i < CPU_WINDOW; i++) await master.request('GET', path);
+    return (cpuMs(master.child.pid) - before) / CPU_WINDOW;
+  };
+  const health = await window('/api/v1/health');
+  const scrape = await window('/metrics');
+  return { cpu_ms_per_scrape: round(scrape), cpu_ms_per_health: round(health) };
 }
 
 /** The built-in plugins without the metrics ones, as links to the real packages. */
