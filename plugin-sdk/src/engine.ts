@@ -1,4 +1,5 @@
 import type { LuaValue } from './lua-module.js';
+import type { LuaRunOptions, LuaRunResult } from './lua-runtime.js';
 import { createServiceRef } from './service-ref.js';
 import type { WorkflowProblem } from './workflow.js';
 
@@ -253,6 +254,23 @@ export interface WorkflowEngine {
 export const WorkflowEngineRef = createServiceRef<WorkflowEngine>({
   id: 'workflow.engine',
   description: 'runs workflows and records their executions',
+});
+
+/**
+ * The one door through which workflow code that is not a task (a hook's script) runs: on a
+ * master the engine's local door (a script with side effects runs as `engine.run_as` in the local
+ * executor, under the runtime's time, memory and output bounds); in the embedded profile the
+ * user's own runtime, as `runner run` runs tasks. Provided by the engine plugin.
+ */
+export interface ScriptDoor {
+  run(source: string, options: LuaRunOptions): Promise<LuaRunResult>;
+  /** Who side effects run as, for logs and errors. */
+  describe(): string;
+}
+
+export const ScriptDoorRef = createServiceRef<ScriptDoor>({
+  id: 'engine.script-door',
+  description: "runs workflow code that is not a task (hook scripts) through the master's one door (engine plugin)",
 });
 
 /** What the master sends an agent for one delegated task. */

@@ -351,11 +351,11 @@ describe('the dashboard', () => {
 
 describe('addresses without a page', () => {
   it('says a service.md page is not built yet in this version, and that an unknown address has no page', async () => {
-    const { page: notBuilt, problems } = await ui.open('/flows');
-    await notBuilt.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
+    const { page: notBuilt, problems } = await ui.open('/hooks');
+    await notBuilt.getByRole('heading', { name: 'Hooks', level: 1 }).waitFor();
     await notBuilt.getByRole('heading', { name: 'Not built yet in this version' }).waitFor();
     // Not offered in the menu.
-    expect(await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Flows' }).count()).toBe(
+    expect(await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Hooks' }).count()).toBe(
       0,
     );
     expect(await looks(notBuilt, 'kit-not-built')).toEqual([]);
@@ -363,6 +363,72 @@ describe('addresses without a page', () => {
     await notBuilt.context().close();
     const { page } = await ui.open('/no-such-page');
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await page.context().close();
+  });
+});
+
+describe('the /flows page', () => {
+  const yaml = (word: string) =>
+    `version: "1.0"\ntasks:\n  - name: say\n    exec:\n      script: 'return true, "${word}"'\n`;
+
+  it('lists flows with stats, searches, toggles active, edits with validation, diffs side by side and restores', async () => {
+    await apiCall(ui.master, 'POST', '/flows', {
+      name: 'web-deploy',
+      yaml: yaml('one'),
+      tags: ['web'],
+      description: 'Ships the site to the web tier',
+    });
+    await apiCall(ui.master, 'PUT', '/flows/web-deploy', { yaml: yaml('two'), base_version: 1, message: 'say two' });
+    await apiCall(ui.master, 'POST', '/flows', {
+      name: 'nightly-backup',
+      yaml: yaml('b'),
+      active: false,
+      tags: ['ops'],
+    });
+
+    const { page, problems } = await ui.open('/flows');
+    const table = page.getByRole('table', { name: 'Flows' });
+    await table.getByRole('link', { name: 'web-deploy' }).waitFor();
+    expect(await looks(page, 'flows-list')).toEqual([]);
+    await page.getByRole('searchbox', { name: 'Search' }).fill('backup');
+    await page.waitForURL((url) => url.searchParams.get('q') === 'backup');
+    await expect.poll(() => table.getByRole('link', { name: 'web-deploy' }).count()).toBe(0);
+    await page.getByRole('checkbox', { name: 'nightly-backup active' }).click();
+    await expect
+      .poll(async () => (await apiCall<{ active: boolean }>(ui.master, 'GET', '/flows/nightly-backup')).active)
+      .toBe(true);
+
+    await page.goto('/flows/web-deploy');
+    const editor = page.locator('.cm-content');
+    await editor.waitFor();
+    await page.getByText('Valid: 1 task.').waitFor();
+    // A typo is found as it is typed, at its line, and saving waits for a fix.
+    await editor.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('  - nme: oops\n');
+    await page.getByRole('alert', { name: 'Problems in the workflow' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Save as version 3' }).isDisabled()).toBe(true);
+    await page.keyboard.press('Control+z');
+    await page.keyboard.press('Control+z');
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('  - name: more\n    exec:\n      script: return true\n');
+    await page.getByText('Valid: 2 tasks.').waitFor();
+    await page.getByRole('textbox', { name: 'Message' }).fill('one more task');
+    await page.getByRole('button', { name: 'Save as version 3' }).click();
+    await page.getByText('saved as version 3').waitFor();
+    expect(await looks(page, 'flows-editor', { axe: false })).toEqual([]);
+
+    await page.getByRole('tab', { name: /Versions/ }).click();
+    const diff = page.getByRole('table', { name: 'Version 2 beside version 3' });
+    await diff.waitFor();
+    expect(await diff.getByRole('cell', { name: /added:\s+- name: more/ }).count()).toBe(1);
+    expect(await looks(page, 'flows-versions')).toEqual([]);
+    await page.getByRole('row', { name: /v1/ }).getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('button', { name: 'Restore version 1' }).click();
+    await page.getByText('version 1 restored').waitFor();
+    const flow = await apiCall<{ version: number; yaml: string }>(ui.master, 'GET', '/flows/web-deploy');
+    expect(flow).toMatchObject({ version: 4, yaml: yaml('one') });
+    expect(problems).toEqual([]);
     await page.context().close();
   });
 });

@@ -2,16 +2,36 @@
 // with no console error and no failed request, axe-core finds no serious violation (every rule at
 // each size, the rules a theme changes in the other theme), and screenshots at 1280x800 and 390x844
 // in light and dark go to ui/screenshots/. Each page loads once; its four looks are switched in place.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { context, looks, screenshot, watch } from './browser.js';
-import { runWorkflow } from './fleet.js';
+import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
 const ui = uiSuite({ agents: ['web-1', 'db-1'] });
 let runId = '';
+/** The run's workflow.completed event, failed by the `flaky` hook (see beforeAll). */
+let failedEvent = '';
+let flakyId = 0;
 
 beforeAll(async () => {
+  // Two hooks on the run's end: one succeeds, the other fails its event (the /events pages' data).
+  await apiCall(ui.master, 'POST', '/hooks', {
+    name: 'notify',
+    event_type: 'workflow.completed',
+    priority: 10,
+    script: 'return hook.payload.status == "succeeded"',
+  });
+  flakyId = (
+    await apiCall<{ id: number }>(ui.master, 'POST', '/hooks', {
+      name: 'flaky',
+      event_type: 'workflow.*',
+      priority: 20,
+      script: 'if hook.event ~= "workflow.completed" then return true end\nreturn false, "no endpoint configured"',
+    })
+  ).id;
   const run = await runWorkflow(
     ui.master,
     [
@@ -30,6 +50,36 @@ beforeAll(async () => {
     'ui-smoke',
   );
   runId = run.id;
+  // A scheduled job with history: a slot run now, then the job disabled (its next runs say so).
+  mkdirSync(join(ui.master.dataDir, 'workflows'), { recursive: true });
+  writeFileSync(
+    join(ui.master.dataDir, 'workflows', 'nightly.yaml'),
+    'version: "1.0"\ntasks:\n  - name: t\n    exec: { script: "return true" }\n',
+  );
+  for (const [name, timezone] of [
+    ['nightly-backup', 'Europe/Berlin'],
+    ['weekday-report', 'America/New_York'],
+  ])
+    await apiCall(ui.master, 'POST', '/scheduler/jobs', {
+      name,
+      workflow: 'nightly.yaml',
+      schedule: name === 'nightly-backup' ? '30 2 * * *' : '15 9 * * 1-5',
+      timezone,
+      missed: 'run_once',
+    });
+  await apiCall(ui.master, 'POST', '/scheduler/jobs/nightly-backup/run');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const { events } = await apiCall<{ events: { id: string; data: { run_id: string } }[] }>(
+      ui.master,
+      'GET',
+      '/events?type=workflow.completed&status=failed',
+    );
+    failedEvent = events.find((e) => e.data.run_id === runId)?.id ?? '';
+    if (failedEvent) break;
+    if (Date.now() > deadline) throw new Error("the run's workflow.completed event did not fail within 30 s");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }, 60_000);
 
 /** What the test reads of elements in the page (its own TypeScript has no DOM types). */
@@ -97,6 +147,32 @@ const PAGES: PageCase[] = [
     ready: (page) => page.getByText('hello from the UI test').waitFor(),
   },
   {
+    name: 'hooks',
+    path: () => '/hooks',
+    // flaky ran twice on the run (workflow.started: true; workflow.completed: false).
+    ready: (page) => page.getByRole('cell', { name: '50%', exact: true }).waitFor(),
+  },
+  {
+    name: 'hooks-new',
+    path: () => '/hooks?new=1',
+    ready: (page) => page.getByRole('textbox', { name: 'Script' }).waitFor(),
+  },
+  {
+    name: 'hook-history',
+    path: () => `/hooks/${flakyId}?tab=history`,
+    ready: (page) => page.getByText('no endpoint configured').first().waitFor(),
+  },
+  {
+    name: 'events',
+    path: () => '/events',
+    ready: (page) => page.getByText('flaky: no endpoint configured').first().waitFor(),
+  },
+  {
+    name: 'event',
+    path: () => `/events/${failedEvent}`,
+    ready: (page) => page.getByRole('button', { name: 'Retry failed hooks' }).waitFor(),
+  },
+  {
     name: 'logs',
     // Warnings only, so that the rows are few; ready once the viewer has counted what it loaded.
     path: () => '/logs?since=all&level=warn',
@@ -105,6 +181,11 @@ const PAGES: PageCase[] = [
         .getByText(/\d+ of \d+ lines/)
         .first()
         .waitFor(),
+  },
+  {
+    name: 'scheduler',
+    path: () => '/scheduler?job=nightly-backup',
+    ready: (page) => page.getByRole('heading', { name: 'History' }).and(page.locator('h3')).waitFor(),
   },
   {
     name: 'settings',
@@ -214,6 +295,111 @@ describe('every page', () => {
       expect(violations, item.name).toEqual([]);
     });
   }
+});
+
+describe('the scheduler page', () => {
+  it('adds a job through the form (a bad schedule shown at its field), runs it now and disables it', async () => {
+    const ctx = await context(ui.browser, { origin: ui.master.origin, session: ui.admin });
+    const page = await ctx.newPage();
+    const { problems } = watch(page);
+    try {
+      await page.goto('/scheduler');
+      await page.getByRole('button', { name: 'Add job' }).click();
+      const form = page.getByRole('form', { name: 'Add a job' });
+      await form.getByLabel('Name').fill('hourly-sync');
+      await form.getByLabel(/^Workflow file/).fill('nightly.yaml');
+      await form.getByLabel(/^Schedule/).fill('0 * * *');
+      await form.getByLabel('Time zone').fill('Asia/Tokyo');
+      await form.getByRole('button', { name: 'Add job' }).click();
+      await expect
+        .poll(() => form.getByRole('alert').textContent())
+        .toBe(
+          'schedule: "0 * * *" has 4 fields; a schedule has five (minute hour day-of-month month day-of-week), e.g. "*/5 * * * *"',
+        );
+      expect(await form.getByLabel(/^Schedule/).getAttribute('aria-invalid')).toBe('true');
+      await form.getByLabel(/^Schedule/).fill('0 * * * *');
+      await form.getByRole('button', { name: 'Add job' }).click();
+      await page.waitForURL((url) => url.searchParams.get('job') === 'hourly-sync');
+      const detail = page.getByRole('region', { name: 'hourly-sync' });
+      // Next runs spelled out in the job's zone, on the hour in Tokyo.
+      await expect.poll(() => detail.getByRole('listitem').count()).toBe(5);
+      expect(await detail.getByRole('listitem').first().textContent()).toMatch(
+        /^\w+day, \d+ \w+ \d{4} at \d\d:00 GMT\+9 in /,
+      );
+
+      await detail.getByRole('button', { name: 'Run now' }).click();
+      await expect.poll(() => page.getByRole('status').textContent()).toBe('hourly-sync: started now');
+      const history = detail.getByRole('table', { name: 'History of hourly-sync' });
+      await history.getByText('run now', { exact: true }).waitFor();
+      await history.getByText('Succeeded').first().waitFor(); // the list is read again every 5 s
+
+      await page.getByRole('switch', { name: 'hourly-sync enabled' }).click();
+      await expect.poll(() => detail.getByText('None: the job is disabled.').count()).toBe(1);
+      expect(await page.getByRole('switch', { name: 'hourly-sync enabled' }).getAttribute('aria-checked')).toBe(
+        'false',
+      );
+      await screenshot(page, 'scheduler-added');
+      // The refused schedule's 400 is the one expected; nothing else went wrong.
+      expect(problems.filter((p) => !/400|POST http:\/\/[\d.:]+\/api\/v1\/scheduler\/jobs$/.test(p))).toEqual([]);
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('hooks and events', () => {
+  it('refuses a script that does not compile at its line, then retries the event its fix lets through', async () => {
+    const { page, problems } = await ui.open(`/hooks/${flakyId}`);
+    const editor = page.getByRole('textbox', { name: 'Script' });
+    await editor.waitFor();
+    await editor.click();
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('local ok = true\nif ok then\n  return true\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const error = page.getByRole('alert').filter({ hasText: 'hook flaky:4:' });
+    await error.waitFor();
+    // Marked in the editor at the line the master named.
+    await page.locator('.cm-lintRange-error').first().waitFor();
+    await screenshot(page, 'hooks-compile-error-light');
+    await editor.click();
+    await page.keyboard.press('Control+a');
+    await page.keyboard.type('return true\n');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+
+    // The test tab runs it on a given payload.
+    await page.getByRole('tab', { name: 'Test' }).click();
+    await page.getByRole('textbox', { name: /Payload/ }).fill('{"workflow_name": "given"}');
+    await page.getByRole('button', { name: 'Run test' }).click();
+    await page.getByRole('status', { name: 'Test result' }).getByText('(dry run)').waitFor();
+
+    // The failed event: retried from its page, it completes (shown live).
+    await page.goto(`/events/${failedEvent}`);
+    await page.getByRole('button', { name: 'Retry failed hooks' }).click();
+    await page.locator('.head').getByText('completed').waitFor();
+    const results = page.getByRole('region', { name: 'Hook results' });
+    expect(await results.getByRole('row').count()).toBe(3);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('turns a hook off from the list, and filters events by status', async () => {
+    const { page, problems } = await ui.open('/hooks');
+    const toggle = page.getByRole('switch', { name: 'Enable notify' });
+    await toggle.waitFor();
+    expect(await toggle.isChecked()).toBe(true);
+    await toggle.click();
+    await expect.poll(() => toggle.isChecked()).toBe(false);
+    expect((await apiCall<{ enabled: boolean }>(ui.master, 'GET', '/hooks/notify')).enabled).toBe(false);
+    await page.goto('/events');
+    await page.getByRole('combobox', { name: 'Status' }).selectOption('completed');
+    await page.waitForURL((url) => url.searchParams.get('status') === 'completed');
+    // The run's start: both hooks' matching one (flaky) succeeded on it.
+    await page.getByRole('link', { name: 'workflow.started' }).first().waitFor();
+    expect(await page.getByRole('link', { name: 'workflow.failed' }).count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 });
 
 export { runId };

@@ -38,6 +38,30 @@ export const NAV: NavItem[] = [
     permission: 'workflow:view',
     icon: 'M5 4l14 8-14 8z',
   },
+  {
+    href: '/flows',
+    label: 'Flows',
+    permission: 'workflow:view',
+    icon: 'M4 5h6v4H4zM14 15h6v4h-6zM7 9v4a2 2 0 0 0 2 2h5',
+  },
+  {
+    href: '/scheduler',
+    label: 'Scheduler',
+    permission: 'schedule:view',
+    icon: 'M12 7v5l3 2M12 3a9 9 0 1 0 0 18 9 9 0 0 0 0-18z',
+  },
+  {
+    href: '/hooks',
+    label: 'Hooks',
+    permission: 'hook:view',
+    icon: 'M7 4v9a5 5 0 0 0 10 0v-2M17 11l-3 3M17 11l3 3',
+  },
+  {
+    href: '/events',
+    label: 'Events',
+    permission: 'event:view',
+    icon: 'M4 6h16M4 12h16M4 18h16M8 4v4M12 10v4M16 16v4',
+  },
   { href: '/logs', label: 'Logs', permission: 'logs:view', icon: 'M5 4h14v16H5zM8 8h8M8 12h8M8 16h5' },
   {
     href: '/settings',
@@ -55,10 +79,6 @@ export interface PlannedPage {
 }
 
 export const PLANNED: PlannedPage[] = [
-  { href: '/flows', label: 'Flows', what: 'saved workflows, their versions and their runs' },
-  { href: '/hooks', label: 'Hooks', what: 'hooks that start workflows on events, and the event queue' },
-  { href: '/events', label: 'Events', what: 'the events received and what each one started' },
-  { href: '/scheduler', label: 'Scheduler', what: 'workflows started on a schedule' },
   { href: '/terminal', label: 'Terminal', what: 'remote terminal sessions on agents, with file transfer' },
   { href: '/stacks', label: 'Stacks', what: 'environments and their values' },
   { href: '/secrets', label: 'Secrets', what: 'the secrets workflows can use (view only)' },

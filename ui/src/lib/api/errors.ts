@@ -5,6 +5,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     readonly field?: string,
+    /** What the master added (`line` and `column` of a script that does not compile). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -12,14 +14,20 @@ export class ApiError extends Error {
 }
 
 interface ErrorBody {
-  error?: { code?: string; message?: string; field?: string; details?: { field?: string } };
+  error?: { code?: string; message?: string; field?: string; details?: { field?: string } & Record<string, unknown> };
 }
 
 /** The ApiError for a failed answer: the body's message, else the status line. */
 export function apiError(body: unknown, response: Response): ApiError {
   const e = (body as ErrorBody | undefined)?.error;
   const message = e?.message ?? `${response.status} ${response.statusText || 'request failed'}`;
-  return new ApiError(message, response.status, e?.code ?? `http_${response.status}`, e?.field ?? e?.details?.field);
+  return new ApiError(
+    message,
+    response.status,
+    e?.code ?? `http_${response.status}`,
+    e?.field ?? e?.details?.field,
+    e?.details,
+  );
 }
 
 /** What to show for any thrown value. */

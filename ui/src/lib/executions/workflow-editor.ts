@@ -1,11 +1,21 @@
-// CodeMirror 6 for workflow YAML. This module and CodeMirror itself are loaded only when an editor
-// is shown (WorkflowEditor.svelte is imported dynamically), so no other page pays for them.
+// CodeMirror 6 for workflow YAML and Lua (hook scripts). This module and CodeMirror itself are
+// loaded only when an editor is shown (WorkflowEditor.svelte is imported dynamically), so no other
+// page pays for them.
 import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
 import { yaml } from '@codemirror/lang-yaml';
-import { bracketMatching, defaultHighlightStyle, indentOnInput, syntaxHighlighting } from '@codemirror/language';
+import {
+  bracketMatching,
+  defaultHighlightStyle,
+  HighlightStyle,
+  indentOnInput,
+  StreamLanguage,
+  syntaxHighlighting,
+} from '@codemirror/language';
+import { lua } from '@codemirror/legacy-modes/mode/lua';
 import { lintGutter, setDiagnostics, type Diagnostic } from '@codemirror/lint';
 import { Compartment, EditorSelection, EditorState, Prec } from '@codemirror/state';
 import { oneDarkHighlightStyle } from '@codemirror/theme-one-dark';
+import { tags } from '@lezer/highlight';
 import {
   drawSelection,
   EditorView,
@@ -66,11 +76,28 @@ const frame = EditorView.theme({
   '.cm-diagnostic-warning': { borderLeftColor: 'var(--warn)' },
 });
 
-const colours = (dark: boolean) => syntaxHighlighting(dark ? oneDarkHighlightStyle : defaultHighlightStyle);
+/**
+ * Each theme's style with comments in the app's muted text colour, which keeps AA contrast in both
+ * themes (One Dark's grey on the dark surface does not); the last rule for a tag wins.
+ */
+const withReadableComments = (style: HighlightStyle) =>
+  HighlightStyle.define([...style.specs, { tag: tags.comment, color: 'var(--muted)', fontStyle: 'italic' }]);
+const LIGHT = withReadableComments(defaultHighlightStyle);
+const DARK = withReadableComments(oneDarkHighlightStyle);
+
+const colours = (dark: boolean) => syntaxHighlighting(dark ? DARK : LIGHT);
 
 export function createWorkflowEditor(
   parent: HTMLElement,
-  options: { text: string; label: string; dark: boolean; invalid: boolean; onChange: (text: string) => void },
+  options: {
+    text: string;
+    label: string;
+    dark: boolean;
+    invalid: boolean;
+    onChange: (text: string) => void;
+    /** Default yaml (a workflow); lua for a hook's script. */
+    language?: 'yaml' | 'lua';
+  },
 ): WorkflowEditor {
   const highlight = new Compartment();
   const attributes = new Compartment();
@@ -91,7 +118,8 @@ export function createWorkflowEditor(
         highlightActiveLine(),
         // Tab indents (YAML is indentation); Escape then Tab leaves the editor, as CodeMirror documents.
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
-        yaml(),
+        // A script's long lines wrap: no sideways scrolling (on a phone, a region keyboards cannot scroll).
+        options.language === 'lua' ? [StreamLanguage.define(lua), EditorView.lineWrapping] : yaml(),
         EditorState.tabSize.of(2),
         highlight.of(colours(options.dark)),
         attributes.of(aria(options.invalid)),

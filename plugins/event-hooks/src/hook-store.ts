@@ -1,0 +1,435 @@
+import {
+  ConflictError,
+  didYouMean,
+  InvalidInputError,
+  NotFoundError,
+  type Migration,
+  type Store,
+} from '@runner/plugin-sdk';
+
+export const HOOK_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    description: 'hooks and their execution history',
+    sql: `CREATE TABLE hooks (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      name TEXT NOT NULL UNIQUE,
+      event_type TEXT NOT NULL,
+      stack TEXT,
+      enabled INTEGER NOT NULL DEFAULT 1,
+      priority INTEGER NOT NULL DEFAULT 100,
+      timeout_ms INTEGER NOT NULL,
+      retries INTEGER NOT NULL DEFAULT 0,
+      script TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );
+    CREATE TABLE hook_executions (
+      id INTEGER PRIMARY KEY AUTOINCREMENT,
+      hook_id INTEGER NOT NULL,
+      executed_at INTEGER NOT NULL,
+      event_id TEXT NOT NULL,
+      event_type TEXT NOT NULL,
+      attempt INTEGER NOT NULL,
+      success INTEGER NOT NULL,
+      duration_ms INTEGER NOT NULL,
+      output TEXT,
+      error TEXT
+    );
+    CREATE INDEX hook_executions_by_hook ON hook_executions (hook_id, id);`,
+  },
+];
+
+/** Executions kept per hook (the newest): `executions` and `success_rate` are counted over them. */
+export const HISTORY_PER_HOOK = 500;
+/** Bytes of a hook's output or error kept per execution. */
+export const OUTPUT_BYTES = 4096;
+export const MAX_SCRIPT_BYTES = 256 * 1024;
+export const MAX_RETRIES = 10;
+export const MAX_TIMEOUT_SECONDS = 3600;
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+export const DEFAULT_PRIORITY = 100;
+
+/** The events hooks may name (service.md section 6, and the families later features emit). */
+export const HOOK_EVENTS: readonly string[] = Object.freeze([
+  'workflow.started',
+  'workflow.completed',
+  'workflow.failed',
+  'task.started',
+  'task.completed',
+  'task.failed',
+  'agent.connected',
+  'agent.disconnected',
+  'agent.status_changed',
+]);
+/** Families whose every name is accepted (`flow.started`) and whose `<family>.*` is a pattern. */
+const FAMILIES = ['workflow', 'task', 'agent', 'flow', 'schedule'];
+
+export interface HookRow {
+  id: number;
+  name: string;
+  event_type: string;
+  stack: string | null;
+  enabled: number;
+  priority: number;
+  timeout_ms: number;
+  retries: number;
+  script: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A hook as the API shows it. */
+export interface Hook {
+  id: number;
+  name: string;
+  event_type: string;
+  stack: string | null;
+  enabled: boolean;
+  priority: number;
+  /** Seconds. */
+  timeout: number;
+  retries: number;
+  script: string;
+  created_at: string;
+  updated_at: string;
+  /** Executions kept in the history (the newest HISTORY_PER_HOOK). */
+  executions: number;
+  /** Percent of those that succeeded; null before the first. */
+  success_rate: number | null;
+  /** ISO 8601 of the newest execution, or null. */
+  last_execution: string | null;
+}
+
+interface HookStats {
+  executions: number;
+  successes: number;
+  last: number | null;
+}
+
+export interface HookExecution {
+  id: number;
+  /** ISO 8601. */
+  executed_at: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  success: boolean;
+  duration_ms: number;
+  output: string | null;
+  error: string | null;
+}
+
+export interface HookInput {
+  name?: string;
+  event_type?: string;
+  stack?: string | null;
+  enabled?: boolean;
+  priority?: number;
+  timeout?: number;
+  retries?: number;
+  script?: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+const NAME_RULE = 'letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit, not all digits)';
+
+/** An event name or pattern a hook may name: the error says what is accepted. */
+export function checkEventType(value: string): string {
+  if (value === '*' || HOOK_EVENTS.includes(value)) return value;
+  const [family, rest] = value.split(/\.(.*)/s);
+  if (FAMILIES.includes(family) && rest && (rest === '*' || /^[a-z_]+$/.test(rest))) {
+    if (rest === '*' || family === 'flow' || family === 'schedule') return value;
+  }
+  throw new InvalidInputError(
+    `event_type: "${value}" is not a hook event${didYouMean(value, HOOK_EVENTS)}: use one of ${HOOK_EVENTS.join(', ')}, flow.<name>, schedule.<name>, a pattern such as task.* or * for every event`,
+    { field: 'event_type' },
+  );
+}
+
+/** Whether a hook naming `pattern` fires on `type`. */
+export function eventMatches(pattern: string, type: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.endsWith('.*')) return type.startsWith(pattern.slice(0, -1));
+  return pattern === type;
+}
+
+export function capText(text: string | undefined, bytes = OUTPUT_BYTES): string | undefined {
+  if (text === undefined || Buffer.byteLength(text) <= bytes) return text;
+  const kept = Buffer.from(text)
+    .subarray(0, bytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '');
+  return `${kept} … [truncated: ${Buffer.byteLength(text)} bytes; the history keeps ${bytes}]`;
+}
+
+function checkInteger(value: unknown, field: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new InvalidInputError(`${field}: must be a whole number from ${min} to ${max}`, { field });
+  return value;
+}
+
+/**
+ * Hooks in the master's store, with a copy in memory (the queue asks which hooks match each event,
+ * synchronously); every write is read back, and other masters are told to read it too.
+ */
+export class HookStore {
+  private readonly hooks = new Map<number, HookRow>();
+  private byType = new Map<string, HookRow[]>();
+  private writesSincePrune = new Map<number, number>();
+
+  constructor(
+    private readonly store: Store,
+    /** Checks a script compiles (throws an InvalidInputError with line and column). */
+    private readonly compile: (script: string, name: string) => void,
+    private readonly onChange: (hook: { id: number; name: string }, change: 'created' | 'updated' | 'deleted') => void,
+  ) {}
+
+  async open(): Promise<void> {
+    await this.store.migrate('event-hooks', HOOK_MIGRATIONS);
+    for (const row of await this.store.all<HookRow>('SELECT * FROM hooks')) this.hooks.set(row.id, row);
+    this.byType.clear();
+  }
+
+  /** Reads one hook again (after a write here, or another master's). */
+  async refresh(id: number): Promise<HookRow | undefined> {
+    const row = await this.store.get<HookRow>('SELECT * FROM hooks WHERE id = ?', [id]);
+    if (row) this.hooks.set(id, row);
+    else this.hooks.delete(id);
+    this.byType.clear();
+    return row;
+  }
+
+  /** The enabled hooks for an event type, lowest priority number first, ties by id. */
+  matching(type: string): HookRow[] {
+    let list = this.byType.get(type);
+    if (!list) {
+      list = [...this.hooks.values()]
+        .filter((h) => h.enabled && eventMatches(h.event_type, type))
+        .sort((a, b) => a.priority - b.priority || a.id - b.id);
+      this.byType.set(type, list);
+    }
+    return list;
+  }
+
+  row(id: number): HookRow | undefined {
+    return this.hooks.get(id);
+  }
+
+  /** Every hook, in the order they run, with `executions` and `success_rate` from the kept history. */
+  async list(): Promise<Hook[]> {
+    const stats = await this.stats();
+    return [...this.hooks.values()]
+      .sort((a, b) => a.priority - b.priority || a.id - b.id)
+      .map((h) => this.show(h, stats.get(h.id)));
+  }
+
+  /** One hook, by id or name, with its counts. */
+  async get(ref: string): Promise<Hook> {
+    const row = this.require(ref);
+    return this.show(row, (await this.stats(row.id)).get(row.id));
+  }
+
+  /** Executions, successes and the newest execution per hook: counted over the capped history. */
+  private async stats(hookId?: number): Promise<Map<number, HookStats>> {
+    const rows = await this.store.all<{ hook_id: number; n: number; ok: number | null; last: number | null }>(
+      `SELECT hook_id, COUNT(*) AS n, SUM(success) AS ok, MAX(executed_at) AS last FROM hook_executions
+       ${hookId === undefined ? '' : 'WHERE hook_id = ?'} GROUP BY hook_id`,
+      hookId === undefined ? [] : [hookId],
+    );
+    return new Map(rows.map((r) => [r.hook_id, { executions: r.n, successes: r.ok ?? 0, last: r.last }]));
+  }
+
+  counts(): { total: number; enabled: number } {
+    const all = [...this.hooks.values()];
+    return { total: all.length, enabled: all.filter((h) => h.enabled).length };
+  }
+
+  /** A hook by id, or by name (service.md's other listing names hooks by name). */
+  require(ref: string): HookRow {
+    const byId = /^\d+$/.test(ref) ? this.hooks.get(Number(ref)) : undefined;
+    const found = byId ?? [...this.hooks.values()].find((h) => h.name === ref);
+    if (found) return found;
+    const names = [...this.hooks.values()].map((h) => h.name);
+    throw new NotFoundError(`hook "${ref}" does not exist${didYouMean(ref, names)}`, { details: { hook: ref } });
+  }
+
+  show(row: HookRow, stats?: HookStats): Hook {
+    return {
+      id: row.id,
+      name: row.name,
+      event_type: row.event_type,
+      stack: row.stack,
+      enabled: row.enabled === 1,
+      priority: row.priority,
+      timeout: row.timeout_ms / 1000,
+      retries: row.retries,
+      script: row.script,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      executions: stats?.executions ?? 0,
+      success_rate: stats?.executions ? Math.round((stats.successes / stats.executions) * 1000) / 10 : null,
+      last_execution: stats?.last ? new Date(stats.last).toISOString() : null,
+    };
+  }
+
+  async create(input: HookInput): Promise<Hook> {
+    const fields = this.checked(input, undefined);
+    if ([...this.hooks.values()].some((h) => h.name === fields.name))
+      throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
+    const at = new Date().toISOString();
+    await this.store.run(
+      `INSERT INTO hooks (name, event_type, stack, enabled, priority, timeout_ms, retries, script, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        fields.name,
+        fields.event_type,
+        fields.stack,
+        fields.enabled,
+        fields.priority,
+        fields.timeout_ms,
+        fields.retries,
+        fields.script,
+        at,
+        at,
+      ],
+    );
+    const row = await this.store.get<{ id: number }>('SELECT id FROM hooks WHERE name = ?', [fields.name]);
+    return this.changed(row!.id, 'created');
+  }
+
+  async update(ref: string, input: HookInput): Promise<Hook> {
+    const current = this.require(ref);
+    const fields = this.checked(input, current);
+    if (fields.name !== current.name && [...this.hooks.values()].some((h) => h.name === fields.name))
+      throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
+    await this.store.run(
+      `UPDATE hooks SET name = ?, event_type = ?, stack = ?, enabled = ?, priority = ?, timeout_ms = ?, retries = ?,
+       script = ?, updated_at = ? WHERE id = ?`,
+      [
+        fields.name,
+        fields.event_type,
+        fields.stack,
+        fields.enabled,
+        fields.priority,
+        fields.timeout_ms,
+        fields.retries,
+        fields.script,
+        new Date().toISOString(),
+        current.id,
+      ],
+    );
+    return this.changed(current.id, 'updated');
+  }
+
+  async delete(ref: string): Promise<void> {
+    const hook = this.require(ref);
+    await this.store.transaction([
+      { sql: 'DELETE FROM hook_executions WHERE hook_id = ?', params: [hook.id] },
+      { sql: 'DELETE FROM hooks WHERE id = ?', params: [hook.id] },
+    ]);
+    await this.refresh(hook.id);
+    this.onChange(hook, 'deleted');
+  }
+
+  private async changed(id: number, change: 'created' | 'updated'): Promise<Hook> {
+    const row = await this.refresh(id);
+    if (!row) throw new NotFoundError(`hook ${id} was deleted meanwhile`);
+    this.onChange(row, change);
+    return this.get(String(id));
+  }
+
+  /** The whole row a create or update writes: given fields checked, the others as they were. */
+  private checked(input: HookInput, current: HookRow | undefined) {
+    const name = input.name ?? current?.name;
+    if (typeof name !== 'string' || !NAME.test(name) || /^\d+$/.test(name))
+      throw new InvalidInputError(`name: hook name ${JSON.stringify(name)} is not valid: use ${NAME_RULE}`, {
+        field: 'name',
+      });
+    const eventType = input.event_type ?? current?.event_type;
+    if (typeof eventType !== 'string')
+      throw new InvalidInputError('event_type: give the event the hook runs on', { field: 'event_type' });
+    const script = input.script ?? current?.script;
+    if (typeof script !== 'string' || script.trim() === '')
+      throw new InvalidInputError('script: give the Lua script the hook runs', { field: 'script' });
+    if (Buffer.byteLength(script) > MAX_SCRIPT_BYTES)
+      throw new InvalidInputError(`script: at most ${MAX_SCRIPT_BYTES} bytes`, { field: 'script' });
+    if (input.script !== undefined || !current) this.compile(script, name);
+    const timeout = input.timeout ?? (current ? current.timeout_ms / 1000 : DEFAULT_TIMEOUT_SECONDS);
+    return {
+      name,
+      event_type: checkEventType(eventType),
+      stack: input.stack === undefined ? (current?.stack ?? null) : input.stack || null,
+      enabled: (input.enabled ?? (current ? current.enabled === 1 : true)) ? 1 : 0,
+      priority: checkInteger(
+        input.priority ?? current?.priority ?? DEFAULT_PRIORITY,
+        'priority',
+        -1_000_000,
+        1_000_000,
+      ),
+      timeout_ms: Math.round(
+        (typeof timeout === 'number' && timeout > 0 && timeout <= MAX_TIMEOUT_SECONDS
+          ? timeout
+          : checkInteger(timeout, 'timeout', 1, MAX_TIMEOUT_SECONDS)) * 1000,
+      ),
+      retries: checkInteger(input.retries ?? current?.retries ?? 0, 'retries', 0, MAX_RETRIES),
+      script,
+    };
+  }
+
+  /** Keeps one execution in the hook's history (the oldest beyond HISTORY_PER_HOOK go now and then). */
+  async record(hookId: number, execution: Omit<HookExecution, 'id' | 'executed_at'> & { executedAt: number }) {
+    await this.store.run(
+      `INSERT INTO hook_executions (hook_id, executed_at, event_id, event_type, attempt, success, duration_ms, output, error)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        hookId,
+        execution.executedAt,
+        execution.event_id,
+        execution.event_type,
+        execution.attempt,
+        execution.success ? 1 : 0,
+        Math.round(execution.duration_ms),
+        capText(execution.output ?? undefined) ?? null,
+        capText(execution.error ?? undefined) ?? null,
+      ],
+    );
+    const writes = (this.writesSincePrune.get(hookId) ?? 0) + 1;
+    this.writesSincePrune.set(hookId, writes);
+    if (writes >= 50) {
+      this.writesSincePrune.set(hookId, 0);
+      await this.prune(hookId);
+    }
+  }
+
+  /** Drops the executions past the newest HISTORY_PER_HOOK. */
+  private async prune(hookId: number): Promise<void> {
+    const bound = await this.store.get<{ id: number }>(
+      'SELECT id FROM hook_executions WHERE hook_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?',
+      [hookId, HISTORY_PER_HOOK],
+    );
+    if (!bound) return;
+    await this.store.run('DELETE FROM hook_executions WHERE hook_id = ? AND id <= ?', [hookId, bound.id]);
+  }
+
+  async history(ref: string, limit: number, offset: number): Promise<{ executions: HookExecution[]; total: number }> {
+    const hook = this.require(ref);
+    const rows = await this.store.all<
+      Omit<HookExecution, 'executed_at' | 'success'> & { executed_at: number; success: number }
+    >(
+      'SELECT id, executed_at, event_id, event_type, attempt, success, duration_ms, output, error FROM hook_executions WHERE hook_id = ? ORDER BY id DESC LIMIT ? OFFSET ?',
+      [hook.id, limit, offset],
+    );
+    const total = await this.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM hook_executions WHERE hook_id = ?', [
+      hook.id,
+    ]);
+    return {
+      executions: rows.map((r) => ({
+        ...r,
+        executed_at: new Date(r.executed_at).toISOString(),
+        success: r.success === 1,
+      })),
+      total: total?.n ?? 0,
+    };
+  }
+}

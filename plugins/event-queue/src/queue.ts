@@ -1,0 +1,233 @@
+import type { BusEvent, EventHandlers, EventQueue, HandlerOutcome, Logger, QueuedEvent } from '@runner/plugin-sdk';
+import type { EventStore } from './event-store.js';
+
+/**
+ * The events the queue keeps (service.md section 6 and the later features' own): every
+ * `workflow.*`, `task.*`, `flow.*` and `schedule.*` event, and the agent events that say an agent
+ * came, went or changed. The kernel's own (`kernel.*`) and token rotations are not kept.
+ */
+const STORED = /^(workflow|task|flow|schedule)\.|^agent\.(connected|disconnected|status_changed)$/;
+
+export function isStored(type: string): boolean {
+  return STORED.test(type);
+}
+
+/** How many runs started by hooks the loop guard remembers (the oldest are forgotten first). */
+const REMEMBERED_RUNS = 10_000;
+/** How often a master looks for work it was not told of: other masters' events, expired leases. */
+const POLL_MS = 1_000;
+
+export interface QueueOptions {
+  store: EventStore;
+  /** This master's id: the owner of the leases it takes. */
+  owner: string;
+  leaseMs: number;
+  maxDepth: number;
+  /** Events processed at once by this master (their hooks run one after another). */
+  concurrency: number;
+  /** True when no other master shares the store: `processing` events left at start are this data directory's dead process's. */
+  exclusive: boolean;
+  logger: Logger;
+  /** Told of each status an event takes (the plugin broadcasts `event_update`). */
+  onUpdate: (event: QueuedEvent) => void;
+  /** Told of each hook's outcome on an event (metrics). */
+  onOutcome?: (handler: { id: number; name: string }, outcome: HandlerOutcome) => void;
+  now?: () => number;
+}
+
+/**
+ * The durable queue: bus events are written `pending` (gathered per turn of the event loop into
+ * one statement), then claimed a batch at a time with a lease in the database and processed: the
+ * matching hooks run one after another in their order, each one's run on the event claimed first
+ * (a hook never runs twice for one event, across crashes and masters).
+ */
+export class DurableQueue implements EventQueue {
+  readonly maxDepth: number;
+  #handlers: EventHandlers | undefined;
+  #buffer: BusEvent[] = [];
+  #flushing: Promise<void> | undefined;
+  #inFlight = new Set<Promise<void>>();
+  #claiming = false;
+  #again = false;
+  #stopped = false;
+  #timers: NodeJS.Timeout[] = [];
+  readonly #runDepth = new Map<string, number>();
+  readonly #now: () => number;
+
+  constructor(private readonly options: QueueOptions) {
+    this.maxDepth = options.maxDepth;
+    this.#now = options.now ?? Date.now;
+  }
+
+  setHandlers(handlers: EventHandlers): () => void {
+    this.#handlers = handlers;
+    this.wake();
+    return () => {
+      if (this.#handlers === handlers) this.#handlers = undefined;
+    };
+  }
+
+  noteHandlerRun(runId: string, depth: number): void {
+    this.#runDepth.set(runId, depth);
+    if (this.#runDepth.size > REMEMBERED_RUNS) this.#runDepth.delete(this.#runDepth.keys().next().value as string);
+  }
+
+  async start(): Promise<void> {
+    if (this.options.exclusive) {
+      const released = await this.options.store.releaseAll(this.#now());
+      if (released)
+        this.options.logger.info(`${released} event(s) an earlier process left processing are pending again`);
+    }
+    this.#timers.push(setInterval(() => this.wake(), POLL_MS).unref());
+    this.#timers.push(setInterval(() => this.#renew(), Math.max(this.options.leaseMs / 3, 100)).unref());
+    this.wake();
+  }
+
+  /** Stops taking events and waits for those in hand (their hooks end or time out). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    await this.#flushing;
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** A bus event: kept if it is of a stored type, written with the others of this turn. */
+  accept(event: BusEvent): void {
+    if (this.#stopped || !isStored(event.type)) return;
+    this.#buffer.push(event);
+    if (this.#buffer.length === 1 && !this.#flushing) setImmediate(() => void this.#flush());
+  }
+
+  /** Resolves once every event accepted so far is durable. */
+  async flushed(): Promise<void> {
+    while (this.#flushing || this.#buffer.length) await (this.#flushing ?? this.#flush());
+  }
+
+  #flush(): Promise<void> {
+    if (this.#flushing || this.#buffer.length === 0) return this.#flushing ?? Promise.resolve();
+    const events = this.#buffer;
+    this.#buffer = [];
+    this.#flushing = this.options.store
+      .insert(events)
+      .then(() => {
+        for (const e of events)
+          this.options.onUpdate({
+            id: e.id,
+            event_type: e.type,
+            status: 'pending',
+            timestamp: e.timestamp,
+            data: e.data as unknown as Record<string, unknown>,
+            attempts: 0,
+            last_error: null,
+            depth: 0,
+          });
+        this.wake();
+      })
+      .catch((error: Error) => this.options.logger.error(`storing ${events.length} event(s) failed: ${error.message}`))
+      .finally(() => {
+        this.#flushing = undefined;
+        if (this.#buffer.length) void this.#flush();
+      });
+    return this.#flushing;
+  }
+
+  /** Looks for events to take now (new ones, a freed slot, expired leases). */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#claiming) {
+      this.#again = true;
+      return;
+    }
+    this.#claiming = true;
+    void this.#claimLoop().finally(() => {
+      this.#claiming = false;
+      if (this.#again) {
+        this.#again = false;
+        this.wake();
+      }
+    });
+  }
+
+  async #claimLoop(): Promise<void> {
+    const { store, owner, leaseMs, concurrency, logger } = this.options;
+    while (!this.#stopped) {
+      const room = concurrency - this.#inFlight.size;
+      if (room <= 0) return;
+      const now = this.#now();
+      let events: QueuedEvent[];
+      try {
+        events = await store.claim(owner, now, now + leaseMs, room, (e) => this.#matching(e.event_type).length > 0);
+      } catch (error) {
+        logger.warn(`claiming events failed (tried again within a second): ${(error as Error).message}`);
+        return;
+      }
+      if (events.length === 0) return;
+      for (const event of events) {
+        this.options.onUpdate(event);
+        if (event.status !== 'processing') continue;
+        const work = this.#process(event)
+          .catch((error: Error) => logger.error(`processing event ${event.id} failed: ${error.message}`))
+          .finally(() => {
+            this.#inFlight.delete(work);
+            this.wake();
+          });
+        this.#inFlight.add(work);
+      }
+    }
+  }
+
+  #matching(type: string) {
+    return this.#handlers?.matching(type) ?? [];
+  }
+
+  async #process(event: QueuedEvent): Promise<void> {
+    const { store, owner } = this.options;
+    const runId = typeof event.data.run_id === 'string' ? event.data.run_id : undefined;
+    const depth = Math.max(event.depth, (runId && this.#runDepth.get(runId)) || 0);
+    if (depth !== event.depth) {
+      event.depth = depth;
+      await store.setDepth(event.id, depth);
+    }
+    const failures: string[] = [];
+    if (depth > this.maxDepth) {
+      failures.push(
+        `hooks not run: the event is at depth ${depth}, past events.max_depth ${this.maxDepth} (hooks started flows whose events fired hooks again)`,
+      );
+    } else {
+      for (const handler of this.#matching(event.event_type)) {
+        const error = await this.#runHandler(handler, event);
+        if (error !== undefined) failures.push(`${handler.name}: ${error}`);
+      }
+    }
+    const status = failures.length ? 'failed' : 'completed';
+    const lastError = failures.length ? failures.join('; ').slice(0, 2000) : null;
+    if (await store.finishEvent(event.id, owner, status, lastError, this.#now()))
+      this.options.onUpdate({ ...event, status, last_error: lastError });
+  }
+
+  /** Runs one hook on the event unless it already ran there; the error when it failed. */
+  async #runHandler(handler: { id: number; name: string }, event: QueuedEvent): Promise<string | undefined> {
+    const { store, owner } = this.options;
+    const claim = await store.claimHook(event.id, handler, owner, this.#now());
+    if (!claim.claimed) return claim.existing.status === 'succeeded' ? undefined : (claim.existing.error ?? 'failed');
+    const handlers = this.#handlers;
+    const outcome: HandlerOutcome = handlers
+      ? await handlers.run(handler, event)
+      : { success: false, attempts: 0, durationMs: 0, error: 'the hooks plugin stopped' };
+    await store.finishHook(event.id, handler.id, outcome);
+    this.options.onOutcome?.(handler, outcome);
+    return outcome.success ? undefined : (outcome.error ?? 'failed');
+  }
+
+  #renew(): void {
+    if (this.#inFlight.size === 0 || this.#stopped) return;
+    this.options.store
+      .renew(this.options.owner, this.#now() + this.options.leaseMs)
+      .catch((error: Error) => this.options.logger.warn(`renewing event leases failed: ${error.message}`));
+  }
+
+  /** Events this master holds now. */
+  inFlight(): number {
+    return this.#inFlight.size;
+  }
+}
