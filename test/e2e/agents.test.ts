@@ -184,20 +184,8 @@ describe('a master with three agents', () => {
       }),
       startAgent(master, 'a2', ['--labels', 'zone=west']),
       startAgent(master, 'a3', ['--labels', 'zone=east']),
-      // resources.* as an operator writes them: held by cgroups where the agent may make them
-      // (root here), and by each command's own limits when told so.
-      startAgent(master, 'limited', [], {
-        RUNNER_CONFIG: configFile(
-          'resources:\n  cpu: { limit: 0.2, reserve: 1 }\n  memory: { limit: 64, reserve: 512 }\n  disk: { limit: 1 }\n',
-        ),
-      }),
-      startAgent(master, 'rlimited', [], {
-        RUNNER_CONFIG: configFile(
-          'resources:\n  enforcement: rlimit\n  cpu: { limit: 0.5 }\n  memory: { limit: 256 }\n',
-        ),
-      }),
     ]);
-    [agents.a1, agents.a2, agents.a3, agents.limited, agents.rlimited] = started;
+    [agents.a1, agents.a2, agents.a3] = started;
   }, 60_000);
 
   it('each agent registered once, and the master announced it', () => {
@@ -302,6 +290,20 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
   it.skipIf(process.getuid?.() !== 0)(
     "resources.*: an agent holds its tasks' commands to them, by cgroup or by each command's limits, and offers its host less the reserves",
     async () => {
+      // resources.* as an operator writes them: held by cgroups where the agent may make them
+      // (root here), and by each command's own limits when told so.
+      [agents.limited, agents.rlimited] = await Promise.all([
+        startAgent(master, 'limited', [], {
+          RUNNER_CONFIG: configFile(
+            'resources:\n  cpu: { limit: 0.2, reserve: 1 }\n  memory: { limit: 64, reserve: 512 }\n  disk: { limit: 1 }\n',
+          ),
+        }),
+        startAgent(master, 'rlimited', [], {
+          RUNNER_CONFIG: configFile(
+            'resources:\n  enforcement: rlimit\n  cpu: { limit: 0.5 }\n  memory: { limit: 256 }\n',
+          ),
+        }),
+      ]);
       const scratch = tempDataDir('runner-e2e-resources-');
       // Per agent: a command past the memory, then (small allocation, a file past 1 MiB, a busy
       // second, where a command runs and with which limits) in one task.
@@ -349,6 +351,7 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
       const stat = readFileSync(`/sys/fs/cgroup/cpu${cpuPath}/cpu.stat`, 'utf8');
       expect(Number(/nr_throttled (\d+)/.exec(stat)?.[1])).toBeGreaterThan(0);
       const memoryPath = /^\d+:[^:]*\bmemory\b[^:]*:(.*)$/m.exec(where)?.[1];
+
       expect(readFileSync(`/sys/fs/cgroup/memory${memoryPath}/memory.limit_in_bytes`, 'utf8').trim()).toBe(
         String(64 * MIB),
       );
@@ -370,8 +373,14 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
       };
       expect(metrics.memory.total_bytes).toBe(64 * MIB);
       expect(metrics.cpu.cores).toBe(1);
+
+      // Stopped cleanly, an agent removes its tasks' cgroups.
+      agents.limited.kill('SIGTERM');
+      expect((await finished(agents.limited)).code).toBe(0);
+      expect(existsSync(`/sys/fs/cgroup/cpu${cpuPath}`)).toBe(false);
+      expect(existsSync(`/sys/fs/cgroup/memory${memoryPath}`)).toBe(false);
     },
-    60_000,
+    90_000,
   );
 
   it('delegation conditional: only agents whose facts match (labels, usage) run the task', async () => {

@@ -3,8 +3,11 @@
 // save, search, export/import byte for byte, and running a version of a saved flow.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { callApi, runRunner, spawnRunner, startFleet, stopAll, tempDataDir } from './helpers.js';
+
+// Each CLI call is a process start on a machine shared with other work: a generous ceiling.
+vi.setConfig({ testTimeout: 180_000 });
 
 const children: ReturnType<typeof spawnRunner>[] = [];
 let masterDir: string;
@@ -125,5 +128,10 @@ describe('runner flow and /api/v1/flows', () => {
     expect(run.status).toBe(202);
     expect(run.body).toMatchObject({ outcome: 'started', inactive: true, version: 2 });
     expect((await api('GET', '/flows?active=false')).body.flows.map((f: { name: string }) => f.name)).toEqual(['edit']);
+    // The dashboard's workflows tile counts them (contributed through DashboardTilesRef).
+    const { total } = (await api('GET', '/flows?limit=1')).body;
+    const tiles = (await api<{ tiles: { id: string; value?: number; detail?: string }[] }>('GET', '/dashboard')).body
+      .tiles;
+    expect(tiles.find((t) => t.id === 'workflows')).toMatchObject({ value: total, detail: `${total - 1} active` });
   });
 });

@@ -12,6 +12,7 @@ import {
   OWNER_VARIABLE,
   readResourceSettings,
   StateForwarderRef,
+  type Confinement,
   type Logger,
   type ResourceSettings,
 } from '@runner/plugin-sdk';
@@ -42,14 +43,14 @@ export const plugin = definePlugin({
     // starts inherits the mark from its environment.
     const owner = ownerMark(`agent:${ctx.config.dataDir}`);
     const resources = readResourceSettings(ctx.config);
-    const cgroups = confineTasks(owner, resources, ctx.logger);
+    const confinement = confineTasks(owner, resources, ctx.logger);
     // Not under systemd, which keeps the unit's processes in its cgroup and ends them with it: as
     // root with cgroup2, the agent's own cgroup, which its tasks' commands inherit and cannot leave.
     const tracking = process.env.INVOCATION_ID ? undefined : ownerCgroup(owner);
     // Also those that cleared their environment (env -i), found in the cgroups.
     const killed =
       (process.getuid ? killMarkedProcesses(process.getuid(), owner) : 0) +
-      [tracking, cgroups[0]].reduce((sum, dir) => sum + (dir ? killCgroup(dir) : 0), 0);
+      [tracking, confinement.cgroups[0]].reduce((sum, dir) => sum + (dir ? killCgroup(dir) : 0), 0);
     if (killed) ctx.logger.warn(`ended ${killed} process(es) an earlier agent on ${ctx.config.dataDir} left running`);
     if (tracking && !joinCgroup(tracking, process.pid))
       ctx.logger.warn(
@@ -73,7 +74,8 @@ export const plugin = definePlugin({
     ctx.provide(StateForwarderRef, service.stateCalls);
     // Connect once every plugin is set up: the module list sent at registration is complete then.
     ctx.lifecycle.ready.tapPromise('agent', async () => service.start());
-    return { stop: () => service.stop() };
+    // The tasks' cgroups go with a clean stop (a killed agent's stay for the next one on this directory).
+    return { stop: () => service.stop().finally(() => confinement.release()) };
   },
 });
 
@@ -81,9 +83,9 @@ export const plugin = definePlugin({
  * resources.*: every command a delegated task starts joins the cgroup `runner-agent-<mark>` as
  * it starts, or takes its resource limits (the SDK's confinement, as the master's executor):
  * the agent process itself stays outside, so its heartbeats are not throttled nor it killed at
- * the tasks' memory limit. Says how each limit is held. Returns the cgroups.
+ * the tasks' memory limit. Says how each limit is held.
  */
-function confineTasks(owner: string, resources: ResourceSettings, logger: Logger): readonly string[] {
+function confineTasks(owner: string, resources: ResourceSettings, logger: Logger): Confinement {
   const confinement = confineResources(`runner-agent-${owner}`, resources);
   const setting = confinement.commandSetting(true);
   if (setting) process.env[CONFINEMENT_VARIABLE] = setting;
@@ -92,5 +94,5 @@ function confineTasks(owner: string, resources: ResourceSettings, logger: Logger
       ? `task resources (${confinement.kind}): ${confinement.lines.join('; ')}`
       : 'task resources: no limits set (resources.cpu.limit, resources.memory.limit, resources.disk.limit)',
   );
-  return confinement.cgroups;
+  return confinement;
 }

@@ -115,7 +115,7 @@ export function checkResources(ctx: CommandContext): Check {
   return {
     name: 'task resources',
     status: limited ? 'warn' : 'ok',
-    detail: `${confinement.kind}: ${confinement.lines.join('; ')}`,
+    detail: `a master or agent started here would use ${confinement.kind}: ${confinement.lines.join('; ')}`,
     ...(limited && settings.enforcement === 'auto'
       ? {
           fix: 'run the master or agent as root, or under systemd with Delegate=yes (cgroup v2), to have CPU throttled and memory held for the tasks together',

@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { context, looks, screenshot, watch } from './browser.js';
+import { context, type Look, looks, screenshot, watch } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -97,6 +97,22 @@ interface PageCase {
   ready: (page: Page) => Promise<unknown>;
   /** Visited without a session (the login page). */
   anonymous?: boolean;
+  /** What must hold in each look besides axe (a layout at a size), before its screenshot. */
+  check?: (page: Page, look: Look) => Promise<void>;
+}
+
+/** Where the list view's rows are drawn as cards: a phone; a table row on a desktop. */
+async function rowsAsCards(page: Page, [theme, viewport]: Look): Promise<void> {
+  const display = await page
+    .locator('tbody tr')
+    .first()
+    .evaluate((row) => (globalThis as unknown as InPage).getComputedStyle(row).display);
+  expect(display, `${theme} ${viewport}`).toBe(viewport === 'phone' ? 'block' : 'table-row');
+}
+
+/** What the functions run in the page use of it (the test's own TypeScript has no DOM types). */
+interface InPage {
+  getComputedStyle(element: unknown): { display: string };
 }
 
 const PAGES: PageCase[] = [
@@ -129,7 +145,13 @@ const PAGES: PageCase[] = [
   {
     name: 'agent-control',
     path: () => '/agent-control?selected=db-1,web-1',
-    ready: (page) => page.getByRole('heading', { name: 'Execute command' }).waitFor(),
+    // The selection from the URL shows in the boxes (the kit's list view).
+    ready: async (page) => {
+      await page.getByRole('heading', { name: 'Execute command' }).waitFor();
+      for (const name of ['db-1', 'web-1'])
+        expect(await page.getByRole('checkbox', { name: `Select ${name}`, exact: true }).isChecked()).toBe(true);
+    },
+    check: rowsAsCards,
   },
   {
     name: 'executions',
@@ -203,7 +225,8 @@ async function visit(item: PageCase) {
     await item.ready(page);
     // Charts and late requests settle.
     await page.waitForLoadState('networkidle').catch(() => undefined);
-    const violations = await looks(page, item.name);
+    const check = item.check;
+    const violations = await looks(page, item.name, { check: check && ((look) => check(page, look)) });
     return { problems, violations };
   } finally {
     await ctx.close();
