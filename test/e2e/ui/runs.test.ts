@@ -62,7 +62,8 @@ describe('the run log, tail first', () => {
 
 describe('a running run', () => {
   const TICKS = 60;
-  // Two tasks at once, whose lines interleave as they are written.
+  // Two tasks at once, whose lines interleave as they are written (10 lines a second in all, so
+  // that the first ones are still in the view's window when the page has loaded).
   const ticker = [
     'version: "1.0"',
     'parallel: 2',
@@ -70,13 +71,13 @@ describe('a running run', () => {
     '  - name: ticker',
     '    exec:',
     '      script: |',
-    `        for i = 1, ${TICKS} do log.info("tick " .. i); goroutine.sleep("100ms") end`,
+    `        for i = 1, ${TICKS} do log.info("tick " .. i); goroutine.sleep("200ms") end`,
     '        log.info("waiting")',
     '        goroutine.sleep("60s")',
     '  - name: tocker',
     '    exec:',
     '      script: |',
-    `        for i = 1, ${TICKS} do log.info("tock " .. i); goroutine.sleep("100ms") end`,
+    `        for i = 1, ${TICKS} do log.info("tock " .. i); goroutine.sleep("200ms") end`,
     '        goroutine.sleep("60s")',
   ].join('\n');
 
@@ -117,12 +118,12 @@ describe('a running run', () => {
     ).toBe(true);
 
     // A search opens the stream again with the filter: later matching lines arrive, others do not.
-    await page.getByRole('searchbox').fill('tick 5');
+    await page.getByRole('searchbox').fill('tick 2');
     await expect
       .poll(() => shownMessages(page), { timeout: 15_000 })
-      .toEqual(['tick 5', ...Array.from({ length: 10 }, (_, i) => `tick ${50 + i}`)]);
+      .toEqual(['tick 2', ...Array.from({ length: 10 }, (_, i) => `tick ${20 + i}`)]);
     expect(streams.length).toBe(2);
-    expect(streams[1]).toContain('q=tick+5');
+    expect(streams[1]).toContain('q=tick+2');
     await page.getByRole('searchbox').fill('');
     await log.getByText('waiting', { exact: true }).waitFor();
     // The live view in both themes at both sizes, while the run still goes on.
