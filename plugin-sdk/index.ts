@@ -25,6 +25,7 @@ export * from './src/script-env.js';
 export * from './src/sleep.js';
 export * from './src/thenable.js';
 export * from './src/process-group.js';
+export * from './src/resource-limits.js';
 export * from './src/master-client.js';
 export * from './src/master-credentials.js';
 export * from './src/permissions.js';

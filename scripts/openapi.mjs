@@ -24,6 +24,7 @@ export async function generateDocument({ extraDirs = [] } = {}) {
     version: kernel.kernelVersion,
     apiPrefix: '/api/v1',
     routes: master.flatMap((p) => p.plugin.routes ?? []),
+    plain: master.flatMap((p) => p.plugin.plainRoutes ?? []),
   });
   return document;
 }

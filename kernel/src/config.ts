@@ -44,6 +44,8 @@ const ENV_IGNORED = new Set([
   'RUNNER_CONFIG',
   'RUNNER_BUILTIN_PLUGINS_DIR',
   'RUNNER_SSH_KEY_PASSPHRASE',
+  // What the commands of a master's executor or an agent's tasks start under (resource-limits.ts).
+  'RUNNER_COMMAND_CONFINEMENT',
 ]);
 
 /** Where the data directory is, before any config is read (the config file lives inside it). */

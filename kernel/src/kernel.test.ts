@@ -2,7 +2,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRedactor, createServiceRef, definePlugin, type Plugin, type Profile } from '@runner/plugin-sdk';
+import {
+  createRedactor,
+  createServiceRef,
+  definePlugin,
+  RedactorRef,
+  type Plugin,
+  type Profile,
+} from '@runner/plugin-sdk';
 import { staticConfig } from '@runner/plugin-sdk/testing';
 import { bootKernel, secretParts } from './kernel.js';
 import type { DiscoveredPlugin } from './plugin-discovery.js';
@@ -197,6 +204,17 @@ describe('bootKernel', () => {
 
 describe('secret config values', () => {
   const redactor = createRedactor();
+  it("masks the kernel's own secret keys (an agent's join token given as a flag), as a plugin's", async () => {
+    const kernel = await boot([], { config: { 'agent.join_token': 'rjt_flag-given-join-token' } });
+    try {
+      expect(kernel.get(RedactorRef).redact('token rjt_flag-given-join-token')).not.toContain(
+        'rjt_flag-given-join-token',
+      );
+    } finally {
+      await kernel.stop();
+    }
+  });
+
   it("masks a URL's password and secret query values, keeping its address readable", () => {
     expect(
       secretParts('postgres://runner:p%40ss-word@db:5432/runner?sslpassword=key-pass&sslmode=require', redactor),

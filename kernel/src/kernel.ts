@@ -1,4 +1,5 @@
 import {
+  CORE_CONFIG,
   createKernelLifecycle,
   createRedactor,
   dependencyTarget,
@@ -227,8 +228,9 @@ export async function bootKernel(options: BootOptions): Promise<RunningKernel> {
 
 /** Values of config keys a plugin declares `secret` are masked wherever they would appear. */
 function registerSecretConfig(redactor: Redactor, config: RunnerConfig, plugins: readonly Plugin[]): void {
-  for (const plugin of plugins) {
-    for (const [key, spec] of Object.entries(plugin.config ?? {})) {
+  // The kernel's own keys too: an agent's join token given as a flag or in the config file.
+  for (const declared of [CORE_CONFIG, ...plugins.map((plugin) => plugin.config ?? {})]) {
+    for (const [key, spec] of Object.entries(declared)) {
       if (!spec.secret) continue;
       const value = config.find(key);
       if (typeof value === 'string') for (const part of secretParts(value, redactor)) redactor.addSecret(part);

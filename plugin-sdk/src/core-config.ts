@@ -1,4 +1,5 @@
 import { positiveNumber, type ConfigDeclaration } from './config.js';
+import { RESOURCES_CONFIG } from './resource-limits.js';
 
 /**
  * Config keys the kernel and the SDK itself read (the master lookup is SDK code every command
@@ -37,4 +38,6 @@ export const CORE_CONFIG: ConfigDeclaration = {
     schema: { type: 'string' },
     help: 'certificate (PEM) of the master or its CA, trusted by CLI commands for its HTTPS and gRPC TLS besides the system roots (--ca, RUNNER_CA)',
   },
+  // What a host's tasks may use: the master's local ones and an agent's.
+  ...RESOURCES_CONFIG,
 };

@@ -1,4 +1,4 @@
-import type { RunRecord, RunTrigger } from './engine.js';
+import type { RunProgress, RunRecord, RunTrigger } from './engine.js';
 import { createServiceRef } from './service-ref.js';
 
 /**
@@ -32,6 +32,8 @@ export interface FlowStartRequest {
   vars?: Record<string, string>;
   /** A version other than the current one (`runner run <name> --version n`). */
   version?: number;
+  /** Hears the run's progress as it goes (the live view of `runner run <name>`); not for queued starts. */
+  observer?: (progress: RunProgress) => void;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { isRunnerError, RunnerError } from './errors.js';
 import type { LogFields } from './logger.js';
 import type { LuaCallContext, LuaValue } from './lua-module.js';
+import type { WorkflowObservation } from './metrics.js';
 import type { StateAnswer, StateRequest } from './state.js';
 
 /**
@@ -51,7 +52,9 @@ export type ExecutorToMaster =
   | { type: 'ready'; pid: number; uid: number }
   | { type: 'log'; id: number; level: 'debug' | 'info' | 'warn' | 'error'; message: string; fields?: LogFields }
   | { type: 'done'; id: number; values?: LuaValue[]; error?: ExecutorError; droppedLogLines?: number }
-  | { type: 'state'; callId: number; id: number; request: StateRequest };
+  | { type: 'state'; callId: number; id: number; request: StateRequest }
+  /** A Lua `metrics` call of task `id`; one-way (the master records it or logs why not). */
+  | { type: 'metric'; id: number; observation: WorkflowObservation };
 
 /** An error as it crosses the channel: its code, status and details survive, its class does not. */
 export function toExecutorError(error: unknown): ExecutorError {

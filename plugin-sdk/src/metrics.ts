@@ -82,3 +82,41 @@ export const MetricsRef = createServiceRef<MetricsService>({
   id: 'metrics',
   description: 'counters, gauges and histograms exported at /metrics for scrapers (metrics plugin)',
 });
+
+/** One observation of the Lua `metrics` module, its arguments checked (module-metrics). */
+export interface WorkflowObservation {
+  kind: 'counter' | 'gauge' | 'histogram';
+  /** The script's name (`deploys`), not the exported one (`runner_workflow_deploys_total`). */
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Where workflows' observations are kept and exported (module-metrics, where MetricsRef is). */
+export interface WorkflowMetricsSink {
+  /** Records it for `workflow`; a string says why it was dropped (a cap), for the task's log. */
+  record(observation: WorkflowObservation, workflow: string): string | undefined;
+}
+
+/**
+ * The master's side of the local executor (engine plugin): observations its scripts make there
+ * arrive here and go to the sink module-metrics attaches, since the executor exports nothing.
+ */
+export interface WorkflowMetricsRelay {
+  attach(sink: WorkflowMetricsSink): void;
+}
+
+export const WorkflowMetricsRelayRef = createServiceRef<WorkflowMetricsRelay>({
+  id: 'metrics.executor-relay',
+  description: "the master's receiver of workflow metrics made in its local executor (engine plugin)",
+});
+
+/** The local executor's way to its master's workflow metrics (executor plugin); one-way. */
+export interface WorkflowMetricsForwarder {
+  forward(observation: WorkflowObservation, run: { runId: string; task: string }): void;
+}
+
+export const WorkflowMetricsForwarderRef = createServiceRef<WorkflowMetricsForwarder>({
+  id: 'metrics.forwarder',
+  description: "the local executor's way to the master's workflow metrics (executor plugin)",
+});

@@ -49,7 +49,8 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
     const path = toOpenApiPath(route.path);
     tags.add('system');
     (paths[path] ??= {})[route.method.toLowerCase()] = {
-      operationId: operationId(route.method, route.path),
+      // `Plain`: GET /metrics beside GET /api/v1/metrics would otherwise both be getMetrics.
+      operationId: `${operationId(route.method, route.path)}Plain`,
       summary: route.summary,
       tags: ['system'],
       'x-permission': route.permission,

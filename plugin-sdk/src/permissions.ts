@@ -30,6 +30,8 @@ export const Permissions = Object.freeze({
   secretManage: 'secret:manage',
   hookView: 'hook:view',
   hookEdit: 'hook:edit',
+  scheduleView: 'schedule:view',
+  scheduleManage: 'schedule:manage',
   eventView: 'event:view',
   eventRetry: 'event:retry',
 } as const);
@@ -60,6 +62,8 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.secretManage]: 'manage secrets',
   [Permissions.hookView]: 'read hooks',
   [Permissions.hookEdit]: 'create and change hooks',
+  [Permissions.scheduleView]: 'read scheduler jobs, their next runs and history',
+  [Permissions.scheduleManage]: 'add, change, enable, disable, remove and run scheduler jobs',
   [Permissions.eventView]: 'read the event queue and each hook result on an event',
   [Permissions.eventRetry]: 'retry a failed event (its failed hooks run again)',
 });
@@ -79,15 +83,15 @@ const P = Permissions;
  * plugin defines. What the spec leaves open, decided here:
  * - everyone signed in holds `account:self`, and every role that sees workflows sees their runs;
  * - Operator holds what service.md gives it (`workflow:execute`, `agent:view`, `agent:restart`,
- *   `logs:view`), plus reading what those act on (runs, groups, metrics, hooks) and cancelling
+ *   `logs:view`), plus reading what those act on (runs, groups, metrics, hooks, schedules) and cancelling
  *   runs; running a shell command on an agent (`agent:exec`), stopping an agent (`agent:stop`:
  *   restart brings it back, stop does not) and managing agent groups (`group:manage`) reach past a
  *   workflow's reviewed code, so they are Admin's unless granted;
- * - Developer writes and runs workflows and hooks (`hook:edit`), retries failed events
- *   (`event:retry`), cancels runs, sees agents;
+ * - Developer writes and runs workflows, hooks (`hook:edit`) and schedules (`schedule:manage`,
+ *   issue 20), retries failed events (`event:retry`), cancels runs, sees agents;
  * - every role that reads hooks reads the events they run on (`event:view`);
  * - every role sees agent groups (`group:view`): they are targets workflows name;
- * - Viewer reads workflows, agents, agent groups, logs, metrics and hooks, and changes nothing;
+ * - Viewer reads workflows, agents, agent groups, logs, metrics, hooks and schedules, and changes nothing;
  * - only Admin manages users, tokens, secrets, agents (exec, stop, remove, enrol), agent groups,
  *   configuration and the database, and reads the audit log.
  * `GET /api/v1/auth/roles` and `runner auth roles` serve this table.
@@ -105,6 +109,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.logsView,
     P.metricsView,
     P.hookView,
+    P.scheduleView,
     P.eventView,
   ],
   developer: [
@@ -120,10 +125,22 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.metricsView,
     P.hookView,
     P.hookEdit,
+    P.scheduleView,
+    P.scheduleManage,
     P.eventView,
     P.eventRetry,
   ],
-  viewer: [P.accountSelf, P.workflowView, P.agentView, P.groupView, P.logsView, P.metricsView, P.hookView, P.eventView],
+  viewer: [
+    P.accountSelf,
+    P.workflowView,
+    P.agentView,
+    P.groupView,
+    P.logsView,
+    P.metricsView,
+    P.hookView,
+    P.scheduleView,
+    P.eventView,
+  ],
 });
 
 const granted = new Map<string, ReadonlySet<string> | '*'>(

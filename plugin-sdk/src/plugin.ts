@@ -68,6 +68,11 @@ export interface PluginDefinition<D extends DependencyMap = DependencyMap> {
    * each with `router.add(serve(declaration, handler))`; a master serves exactly these.
    */
   routes?: readonly import('./http.js').RouteDeclaration<any, any, any>[];
+  /**
+   * Its routes outside `/api/v1` that write their own answer (`GET /metrics`), declared without
+   * handlers for the OpenAPI document as `routes` are; setup serves each with `router.plain`.
+   */
+  plainRoutes?: readonly Pick<import('./http.js').PlainRoute, 'method' | 'path' | 'summary' | 'permission'>[];
   /** Options it adds to commands other plugins own. */
   commandOptions?: readonly CommandExtension[];
   /** Config keys it reads, with types, defaults and help (checked by the kernel before boot). */

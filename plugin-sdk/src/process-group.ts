@@ -9,7 +9,7 @@ import {
   rmdirSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 /**
  * Stopping what a command started. Commands are spawned `detached`, which makes each the leader
@@ -124,7 +124,9 @@ export function ownerCgroup(owner: string): string | undefined {
 function removeEmptySiblings(root: string, own: string): void {
   for (const name of readdirSync(root)) {
     const dir = join(root, name);
-    if (!name.startsWith('runner-') || dir === own) continue;
+    // Only executors' cgroups (runner-<mark>): an agent's task cgroup (runner-agent-<mark>) is
+    // empty between commands and must stay, with its limits.
+    if (!/^runner-[0-9a-f]{16}$/.test(name) || dir === own) continue;
     try {
       if (readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim() === '') rmdirSync(dir);
     } catch {
@@ -161,96 +163,4 @@ export function killCgroup(cgroup: string): number {
     }
   }
   return pids.length;
-}
-
-/** What the commands of one owner may use together (resources.cpu.limit, resources.memory.limit). */
-export interface ResourceLimits {
-  /** Cores (0.5: half of one). */
-  cpuCores?: number;
-  memoryBytes?: number;
-}
-
-/**
- * Puts `pid` (an executor, before it starts anything) under `limits` with cgroups: the v2
- * controllers where the unified hierarchy delegates them, else the v1 `memory` and `cpu`
- * hierarchies (a cgroup `runner-<owner>` under this process's own). Returns one line per limit
- * saying how it is enforced, or why it is not (not root, no such controller).
- */
-export function limitResources(owner: string, pid: number, limits: ResourceLimits): string[] {
-  const said: string[] = [];
-  if (limits.memoryBytes) {
-    const bytes = String(Math.floor(limits.memoryBytes));
-    said.push(
-      applyLimit(owner, pid, 'memory', [
-        { v2: 'memory.max', value: bytes },
-        { v1: 'memory.limit_in_bytes', value: bytes },
-      ]),
-    );
-  }
-  if (limits.cpuCores) {
-    const quota = String(Math.max(1000, Math.round(limits.cpuCores * 100_000)));
-    said.push(
-      applyLimit(owner, pid, 'cpu', [
-        { v2: 'cpu.max', value: `${quota} 100000` },
-        { v1: 'cpu.cfs_period_us', value: '100000' },
-        { v1: 'cpu.cfs_quota_us', value: quota },
-      ]),
-    );
-  }
-  return said;
-}
-
-type LimitFile = { v2: string; value: string; v1?: undefined } | { v1: string; value: string; v2?: undefined };
-
-function applyLimit(owner: string, pid: number, controller: 'memory' | 'cpu', files: LimitFile[]): string {
-  const v2 = ownerCgroup(owner);
-  const delegated =
-    v2 &&
-    readIfAny(join(dirname(v2), 'cgroup.subtree_control'))
-      .split(/\s+/)
-      .includes(controller);
-  const v1 = v1Cgroup(controller, owner);
-  const [dir, chosen] = delegated
-    ? [v2, files.filter((f) => f.v2)]
-    : v1
-      ? [v1, files.filter((f) => f.v1)]
-      : [undefined, []];
-  if (!dir) return `${controller}: not limited (no cgroup ${controller} controller this process may use)`;
-  try {
-    mkdirSync(dir, { recursive: true });
-    for (const file of chosen) writeFileSync(join(dir, (file.v2 ?? file.v1) as string), file.value);
-    writeFileSync(join(dir, 'cgroup.procs'), String(pid));
-    return `${controller}: limited by ${dir} (${chosen.map((f) => `${f.v2 ?? f.v1}=${f.value}`).join(', ')})`;
-  } catch (error) {
-    return `${controller}: not limited (${dir}: ${(error as Error).message})`;
-  }
-}
-
-/** `runner-<owner>` under this process's own cgroup of a v1 hierarchy, if that hierarchy is mounted. */
-function v1Cgroup(controller: 'memory' | 'cpu', owner: string): string | undefined {
-  const root = `/sys/fs/cgroup/${controller}`;
-  if (!existsSync(join(root, 'cgroup.procs'))) return undefined;
-  for (const [, names, path] of readIfAny('/proc/self/cgroup').matchAll(/^\d+:([^:]*):(.*)$/gm))
-    if (names.split(',').includes(controller)) return join(root, path, `runner-${owner}`);
-  return undefined;
-}
-
-/** Removes the (empty) v1 cgroups limitResources made for `owner`, once its executor ended. */
-export function removeLimitCgroups(owner: string): void {
-  for (const controller of ['memory', 'cpu'] as const) {
-    const dir = v1Cgroup(controller, owner);
-    try {
-      if (dir && existsSync(dir)) rmdirSync(dir);
-    } catch {
-      // Still in use (a command left running): the next start's sweep ends it.
-    }
-  }
-}
-
-function readIfAny(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
 }

@@ -20,11 +20,6 @@ const modules = () => import('./src/modules-command.js');
  * "unknown command" or a far did-you-mean. The feature's plugin replaces its entry when it comes.
  */
 const PLANNED: readonly CommandSpec[] = [
-  {
-    name: 'flow',
-    description: 'saved workflows',
-    planned: 'saved workflows (list, add, get, update, remove, activate)',
-  },
   { name: 'hook', aliases: ['hooks'], description: 'hooks', planned: 'hooks that start workflows on events' },
   { name: 'events', aliases: ['event'], description: 'events', planned: 'the event queue hooks read (list, watch)' },
   { name: 'secret', aliases: ['secrets'], description: 'secrets', planned: 'secrets of a stack (add, list, remove)' },

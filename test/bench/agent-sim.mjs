@@ -33,7 +33,21 @@ let heartbeats = 0;
 let rtts = [];
 const handlers = {
   runTask: async () => ({ success: true, message: 'ok', outputs_json: '' }),
-  metrics: async () => ({ metrics: null, processes: [], network: [], disks: [] }),
+  // A fixed host: the master's metrics plugin asks every agent for it (memory and disk bytes).
+  metrics: async () => ({
+    metrics: {
+      cpu: { cores: 4, usage_percent: 5, load_avg: [0.1, 0.1, 0.1] },
+      memory: { total_bytes: 8e9, used_bytes: 2e9, usage_percent: 25 },
+      disk: { total_bytes: 1e11, used_bytes: 2e10, usage_percent: 20 },
+      network: { rx_bytes_per_sec: 0, tx_bytes_per_sec: 0 },
+      processes: 100,
+      uptime: process.uptime(),
+      collected_at: new Date().toISOString(),
+    },
+    processes: [],
+    network: [],
+    disks: [],
+  }),
   usage: () => ({ cpu_percent: 5, memory_percent: 10, disk_percent: 20, uptime: process.uptime() }),
   exec: async () => ({ stdout: '', stderr: '', exit_code: 0, exited: true, timed_out: false, duration: 0 }),
   logs: () => ({ recent: [] }),

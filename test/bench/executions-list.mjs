@@ -22,29 +22,13 @@
 // Prints readable lines, then one JSON line.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { loadavg } from 'node:os';
-import { cpuMs, emptyDatabase, root, round, rssMb, startMaster } from './support/master.mjs';
-
-/** autocannon's CLI with JSON output: the load comes from another process. */
-async function autocannon({ url, connections, duration, headers }) {
-  const args = [
-    join(root, 'node_modules/autocannon/autocannon.js'),
-    '--json',
-    '-c',
-    String(connections),
-    '-d',
-    String(duration),
-  ];
-  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
-  const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 64 * 1024 * 1024 });
-  return JSON.parse(stdout);
-}
+import { autocannon, cpuMs, emptyDatabase, round, rssMb, startMaster } from './support/master.mjs';
 
 /**
  * The same load against a bare node:http server answering a fixed body of the first page's size:

@@ -42,7 +42,7 @@ ${forks}tasks:
     delegate_to: [web-1, web-2]
     exec:
       script: |
-        exec.run("sleep 2")
+        exec.run("sleep 1")
         return true
 `;
 
@@ -53,7 +53,7 @@ function overlap(run: ApiRun): boolean {
 }
 
 describe('one task delegated to several agents', () => {
-  it('runs on both at once: a 2 s task on two agents takes about 2 s, not 4', async () => {
+  it('runs on both at once: a 1 s task on two agents takes about 1 s, not 2', async () => {
     const run = await runToEnd({ content: SLEEP_ON_BOTH(), workflow_name: 'fanout' });
     expect(run.status).toBe('succeeded');
     expect(run.tasks.map((t) => [t.name, t.agent, t.status])).toEqual([
@@ -63,21 +63,21 @@ describe('one task delegated to several agents', () => {
     // At once: the two tasks' times overlap (a bound on the run's duration would fail on a busy
     // machine; the overlap cannot).
     expect(overlap(run)).toBe(true);
-    expect(run.duration).toBeGreaterThanOrEqual(2);
+    expect(run.duration).toBeGreaterThanOrEqual(1);
   });
 
   it('forks: 1 in the workflow runs them one after the other', async () => {
     const run = await runToEnd({ content: SLEEP_ON_BOTH('forks: 1\n'), workflow_name: 'fanout-forks-1' });
     expect(run.status).toBe('succeeded');
     expect(overlap(run)).toBe(false);
-    expect(run.duration).toBeGreaterThanOrEqual(4);
+    expect(run.duration).toBeGreaterThanOrEqual(2);
   });
 
   it('runner run --forks 1 --delegate-to web-1,web-2 through the master overrides the workflow', async () => {
     const file = join(work, 'forks-cli.yaml');
     writeFileSync(
       file,
-      'version: "1.0"\nforks: 5\ntasks:\n  - name: nap\n    exec:\n      script: |\n        exec.run("sleep 1")\n        return true\n',
+      'version: "1.0"\nforks: 5\ntasks:\n  - name: nap\n    exec:\n      script: |\n        exec.run("sleep 0.5")\n        return true\n',
     );
     const result = await runRunner(
       ['run', 'forks-cli', '--file', file, '--yes', '--forks', '1', '--delegate-to', 'web-1,web-2', '-o', 'json'],

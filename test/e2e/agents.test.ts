@@ -13,6 +13,7 @@ import {
   type ApiTask,
   fetchAs,
   finished,
+  freePort,
   localAuth,
   runnerBin,
   runRunner,
@@ -148,14 +149,39 @@ async function run(master: Master, workflow: string, extra: Record<string, unkno
 
 const byName = (r: ApiRun) => Object.fromEntries(r.tasks.map((t) => [t.name, t]));
 
+const MIB = 1024 * 1024;
+
+/** A config file as an operator writes one (RUNNER_CONFIG). */
+function configFile(yaml: string): string {
+  const file = join(tempDataDir('runner-e2e-config-'), 'runner.yaml');
+  writeFileSync(file, yaml);
+  return file;
+}
+
+/** A task of a workflow file run on `agent`, whose failure is ignored, with `script`. */
+function task(name: string, agent: string, script: string): string {
+  return [
+    `  - name: ${name}`,
+    `    delegate_to: ${agent}`,
+    '    ignore_errors: true',
+    '    exec:',
+    '      script: |',
+    ...script.split('\n').map((line) => `        ${line}`),
+  ].join('\n');
+}
+
 describe('a master with three agents', () => {
   let master: Master;
   const agents: Record<string, Child> = {};
+  let a1MetricsPort: number;
 
   beforeAll(async () => {
     master = await startMaster(tempDataDir('runner-e2e-master-'));
+    a1MetricsPort = await freePort();
     const started = await Promise.all([
-      startAgent(master, 'a1', ['--labels', 'zone=east,tier=web']),
+      startAgent(master, 'a1', ['--labels', 'zone=east,tier=web'], {
+        RUNNER_AGENT_METRICS_PORT: String(a1MetricsPort),
+      }),
       startAgent(master, 'a2', ['--labels', 'zone=west']),
       startAgent(master, 'a3', ['--labels', 'zone=east']),
     ]);
@@ -181,6 +207,7 @@ tasks:
     exec:
       script: |
         log.info("port is " .. values.port)
+        metrics.inc("greetings")
         local r = exec.run("echo -n ok")
         return true, "port " .. values.port, { out = r.stdout, app = vars.app }
 vars: { app: web }
@@ -190,7 +217,7 @@ values:
   a3: { port: 8083 }
 `,
     );
-    expect(result.status).toBe('succeeded');
+    expect(result.status, JSON.stringify(result.tasks)).toBe('succeeded');
     const tasks = byName(result);
     for (const [name, port] of [
       ['a1', 8081],
@@ -207,6 +234,17 @@ values:
     }
   });
 
+  it("an agent exports its own metrics on agent.metrics_port, its delegated tasks' included; the master exports every agent's", async () => {
+    const agentText = await (await fetch(`http://127.0.0.1:${a1MetricsPort}/metrics`)).text();
+    expect(agentText).toMatch(/^flow_agent_memory_usage_bytes\{agent="a1"\} [1-9]\d*$/m);
+    expect(agentText).toMatch(/^runner_workflow_greetings_total\{workflow="[^"]*"\} 1$/m);
+    expect(agentText).toContain('process_cpu_seconds_total');
+    const masterText = await (await master.fetch(`${master.base.replace(/\/api\/v1$/, '')}/metrics`)).text();
+    expect(masterText).toMatch(/^flow_agents_connected 3$/m);
+    for (const name of ['a1', 'a2', 'a3'])
+      expect(masterText).toContain(`flow_agent_cpu_usage_percent{agent="${name}"}`);
+  });
+
   it('a loop with delegate_to "{{ item }}" runs each iteration on its agent', async () => {
     const result = await run(
       master,
@@ -219,7 +257,7 @@ tasks:
       script: return true, "hello from " .. item .. " n" .. loop_index
 `,
     );
-    expect(result.status).toBe('succeeded');
+    expect(result.status, JSON.stringify(result.tasks)).toBe('succeeded');
     expect(result.tasks.map((t) => [t.name, t.agent, t.message])).toEqual([
       ['per-host[a1]', 'a1', 'hello from a1 n1'],
       ['per-host[a2]', 'a2', 'hello from a2 n2'],
@@ -248,6 +286,102 @@ values: { a1: { me: a1 }, a2: { me: a2 }, a3: { me: a3 } }
     expect([...ran].sort()).toEqual(['a1', 'a1', 'a2', 'a2', 'a3', 'a3']);
     expect(ran.slice(0, 3).sort()).toEqual(['a1', 'a2', 'a3']);
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    "resources.*: an agent holds its tasks' commands to them, by cgroup or by each command's limits, and offers its host less the reserves",
+    async () => {
+      // resources.* as an operator writes them: held by cgroups where the agent may make them
+      // (root here), and by each command's own limits when told so.
+      [agents.limited, agents.rlimited] = await Promise.all([
+        startAgent(master, 'limited', [], {
+          RUNNER_CONFIG: configFile(
+            'resources:\n  cpu: { limit: 0.2, reserve: 1 }\n  memory: { limit: 64, reserve: 512 }\n  disk: { limit: 1 }\n',
+          ),
+        }),
+        startAgent(master, 'rlimited', [], {
+          RUNNER_CONFIG: configFile(
+            'resources:\n  enforcement: rlimit\n  cpu: { limit: 0.5 }\n  memory: { limit: 256 }\n',
+          ),
+        }),
+      ]);
+      const scratch = tempDataDir('runner-e2e-resources-');
+      // Per agent: a command past the memory, then (small allocation, a file past 1 MiB, a busy
+      // second, where a command runs and with which limits) in one task.
+      const tasks = (agent: string) => [
+        task(
+          `${agent}-big`,
+          agent,
+          `local r = exec.run([[perl -e '$x = "x" x (200*1024*1024)']])\nreturn r.success, tostring(r.exit_code)`,
+        ),
+        task(
+          `${agent}-rest`,
+          agent,
+          [
+            `local small = exec.run([[perl -e '$x = "x" x (16*1024*1024)']])`,
+            `local file = os.execute("head -c 2097152 /dev/zero > ${scratch}/${agent}")`,
+            `exec.run("timeout 0.5 sh -c 'while :; do :; done'")`,
+            'local where = exec.run("cat /proc/self/cgroup /proc/self/limits")',
+            'return true, "", { small = small.exit_code, file = file == true, where = where.stdout }',
+          ].join('\n'),
+        ),
+      ];
+      const id = await submit(
+        master,
+        ['version: "1.0"', 'tasks:', ...tasks('limited'), ...tasks('rlimited')].join('\n'),
+      );
+      const by = byName(await finishedRun(master, id, 60_000));
+      const rest = (agent: string) => by[`${agent}-rest`].outputs as { small: number; file: boolean; where: string };
+      for (const agent of ['limited', 'rlimited']) {
+        // Past the memory: killed by the kernel at the cgroup's limit, or refused its allocation.
+        expect(by[`${agent}-big`].status, JSON.stringify(by[`${agent}-big`])).toBe('ignored');
+        expect(rest(agent)?.small, JSON.stringify(by[`${agent}-rest`])).toBe(0);
+      }
+      // resources.disk.limit: the write past 1 MiB fails (SIGXFSZ); the other agent has none.
+      expect(rest('limited').file).toBe(false);
+      expect(rest('rlimited').file).toBe(true);
+
+      // This host offers cgroup v1 memory and cpu to root (cgroup2 delegates no controller here).
+      expect(output(agents.limited)).toMatch(
+        /task resources \(cgroup v1\): memory: limited by \S+\/runner-agent-[0-9a-f]{16} /,
+      );
+      const where = rest('limited').where;
+      const cpuPath = /^\d+:[^:]*\bcpu\b[^:]*:(.*)$/m.exec(where)?.[1];
+      expect(cpuPath, where).toMatch(/\/runner-agent-[0-9a-f]{16}$/);
+      expect(readFileSync(`/sys/fs/cgroup/cpu${cpuPath}/cpu.cfs_quota_us`, 'utf8').trim()).toBe('20000');
+      const stat = readFileSync(`/sys/fs/cgroup/cpu${cpuPath}/cpu.stat`, 'utf8');
+      expect(Number(/nr_throttled (\d+)/.exec(stat)?.[1])).toBeGreaterThan(0);
+      const memoryPath = /^\d+:[^:]*\bmemory\b[^:]*:(.*)$/m.exec(where)?.[1];
+
+      expect(readFileSync(`/sys/fs/cgroup/memory${memoryPath}/memory.limit_in_bytes`, 'utf8').trim()).toBe(
+        String(64 * MIB),
+      );
+      // The agent itself stays outside: its heartbeats are not throttled.
+      expect(readFileSync(`/proc/${agents.limited.pid}/cgroup`, 'utf8')).not.toMatch(/runner-agent-/);
+
+      // Told 'rlimit': no cgroup, each command's address space, and a lower priority for CPU.
+      expect(output(agents.rlimited)).toMatch(
+        /task resources \(rlimit\): memory: each command's address space limited to 268435456 bytes .*; cpu: not throttled \(.*\), commands run at nice 10/,
+      );
+      const limits = rest('rlimited').where;
+      expect(limits).not.toMatch(/runner-agent-/);
+      expect(limits).toMatch(/^Max address space\s+268435456\s+268435456\s+bytes/m);
+
+      // What it offers: 64 MiB (the limit, below the host's memory less 512 MiB), 1 core (0.2).
+      const metrics = (await (await master.fetch(`${master.base}/agents/limited/metrics`)).json()) as {
+        cpu: { cores: number };
+        memory: { total_bytes: number };
+      };
+      expect(metrics.memory.total_bytes).toBe(64 * MIB);
+      expect(metrics.cpu.cores).toBe(1);
+
+      // Stopped cleanly, an agent removes its tasks' cgroups.
+      agents.limited.kill('SIGTERM');
+      expect((await finished(agents.limited)).code).toBe(0);
+      expect(existsSync(`/sys/fs/cgroup/cpu${cpuPath}`)).toBe(false);
+      expect(existsSync(`/sys/fs/cgroup/memory${memoryPath}`)).toBe(false);
+    },
+    90_000,
+  );
 
   it('delegation conditional: only agents whose facts match (labels, usage) run the task', async () => {
     const result = await run(

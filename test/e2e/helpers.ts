@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -257,4 +257,20 @@ tasks:
       script: return true
 `;
   return { content, marker };
+}
+
+/** Processes whose command line is `sleep <marker>`, alive (not zombies). */
+export function sleepsWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const args = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      const state = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.[0];
+      if (args[0].endsWith('sleep') && args[1] === marker && state !== 'Z') found.push(Number(name));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
 }

@@ -15,7 +15,16 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localAuth, runnerBin, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
+import {
+  localAuth,
+  runnerBin,
+  runRunner,
+  sleepsWith,
+  spawnRunner,
+  stopAll,
+  tempDataDir,
+  waitForOutput,
+} from './helpers.js';
 import { lookUpUser } from '../../plugins/engine/src/run-as.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -374,22 +383,6 @@ describe.skipIf(!isRoot)('a root master with resources.memory.limit and resource
     expect(readFileSync(`/sys/fs/cgroup/cpu${cpuPath}/cpu.cfs_quota_us`, 'utf8').trim()).toBe('20000');
   }, 90_000);
 });
-
-/** Processes whose command line is `sleep <marker>`, alive (not zombies). */
-function sleepsWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const args = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      const state = readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.[0];
-      if (args[0].endsWith('sleep') && args[1] === marker && state !== 'Z') found.push(Number(name));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found;
-}
 
 describe.skipIf(!isRoot)('a root master killed with SIGKILL while runs start processes', () => {
   it('leaves none of them alive 10 s after it restarts, also ones that left their process group or cleared their environment', async () => {

@@ -3,9 +3,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import WebSocket from 'ws';
-import { finished, localAuth, spawnRunner, tempDataDir } from './helpers.js';
+import { finished, localAuth, sleepsWith, spawnRunner, tempDataDir } from './helpers.js';
 
 /**
  * A master killed with SIGKILL in the middle of a run (a task waiting on `sleep 300`), then started
@@ -247,7 +247,7 @@ tasks:
     expect((await second.api('GET', '/executions?status=running')).body.total).toBe(0);
   }, 90_000);
 
-  it('an agent killed with SIGKILL mid-task: its command outlives it, and the agent kills it when it restarts', async () => {
+  it('an agent killed with SIGKILL while runs start processes at 50 a second: none of them is alive 10 s after it restarts, also ones that left their group or cleared their environment', async () => {
     const dataDir = tempDataDir();
     const agentDir = tempDataDir('runner-interrupted-agent-data-');
     const grpcPort = await freePort();
@@ -255,12 +255,35 @@ tasks:
     masters.push(master);
     const agent = await startAgent(dataDir, grpcPort, agentDir);
     masters.push(agent);
-    orphan = (await sleepOnAgent(master, 'remote-kill')).pid;
+    const marker = String(3000 + Math.floor(Math.random() * 100_000));
+    // Should the test fail, what it started does not outlive it.
+    onTestFinished(() => {
+      for (const pid of sleepsWith(marker)) process.kill(pid, 'SIGKILL');
+    });
+    // A third wait on their command; the others start one that leaves its group (setsid), half of
+    // those with a cleared environment (env -i: no owner mark; the agent's cgroup finds them).
+    const scripts = [
+      `exec.run("sleep ${marker}")`,
+      `os.execute("setsid sleep ${marker} > /dev/null 2>&1 &")`,
+      `os.execute("env -i setsid sleep ${marker} > /dev/null 2>&1 &")`,
+    ];
+    const submitted: Promise<unknown>[] = [];
+    for (let i = 0; i < 100; i++) {
+      const content = `version: "1.0"\ntasks:\n  - name: t\n    delegate_to: a1\n    exec: { script: '${scripts[i % 3]}' }\n`;
+      submitted.push(master.api('POST', '/workflows/run', { workflow_name: `spawn-${i}`, content }));
+      await sleep(20);
+    }
+    await Promise.all(submitted);
+    await until('sleeps of each kind started on the agent', () => (sleepsWith(marker).length >= 30 ? true : undefined));
     agent.kill('SIGKILL');
     await finished(agent);
-    // Nothing of the agent is left to stop it: the command outlives the agent.
-    expect(running(orphan)).toBe(true);
+    // Nothing of the agent is left to stop them: its commands outlive it.
+    expect(sleepsWith(marker).length).toBeGreaterThan(0);
+    // Its runs end (the agent was lost) before it comes back, so none starts anew after.
+    await until('the runs ended', async () =>
+      (await master.api('GET', '/executions?status=running')).body.total === 0 ? true : undefined,
+    );
     masters.push(await startAgent(dataDir, grpcPort, agentDir));
-    await until('the restarted agent killed the sleep', () => (running(orphan as number) ? undefined : true), 10_000);
+    await until('no process of the runs is alive', () => (sleepsWith(marker).length === 0 ? true : undefined), 10_000);
   }, 90_000);
 });

@@ -490,13 +490,13 @@ describe('runner run: input it refuses (exit 2, nothing runs)', () => {
     });
   });
 
-  it('asks for the file when a bare word is no file', async () => {
+  it('says a bare word is neither a file nor a saved flow', async () => {
     expect(await run(['demo'])).toEqual({
       code: 2,
       signal: null,
       stdout: '',
       stderr:
-        'runner: no file "demo" and no saved workflow of that name (saved workflows are not available yet); give the workflow file: runner run workflow.yaml\n',
+        'runner: no file "demo" and no saved flow of that name (runner flow list); give the workflow file: runner run workflow.yaml\n',
     });
   });
 

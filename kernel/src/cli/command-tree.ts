@@ -116,10 +116,12 @@ export function attachCommands(
       attachPlanned(parent, spec);
       continue;
     }
+    // A command with a `--version <n>` of its own (`runner run <flow> --version 2`) keeps `-V` alone.
+    const ownVersion = (spec.options ?? []).some((o) => /(^|[ ,])--version\b/.test(o.flags));
     const command = parent
       .command(spec.name)
       .description(spec.description)
-      .version(version, '-V, --version', 'print the runner version');
+      .version(version, ownVersion ? '-V' : '-V, --version', 'print the runner version');
     for (const alias of spec.aliases ?? []) command.alias(alias);
     for (const arg of spec.arguments ?? []) {
       const name = arg.variadic ? `${arg.name}...` : arg.name;

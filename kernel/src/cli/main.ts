@@ -110,7 +110,9 @@ async function runCommand(argv: readonly string[], io: CliIo, redactor: Redactor
   let exitCode = 0;
   const program = new Command('runner')
     .description('Workflow automation: run YAML + Lua workflows locally, or on agents coordinated by a master.')
-    .version(kernelVersion, '-V, --version', 'print the runner version')
+    // Commander reads a program option after the subcommand too: a command with a `--version <n>`
+    // of its own (`runner run <flow> --version 2`) would never see it.
+    .version(kernelVersion, ownsVersion(commands, argv) ? '-V' : '-V, --version', 'print the runner version')
     .option('--data-dir <dir>', 'data directory (default: $RUNNER_DATA_DIR or ~/.runner)')
     .option('--config <file>', 'config file (default: <data-dir>/config.yaml)')
     .option('--plugins-dir <dir>', 'load plugins from this directory too (repeatable)')
@@ -294,3 +296,16 @@ function describeForDebug(error: unknown): string {
 }
 
 export { resolveDataDir };
+
+/** Whether the command argv names (`run`, `flow run`) declares a `--version` option of its own. */
+function ownsVersion(commands: readonly CommandSpec[], argv: readonly string[]): boolean {
+  let specs = commands;
+  let spec: CommandSpec | undefined;
+  for (const word of argv.filter((arg) => !arg.startsWith('-'))) {
+    const next = specs.find((c) => c.name === word || c.aliases?.includes(word));
+    if (!next) break;
+    spec = next;
+    specs = next.subcommands ?? [];
+  }
+  return (spec?.options ?? []).some((o) => /(^|[ ,])--version\b/.test(o.flags));
+}

@@ -1,6 +1,6 @@
 import { cpus, loadavg } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { MetricsCollector } from './metrics.js';
+import { MetricsCollector, offered } from './metrics.js';
 
 describe('agent metrics', () => {
   it('the heartbeat summary is cheap and in range', () => {
@@ -55,4 +55,17 @@ describe('agent metrics', () => {
     // Cached for the cache duration.
     expect((await collector.collect({ processes: false, network: false, disks: false })).metrics).toBe(metrics);
   }, 20_000);
+
+  it('offers the host less the reserve, at most the limit, and counts as used what the host uses beyond the reserve', () => {
+    // 8 GiB, 3 used, 1 kept for the host: 7 offered, 2 of them used.
+    expect(offered(8, 3, 1, 0)).toEqual({ total: 7, used: 2, percent: (2 / 7) * 100 });
+    // A limit below what is left caps the offer; use beyond it shows it full.
+    expect(offered(8, 6, 1, 4)).toEqual({ total: 4, used: 4, percent: 100 });
+    // The reserve is the host's own: use under it leaves the offer free.
+    expect(offered(4, 0.5, 1, 0)).toEqual({ total: 3, used: 0, percent: 0 });
+    // Nothing set: the host as it is.
+    expect(offered(16, 4, 0, 0)).toEqual({ total: 16, used: 4, percent: 25 });
+    // A reserve of it all leaves nothing to offer, and that is full.
+    expect(offered(2, 1, 2, 0)).toEqual({ total: 0, used: 0, percent: 100 });
+  });
 });

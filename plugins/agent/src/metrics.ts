@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { networkInterfaces, totalmem, freemem } from 'node:os';
+import { cpus, networkInterfaces, totalmem, freemem } from 'node:os';
 import type {
   Disk,
   Metrics,
@@ -9,7 +9,32 @@ import type {
   Process,
   ResourceUsage,
 } from '@runner/proto';
-import { busyPercent, cpuTimes, HostSampler, roundTenth as round, type InterfaceCounters } from '@runner/plugin-sdk';
+import {
+  busyPercent,
+  cpuTimes,
+  HostSampler,
+  roundTenth as round,
+  type InterfaceCounters,
+  type ResourceSettings,
+} from '@runner/plugin-sdk';
+
+type Capacity = Pick<ResourceSettings, 'cpuCores' | 'cpuReserve' | 'memoryBytes' | 'memoryReserveBytes'>;
+
+/**
+ * What this agent offers its tasks of one resource: the host's amount less the reserve, at most
+ * the limit; and how much of it is in use: what the host uses beyond the reserve (the reserve
+ * is the host's own work), as a percent of the offer. Without reserve and limit, the host as is.
+ */
+export function offered(
+  total: number,
+  used: number,
+  reserve: number,
+  limit: number,
+): { total: number; used: number; percent: number } {
+  const offer = Math.max(0, Math.min(limit || Infinity, total - reserve));
+  const inUse = Math.min(offer, Math.max(0, used - reserve));
+  return { total: offer, used: inUse, percent: offer > 0 ? (inUse / offer) * 100 : 100 };
+}
 
 type Si = typeof import('systeminformation');
 
@@ -29,7 +54,9 @@ export class MetricsCollector {
   private cpuPercent?: number;
   private readonly startedAt = Date.now();
 
-  constructor(private readonly options: { cacheMs: number; diskPath: string; processLimit: number }) {
+  constructor(
+    private readonly options: { cacheMs: number; diskPath: string; processLimit: number; resources?: Capacity },
+  ) {
     this.sampler = new HostSampler({ diskPath: options.diskPath, networkFallback: () => this.siNetwork() });
   }
 
@@ -53,13 +80,22 @@ export class MetricsCollector {
       this.cpuPercent = percent;
       this.lastCpu = now;
     }
-    const memory = ((totalmem() - freemem()) / totalmem()) * 100;
+    const cpuPercent = this.cpuPercent ?? this.sampler.startingCpuPercent;
+    const { cpu, memory } = this.capacity(cpus().length, cpuPercent, totalmem(), totalmem() - freemem());
     return {
-      cpu_percent: round(this.cpuPercent ?? this.sampler.startingCpuPercent),
-      memory_percent: round(memory),
+      cpu_percent: round(cpu.percent),
+      memory_percent: round(memory.percent),
       disk_percent: round(this.sampler.disk().usage_percent),
       uptime: this.uptime(),
     };
+  }
+
+  /** The host's CPU (cores, percent busy) and memory (bytes) as this agent offers them (resources.*). */
+  private capacity(cores: number, cpuPercent: number, totalBytes: number, usedBytes: number) {
+    const r = this.options.resources;
+    const cpu = offered(cores, (cpuPercent / 100) * cores, r?.cpuReserve ?? 0, r?.cpuCores ?? 0);
+    const memory = offered(totalBytes, usedBytes, r?.memoryReserveBytes ?? 0, r?.memoryBytes ?? 0);
+    return { cpu, memory };
   }
 
   async collect(request: MetricsRequest__Output): Promise<MetricsResponse> {
@@ -94,9 +130,19 @@ export class MetricsCollector {
     if (this.cached && Date.now() - this.cached.at < this.options.cacheMs) return this.cached.metrics;
     const { cpu, memory, disk, interfaces } = await this.sampler.sample();
     const external = interfaces.filter((n) => n.name !== 'lo');
+    const offer = this.capacity(cpu.cores, cpu.usage_percent, memory.total_bytes, memory.used_bytes);
     const metrics: Metrics = {
-      cpu,
-      memory,
+      // Cores are whole in the protocol: a fraction of one offered still shows one.
+      cpu: {
+        ...cpu,
+        cores: offer.cpu.total > 0 ? Math.max(1, Math.floor(offer.cpu.total)) : 0,
+        usage_percent: round(offer.cpu.percent),
+      },
+      memory: {
+        total_bytes: Math.round(offer.memory.total),
+        used_bytes: Math.round(offer.memory.used),
+        usage_percent: round(offer.memory.percent),
+      },
       disk,
       network: {
         rx_bytes_per_sec: round(external.reduce((sum, n) => sum + n.rx_bytes_per_sec, 0)),

@@ -1,11 +1,20 @@
 import {
+  confineResources,
+  CONFINEMENT_VARIABLE,
   definePlugin,
+  joinCgroup,
+  killCgroup,
   killMarkedProcesses,
+  ownerCgroup,
   LuaModulesRef,
   LuaRuntimeRef,
   ownerMark,
   OWNER_VARIABLE,
+  readResourceSettings,
   StateForwarderRef,
+  type Confinement,
+  type Logger,
+  type ResourceSettings,
 } from '@runner/plugin-sdk';
 import { agentStartCommand } from './commands.js';
 import { AGENT_CONFIG, readAgentConfig } from './config.js';
@@ -33,8 +42,20 @@ export const plugin = definePlugin({
     // tasks' commands outlived it) end before this one takes tasks. Every command this agent
     // starts inherits the mark from its environment.
     const owner = ownerMark(`agent:${ctx.config.dataDir}`);
-    const killed = process.getuid ? killMarkedProcesses(process.getuid(), owner) : 0;
+    const resources = readResourceSettings(ctx.config);
+    const confinement = confineTasks(owner, resources, ctx.logger);
+    // Not under systemd, which keeps the unit's processes in its cgroup and ends them with it: as
+    // root with cgroup2, the agent's own cgroup, which its tasks' commands inherit and cannot leave.
+    const tracking = process.env.INVOCATION_ID ? undefined : ownerCgroup(owner);
+    // Also those that cleared their environment (env -i), found in the cgroups.
+    const killed =
+      (process.getuid ? killMarkedProcesses(process.getuid(), owner) : 0) +
+      [tracking, confinement.cgroups[0]].reduce((sum, dir) => sum + (dir ? killCgroup(dir) : 0), 0);
     if (killed) ctx.logger.warn(`ended ${killed} process(es) an earlier agent on ${ctx.config.dataDir} left running`);
+    if (tracking && !joinCgroup(tracking, process.pid))
+      ctx.logger.warn(
+        `could not enter ${tracking}: commands that clear their environment escape the next start's sweep`,
+      );
     process.env[OWNER_VARIABLE] = owner;
     // grpc-js and the proto load here, not at import: `runner --help` imports every plugin's entry.
     const { AgentService } = await import('./service.js');
@@ -45,12 +66,33 @@ export const plugin = definePlugin({
       logger: ctx.logger,
       version: ctx.kernelVersion,
       redactor: ctx.redactor,
+      resources,
+      dataDir: ctx.config.dataDir,
     });
     ctx.provide(AgentProcessRef, service);
     // module-state forwards state.* of delegated tasks through the agent's stream to the master.
     ctx.provide(StateForwarderRef, service.stateCalls);
     // Connect once every plugin is set up: the module list sent at registration is complete then.
     ctx.lifecycle.ready.tapPromise('agent', async () => service.start());
-    return { stop: () => service.stop() };
+    // The tasks' cgroups go with a clean stop (a killed agent's stay for the next one on this directory).
+    return { stop: () => service.stop().finally(() => confinement.release()) };
   },
 });
+
+/**
+ * resources.*: every command a delegated task starts joins the cgroup `runner-agent-<mark>` as
+ * it starts, or takes its resource limits (the SDK's confinement, as the master's executor):
+ * the agent process itself stays outside, so its heartbeats are not throttled nor it killed at
+ * the tasks' memory limit. Says how each limit is held.
+ */
+function confineTasks(owner: string, resources: ResourceSettings, logger: Logger): Confinement {
+  const confinement = confineResources(`runner-agent-${owner}`, resources);
+  const setting = confinement.commandSetting(true);
+  if (setting) process.env[CONFINEMENT_VARIABLE] = setting;
+  logger.info(
+    confinement.lines.length
+      ? `task resources (${confinement.kind}): ${confinement.lines.join('; ')}`
+      : 'task resources: no limits set (resources.cpu.limit, resources.memory.limit, resources.disk.limit)',
+  );
+  return confinement;
+}

@@ -8,6 +8,7 @@ import {
   type LuaModules,
   type LuaRuntime,
   type Redactor,
+  type ResourceSettings,
 } from '@runner/plugin-sdk';
 import { AgentLog } from './agent-log.js';
 import { AgentClient, type ClientState } from './client.js';
@@ -26,6 +27,10 @@ export interface AgentServiceOptions {
   version: string;
   /** Masks secrets in the agent's log and in everything a task sends to the master. */
   redactor?: Redactor;
+  /** resources.*: the free space tasks need, and the reserves the reported capacity leaves out. */
+  resources?: ResourceSettings;
+  /** The file system whose free space resources.disk.min_free counts. */
+  dataDir?: string;
 }
 
 /** The agent profile's pieces put together: the client, and what it serves with. */
@@ -47,7 +52,12 @@ export class AgentService implements AgentProcess {
     const redactor = options.redactor ?? createRedactor();
     this.log = new AgentLog(config.logLines, redactor);
     const logger = this.log.wrap(options.logger);
-    this.metrics = new MetricsCollector({ cacheMs: config.metricsCacheMs, diskPath: '/', processLimit: 200 });
+    this.metrics = new MetricsCollector({
+      cacheMs: config.metricsCacheMs,
+      diskPath: '/',
+      processLimit: 200,
+      resources: options.resources,
+    });
     const controlled = new Promise<AgentEnd>((resolve) => (this.control = resolve));
     const credential = readCredential(config.credentialFile);
     // Whatever a task prints or returns, the credential never reaches the master's records.
@@ -105,6 +115,10 @@ export class AgentService implements AgentProcess {
                 logger,
                 logBytes: config.taskLogBytes,
                 scriptEnvNames: config.scriptEnvNames,
+                minFree:
+                  options.resources?.minFreeBytes && options.dataDir
+                    ? { bytes: options.resources.minFreeBytes, path: options.dataDir }
+                    : undefined,
               },
               { ...context, log: (entry) => context.log(redactor.redact(entry)) },
             ),

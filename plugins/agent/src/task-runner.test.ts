@@ -4,6 +4,7 @@ import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
 import { plugin as moduleLog } from '@runner/plugin-module-log';
 import type { LogEntry, TaskRequest__Output } from '@runner/proto';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interpret, runTask } from './task-runner.js';
 
@@ -139,6 +140,28 @@ describe('delegated tasks on the agent', () => {
       level: 'LOG_LEVEL_WARN',
       message: expect.stringMatching(/stopped sending this task's log at 1024 bytes/),
     });
+  });
+
+  it('refuses a task with side effects while the disk has less free space than resources.disk.min_free; a pure one runs', async () => {
+    // 100 TiB must stay free: no disk here has it.
+    const minFree = { bytes: 100 * 1024 ** 4, path: tmpdir() };
+    const options = { agent: 'web-1', runtime: kernel.get(LuaRuntimeRef), logger: quiet, logBytes: 1024 };
+    const context = { signal: new AbortController().signal, log: () => {} };
+    const refused = await runTask(
+      request('return io.open("/dev/null") ~= nil'),
+      { ...options, scriptEnvNames: [], minFree },
+      context,
+    );
+    expect(refused).toMatchObject({
+      success: false,
+      message: expect.stringMatching(
+        new RegExp(
+          `^refused: \\d+ MiB free on the file system of ${tmpdir()}, under resources.disk.min_free \\(104857600 MiB\\)`,
+        ),
+      ),
+    });
+    const pure = await runTask(request('return true, "pure"'), { ...options, scriptEnvNames: [], minFree }, context);
+    expect(pure).toMatchObject({ success: true, message: 'pure' });
   });
 
   it('reads return values as the engine does', () => {

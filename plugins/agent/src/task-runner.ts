@@ -1,4 +1,12 @@
-import { scriptEnvironment, type LogFields, type Logger, type LuaRuntime, type LuaValue } from '@runner/plugin-sdk';
+import {
+  checkFreeSpace,
+  OWNER_VARIABLE,
+  scriptEnvironment,
+  type LogFields,
+  type Logger,
+  type LuaRuntime,
+  type LuaValue,
+} from '@runner/plugin-sdk';
 import type { LogEntry, TaskRequest__Output, TaskResponse } from '@runner/proto';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
@@ -19,6 +27,8 @@ export interface TaskRunnerOptions {
   logBytes: number;
   /** This host's variables a task sees (agent.script_env); the master sends none of its own. */
   scriptEnvNames: readonly string[];
+  /** resources.disk.min_free: a task with side effects is refused while less is free on `path`. */
+  minFree?: { bytes: number; path: string };
 }
 
 /**
@@ -40,10 +50,15 @@ export async function runTask(
     const globals = request.globals_json ? (JSON.parse(request.globals_json) as Record<string, LuaValue>) : {};
     // Whatever a master sent as `env` is replaced: a task sees this host's allow-list only.
     const env = scriptEnvironment(options.scriptEnvNames);
-    const { values } = await options.runtime.run(request.script, {
+    const { minFree, runtime } = options;
+    if (minFree && !runtime.sideEffectFree?.(request.script)) await checkFreeSpace(minFree.path, minFree.bytes);
+    // os.execute and io.popen commands get this env: the agent's mark goes with it, so the next
+    // agent on this data directory finds what one left running (exec.run's inherit it).
+    const owner = process.env[OWNER_VARIABLE];
+    const { values } = await runtime.run(request.script, {
       chunkName: `=${request.task}`,
       globals: { ...globals, env: { ...env } },
-      env,
+      env: owner ? { ...env, [OWNER_VARIABLE]: owner } : env,
       dryRun: request.dry_run,
       logger,
       signal: context.signal,

@@ -1,6 +1,11 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkPort } from './doctor.js';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CommandContext } from '@runner/plugin-sdk';
+import { staticConfig } from '@runner/plugin-sdk/testing';
+import { checkPort, checkResources } from './doctor.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -47,5 +52,30 @@ describe('doctor: ports', () => {
       status: 'warn',
       detail: `127.0.0.1:${busy} is in use by another program`,
     });
+  });
+});
+
+describe('doctor: task resources', () => {
+  const context = (values: Record<string, unknown>) =>
+    ({ config: staticConfig(values, mkdtempSync(join(tmpdir(), 'runner-doctor-'))) }) as unknown as CommandContext;
+
+  it('says how resources.* would be held here, making nothing, and warns when CPU and memory would not be held together', () => {
+    expect(checkResources(context({}))).toEqual({
+      name: 'task resources',
+      status: 'info',
+      detail: 'no limits set (resources.*)',
+    });
+    expect(checkResources(context({ 'resources.memory.limit': 64, 'resources.enforcement': 'rlimit' }))).toEqual({
+      name: 'task resources',
+      status: 'warn',
+      detail: expect.stringMatching(
+        /^a master or agent started here would use rlimit: memory: each command's address space limited to 67108864 bytes/,
+      ),
+    });
+    const held = checkResources(context({ 'resources.cpu.limit': 0.5 }));
+    // Root here, with the v1 cpu hierarchy: a cgroup would hold it. Probed: none was made.
+    if (process.getuid?.() === 0)
+      expect(held).toMatchObject({ status: 'ok', detail: expect.stringContaining('cgroup') });
+    expect(existsSync('/sys/fs/cgroup/cpu/runner-doctor')).toBe(false);
   });
 });

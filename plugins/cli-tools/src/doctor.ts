@@ -2,7 +2,9 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import {
+  confineResources,
   createMasterClient,
+  readResourceSettings,
   findMaster,
   isProcessAlive,
   type CommandContext,
@@ -20,6 +22,7 @@ export async function runChecks(ctx: CommandContext): Promise<Check[]> {
     checkNode(),
     ...checkConfig(ctx),
     checkDataDir(ctx.config.dataDir),
+    checkResources(ctx),
     await checkMaster(ctx, master),
     // The addresses a master started here would bind: the declared defaults (loopback), not a guess.
     await checkPort(
@@ -96,6 +99,29 @@ function fixFor(problem: string): string {
   const key = /^config (\S+)/.exec(problem)?.[1];
   if (key) return `correct ${key} in ${where} (\`runner config show\` gives each key's type and help)`;
   return 'correct the value named above (config file, RUNNER_* variable or flag)';
+}
+
+/**
+ * How resources.* would hold the tasks of a master or agent started here, by this user (probed:
+ * nothing is made): a cgroup v2 or v1, or each command's resource limits.
+ */
+export function checkResources(ctx: CommandContext): Check {
+  const settings = readResourceSettings(ctx.config);
+  const confinement = confineResources('runner-doctor', settings, undefined, true);
+  if (!confinement.lines.length)
+    return { name: 'task resources', status: 'info', detail: 'no limits set (resources.*)' };
+  const held = confinement.kind.startsWith('cgroup');
+  const limited = (settings.cpuCores > 0 || settings.memoryBytes > 0) && !held;
+  return {
+    name: 'task resources',
+    status: limited ? 'warn' : 'ok',
+    detail: `a master or agent started here would use ${confinement.kind}: ${confinement.lines.join('; ')}`,
+    ...(limited && settings.enforcement === 'auto'
+      ? {
+          fix: 'run the master or agent as root, or under systemd with Delegate=yes (cgroup v2), to have CPU throttled and memory held for the tasks together',
+        }
+      : {}),
+  };
 }
 
 function checkDataDir(dir: string): Check {

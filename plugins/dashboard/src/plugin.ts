@@ -1,6 +1,7 @@
 import {
   AgentRegistryRef,
   type ConfigKeySpec,
+  DashboardTilesRef,
   definePlugin,
   HttpRouterRef,
   optional,
@@ -11,6 +12,8 @@ import {
 import { HealthWatch, type SystemAlert, type SystemMetrics } from './health.js';
 import { SystemMetricsSource } from './system-metrics.js';
 import { routes } from './api.js';
+import { agentCounts, executionCounts, ownTiles, sharedRead } from './counts.js';
+import { TileBoard } from './tiles.js';
 
 const percent = (fallback: number, help: string): ConfigKeySpec => ({
   schema: { type: 'number', exclusiveMinimum: 0, maximum: 100 },
@@ -25,6 +28,7 @@ export const plugin = definePlugin({
   description:
     "Dashboard counts, the master's system metrics (GET /api/v1/metrics, system_metrics every 5 s) and system_alert",
   profiles: ['master'],
+  provides: [DashboardTilesRef],
   dependsOn: {
     router: HttpRouterRef,
     hub: WebSocketHubRef,
@@ -67,9 +71,18 @@ export const plugin = definePlugin({
       return latest;
     };
 
+    // Feature plugins add their counts (DashboardTilesRef); the agents and executions counts are
+    // tiles like theirs, read once per request however many tiles and fields show them.
+    const tiles = new TileBoard();
+    ctx.provide(DashboardTilesRef, tiles);
+    const agents = registry ? sharedRead(async () => agentCounts(registry)) : undefined;
+    const executions = engine ? sharedRead(() => executionCounts(engine)) : undefined;
+    for (const tile of ownTiles(agents, executions)) tiles.contribute(tile);
+
     registerDashboardRoutes(router, {
-      registry,
-      engine,
+      tiles,
+      agents,
+      executions,
       thresholds,
       latest: () => latest,
       alerts: () => alerts,

@@ -40,12 +40,26 @@ export const RecentExecutionSchema = Type.Object({
   duration: Type.Optional(Type.Number({ description: 'seconds' })),
 });
 
+/** One tile a plugin contributed (DashboardTilesRef), as read for the caller. */
+export const DashboardTileSchema = Type.Object({
+  id: Type.String({ description: 'stable, kebab-case: agents, executions, workflows' }),
+  title: Type.String(),
+  href: Type.String({ description: 'the UI page the tile opens' }),
+  order: Type.Number({ description: 'lower first' }),
+  value: Type.Optional(Type.Number({ description: 'absent when the tile could not be read' })),
+  detail: Type.Optional(Type.String({ description: 'a short second line: 3 active' })),
+  error: Type.Optional(Type.String({ description: 'why the tile could not be read; the others are unaffected' })),
+});
+
 /**
  * GET /dashboard. Counts of service.md's dashboard whose feature exists: agents, and executions
  * (the runs of workflows). Saved workflows, hooks and events come with their own plugins, which
  * will add their counts; a count that is absent is a feature that is not installed.
  */
 export const DashboardSchema = Type.Object({
+  tiles: Type.Array(DashboardTileSchema, {
+    description: "the counts feature plugins contribute, in order, only those the caller's role may see",
+  }),
   agents: Type.Optional(
     Type.Object(
       { total: Count, online: Count, offline: Count, warning: Count, error: Count },

@@ -31,7 +31,7 @@ import type { RemoteRuns } from './remote-runs.js';
 import type { RunStore } from './run-store.js';
 import { dispatchTasks } from './task-dispatcher.js';
 import { WorkflowSources } from './sources.js';
-import { LogFollowers } from './log-followers.js';
+import { LogFollowers, type LogOrder } from './log-followers.js';
 import { createTaskLog, runLogBudget } from './task-log.js';
 import { agentLabel, notRunResult } from './unit-records.js';
 import { renderBounds, runUnit, type UnitEnvironment, type UnitOutcome } from './unit-runner.js';
@@ -100,7 +100,11 @@ interface RunControl {
 const DEFAULT_RUN_LOG_BYTES = 1024 * 1024;
 
 /** The engine service: validation, then dispatching, running and recording of every unit. */
-export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Promise<unknown>[] } {
+export function createEngine(deps: EngineDeps): WorkflowEngine & {
+  active(): Promise<unknown>[];
+  /** The order a running run's log lines were written in so far (log-followers.ts). */
+  logOrder(runId: string): LogOrder | undefined;
+} {
   const rotation = new Map<string, number>();
   const running = new Map<string, Promise<RunRecord>>();
   const controls = new Map<string, RunControl>();
@@ -501,7 +505,8 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
       error: cancelled ? control.reason : outcome.stoppedBy ? `task ${outcome.stoppedBy} failed` : undefined,
       counts,
     };
-    await deps.runs.finishRun(finished);
+    // With the order its lines were written in: the stored log reads in it, as the live one did.
+    await deps.runs.finishRun(finished, followers.order(run.id));
     unitsRunning.delete(run.id);
     followers.close(run.id, finished.status);
     await deps.runs.flush();
@@ -534,6 +539,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & { active(): Pro
     },
     list: (filter) => deps.runs.list(filter),
     followLog: (runId, listener) => followers.follow(runId, listener),
+    logOrder: (runId) => followers.order(runId),
     request: (runId) => deps.runs.request(runId),
     async validate(request) {
       const { name, tasks, warnings } = await prepare(request);

@@ -1,25 +1,25 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { rmdir, statfs } from 'node:fs/promises';
+import { rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   EXECUTOR_COMMAND,
   fromExecutorError,
   isRunnerError,
   joinCgroup,
-  limitResources,
-  removeLimitCgroups,
+  checkFreeSpace,
   OWNER_VARIABLE,
   RunnerError,
   toExecutorError,
   type ExecutorToMaster,
   type Logger,
-  type ResourceLimits,
+  type Confinement,
   type LuaRunOptions,
   type LuaRunResult,
   type LuaRuntime,
   type MasterToExecutor,
   type StateService,
+  type WorkflowMetricsSink,
 } from '@runner/plugin-sdk';
 import type { RunAs } from './run-as.js';
 
@@ -32,6 +32,8 @@ export interface LocalDoorOptions {
   logger: Logger;
   /** Serves `state.*` of the scripts the executor runs (module-state's service); absent: refused. */
   state?: StateService;
+  /** Where `metrics.*` of the scripts the executor runs is recorded (module-metrics' sink, once attached). */
+  metrics?: () => WorkflowMetricsSink | undefined;
   /** The `runner` command the executor is started with. */
   bin?: string;
   /** Bytes of a task's log the executor sends (engine.task_log_bytes: what the record keeps). */
@@ -49,8 +51,8 @@ export interface LocalDoorOptions {
   minFreeBytes?: number;
   /** The file system whose free space counts (the master's data directory). */
   diskPath?: string;
-  /** resources.cpu.limit and resources.memory.limit: what the executor and its commands may use together. */
-  limits?: ResourceLimits;
+  /** resources.cpu.limit and resources.memory.limit: the cgroups the executor is put in (with its commands). */
+  confinement?: Confinement;
 }
 
 /** How long past a task's timeout the master waits for the executor to report it stopped. */
@@ -100,24 +102,19 @@ export class LocalDoor {
 
   run(source: string, options: LuaRunOptions, log?: DoorLog): Promise<LuaRunResult> {
     const { runAs, runtime } = this.#options;
-    if (runAs.kind === 'self' || runtime.sideEffectFree?.(source)) return runtime.run(source, options);
+    const { minFreeBytes } = this.#options;
+    if ((runAs.kind === 'self' && !minFreeBytes) || runtime.sideEffectFree?.(source))
+      return runtime.run(source, options);
     if (runAs.kind === 'refused') return Promise.reject(new RunnerError('forbidden', runAs.reason, { status: 403 }));
-    return this.#checkDisk().then(() => this.#viaExecutor(source, options, log));
+    return this.#checkDisk().then(() =>
+      runAs.kind === 'self' ? runtime.run(source, options) : this.#viaExecutor(source, options, log),
+    );
   }
 
   /** Refuses a task while the disk has less free space than resources.disk.min_free. */
   async #checkDisk(): Promise<void> {
     const { minFreeBytes, diskPath } = this.#options;
-    if (!minFreeBytes || !diskPath) return;
-    const { bavail, bsize } = await statfs(diskPath);
-    const free = bavail * bsize;
-    if (free >= minFreeBytes) return;
-    const mib = (bytes: number) => `${Math.floor(bytes / 1024 / 1024)} MiB`;
-    throw new RunnerError(
-      'insufficient_storage',
-      `refused: ${mib(free)} free on the file system of ${diskPath}, under resources.disk.min_free (${mib(minFreeBytes)}); free space or lower the setting`,
-      { status: 507 },
-    );
+    if (minFreeBytes && diskPath) await checkFreeSpace(diskPath, minFreeBytes);
   }
 
   /** Ends the executor: its tasks are stopped (their commands killed), then it exits. */
@@ -132,7 +129,7 @@ export class LocalDoor {
     clearTimeout(timer);
     // Empty once its commands ended with it; one left running keeps it for the next start's sweep.
     if (this.#options.cgroup) await rmdir(this.#options.cgroup).catch(() => {});
-    if (this.#options.limits && this.#options.owner) removeLimitCgroups(this.#options.owner);
+    this.#options.confinement?.release();
   }
 
   async #viaExecutor(source: string, options: LuaRunOptions, log?: DoorLog): Promise<LuaRunResult> {
@@ -220,9 +217,9 @@ export class LocalDoor {
       logger.warn(
         `could not put the local executor in ${this.#options.cgroup}; commands that clear their environment escape the sweep`,
       );
-    const { limits, owner } = this.#options;
-    if (limits && owner && child.pid !== undefined && (limits.cpuCores || limits.memoryBytes))
-      for (const line of limitResources(owner, child.pid, limits)) logger.info(`local executor ${line}`);
+    const { confinement } = this.#options;
+    if (confinement?.cgroups.length && child.pid !== undefined && !confinement.enter(child.pid))
+      logger.warn(`could not put the local executor in ${confinement.cgroups.join(', ')}: its tasks are not limited`);
     let stderr = '';
     child.stderr?.setEncoding('utf8').on('data', (text: string) => {
       stderr = (stderr + text).slice(-4096);
@@ -273,6 +270,26 @@ export class LocalDoor {
       case 'state':
         void this.#serveState(message);
         break;
+      case 'metric':
+        this.#recordMetric(message);
+        break;
+    }
+  }
+
+  /**
+   * A script's `metrics.*` call made in the executor, recorded here: a drop (a cap) or a misuse
+   * (another kind or other labels than the name's first use) goes to the task's log, since the
+   * script no longer waits for the call.
+   */
+  #recordMetric(message: Extract<ExecutorToMaster, { type: 'metric' }>): void {
+    const pending = this.#pending.get(message.id);
+    const workflow = pending?.options.run?.workflow;
+    if (!pending || workflow === undefined) return;
+    try {
+      const dropped = this.#options.metrics?.()?.record(message.observation, workflow);
+      if (dropped) pending.options.logger.warn(dropped);
+    } catch (error) {
+      pending.options.logger.warn((error as Error).message);
     }
   }
 

@@ -1,8 +1,16 @@
 import type { LogFollower, RunStatus, TaskLogLine } from '@runner/plugin-sdk';
 
+/**
+ * The units a run's lines were written by, in write order and run-length encoded: `[unit name,
+ * agent, lines]`. Stored with the run, so that its log reads in the order it was written after the
+ * run as during it (the units' logs are stored one unit at a time).
+ */
+export type LogOrder = [unit: string, agent: string, lines: number][];
+
 interface Followed {
   /** Lines kept so far over all units: the next line's `seq`. */
   written: number;
+  order: LogOrder;
   listeners: Set<LogFollower>;
 }
 
@@ -16,7 +24,7 @@ export class LogFollowers {
 
   /** A run started: its lines are counted from here. */
   open(runId: string): void {
-    this.runs.set(runId, { written: 0, listeners: new Set() });
+    this.runs.set(runId, { written: 0, order: [], listeners: new Set() });
   }
 
   /** A unit kept a line (called in the same turn as the line is added to the unit's log). */
@@ -24,7 +32,15 @@ export class LogFollowers {
     const run = this.runs.get(runId);
     if (!run) return;
     const seq = run.written++;
+    const last = run.order[run.order.length - 1];
+    if (last !== undefined && last[0] === task && last[1] === agent) last[2]++;
+    else run.order.push([task, agent, 1]);
     for (const listener of run.listeners) listener({ kind: 'line', seq, task, agent, line });
+  }
+
+  /** The order its lines were written in so far; undefined when the run is not running here. */
+  order(runId: string): LogOrder | undefined {
+    return this.runs.get(runId)?.order;
   }
 
   /** The run ended and its record is stored: followers are told, then forgotten. */

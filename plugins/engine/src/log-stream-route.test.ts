@@ -109,6 +109,12 @@ describe('the live log stream', () => {
     expect(pageTotal).toBeGreaterThanOrEqual(written);
     expect(pageTotal + lines.filter((l) => l.seq >= pageTotal).length).toBe(final.total);
     expect(new Set(lines.map((l) => l.task))).toEqual(new Set(['a', 'b']));
+    // After the run its stored log reads in the same order: each streamed line at its `seq`.
+    const stored = (await (await fetch(`${base}/executions/${id}/log?tail=5000`)).json()) as {
+      lines: { n: number; task: string; message: string }[];
+    };
+    const at = new Map(stored.lines.map((l) => [l.n, `${l.task} ${l.message}`]));
+    expect(lines.map((l) => at.get(l.seq))).toEqual(lines.map((l) => `${l.task} ${l.message}`));
   });
 
   it('applies the task and search filters, and masks secret-looking fields', async () => {

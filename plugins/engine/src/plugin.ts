@@ -16,14 +16,19 @@ import {
   OWNER_VARIABLE,
   ownerCgroup,
   killCgroup,
+  confineResources,
+  CONFINEMENT_VARIABLE,
+  readResourceSettings,
   optional,
   ProcessGroupsRef,
   StateServiceRef,
+  WorkflowMetricsRelayRef,
   type LuaRuntime,
   type Cluster,
   type PluginContext,
   type StateService,
   type Store,
+  type WorkflowMetricsSink,
 } from '@runner/plugin-sdk';
 import { executionsCommand } from './executions-command-spec.js';
 import { RETENTION_CONFIG, retentionSettings } from './retention-config.js';
@@ -44,7 +49,7 @@ export const plugin = definePlugin({
   description:
     'Runs workflows: dependency graph, parallel limit, groups, when, retry, timeout, loops, outputs, dry-run; records executions',
   profiles: ['master', 'embedded'],
-  provides: [WorkflowEngineRef, ScriptDoorRef],
+  provides: [WorkflowEngineRef, WorkflowMetricsRelayRef, ScriptDoorRef],
   dependsOn: {
     parser: WorkflowParserRef,
     runtime: LuaRuntimeRef,
@@ -89,21 +94,6 @@ export const plugin = definePlugin({
       default: 1024 * 1024,
       help: "bytes of a run's task logs (all its tasks) written to the master's own log (runner.log, the terminal); the rest stays in the run record, and one line says so",
     },
-    'resources.cpu.limit': {
-      schema: { type: 'number', minimum: 0 },
-      default: 0,
-      help: "cores the master's local tasks may use together (their executor and every command it starts; a cgroup's CPU quota, where the host lets the master make one); 0: no limit",
-    },
-    'resources.memory.limit': {
-      schema: { type: 'integer', minimum: 0 },
-      default: 0,
-      help: "MiB the master's local tasks may use together (their executor and every command; a cgroup's memory limit, where the host lets the master make one: past it the kernel kills the largest); 0: no limit",
-    },
-    'resources.disk.min_free': {
-      schema: { type: 'integer', minimum: 0 },
-      default: 0,
-      help: "MiB that must stay free on the data directory's file system: below it the master's local tasks with side effects are refused, saying so (0: no check)",
-    },
     'engine.task_result_bytes': {
       schema: { type: 'integer', minimum: 1 },
       // run-store.ts DEFAULT_RESULT_BYTES, written out so the entry does not import the run store.
@@ -137,7 +127,10 @@ export const plugin = definePlugin({
     const unretain = runs.retentionPolicies(retentionSettings(ctx.config)).map((policy) => store.retain(policy));
     // On a master, workflow code reaches the host only through the one door; embedded `runner run`
     // is the user's own process and runs it as the user.
-    const door = ctx.profile === 'master' ? await openDoor(ctx, runtime, state) : undefined;
+    // metrics.* of the scripts the local executor runs reaches module-metrics' sink through here.
+    let metricsSink: WorkflowMetricsSink | undefined;
+    ctx.provide(WorkflowMetricsRelayRef, { attach: (sink) => void (metricsSink = sink) });
+    const door = ctx.profile === 'master' ? await openDoor(ctx, runtime, state, () => metricsSink) : undefined;
     const engine = createEngine({
       parser,
       runtime,
@@ -167,7 +160,7 @@ export const plugin = definePlugin({
         engine,
         workflowDirs(ctx.config),
         ctx.redactor,
-        (id) => runs.logTexts(id),
+        { stored: (id) => runs.logTexts(id), live: (id) => engine.logOrder(id) },
         (filter) => runs.histogram(filter),
       );
       logStream.registerLogStreamRoute(http, engine, ctx.redactor, ctx.signal, shared);
@@ -210,7 +203,12 @@ async function shareRuns(ctx: PluginContext, cluster: Cluster, store: Store, run
  * directory the master's alone (0700), and ends what a previous master's executor left running
  * (the processes of its user that carry this data directory's mark).
  */
-async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateService | undefined) {
+async function openDoor(
+  ctx: PluginContext,
+  runtime: LuaRuntime,
+  state: StateService | undefined,
+  metrics: () => WorkflowMetricsSink | undefined,
+) {
   const [{ LocalDoor }, { resolveRunAs }, { chmod }] = await Promise.all([
     import('./local-door.js'),
     import('./run-as.js'),
@@ -234,21 +232,27 @@ async function openDoor(ctx: PluginContext, runtime: LuaRuntime, state: StateSer
   // With `self` the master's own commands carry the mark (from its environment), as the
   // executor's do.
   if (runAs.kind === 'self') process.env[OWNER_VARIABLE] = owner;
+  const resources = readResourceSettings(ctx.config);
+  // resources.*: the executor and its commands (in its cgroups, entered before it starts
+  // anything), or with `self` each command the master starts (which joins them as it starts).
+  const confinement = runAs.kind === 'refused' ? undefined : confineResources(`runner-${owner}`, resources);
+  const commandSetting = confinement?.commandSetting(runAs.kind === 'self');
+  if (runAs.kind === 'self' && commandSetting) process.env[CONFINEMENT_VARIABLE] = commandSetting;
+  for (const line of confinement?.lines ?? [])
+    ctx.logger.info(`local tasks' resources (${confinement?.kind}): ${line}`);
   const door = new LocalDoor({
     runAs,
     runtime,
     state,
+    metrics,
     logger: ctx.logger,
     logBytes: ctx.config.get<number>('engine.task_log_bytes'),
     owner,
     cgroup,
-    minFreeBytes: ctx.config.get<number>('resources.disk.min_free') * 1024 * 1024,
-    limits: {
-      cpuCores: ctx.config.get<number>('resources.cpu.limit'),
-      memoryBytes: ctx.config.get<number>('resources.memory.limit') * 1024 * 1024,
-    },
+    minFreeBytes: resources.minFreeBytes,
+    confinement,
     diskPath: dataDir,
-    settings: executorSettings(ctx),
+    settings: { ...executorSettings(ctx), ...(commandSetting ? { [CONFINEMENT_VARIABLE]: commandSetting } : {}) },
   });
   ctx.logger.info(
     runAs.kind === 'refused'

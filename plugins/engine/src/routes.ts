@@ -21,7 +21,7 @@ import type { Static } from '@runner/plugin-sdk/schema';
 import { RunBody } from './api-schemas.js';
 import { runToApi } from './api-shape.js';
 import type { HistogramFilter } from './run-list.js';
-import { RunLogReader, type StoredLogs } from './run-log.js';
+import { RunLogReader, type LogSources } from './run-log.js';
 
 /**
  * A `POST /workflows/run` body, already checked against RunBody by the router, as a run request.
@@ -70,7 +70,7 @@ export function registerRoutes(
   engine: WorkflowEngine,
   workflowDirs: string[],
   redactor?: Redactor,
-  storedLogs?: StoredLogs,
+  logSources?: LogSources,
   histogram?: (filter: HistogramFilter) => Promise<{ start: string; counts: Record<string, number> }[]>,
 ): void {
   const encodedPages = new WeakMap<object, EncodedJson>();
@@ -79,7 +79,7 @@ export function registerRoutes(
     const run = await engine.get(runId, { log: false });
     return reply(202, { id: runId, status: run?.status ?? 'running', workflow_name: run?.workflowName });
   };
-  const logs = new RunLogReader((id, options) => engine.get(id, options), redactor, storedLogs);
+  const logs = new RunLogReader((id, options) => engine.get(id, options), redactor, logSources);
   router.add(
     serve(api.postWorkflowsRun, async (request) => {
       // Who started it is who the authentication guard says is calling, never what the body says.

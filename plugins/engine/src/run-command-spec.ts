@@ -17,13 +17,15 @@ export const runCommand: CommandSpec = {
   arguments: [
     {
       name: 'workflow',
-      description: 'the workflow file (runner run deploy.yaml); with --file, the name the run is recorded under',
+      description:
+        'the workflow file (runner run deploy.yaml) or a saved flow (runner run deploy); with --file, the name the run is recorded under',
       // Optional: `runner run --file deploy.yaml` alone names the run after the file.
       required: false,
     },
   ],
   options: [
     { flags: '-f, --file <path>', description: 'the workflow file' },
+    { flags: '--version <n>', description: 'run this version of the saved flow (default its current one)' },
     { flags: '-g, --group <name>', description: "run only this group's tasks and what they depend on" },
     { flags: '--values <file>', description: 'YAML file of per-agent values, merged over the workflow values' },
     { flags: '--var <key=value>', description: 'set a workflow var (repeatable)', parse: collect },

@@ -5,6 +5,7 @@ import {
   createMasterClient,
   findMaster,
   InvalidInputError,
+  FlowsRef,
   WorkflowEngineRef,
   WorkflowParserRef,
   type CommandContext,
@@ -13,12 +14,14 @@ import {
   type RunRequest,
 } from '@runner/plugin-sdk';
 import { confirmationQuestion, delegationSummary } from './delegation-summary.js';
-import { runOnMaster } from './run-on-master.js';
+import { followOnMaster, runOnMaster } from './run-on-master.js';
 import { runViewFor } from './run-view.js';
 import { parse } from 'yaml';
 
 export interface RunOptions {
   file?: string;
+  /** A saved flow's version (`runner run <flow> --version n`). */
+  version?: string;
   group?: string;
   values?: string;
   var?: string[];
@@ -33,21 +36,21 @@ export interface RunOptions {
 /**
  * What to run: `runner run workflow.yaml` (a path: the file, named after it), `runner run name
  * --file workflow.yaml` (the file, recorded under that name). A bare word that is no file is a
- * saved workflow's name, which do not exist yet: a usage error (exit 2) saying what to type.
+ * saved flow's name (the flows plugin answers whether it exists).
  */
 export async function workflowSource(
   argument: string | undefined,
   fileOption: string | undefined,
-): Promise<{ file: string; name?: string }> {
+): Promise<{ file: string; name?: string } | { flow: string }> {
   if (fileOption) return { file: fileOption, ...(argument === undefined ? {} : { name: argument }) };
   if (argument !== undefined && (/\.ya?ml$/i.test(argument) || argument.includes('/') || (await isFile(argument))))
     return { file: argument };
-  throw new InvalidInputError(
-    argument === undefined
-      ? 'give the workflow file: runner run workflow.yaml (or runner run <name> --file workflow.yaml)'
-      : `no file "${argument}" and no saved workflow of that name (saved workflows are not available yet); give the workflow file: runner run workflow.yaml`,
-    { field: 'file' },
-  );
+  if (argument === undefined)
+    throw new InvalidInputError(
+      'give the workflow file or a saved flow: runner run workflow.yaml, runner run <flow> (or runner run <name> --file workflow.yaml)',
+      { field: 'file' },
+    );
+  return { flow: argument };
 }
 
 async function isFile(path: string): Promise<boolean> {
@@ -63,10 +66,16 @@ async function isFile(path: string): Promise<boolean> {
  */
 export async function runWorkflowCommand(input: CommandInput, ctx: CommandContext): Promise<number> {
   const options = input.options as unknown as RunOptions;
-  const { file, name } = await workflowSource(input.args[0], options.file);
+  const what = await workflowSource(input.args[0], options.file);
+  if (options.version !== undefined && !('flow' in what))
+    throw new InvalidInputError('--version runs a version of a saved flow: runner run <flow> --version n', {
+      field: 'version',
+    });
   // A master named by RUNNER_MASTER_URL, one holding this data directory, or one named by
   // RUNNER_MASTER_ADDR runs it; with none, it runs embedded in this process.
   const { endpoint: master } = await findMaster(ctx);
+  if ('flow' in what) return runSavedFlow(what.flow, options, ctx, master);
+  const { file, name } = what;
   const kernel = master ? undefined : await ctx.boot('embedded');
   const parser = kernel?.get(WorkflowParserRef);
 
@@ -137,6 +146,69 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
   } finally {
     process.off('SIGINT', noteSignal).off('SIGTERM', noteSignal);
   }
+}
+
+/**
+ * `runner run <flow> [--version n]`: the saved flow, started under its concurrency by the flows
+ * service (on the master through `POST /flows/:name/run`, else embedded over the local store),
+ * followed as a file's run is. A start the flow's concurrency queued or skipped says so (exit 1).
+ */
+async function runSavedFlow(
+  flow: string,
+  options: RunOptions,
+  ctx: CommandContext,
+  master: Awaited<ReturnType<typeof findMaster>>['endpoint'],
+): Promise<number> {
+  const version = options.version === undefined ? undefined : parseVersion(options.version);
+  const vars = parseVarsLoosely(options.var ?? []);
+  const notStarted = (answer: { outcome: string; reason?: string }) => {
+    ctx.stderr.write(
+      answer.outcome === 'queued'
+        ? `runner: flow ${flow} is at its concurrency limit: the run is queued and starts when one ends\n`
+        : `runner: nothing ran: ${answer.reason ?? 'skipped'}\n`,
+    );
+    return 1;
+  };
+  if (master) {
+    const client = createMasterClient(master, { dataDir: ctx.config.dataDir });
+    const answer = await client.call<{ outcome: string; id?: string; reason?: string }>(
+      'POST',
+      `/flows/${encodeURIComponent(flow)}/run`,
+      { body: { ...(Object.keys(vars).length ? { vars } : {}), ...(version === undefined ? {} : { version }) } },
+    );
+    if (answer.outcome !== 'started' || !answer.id) return notStarted(answer);
+    return followOnMaster(client, answer.id, ctx, options);
+  }
+  const kernel = await ctx.boot('embedded');
+  const flows = kernel.find(FlowsRef);
+  if (!flows || !(await flows.get(flow)))
+    throw new InvalidInputError(
+      `no file "${flow}" and no saved flow of that name (runner flow list); give the workflow file: runner run workflow.yaml`,
+      { field: 'file' },
+    );
+  const view = runViewFor(ctx, options);
+  (kernel as NonNullable<typeof kernel>).stopOnSignal().catch(() => {});
+  const started = await flows.start(flow, {
+    trigger: 'cli',
+    user: osUser(),
+    ...(Object.keys(vars).length ? { vars } : {}),
+    ...(version === undefined ? {} : { version }),
+    observer: view.observe,
+  });
+  if (started.outcome !== 'started') return notStarted(started);
+  const record = await started.done;
+  view.finish(record);
+  return exitCodeOf(record);
+}
+
+/** `--version`: a whole number of at least 1. */
+function parseVersion(text: string): number {
+  const version = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(version) || version < 1)
+    throw new InvalidInputError(`--version: expected a version number (1, 2, ...), got "${text}"`, {
+      field: 'version',
+    });
+  return version;
 }
 
 /** The OS account running the command, recorded as who started an embedded run. */

@@ -1,16 +1,17 @@
 import type { Redactor, RunRecord, TaskLogLine } from '@runner/plugin-sdk';
 import { arrayUnit, textUnit, type LogUnit } from './log-units.js';
+import type { LogOrder } from './log-followers.js';
 
 /**
- * A run's log as one sequence of lines over its units (in the order the run lists them, each
- * unit's lines in order), read in pages from the tail: the run view shows the last lines first
+ * A run's log as one sequence of lines over its units, in the order they were written (during the
+ * run and after it alike), read in pages from the tail: the run view shows the last lines first
  * and asks for older ones as it is scrolled up, instead of the whole record at once (a
  * 300,000-line record is 28 MB of JSON).
  *
  * A line's position in that sequence is its cursor: `before=<n>` asks for lines before position
- * n. Positions of an ended run never change; while a run goes on, a unit listed before another
- * may still add lines, so a client following a running run reads the tail again rather than
- * what follows a position.
+ * n, and is the `seq` the live stream gives the line. Positions of an ended run never change; a
+ * running run's grow at the end (on the master that runs it; a page read through another master
+ * has the units in the run's order until the run ends).
  */
 export interface LogQuery {
   /** Lines to answer (the last ones before `before`). */
@@ -59,21 +60,65 @@ export interface LogPage {
   agents: string[];
 }
 
-/** The units of a run with where each one's lines start in the whole log. */
+/**
+ * The units of a run and, for each position of the whole log, the unit and the line of it there:
+ * the lines in the order they were written (the runs' `LogOrder`), else (runs recorded before it
+ * was kept) unit after unit in the run's order.
+ */
 interface Indexed {
   units: LogUnit[];
-  /** starts[i]: position of unit i's first line; the last entry is the total. */
-  starts: number[];
+  /** unitAt[n]: the index in `units` of the line at position n. */
+  unitAt: Uint32Array;
+  /** lineAt[n]: that line's index in its unit. */
+  lineAt: Uint32Array;
 }
 
-function indexUnits(units: LogUnit[]): Indexed {
-  const starts = [0];
-  for (const unit of units) starts.push(starts[starts.length - 1] + unit.count);
-  return { units, starts };
+/**
+ * Positions from the write order. The order never claims more of a unit than it holds (a page of
+ * a running run reads the units a moment before the order; retention may empty a unit's log);
+ * lines the order does not cover follow at the end, unit after unit.
+ */
+export function indexUnits(units: LogUnit[], order?: LogOrder): Indexed {
+  const total = units.reduce((sum, unit) => sum + unit.count, 0);
+  const unitAt = new Uint32Array(total);
+  const lineAt = new Uint32Array(total);
+  const next = new Array<number>(units.length).fill(0);
+  let n = 0;
+  const place = (u: number) => {
+    unitAt[n] = u;
+    lineAt[n++] = next[u]++;
+  };
+  if (order) {
+    // A unit name and agent name one unit; the queue takes the next should two share them.
+    const byKey = new Map<string, number[]>();
+    units.forEach((unit, u) => {
+      const key = `${unit.task}\u0000${unit.agent}`;
+      byKey.set(key, [...(byKey.get(key) ?? []), u]);
+    });
+    for (const [task, agent, lines] of order) {
+      const queue = byKey.get(`${task}\u0000${agent}`);
+      for (let c = 0; c < lines && queue && queue.length > 0; c++) {
+        while (queue.length > 0 && next[queue[0]] >= units[queue[0]].count) queue.shift();
+        if (queue.length > 0) place(queue[0]);
+      }
+    }
+  }
+  units.forEach((unit, u) => {
+    while (next[u] < unit.count) place(u);
+  });
+  return { units, unitAt, lineAt };
 }
 
-/** Each unit's stored log, unparsed, in the run's order (ended runs: every unit is written). */
-export type StoredLogs = (runId: string) => Promise<{ name: string; agent: string; log: string }[]>;
+/** An ended run's logs as stored, unparsed, in the run's order, and the order they were written in. */
+export type StoredLogs = (
+  runId: string,
+) => Promise<{ units: { name: string; agent: string; log: string }[]; order?: LogOrder }>;
+
+/** Where the reader finds the write order: the store for an ended run, the engine for a running one. */
+export interface LogSources {
+  stored: StoredLogs;
+  live(runId: string): LogOrder | undefined;
+}
 
 /** A line's text for search and the text download: message, then fields as JSON. */
 function lineText(line: TaskLogLine): string {
@@ -105,8 +150,8 @@ export class RunLogReader {
     /** The run (the engine's `get`): without logs to know whether it ended, with them while it runs. */
     private readonly getRun: (runId: string, options?: { log?: boolean }) => Promise<RunRecord | undefined>,
     private readonly redactor?: Redactor,
-    /** An ended run's logs as stored, parsed only where a page reads them. */
-    private readonly storedLogs?: StoredLogs,
+    /** An ended run's logs as stored (parsed only where a page reads them), and the write order. */
+    private readonly sources?: LogSources,
   ) {}
 
   private async index(runId: string): Promise<Indexed | undefined> {
@@ -119,14 +164,22 @@ export class RunLogReader {
     }
     const summary = await this.getRun(runId, { log: false });
     if (!summary) return undefined;
-    if (summary.status === 'running' || !this.storedLogs) {
+    if (summary.status === 'running' || !this.sources) {
       const run = await this.getRun(runId);
       if (!run) return undefined;
-      const indexed = indexUnits(run.tasks.map((t) => arrayUnit(t.name, t.agent, t.log)));
+      const order = run.status === 'running' ? this.sources?.live(runId) : undefined;
+      const indexed = indexUnits(
+        run.tasks.map((t) => arrayUnit(t.name, t.agent, t.log)),
+        order,
+      );
       if (run.status !== 'running') this.keep(runId, indexed);
       return indexed;
     }
-    const indexed = indexUnits((await this.storedLogs(runId)).map((t) => textUnit(t.name, t.agent, t.log)));
+    const stored = await this.sources.stored(runId);
+    const indexed = indexUnits(
+      stored.units.map((t) => textUnit(t.name, t.agent, t.log)),
+      stored.order,
+    );
     this.keep(runId, indexed);
     return indexed;
   }
@@ -155,43 +208,42 @@ export class RunLogReader {
   async page(runId: string, query: LogQuery): Promise<LogPage | undefined> {
     const indexed = await this.index(runId);
     if (!indexed) return undefined;
-    const { units, starts } = indexed;
-    const total = starts[starts.length - 1];
+    const { units, unitAt, lineAt } = indexed;
+    const total = unitAt.length;
     const before = Math.min(query.before ?? total, total);
     const needle = query.q?.toLowerCase();
     const { level } = query;
     // A search or a level reads every line of a unit; a page without either parses only its own.
     const searching = needle !== undefined || level !== undefined;
-    const unitMatches = (u: Indexed['units'][number]) =>
-      (query.task === undefined || u.task === query.task) && (query.agent === undefined || u.agent === query.agent);
+    const wanted = units.map(
+      (u) =>
+        (query.task === undefined || u.task === query.task) && (query.agent === undefined || u.agent === query.agent),
+    );
     const filtered = searching || query.task !== undefined || query.agent !== undefined;
+    const hits = searching ? units.map((u, i) => (wanted[i] ? this.hits(u, needle, level) : undefined)) : undefined;
 
     // Walk back from `before` collecting up to `tail` matches, then on to find whether more exist.
     const picked: LogPageLine[] = [];
     let older: number | undefined;
-    for (let u = units.length - 1; u >= 0 && older === undefined; u--) {
-      const unit = units[u];
-      if (starts[u] >= before || !unitMatches(unit)) continue;
-      const all = searching ? unit.lines() : undefined;
-      const hits = searching ? this.hits(unit, needle, level) : undefined;
-      for (let i = Math.min(unit.count, before - starts[u]) - 1; i >= 0; i--) {
-        if (hits && hits[i] === 0) continue;
-        const n = starts[u] + i;
-        if (picked.length === query.tail) {
-          older = picked[picked.length - 1].n;
-          break;
-        }
-        picked.push({ n, task: unit.task, agent: unit.agent, ...(all ? all[i] : unit.line(i)) });
+    for (let n = before - 1; n >= 0; n--) {
+      const u = unitAt[n];
+      const i = lineAt[n];
+      if (!wanted[u] || (hits && hits[u]![i] === 0)) continue;
+      if (picked.length === query.tail) {
+        older = picked[picked.length - 1].n;
+        break;
       }
+      const unit = units[u];
+      picked.push({ n, task: unit.task, agent: unit.agent, ...(searching ? unit.lines()[i] : unit.line(i)) });
     }
     let matched = total;
     if (filtered) {
       matched = 0;
-      for (const unit of units) {
-        if (!unitMatches(unit)) continue;
-        if (!searching) matched += unit.count;
-        else for (const hit of this.hits(unit, needle, level)) matched += hit;
-      }
+      units.forEach((unit, u) => {
+        if (!wanted[u]) return;
+        if (!hits) matched += unit.count;
+        else for (const hit of hits[u]!) matched += hit;
+      });
     }
     const { redactor } = this;
     const lines = picked.reverse();
@@ -217,18 +269,18 @@ export class RunLogReader {
     const needle = filter.q?.toLowerCase();
     return (function* () {
       let chunk = '';
-      for (const unit of indexed.units) {
+      const { units, unitAt, lineAt } = indexed;
+      for (let n = 0; n < unitAt.length; n++) {
+        const unit = units[unitAt[n]];
         if (filter.task !== undefined && unit.task !== filter.task) continue;
         if (filter.agent !== undefined && unit.agent !== filter.agent) continue;
-        for (const line of unit.lines()) {
-          const shown = redactor && line.fields ? { ...line, fields: redactor.redact(line.fields) } : line;
-          if (!lineWanted(shown, needle, filter.level)) continue;
-          const text = lineText(shown);
-          chunk += `${line.timestamp} ${line.level.toUpperCase()} [${unit.task}@${unit.agent}] ${text}\n`;
-          if (chunk.length >= 64 * 1024) {
-            yield redactor ? redactor.redactText(chunk) : chunk;
-            chunk = '';
-          }
+        const line = unit.lines()[lineAt[n]];
+        const shown = redactor && line.fields ? { ...line, fields: redactor.redact(line.fields) } : line;
+        if (!lineWanted(shown, needle, filter.level)) continue;
+        chunk += `${line.timestamp} ${line.level.toUpperCase()} [${unit.task}@${unit.agent}] ${lineText(shown)}\n`;
+        if (chunk.length >= 64 * 1024) {
+          yield redactor ? redactor.redactText(chunk) : chunk;
+          chunk = '';
         }
       }
       if (chunk) yield redactor ? redactor.redactText(chunk) : chunk;

@@ -12,14 +12,53 @@ type ApiRecord = ApiRun & { tasks: (ApiTask & { log: RunRecord['tasks'][number][
 /** How often the run is read while it goes on. */
 const POLL_MS = 200;
 
-/**
- * Sends the workflow to the master and follows the run until it ends. Ctrl-C (or TERM) cancels the
- * run on the master, which stops its tasks there and on agents, shows the final record and exits
- * 130 (143); a second signal exits at once, leaving the run to the master.
- */
+/** Sends the workflow to the master (its file, or its text), then follows the run (followOnMaster). */
 export async function runOnMaster(
   master: MasterClient,
   request: RunRequest,
+  ctx: CommandContext,
+  options: RunOptions,
+): Promise<number> {
+  const file = resolve((request.source as { file: string }).file);
+  // A master holding this data directory is on this machine: it reads a file under its workflow
+  // directories itself, and problems are reported at the file's path. Any other file is the
+  // user's own, which the master may not read: it gets the text, as a remote master does.
+  const source =
+    master.endpoint.local && (await inWorkflowDirs(file, workflowDirs(ctx.config)))
+      ? { file }
+      : {
+          content: await readWorkflowFile(file),
+          workflow_name: request.workflowName ?? basename(file, extname(file)),
+          // Problems name the file as typed, as they do when the master reads it (bad.yaml:4:18).
+          content_label: (request.source as { file: string }).file,
+        };
+  // The master's error answer comes back as a RunnerError of its kind and code: a workflow the
+  // master refused exits 2 as it does when run embedded.
+  const answer = await callRoute(master, postWorkflowsRun, {
+    body: {
+      workflow_name: request.workflowName,
+      ...source,
+      group: request.group,
+      vars: request.vars,
+      values: request.values,
+      delegate_to: request.delegateTo,
+      forks: request.forks,
+      dry_run: request.dryRun,
+      verbose: request.verbose,
+      trigger: 'cli',
+    },
+  });
+  return followOnMaster(master, answer.id, ctx, options);
+}
+
+/**
+ * Follows a run on the master until it ends. Ctrl-C (or TERM) cancels the run on the master, which
+ * stops its tasks there and on agents, shows the final record and exits 130 (143); a second
+ * signal exits at once, leaving the run to the master.
+ */
+export async function followOnMaster(
+  master: MasterClient,
+  runId: string,
   ctx: CommandContext,
   options: RunOptions,
 ): Promise<number> {
@@ -33,37 +72,8 @@ export async function runOnMaster(
   };
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
   try {
-    const file = resolve((request.source as { file: string }).file);
-    // A master holding this data directory is on this machine: it reads a file under its workflow
-    // directories itself, and problems are reported at the file's path. Any other file is the
-    // user's own, which the master may not read: it gets the text, as a remote master does.
-    const source =
-      master.endpoint.local && (await inWorkflowDirs(file, workflowDirs(ctx.config)))
-        ? { file }
-        : {
-            content: await readWorkflowFile(file),
-            workflow_name: request.workflowName ?? basename(file, extname(file)),
-            // Problems name the file as typed, as they do when the master reads it (bad.yaml:4:18).
-            content_label: (request.source as { file: string }).file,
-          };
-    // The master's error answer comes back as a RunnerError of its kind and code: a workflow the
-    // master refused exits 2 as it does when run embedded.
-    const answer = await callRoute(master, postWorkflowsRun, {
-      body: {
-        workflow_name: request.workflowName,
-        ...source,
-        group: request.group,
-        vars: request.vars,
-        values: request.values,
-        delegate_to: request.delegateTo,
-        forks: request.forks,
-        dry_run: request.dryRun,
-        verbose: request.verbose,
-        trigger: 'cli',
-      },
-    });
     const view = runViewFor(ctx, options);
-    const path = `/executions/${encodeURIComponent(answer.id)}`;
+    const path = `/executions/${encodeURIComponent(runId)}`;
     const seen = new Map<string, string>();
     const show = (record: RunRecord) => {
       for (const task of record.tasks) {

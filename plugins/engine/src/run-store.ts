@@ -17,6 +17,13 @@ import type { RetentionSettings } from './retention-config.js';
 import { engineRetentionPolicies } from './run-retention.js';
 import { RUN_LIFECYCLE_MIGRATIONS, RUN_LIFECYCLE_OWNER } from './run-lifecycle-schema.js';
 import { RunList, type HistogramFilter, type RunPage } from './run-list.js';
+import type { LogOrder } from './log-followers.js';
+
+/** A run's units' logs as stored, and the order their lines were written in. */
+export interface StoredRunLog {
+  units: { name: string; agent: string; log: string }[];
+  order?: LogOrder;
+}
 
 /** run_inputs.request of a run whose inputs held a secret (not valid JSON of a request). */
 const WITHHELD = 'withheld: held a secret';
@@ -73,6 +80,12 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
     sql: `
       CREATE TABLE run_inputs (run_id TEXT PRIMARY KEY, request TEXT NOT NULL);
       ALTER TABLE runs ADD COLUMN rerun_of TEXT;`,
+  },
+  {
+    id: 4,
+    // Units store their logs one unit at a time; this says how their lines interleaved.
+    description: 'the order a run wrote its log lines in',
+    sql: 'ALTER TABLE runs ADD COLUMN log_order TEXT;',
   },
 ];
 
@@ -215,14 +228,15 @@ export class RunStore {
     return write;
   }
 
-  async finishRun(run: Omit<RunRecord, 'tasks'>): Promise<WriteResult> {
+  /** `logOrder`: how the units' lines interleaved as they were written (log-followers.ts). */
+  async finishRun(run: Omit<RunRecord, 'tasks'>, logOrder?: LogOrder): Promise<WriteResult> {
     // The run's results are durable no later than its final status.
     this.writeQueued();
     if (this.store.dialect === 'postgres') await this.lastTaskWrite.catch(() => undefined);
     const before = await this.lists.current(run.id);
     const write = this.track(
       this.store.run(
-        'UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, cancelled_by = ?, counts = ?, lease_expires_at = NULL WHERE id = ?',
+        'UPDATE runs SET status = ?, completed_at = ?, duration = ?, error = ?, cancelled_by = ?, counts = ?, log_order = ?, lease_expires_at = NULL WHERE id = ?',
         [
           run.status,
           run.completedAt ?? null,
@@ -230,6 +244,7 @@ export class RunStore {
           run.error === undefined ? null : this.redactor ? this.redactor.redactText(run.error) : run.error,
           run.cancelledBy ?? null,
           JSON.stringify(run.counts),
+          logOrder === undefined ? null : JSON.stringify(logOrder),
           run.id,
         ],
       ),
@@ -340,10 +355,18 @@ export class RunStore {
 
   /**
    * Each written unit's log as stored (JSON text, not parsed), in position order, with its task
-   * name and agent: the run log reader parses only the lines a page shows.
+   * name and agent (the run log reader parses only the lines a page shows), and the order the
+   * lines were written in (absent for runs recorded before it was kept).
    */
-  logTexts(runId: string): Promise<{ name: string; agent: string; log: string }[]> {
-    return this.store.all('SELECT name, agent, log FROM run_tasks WHERE run_id = ? ORDER BY seq', [runId]);
+  async logTexts(runId: string): Promise<StoredRunLog> {
+    const [units, run] = await Promise.all([
+      this.store.all<StoredRunLog['units'][number]>(
+        'SELECT name, agent, log FROM run_tasks WHERE run_id = ? ORDER BY seq',
+        [runId],
+      ),
+      this.store.get<{ log_order: string | null }>('SELECT log_order FROM runs WHERE id = ?', [runId]),
+    ]);
+    return { units, ...(run?.log_order ? { order: JSON.parse(run.log_order) as LogOrder } : {}) };
   }
 
   /** What a run was started with; undefined for an unknown run or one recorded before runs kept it. */

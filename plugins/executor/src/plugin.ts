@@ -5,6 +5,7 @@ import {
   LuaRuntimeRef,
   RunnerError,
   StateForwarderRef,
+  WorkflowMetricsForwarderRef,
   type CommandSpec,
 } from '@runner/plugin-sdk';
 import type { ExecutorServer } from './serve.js';
@@ -40,7 +41,7 @@ export const plugin = definePlugin({
   version: '0.1.0',
   description: "The local executor: runs a master's local task scripts that have side effects, as an unprivileged user",
   profiles: ['executor'],
-  provides: [ExecutorServerRef, StateForwarderRef],
+  provides: [ExecutorServerRef, StateForwarderRef, WorkflowMetricsForwarderRef],
   dependsOn: { runtime: LuaRuntimeRef },
   commands: [executorCommand],
   async setup(ctx, { runtime }) {
@@ -49,6 +50,8 @@ export const plugin = definePlugin({
     ctx.provide(ExecutorServerRef, server);
     // state.* of the tasks run here is asked of the master, which answers from its store.
     ctx.provide(StateForwarderRef, server);
+    // metrics.* of the tasks run here is exported by the master (module-metrics).
+    ctx.provide(WorkflowMetricsForwarderRef, server.metrics);
     return { stop: () => server.stop() };
   },
 });

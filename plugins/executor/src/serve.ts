@@ -13,6 +13,7 @@ import {
   type StateAnswer,
   type StateForwarder,
   type StateRequest,
+  type WorkflowMetricsForwarder,
 } from '@runner/plugin-sdk';
 
 /** What the server needs of its process: Node's IPC channel to the master. */
@@ -76,9 +77,7 @@ export class ExecutorServer implements StateForwarder {
   forward(request: StateRequest, run: { runId: string; task: string }, signal?: AbortSignal): Promise<StateAnswer> {
     // The master decides workflow, task and dry-run from its record of the task that asks; any
     // running unit of that task names the same ones.
-    const asking = [...this.#running.values()].find(
-      ({ task }) => task.run?.runId === run.runId && task.run?.task === run.task,
-    );
+    const asking = this.#runningTask(run);
     if (!asking)
       return Promise.reject(new RunnerError('not_found', `state.${request.operation}: no such task running`));
     const callId = this.#nextCall++;
@@ -98,6 +97,19 @@ export class ExecutorServer implements StateForwarder {
       });
       this.#send({ type: 'state', callId, id: asking.task.id, request });
     });
+  }
+
+  /** Sends the Lua metrics calls of a running task to the master, which exports them (module-metrics). */
+  readonly metrics: WorkflowMetricsForwarder = {
+    forward: (observation, run) => {
+      const asking = this.#runningTask(run);
+      if (asking) this.#send({ type: 'metric', id: asking.task.id, observation });
+    },
+  };
+
+  #runningTask(run: { runId: string; task: string }) {
+    // Any running unit of that task names the same workflow.
+    return [...this.#running.values()].find(({ task }) => task.run?.runId === run.runId && task.run?.task === run.task);
   }
 
   #receive(message: MasterToExecutor): void {

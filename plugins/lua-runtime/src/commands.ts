@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { stopProcessGroup } from '@runner/plugin-sdk';
+import { confinedCommand, stopProcessGroup } from '@runner/plugin-sdk';
 
 export interface CommandOutcome {
   /** Exit code, or null when a signal ended the command. */
@@ -29,7 +29,9 @@ export interface CommandOptions {
  */
 export function runShell(command: string, options: CommandOptions): Promise<CommandOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn('/bin/sh', ['-c', command], {
+    // Under resources.* when the master or agent set them (the cgroups, resource limits).
+    const { file, args } = confinedCommand('/bin/sh', ['-c', command]);
+    const child = spawn(file, args, {
       cwd: options.cwd,
       env: options.env as NodeJS.ProcessEnv,
       stdio: ['pipe', 'pipe', 'pipe'],

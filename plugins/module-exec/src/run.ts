@@ -1,6 +1,12 @@
 import { statSync } from 'node:fs';
 import type { LuaCallContext, LuaValue } from '@runner/plugin-sdk';
-import { formatDuration, parseDurationArgument, PROCESS_GROUP_GRACE_MS, stopProcessGroup } from '@runner/plugin-sdk';
+import {
+  confinedCommand,
+  formatDuration,
+  parseDurationArgument,
+  PROCESS_GROUP_GRACE_MS,
+  stopProcessGroup,
+} from '@runner/plugin-sdk';
 import type { Launcher } from './launcher.js';
 import type { ProcessGroupWatch } from './process-groups.js';
 import { isLuaTable, luaType } from '@runner/plugin-sdk';
@@ -246,8 +252,8 @@ function execute(
 
     const launched = launcher.launch(
       {
-        file: command.file,
-        args: command.args,
+        // Under resources.* when the master or agent set them (the cgroups, resource limits).
+        ...confinedCommand(command.file, command.args),
         cwd: options.cwd ?? process.cwd(),
         env: options.env ?? childEnvironment(),
         stdin: options.stdin,

@@ -108,7 +108,7 @@ describe('runner repl with piped input', () => {
     for (const command of ['.help', '.exit', '.clear', '.load <file>', '.save <file>'])
       expect(help.some((l) => l.startsWith(`${command} `))).toBe(true);
     expect(help).toContain(
-      'Modules are globals: exec, facts, file, goroutine, log, net, reliability, state, template.',
+      'Modules are globals: exec, facts, file, goroutine, log, metrics, net, reliability, state, template.',
     );
     expect(help).toContain("A module's functions and documentation: runner modules info <name>");
   });

@@ -6,7 +6,7 @@ import { runnerBin, tempDir, TmuxPane } from './test-support.js';
 
 // A real terminal: tmux runs `runner repl` in a pane, and the assertions read the screen it renders.
 const BANNER =
-  'runner 0.1.0 Lua 5.3 REPL — modules: exec, facts, file, goroutine, log, net, reliability, state, template — .help for help';
+  'runner 0.1.0 Lua 5.3 REPL — modules: exec, facts, file, goroutine, log, metrics, net, reliability, state, template — .help for help';
 
 describe.skipIf(!hasTool('tmux', 'tmux'))('runner repl on a terminal', () => {
   let pane: TmuxPane | undefined;

@@ -1,7 +1,7 @@
 // Shared by the benchmarks that drive a real `runner server`: free ports, starting and stopping the
 // master, authenticated requests (the master's local credential when authentication is on), and
 // percentiles. Benchmarks print readable lines, then one JSON line.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 
 export const root = resolve(import.meta.dirname, '../../..');
 export const bin = join(root, 'kernel/bin/runner.js');
@@ -205,4 +206,19 @@ export async function emptyDatabase(url) {
 export function rssMb(pid) {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Math.round(Number(match[1]) / 1024) : undefined;
+}
+
+/** autocannon's CLI with JSON output: the load comes from another process. */
+export async function autocannon({ url, connections, duration, headers }) {
+  const args = [
+    join(root, 'node_modules/autocannon/autocannon.js'),
+    '--json',
+    '-c',
+    String(connections),
+    '-d',
+    String(duration),
+  ];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}=${value}`);
+  const { stdout } = await promisify(execFile)(process.execPath, [...args, url], { maxBuffer: 64 * 1024 * 1024 });
+  return JSON.parse(stdout);
 }

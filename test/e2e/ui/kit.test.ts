@@ -1,19 +1,32 @@
 // The UI kit (ui/src/lib/kit) on the pages ported to it, in Debian's chromium against a real master
 // and real agents: the list view's selection (boxes that show it, select-all, shift ranges, kept in
-// the URL), sorting in the URL, bulk actions behind a confirm dialog, rows as cards on a phone; the
+// the URL), sorting in the URL, bulk actions behind a confirm dialog (rows as cards on a phone, and
+// the selected agent-control page in each look, are pages.test.ts's agent-control page); the
 // warning before running a command on offline agents; running runs' elapsed time; the page for a
 // service.md address whose feature is not built yet; and the contrast of primary buttons when
 // hovered and focused (WCAG AA, both themes). Screenshots `kit-*` in light and dark, desktop and phone.
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, it, vi } from 'vitest';
-import { type Look, looks, screenshot, seriousViolations, setLook } from './browser.js';
+import { repoRoot, tempDataDir } from '../helpers.js';
+import { looks, screenshot, seriousViolations, setLook } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
 // Each test drives pages on a master shared with other work on two cores: generous ceilings.
 vi.setConfig({ testTimeout: 90_000 });
 
-const ui = uiSuite({ agents: ['ctl-1', 'ctl-2', 'ctl-3', 'gone'], timeoutMs: 120_000 });
+// A third party's plugin beside the built-in ones (copied out of the repository, as it would be
+// installed): the notes fixture, which contributes a dashboard tile.
+const pluginsDir = join(tempDataDir('runner-ui-kit-plugins-'), 'plugins');
+cpSync(join(repoRoot, 'test/fixtures/external-plugins/notes'), join(pluginsDir, 'notes'), { recursive: true });
+
+const ui = uiSuite({
+  agents: ['ctl-1', 'ctl-2', 'ctl-3', 'gone'],
+  env: { RUNNER_PLUGINS_DIR: pluginsDir },
+  timeoutMs: 120_000,
+});
 
 const box = (page: Page, name: string) => page.getByRole('checkbox', { name: `Select ${name}`, exact: true });
 const selectAll = (page: Page) => page.getByRole('checkbox', { name: /^Select all \d+ shown$/ });
@@ -63,6 +76,12 @@ describe('the list view on agent control', () => {
     await selectAll(page).click();
     await page.waitForURL((url) => !url.searchParams.has('selected'));
     expect(await checkedBoxes(page, AGENTS)).toEqual([]);
+    // Nothing selected: the bar says what it is for, not "0 selected", and its actions are disabled.
+    const bar = page.getByRole('toolbar', { name: 'Bulk actions' });
+    await bar.getByText('Select rows to act on them').waitFor();
+    expect(await bar.getByText(/\d+ selected/).count()).toBe(0);
+    expect(await bar.getByRole('button', { name: 'Restart' }).isDisabled()).toBe(true);
+    expect(await bar.getByRole('button', { name: 'Clear selection' }).count()).toBe(0);
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -128,22 +147,6 @@ describe('the list view on agent control', () => {
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     expect(await page.getByText('ctl-2: restarting').count()).toBe(0);
-    expect(problems).toEqual([]);
-    await page.context().close();
-  });
-
-  it('draws the selection in both themes at both sizes, rows as cards on a phone, axe clean', async () => {
-    const { page, problems } = await ui.open('/agent-control?selected=ctl-1,ctl-3');
-    await box(page, 'ctl-3').waitFor();
-    expect(await checkedBoxes(page, AGENTS)).toEqual(['ctl-1', 'ctl-3']);
-    const rowsAsCards = async ([, viewport]: Look) => {
-      const display = await page
-        .locator('tbody tr')
-        .first()
-        .evaluate((row) => (globalThis as unknown as InPage).getComputedStyle(row).display);
-      expect(display, viewport).toBe(viewport === 'phone' ? 'block' : 'table-row');
-    };
-    expect(await looks(page, 'kit-agent-control', { check: rowsAsCards })).toEqual([]);
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -300,22 +303,116 @@ describe('the dashboard', () => {
     expect(problems).toEqual([]);
     await page.context().close();
   });
+
+  it("draws every tile the master lists, a plugin's own among them, in order and opening its page", async () => {
+    await apiCall(ui.master, 'POST', '/notes', { name: 'n1', text: 'pinned one', pinned: true });
+    const { page, problems } = await ui.open('/');
+    const counts = page.getByRole('region', { name: 'Counts' });
+    await page.getByTestId('count-notes').filter({ hasText: '1' }).waitFor();
+    const { tiles } = await apiCall<{ tiles: { id: string; title: string; href: string }[] }>(
+      ui.master,
+      'GET',
+      '/dashboard',
+    );
+    // The dashboard's own tiles first (orders 10 and 20), then the notes plugin's (40).
+    expect(tiles.map((t) => t.id)).toEqual([
+      'agents',
+      'online-agents',
+      'executions',
+      'running',
+      'executions-24h',
+      'notes',
+    ]);
+    expect(
+      await counts.locator('[data-tile]').evaluateAll((els) => els.map((e) => e.getAttribute('data-tile'))),
+    ).toEqual(tiles.map((t) => t.id));
+    expect(await counts.locator('[data-tile="notes"]').textContent()).toContain('1 pinned');
+    expect(await counts.locator('[data-tile="notes"]').getAttribute('href')).toBe('/notes');
+    expect(await looks(page, 'kit-dashboard-tiles', { show: counts })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 });
 
 describe('addresses without a page', () => {
   it('says a service.md page is not built yet in this version, and that an unknown address has no page', async () => {
-    const { page: notBuilt, problems } = await ui.open('/flows');
-    await notBuilt.getByRole('heading', { name: 'Flows', level: 1 }).waitFor();
+    const { page: notBuilt, problems } = await ui.open('/terminal');
+    await notBuilt.getByRole('heading', { name: 'Terminal', level: 1 }).waitFor();
     await notBuilt.getByRole('heading', { name: 'Not built yet in this version' }).waitFor();
     // Not offered in the menu.
-    expect(await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Flows' }).count()).toBe(
-      0,
-    );
+    expect(
+      await notBuilt.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Terminal' }).count(),
+    ).toBe(0);
     expect(await looks(notBuilt, 'kit-not-built')).toEqual([]);
     expect(problems).toEqual([]);
     await notBuilt.context().close();
     const { page } = await ui.open('/no-such-page');
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await page.context().close();
+  });
+});
+
+describe('the /flows page', () => {
+  const yaml = (word: string) =>
+    `version: "1.0"\ntasks:\n  - name: say\n    exec:\n      script: 'return true, "${word}"'\n`;
+
+  it('lists flows with stats, searches, toggles active, edits with validation, diffs side by side and restores', async () => {
+    await apiCall(ui.master, 'POST', '/flows', {
+      name: 'web-deploy',
+      yaml: yaml('one'),
+      tags: ['web'],
+      description: 'Ships the site to the web tier',
+    });
+    await apiCall(ui.master, 'PUT', '/flows/web-deploy', { yaml: yaml('two'), base_version: 1, message: 'say two' });
+    await apiCall(ui.master, 'POST', '/flows', {
+      name: 'nightly-backup',
+      yaml: yaml('b'),
+      active: false,
+      tags: ['ops'],
+    });
+
+    const { page, problems } = await ui.open('/flows');
+    const table = page.getByRole('table', { name: 'Flows' });
+    await table.getByRole('link', { name: 'web-deploy' }).waitFor();
+    expect(await looks(page, 'flows-list')).toEqual([]);
+    await page.getByRole('searchbox', { name: 'Search' }).fill('backup');
+    await page.waitForURL((url) => url.searchParams.get('q') === 'backup');
+    await expect.poll(() => table.getByRole('link', { name: 'web-deploy' }).count()).toBe(0);
+    await page.getByRole('checkbox', { name: 'nightly-backup active' }).click();
+    await expect
+      .poll(async () => (await apiCall<{ active: boolean }>(ui.master, 'GET', '/flows/nightly-backup')).active)
+      .toBe(true);
+
+    await page.goto('/flows/web-deploy');
+    const editor = page.locator('.cm-content');
+    await editor.waitFor();
+    await page.getByText('Valid: 1 task.').waitFor();
+    // A typo is found as it is typed, at its line, and saving waits for a fix.
+    // Whole texts put in as a paste would (typing would meet the editor's auto-indent).
+    await editor.click();
+    await page.keyboard.press('Control+a');
+    await page.keyboard.insertText(`${yaml('two')}  - nme: oops\n`);
+    await page.getByRole('alert', { name: 'Problems in the workflow' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Save as version 3' }).isDisabled()).toBe(true);
+    await page.keyboard.press('Control+a');
+    await page.keyboard.insertText(`${yaml('two')}  - name: more\n    exec:\n      script: return true\n`);
+    await page.getByText('Valid: 2 tasks.').waitFor();
+    await page.getByRole('textbox', { name: 'Message' }).fill('one more task');
+    await page.getByRole('button', { name: 'Save as version 3' }).click();
+    await page.getByText('saved as version 3').waitFor();
+    expect(await looks(page, 'flows-editor', { axe: false })).toEqual([]);
+
+    await page.getByRole('tab', { name: /Versions/ }).click();
+    const diff = page.getByRole('table', { name: 'Version 2 beside version 3' });
+    await diff.waitFor();
+    expect(await diff.getByRole('cell', { name: /added:\s+- name: more/ }).count()).toBe(1);
+    expect(await looks(page, 'flows-versions')).toEqual([]);
+    await page.getByRole('row', { name: /v1/ }).getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('button', { name: 'Restore version 1' }).click();
+    await page.getByText('version 1 restored').waitFor();
+    const flow = await apiCall<{ version: number; yaml: string }>(ui.master, 'GET', '/flows/web-deploy');
+    expect(flow).toMatchObject({ version: 4, yaml: yaml('one') });
+    expect(problems).toEqual([]);
     await page.context().close();
   });
 });

@@ -39,6 +39,18 @@ export const NAV: NavItem[] = [
     icon: 'M5 4l14 8-14 8z',
   },
   {
+    href: '/flows',
+    label: 'Flows',
+    permission: 'workflow:view',
+    icon: 'M4 5h6v4H4zM14 15h6v4h-6zM7 9v4a2 2 0 0 0 2 2h5',
+  },
+  {
+    href: '/scheduler',
+    label: 'Scheduler',
+    permission: 'schedule:view',
+    icon: 'M12 7v5l3 2M12 3a9 9 0 1 0 0 18 9 9 0 0 0 0-18z',
+  },
+  {
     href: '/hooks',
     label: 'Hooks',
     permission: 'hook:view',
@@ -67,8 +79,6 @@ export interface PlannedPage {
 }
 
 export const PLANNED: PlannedPage[] = [
-  { href: '/flows', label: 'Flows', what: 'saved workflows, their versions and their runs' },
-  { href: '/scheduler', label: 'Scheduler', what: 'workflows started on a schedule' },
   { href: '/terminal', label: 'Terminal', what: 'remote terminal sessions on agents, with file transfer' },
   { href: '/stacks', label: 'Stacks', what: 'environments and their values' },
   { href: '/secrets', label: 'Secrets', what: 'the secrets workflows can use (view only)' },

@@ -12,6 +12,8 @@ describe('the rows of a virtualised log', () => {
     expect(layoutRows(['x'.repeat(25), `short\n${'y'.repeat(12)}`, 'z'.repeat(10)], 20, 10)).toEqual([0, 60, 120, 140]);
     // On a phone the time and level take a row above each message.
     expect(layoutRows(['a', 'x'.repeat(11)], 20, 10, 1)).toEqual([0, 40, 100]);
+    // Extra rows by line: where each line comes from, wrapped under its time and level.
+    expect(layoutRows(['a', 'b'], 20, 10, (i) => 1 + i * 2)).toEqual([0, 40, 120]);
   });
 
   it('finds the line at a height, inside a tall message too', () => {

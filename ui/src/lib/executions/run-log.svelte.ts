@@ -116,7 +116,7 @@ export class RunLog {
     });
     source.addEventListener('end', () => {
       this.unfollow();
-      // The log in its final order (units in the run's order, no longer in the order written).
+      // The log as stored (the same order: the order written), with what the stream filtered out.
       void this.tail().then(() => ended?.());
     });
   }

@@ -1,0 +1,413 @@
+import {
+  AGENT_NAME_PATTERN,
+  AGENT_NAME_RULE,
+  ConflictError,
+  didYouMean,
+  InvalidInputError,
+  NotFoundError,
+  type Migration,
+  type Store,
+} from '@runner/plugin-sdk';
+import { checkSchedule } from './cron.js';
+
+export const SCHEDULER_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    description: 'scheduler jobs and the history of their slots (each slot claimed once)',
+    sql: `CREATE TABLE scheduler_jobs (
+      name TEXT PRIMARY KEY,
+      description TEXT NOT NULL DEFAULT '',
+      flow TEXT,
+      workflow TEXT,
+      schedule TEXT NOT NULL,
+      timezone TEXT NOT NULL,
+      missed TEXT NOT NULL,
+      missed_cap INTEGER NOT NULL,
+      overlap TEXT NOT NULL,
+      vars TEXT NOT NULL,
+      enabled INTEGER NOT NULL,
+      notify_on TEXT NOT NULL,
+      notify_webhook TEXT,
+      notify_email TEXT NOT NULL,
+      active_since TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      updated_at TEXT NOT NULL
+    );
+    CREATE TABLE scheduler_slots (
+      job TEXT NOT NULL,
+      kind TEXT NOT NULL,
+      slot_at TEXT NOT NULL,
+      outcome TEXT NOT NULL,
+      master TEXT NOT NULL,
+      claimed_at TEXT NOT NULL,
+      started_at TEXT,
+      run_id TEXT,
+      run_status TEXT,
+      finished_at TEXT,
+      detail TEXT,
+      notice TEXT,
+      PRIMARY KEY (job, kind, slot_at)
+    );
+    CREATE INDEX scheduler_slots_open ON scheduler_slots (outcome, job);`,
+  },
+];
+
+export const MISSED_POLICIES = ['skip', 'run_once', 'run_all'] as const;
+export const OVERLAP_POLICIES = ['skip', 'queue', 'allow'] as const;
+export const NOTIFY_ON = ['never', 'failure', 'success', 'both'] as const;
+export type MissedPolicy = (typeof MISSED_POLICIES)[number];
+export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
+export type NotifyOn = (typeof NOTIFY_ON)[number];
+
+/** Most missed slots `run_all` starts after downtime (and its default). */
+export const MAX_MISSED_CAP = 100;
+export const DEFAULT_MISSED_CAP = 10;
+export const MAX_DESCRIPTION = 500;
+
+export interface Job {
+  name: string;
+  description: string;
+  /** The saved flow it starts, or null when it starts a workflow file. */
+  flow: string | null;
+  /** The workflow file (under engine.workflow_dirs) it starts, or null when it starts a flow. */
+  workflow: string | null;
+  schedule: string;
+  timezone: string;
+  missed: MissedPolicy;
+  missed_cap: number;
+  overlap: OverlapPolicy;
+  vars: Record<string, string>;
+  enabled: boolean;
+  notify_on: NotifyOn;
+  notify_webhook: string | null;
+  notify_email: string[];
+  /** ISO 8601: slots before it are not this job's (created, enabled or rescheduled then). */
+  active_since: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What a client sends to create a job (and, all optional, to change one). */
+export interface JobInput {
+  name?: string;
+  description?: string;
+  flow?: string | null;
+  workflow?: string | null;
+  schedule?: string;
+  timezone?: string;
+  missed?: string;
+  missed_cap?: number;
+  overlap?: string;
+  vars?: Record<string, string>;
+  enabled?: boolean;
+  notify_on?: string;
+  notify_webhook?: string | null;
+  notify_email?: string[];
+}
+
+/**
+ * Outcomes of a slot. Final: `started`, `skipped_overlap`, `missed`, `failed_to_start`. Passing:
+ * `claimed` (the claim is durable, the run is being started) and `queued` (waiting, by the
+ * overlap policy `queue`, for the job's previous run to end).
+ */
+export type SlotOutcome = 'claimed' | 'queued' | 'started' | 'skipped_overlap' | 'missed' | 'failed_to_start';
+
+export interface Slot {
+  job: string;
+  /** `schedule`, or `manual` for run-now. */
+  kind: 'schedule' | 'manual';
+  /** ISO 8601 UTC: the time the schedule gave (run-now: when it was asked). */
+  slot_at: string;
+  outcome: SlotOutcome;
+  /** The master that claimed it. */
+  master: string;
+  claimed_at: string;
+  started_at: string | null;
+  run_id: string | null;
+  /** The run's final status once it ended (`succeeded`, `failed`, ...), null while it runs. */
+  run_status: string | null;
+  finished_at: string | null;
+  detail: string | null;
+  /** What the notifications of this slot came to. */
+  notice: string | null;
+}
+
+interface JobRow extends Omit<Job, 'vars' | 'enabled' | 'notify_email' | 'missed' | 'overlap' | 'notify_on'> {
+  vars: string;
+  enabled: number | boolean;
+  notify_email: string;
+  missed: string;
+  overlap: string;
+  notify_on: string;
+}
+
+function fromRow(row: JobRow): Job {
+  return {
+    ...row,
+    missed_cap: Number(row.missed_cap),
+    missed: row.missed as MissedPolicy,
+    overlap: row.overlap as OverlapPolicy,
+    notify_on: row.notify_on as NotifyOn,
+    vars: JSON.parse(row.vars) as Record<string, string>,
+    enabled: Boolean(Number(row.enabled)),
+    notify_email: row.notify_email === '' ? [] : row.notify_email.split(','),
+  };
+}
+
+const COLUMNS = [
+  'name',
+  'description',
+  'flow',
+  'workflow',
+  'schedule',
+  'timezone',
+  'missed',
+  'missed_cap',
+  'overlap',
+  'vars',
+  'enabled',
+  'notify_on',
+  'notify_webhook',
+  'notify_email',
+  'active_since',
+  'created_at',
+  'updated_at',
+] as const;
+
+function toRow(job: Job): (string | number | null)[] {
+  const row = {
+    ...job,
+    vars: JSON.stringify(job.vars),
+    enabled: job.enabled ? 1 : 0,
+    notify_email: job.notify_email.join(','),
+  };
+  return COLUMNS.map((column) => row[column]);
+}
+
+const invalid = (field: string, message: string) => new InvalidInputError(`${field}: ${message}`, { field });
+
+function oneOf<T extends string>(field: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value))
+    throw invalid(field, `"${value}" is not one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+const EMAIL = /^[^\s@,]+@[^\s@,]+$/;
+
+/**
+ * Merges `input` over `base` (a new job's defaults, or the job as stored) and checks every field,
+ * naming the first one at fault. Which flow or file exists is checked by the caller.
+ */
+export function mergeJob(base: Job, input: JobInput): Job {
+  const job: Job = { ...base };
+  for (const key of Object.keys(input) as (keyof JobInput)[]) {
+    const value = input[key];
+    if (value !== undefined) (job as unknown as Record<string, unknown>)[key] = value;
+  }
+  if (typeof job.name !== 'string' || !AGENT_NAME_PATTERN.test(job.name))
+    throw invalid('name', `job name ${JSON.stringify(job.name)} is not valid: use ${AGENT_NAME_RULE}`);
+  if (job.description.length > MAX_DESCRIPTION) throw invalid('description', `at most ${MAX_DESCRIPTION} characters`);
+  job.description = job.description.trim();
+  if (input.flow) job.workflow = input.workflow ?? null;
+  if (input.workflow) job.flow = input.flow ?? null;
+  if (job.flow && job.workflow) throw invalid('flow', 'give a flow or a workflow file, not both');
+  if (!job.flow && !job.workflow) throw invalid('workflow', 'give the workflow file (or the flow) the job starts');
+  job.schedule = job.schedule.trim().replace(/\s+/g, ' ');
+  checkSchedule({ expression: job.schedule, timezone: job.timezone });
+  job.missed = oneOf('missed', job.missed, MISSED_POLICIES);
+  job.overlap = oneOf('overlap', job.overlap, OVERLAP_POLICIES);
+  job.notify_on = oneOf('notify_on', job.notify_on, NOTIFY_ON);
+  if (!Number.isInteger(job.missed_cap) || job.missed_cap < 1 || job.missed_cap > MAX_MISSED_CAP)
+    throw invalid('missed_cap', `a whole number from 1 to ${MAX_MISSED_CAP}`);
+  for (const [name, value] of Object.entries(job.vars))
+    if (typeof value !== 'string') throw invalid(`vars.${name}`, 'a var is text');
+  if (job.notify_webhook) {
+    let url: URL;
+    try {
+      url = new URL(job.notify_webhook);
+    } catch {
+      throw invalid('notify_webhook', `"${job.notify_webhook}" is not a URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw invalid('notify_webhook', 'use an http or https URL');
+  } else job.notify_webhook = null;
+  job.notify_email = [...new Set(job.notify_email.map((address) => address.trim()).filter(Boolean))];
+  job.notify_email.forEach((address, i) => {
+    if (!EMAIL.test(address)) throw invalid(`notify_email[${i}]`, `"${address}" is not an e-mail address`);
+  });
+  if (job.notify_on !== 'never' && !job.notify_webhook && job.notify_email.length === 0)
+    throw invalid('notify_on', `notifications on ${job.notify_on} need a webhook or an e-mail address`);
+  return job;
+}
+
+/** A new job's defaults before the input is merged. */
+export function newJob(name: string, timezone: string, now: Date): Job {
+  const at = now.toISOString();
+  return {
+    name,
+    description: '',
+    flow: null,
+    workflow: null,
+    schedule: '',
+    timezone,
+    missed: 'skip',
+    missed_cap: DEFAULT_MISSED_CAP,
+    overlap: 'skip',
+    vars: {},
+    enabled: true,
+    notify_on: 'never',
+    notify_webhook: null,
+    notify_email: [],
+    active_since: at,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+/** The jobs and their slots in the store. Jobs are few and read at every tick: kept in memory too. */
+export class JobStore {
+  private readonly jobs = new Map<string, Job>();
+  constructor(private readonly store: Store) {}
+
+  async open(): Promise<void> {
+    await this.store.migrate('scheduler', SCHEDULER_MIGRATIONS);
+    await this.reload();
+  }
+
+  /** Reads every job again (another master changed one). */
+  async reload(): Promise<void> {
+    const rows = await this.store.all<JobRow>('SELECT * FROM scheduler_jobs ORDER BY name');
+    this.jobs.clear();
+    for (const row of rows) this.jobs.set(row.name, fromRow(row));
+  }
+
+  /** Reads one job again; undefined once it is gone. */
+  async refresh(name: string): Promise<Job | undefined> {
+    const row = await this.store.get<JobRow>('SELECT * FROM scheduler_jobs WHERE name = ?', [name]);
+    if (row) this.jobs.set(name, fromRow(row));
+    else this.jobs.delete(name);
+    return this.jobs.get(name);
+  }
+
+  list(): Job[] {
+    return [...this.jobs.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  get(name: string): Job | undefined {
+    return this.jobs.get(name);
+  }
+
+  require(name: string): Job {
+    const job = this.jobs.get(name);
+    if (job) return job;
+    const names = [...this.jobs.keys()];
+    throw new NotFoundError(
+      `scheduler job "${name}" does not exist${didYouMean(name, names)} (${names.length === 0 ? 'no job exists yet' : `jobs: ${names.sort().join(', ')}`})`,
+      { details: { job: name } },
+    );
+  }
+
+  async insert(job: Job): Promise<Job> {
+    if (this.jobs.has(job.name)) throw new ConflictError(`scheduler job "${job.name}" already exists`);
+    await this.store.run(
+      `INSERT INTO scheduler_jobs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
+      toRow(job),
+    );
+    return (await this.refresh(job.name))!;
+  }
+
+  async replace(job: Job): Promise<Job> {
+    const [, ...rest] = COLUMNS;
+    const values = toRow(job);
+    await this.store.run(`UPDATE scheduler_jobs SET ${rest.map((c) => `${c} = ?`).join(', ')} WHERE name = ?`, [
+      ...values.slice(1),
+      job.name,
+    ]);
+    return (await this.refresh(job.name))!;
+  }
+
+  async delete(name: string): Promise<void> {
+    await this.store.transaction([
+      { sql: 'DELETE FROM scheduler_slots WHERE job = ?', params: [name] },
+      { sql: 'DELETE FROM scheduler_jobs WHERE name = ?', params: [name] },
+    ]);
+    this.jobs.delete(name);
+  }
+
+  /** The latest scheduled slot the job has a row for (ms), if any. */
+  async lastSlot(job: string): Promise<number | undefined> {
+    const row = await this.store.get<{ at: string | null }>(
+      "SELECT MAX(slot_at) AS at FROM scheduler_slots WHERE job = ? AND kind = 'schedule'",
+      [job],
+    );
+    return row?.at ? Date.parse(row.at) : undefined;
+  }
+
+  /**
+   * The claim primitive: inserts the slot's unique row; true when this call inserted it (no other
+   * master, and no earlier life of this one, has it).
+   */
+  async claim(
+    slot: Pick<Slot, 'job' | 'kind' | 'slot_at' | 'outcome' | 'master' | 'claimed_at' | 'detail'>,
+  ): Promise<boolean> {
+    const result = await this.store.run(
+      `INSERT INTO scheduler_slots (job, kind, slot_at, outcome, master, claimed_at, detail)
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      [slot.job, slot.kind, slot.slot_at, slot.outcome, slot.master, slot.claimed_at, slot.detail],
+    );
+    return result.changes === 1;
+  }
+
+  async update(
+    key: Pick<Slot, 'job' | 'kind' | 'slot_at'>,
+    change: Partial<
+      Pick<Slot, 'outcome' | 'started_at' | 'run_id' | 'run_status' | 'finished_at' | 'detail' | 'notice'>
+    >,
+  ): Promise<void> {
+    const fields = Object.keys(change) as (keyof typeof change)[];
+    if (fields.length === 0) return;
+    await this.store.run(
+      `UPDATE scheduler_slots SET ${fields.map((f) => `${f} = ?`).join(', ')} WHERE job = ? AND kind = ? AND slot_at = ?`,
+      [...fields.map((f) => change[f] ?? null), key.job, key.kind, key.slot_at],
+    );
+  }
+
+  /** The job's slots whose runs have not ended (started, not finished) and those waiting or being started. */
+  async openSlots(job: string): Promise<Slot[]> {
+    return this.store.all<Slot>(
+      `SELECT * FROM scheduler_slots WHERE job = ? AND outcome IN ('claimed', 'queued', 'started') AND finished_at IS NULL ORDER BY slot_at`,
+      [job],
+    );
+  }
+
+  /** Slots left `claimed` or `queued` by masters other than `alive` (every one of them when none is given). */
+  async stranded(isAlive: (master: string) => Promise<boolean>): Promise<Slot[]> {
+    const rows = await this.store.all<Slot>(
+      "SELECT * FROM scheduler_slots WHERE outcome IN ('claimed', 'queued') ORDER BY slot_at",
+    );
+    const stranded: Slot[] = [];
+    for (const row of rows) if (!(await isAlive(row.master))) stranded.push(row);
+    return stranded;
+  }
+
+  async history(job: string, limit: number, offset: number): Promise<{ slots: Slot[]; total: number }> {
+    const [slots, count] = await Promise.all([
+      this.store.all<Slot>('SELECT * FROM scheduler_slots WHERE job = ? ORDER BY slot_at DESC, kind LIMIT ? OFFSET ?', [
+        job,
+        limit,
+        offset,
+      ]),
+      this.store.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM scheduler_slots WHERE job = ?', [job]),
+    ]);
+    return { slots, total: Number(count?.n ?? 0) };
+  }
+
+  /** Each job's latest slot, for the list. */
+  async latest(): Promise<Map<string, Slot>> {
+    const rows = await this.store.all<Slot>(
+      `SELECT s.* FROM scheduler_slots s JOIN (SELECT job, MAX(slot_at) AS at FROM scheduler_slots GROUP BY job) m
+       ON s.job = m.job AND s.slot_at = m.at`,
+    );
+    return new Map(rows.map((row) => [row.job, row]));
+  }
+}

@@ -1,0 +1,105 @@
+import { InvalidInputError, type FlowsService, type WorkflowEngine } from '@runner/plugin-sdk';
+import { mergeJob, newJob, type Job, type JobInput, type JobStore, type Slot } from './job-store.js';
+import type { Scheduler } from './scheduler.js';
+
+/** A job as the API answers it: its fields, its next 5 runs and its latest slot. */
+export type JobAnswer = Job & { next_runs: string[]; last: Slot | null };
+
+/**
+ * What the routes call: jobs checked (the flow exists, the workflow file validates under the
+ * workflow directories) and stored, and the loop told of each change.
+ */
+export class SchedulerService {
+  constructor(
+    private readonly jobs: JobStore,
+    private readonly scheduler: Scheduler,
+    private readonly deps: {
+      engine: WorkflowEngine;
+      flows?: FlowsService;
+      workflowDirs: string[];
+      defaultTimezone: string;
+      now: () => Date;
+      /** Told after each change is durable (other masters read the job again). */
+      changed: (name: string) => void;
+    },
+  ) {}
+
+  async list(): Promise<{ jobs: JobAnswer[]; total: number }> {
+    const latest = await this.jobs.latest();
+    const jobs = this.jobs.list().map((job) => this.answer(job, latest.get(job.name) ?? null));
+    return { jobs, total: jobs.length };
+  }
+
+  async get(name: string): Promise<JobAnswer> {
+    const job = this.jobs.require(name);
+    const { slots } = await this.jobs.history(name, 1, 0);
+    return this.answer(job, slots[0] ?? null);
+  }
+
+  async create(input: JobInput & { name: string }): Promise<JobAnswer> {
+    const job = mergeJob(newJob(input.name, this.deps.defaultTimezone, this.deps.now()), input);
+    await this.checkTarget(job);
+    await this.jobs.insert(job);
+    return this.after(job.name);
+  }
+
+  async update(name: string, input: JobInput): Promise<JobAnswer> {
+    const current = this.jobs.require(name);
+    const job = mergeJob({ ...current, updated_at: this.deps.now().toISOString() }, { ...input, name });
+    if (input.flow !== undefined || input.workflow !== undefined) await this.checkTarget(job);
+    // A new schedule counts from now: slots the old one gave are not missed ones of the new.
+    if (job.schedule !== current.schedule || job.timezone !== current.timezone || (job.enabled && !current.enabled))
+      job.active_since = job.updated_at;
+    await this.jobs.replace(job);
+    return this.after(name);
+  }
+
+  setEnabled(name: string, enabled: boolean): Promise<JobAnswer> {
+    return this.update(name, { enabled });
+  }
+
+  async remove(name: string): Promise<void> {
+    this.jobs.require(name);
+    await this.jobs.delete(name);
+    this.scheduler.forget(name);
+    this.deps.changed(name);
+  }
+
+  runNow(name: string, by: string): Promise<Slot> {
+    return this.scheduler.runNow(this.jobs.require(name), by);
+  }
+
+  history(name: string, limit: number, offset: number): Promise<{ slots: Slot[]; total: number }> {
+    this.jobs.require(name);
+    return this.jobs.history(name, limit, offset);
+  }
+
+  private async after(name: string): Promise<JobAnswer> {
+    this.scheduler.forget(name);
+    this.deps.changed(name);
+    return this.get(name);
+  }
+
+  private answer(job: Job, last: Slot | null): JobAnswer {
+    return { ...job, next_runs: this.scheduler.nextRuns(job), last };
+  }
+
+  /** Refuses a job whose flow does not exist or whose workflow file does not validate, at save. */
+  private async checkTarget(job: Job): Promise<void> {
+    if (job.flow) {
+      if (!this.deps.flows)
+        throw new InvalidInputError('flow: no flows plugin runs on this master; give a workflow file', {
+          field: 'flow',
+        });
+      if (!(await this.deps.flows.get(job.flow)))
+        throw new InvalidInputError(`flow: there is no saved flow named "${job.flow}"`, { field: 'flow' });
+      return;
+    }
+    try {
+      await this.deps.engine.validate({ source: { file: job.workflow!, within: this.deps.workflowDirs } });
+    } catch (error) {
+      const message = (error as Error).message;
+      throw new InvalidInputError(`workflow: ${message}`, { field: 'workflow', details: { cause: message } });
+    }
+  }
+}
