@@ -169,6 +169,10 @@ function checkInteger(value: unknown, field: string, min: number, max: number): 
   return value;
 }
 
+/** The columns a create or an update writes, in the order `written` gives their values. */
+const WRITTEN = ['name', 'event_type', 'stack', 'enabled', 'priority', 'timeout_ms', 'retries', 'script'] as const;
+const written = (fields: Record<(typeof WRITTEN)[number], string | number | null>) => WRITTEN.map((c) => fields[c]);
+
 /**
  * Hooks in the master's store, with a copy in memory (the queue asks which hooks match each event,
  * synchronously); every write is read back, and other masters are told to read it too.
@@ -279,20 +283,8 @@ export class HookStore {
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
     const at = new Date().toISOString();
     await this.store.run(
-      `INSERT INTO hooks (name, event_type, stack, enabled, priority, timeout_ms, retries, script, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        fields.name,
-        fields.event_type,
-        fields.stack,
-        fields.enabled,
-        fields.priority,
-        fields.timeout_ms,
-        fields.retries,
-        fields.script,
-        at,
-        at,
-      ],
+      `INSERT INTO hooks (${WRITTEN.join(', ')}, updated_at, created_at) VALUES (${WRITTEN.map(() => '?').join(', ')}, ?, ?)`,
+      [...written(fields), at, at],
     );
     const row = await this.store.get<{ id: number }>('SELECT id FROM hooks WHERE name = ?', [fields.name]);
     return this.changed(row!.id, 'created');
@@ -303,22 +295,11 @@ export class HookStore {
     const fields = this.checked(input, current);
     if (fields.name !== current.name && [...this.hooks.values()].some((h) => h.name === fields.name))
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
-    await this.store.run(
-      `UPDATE hooks SET name = ?, event_type = ?, stack = ?, enabled = ?, priority = ?, timeout_ms = ?, retries = ?,
-       script = ?, updated_at = ? WHERE id = ?`,
-      [
-        fields.name,
-        fields.event_type,
-        fields.stack,
-        fields.enabled,
-        fields.priority,
-        fields.timeout_ms,
-        fields.retries,
-        fields.script,
-        new Date().toISOString(),
-        current.id,
-      ],
-    );
+    await this.store.run(`UPDATE hooks SET ${WRITTEN.map((c) => `${c} = ?`).join(', ')}, updated_at = ? WHERE id = ?`, [
+      ...written(fields),
+      new Date().toISOString(),
+      current.id,
+    ]);
     return this.changed(current.id, 'updated');
   }
 

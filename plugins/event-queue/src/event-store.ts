@@ -152,11 +152,18 @@ export class EventStore {
   ): Promise<QueuedEvent[]> {
     const lock = this.store.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
     return this.store.withTransaction(async (tx) => {
+      // Two reads, each on the (status, id) index: an OR of both would scan the table.
       const rows = await tx.all<EventRow>(
-        `SELECT ${COLUMNS} FROM events WHERE status = 'pending' OR (status = 'processing' AND lease_until < ?)
-         ORDER BY id LIMIT ?${lock}`,
-        [now, limit],
+        `SELECT ${COLUMNS} FROM events WHERE status = 'pending' ORDER BY id LIMIT ?${lock}`,
+        [limit],
       );
+      if (rows.length < limit)
+        rows.push(
+          ...(await tx.all<EventRow>(
+            `SELECT ${COLUMNS} FROM events WHERE status = 'processing' AND lease_until < ? ORDER BY id LIMIT ?${lock}`,
+            [now, limit - rows.length],
+          )),
+        );
       if (rows.length === 0) return [];
       const events = rows.map(toEvent);
       const work = events.filter(hasWork);
