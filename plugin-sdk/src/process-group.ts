@@ -147,8 +147,8 @@ export function joinCgroup(cgroup: string, pid: number): boolean {
   }
 }
 
-/** Kills every process in a cgroup: the ones an earlier master's executor left; how many there were. */
-export function killCgroup(cgroup: string): number {
+/** Kills every process in a cgroup but this one and `spare`: those an earlier master or agent left; how many there were. */
+export function killCgroup(cgroup: string, spare: readonly number[] = []): number {
   let pids: number[];
   try {
     pids = readFileSync(join(cgroup, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
@@ -157,7 +157,7 @@ export function killCgroup(cgroup: string): number {
   }
   for (const pid of pids) {
     try {
-      if (pid !== process.pid) process.kill(pid, 'SIGKILL');
+      if (pid !== process.pid && !spare.includes(pid)) process.kill(pid, 'SIGKILL');
     } catch {
       // Gone meanwhile.
     }

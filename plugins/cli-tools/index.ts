@@ -20,13 +20,10 @@ const modules = () => import('./src/modules-command.js');
  * "unknown command" or a far did-you-mean. The feature's plugin replaces its entry when it comes.
  */
 const PLANNED: readonly CommandSpec[] = [
-  { name: 'hook', aliases: ['hooks'], description: 'hooks', planned: 'hooks that start workflows on events' },
-  { name: 'events', aliases: ['event'], description: 'events', planned: 'the event queue hooks read (list, watch)' },
   { name: 'secret', aliases: ['secrets'], description: 'secrets', planned: 'secrets of a stack (add, list, remove)' },
   { name: 'ssh', description: 'SSH connections', planned: 'saved SSH connections (list, add, remove, test)' },
   { name: 'gitops', description: 'GitOps', planned: 'workflows synced from a Git repository (sync, status, diff)' },
   { name: 'terminal', description: 'terminal', planned: 'a terminal on an agent' },
-  { name: 'scheduler', description: 'scheduler', planned: 'workflows started on a cron schedule' },
 ];
 
 export const plugin = definePlugin({

@@ -96,13 +96,13 @@ describe('runner run through the master', () => {
 
 describe('commands of features not built yet', () => {
   it('say so, whatever they are given, and are not offered for near names', async () => {
-    for (const args of [['events'], ['secret', 'add', 'prod', 'x'], ['hooks', 'list'], ['scheduler', '--help']]) {
+    for (const args of [['gitops'], ['secret', 'add', 'prod', 'x'], ['terminal', 'web-1'], ['ssh', '--help']]) {
       const answer = await runRunner(args, { env: { RUNNER_DATA_DIR: tempDataDir('runner-new-user-planned-') } });
       expect(answer.code).toBe(1);
-      expect(answer.stderr).toMatch(/^runner: runner (events|secret|hook|scheduler) is not built yet: .+\(planned; /);
+      expect(answer.stderr).toMatch(/^runner: runner (gitops|secret|terminal|ssh) is not built yet: .+\(planned; /);
     }
     const help = await runRunner(['--help']);
-    expect(help.stdout).not.toMatch(/^\s+(events|secret|hook|scheduler)\b/m);
+    expect(help.stdout).not.toMatch(/^\s+(gitops|secret|terminal|ssh)\b/m);
     const typo = await runRunner(['agnet', 'list']);
     expect(typo.stderr).toBe("runner: unknown command 'agnet'\n(Did you mean agent?)\n");
   });

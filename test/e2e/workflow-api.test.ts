@@ -538,7 +538,8 @@ tasks:
       });
       const id = started.body?.id as string;
       await finished(id);
-      const mine = () => messages.filter((m) => m.data.run_id === id);
+      // The bus's events only (`workflow_update` tells the UI about the same run in a message of its own).
+      const mine = () => messages.filter((m) => m.data.run_id === id && m.type.includes('.'));
       // The socket may deliver the last message a moment after the bus event.
       await new Promise<void>((resolve) => {
         const check = () =>

@@ -16,7 +16,7 @@ import {
   type Logger,
   type ResourceSettings,
 } from '@runner/plugin-sdk';
-import { agentStartCommand } from './commands.js';
+import { SUPERVISOR_ENV, agentStartCommand } from './commands.js';
 import { AGENT_CONFIG, readAgentConfig } from './config.js';
 import { AgentProcessRef } from './process.js';
 
@@ -47,10 +47,12 @@ export const plugin = definePlugin({
     // Not under systemd, which keeps the unit's processes in its cgroup and ends them with it: as
     // root with cgroup2, the agent's own cgroup, which its tasks' commands inherit and cannot leave.
     const tracking = process.env.INVOCATION_ID ? undefined : ownerCgroup(owner);
-    // Also those that cleared their environment (env -i), found in the cgroups.
+    // Also those that cleared their environment (env -i), found in the cgroups; not the agent
+    // process that started this one on a restart and waits for it (it shares the cgroup).
+    const supervisor = process.env[SUPERVISOR_ENV] ? [Number(process.env[SUPERVISOR_ENV])] : [];
     const killed =
       (process.getuid ? killMarkedProcesses(process.getuid(), owner) : 0) +
-      [tracking, confinement.cgroups[0]].reduce((sum, dir) => sum + (dir ? killCgroup(dir) : 0), 0);
+      [tracking, confinement.cgroups[0]].reduce((sum, dir) => sum + (dir ? killCgroup(dir, supervisor) : 0), 0);
     if (killed) ctx.logger.warn(`ended ${killed} process(es) an earlier agent on ${ctx.config.dataDir} left running`);
     if (tracking && !joinCgroup(tracking, process.pid))
       ctx.logger.warn(

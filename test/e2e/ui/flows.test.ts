@@ -172,6 +172,10 @@ describe('the web UI with a real master', () => {
       'Agents',
       'Agent control',
       'Executions',
+      'Flows',
+      'Scheduler',
+      'Hooks',
+      'Events',
       'Logs',
       'Settings',
     ]);
