@@ -138,7 +138,7 @@ describe('runner executions', () => {
     expect(listed.stderr).toBe('');
     expect(listed.stdout).toMatch(/^ID\s+WORKFLOW\s+STATUS\s+STARTED\s+DURATION\s+TRIGGER\s+USER\n/);
     const row = listed.stdout.split('\n').find((line) => line.startsWith(run.id));
-    expect(row).toMatch(/greeting\s+succeeded\s+\S+\s+(\d+ms|\d+(\.\d)?s)\s+api\s+local/);
+    expect(row).toMatch(/greeting\s+succeeded\s+\S+\s+(\d+ms|\d+(\.\d{1,2})?s)\s+api\s+local/);
     const json = JSON.parse((await cli('executions', 'list', '--workflow', 'greeting', '-o', 'json')).stdout) as {
       executions: { id: string }[];
       total: number;

@@ -132,7 +132,11 @@ for (const backend of storeBackends('run_retention')) {
       const later = run(2000);
       const write = runs.insertRun({ ...later, startedAt: NOW.toISOString() }).then(() => order.push('write done'));
       await Promise.all([pass, write]);
-      expect(order).toEqual(['write done', 'pass ended']);
+      // In process (sql.js) the write lands between two batches of the pass. On PostgreSQL both go
+      // over their own connections, and on a busy machine the pass may end first: what holds there
+      // is that the write was not refused or lost (checked below).
+      if (backend.name === 'embedded') expect(order).toEqual(['write done', 'pass ended']);
+      else expect(order.sort()).toEqual(['pass ended', 'write done']);
       // Each batch takes the bound again: the run written meanwhile is among the newest 10 kept.
       expect((await runs.list()).runs.map((r) => r.id)).toEqual([
         later.id,
