@@ -48,5 +48,6 @@ export type * from './src/desktop-bridge.js';
 export * from './src/cluster.js';
 export * from './src/dashboard.js';
 export * from './src/flows.js';
+export * from './src/secrets.js';
 export * from './src/event-queue.js';
 export * from './src/metrics.js';

@@ -1,0 +1,29 @@
+import { createServiceRef } from './service-ref.js';
+
+/**
+ * Encrypted values kept by the secrets plugin (issue 22). Values are sealed with AES-256-GCM under a
+ * key kept apart from the store; only `reveal` ever returns plaintext, and only to master code that
+ * needs it for a run, an SSH connection or a notification (never to an API answer).
+ *
+ * A scope groups values: a stack's name for the secrets scripts read (`secrets.<name>`), or an
+ * owner's reserved scope such as `ssh-profile:<name>` for another plugin's credentials (the SSH
+ * profiles' passwords and keys). `rotate-key` re-encrypts every scope, so a plugin that keeps a
+ * credential stores it here rather than sealing it itself.
+ */
+export interface SecretsService {
+  /** Stores (or replaces) a value; `actor` is recorded as its last updater. */
+  put(scope: string, name: string, value: string, actor?: string): Promise<void>;
+  /** The plaintext. Throws an error naming the scope and the name when there is no such value. */
+  reveal(scope: string, name: string): Promise<string>;
+  /** Every value of a scope, decrypted, for a run of that stack (each is registered with the redactor by the caller). */
+  revealAll(scope: string): Promise<Record<string, string>>;
+  /** False when there was no such value. */
+  remove(scope: string, name: string): Promise<boolean>;
+  /** Names and last update times only (ISO 8601 UTC). */
+  list(scope: string): Promise<Array<{ name: string; updated_at: string }>>;
+}
+
+export const SecretsRef = createServiceRef<SecretsService>({
+  id: 'secrets',
+  description: 'encrypted values per scope (stack secrets, SSH credentials); plaintext only to master code',
+});
