@@ -8,7 +8,7 @@
 import { plugin as engine } from '@runner/plugin-engine';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
-import { plugin as moduleExec } from '@runner/plugin-module-exec';
+import { plugin as moduleExec } from '@runner/plugin-modules-host';
 import {
   definePlugin,
   FlowsRef,
