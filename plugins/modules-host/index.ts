@@ -8,8 +8,13 @@ import {
 import { execModule } from './src/exec/spec.js';
 import { factsModule } from './src/facts/spec.js';
 import { fileModule } from './src/file/spec.js';
+import { gitModule } from './src/git/spec.js';
+import { infraTestModule } from './src/infra-test/spec.js';
+import { pkgModule } from './src/pkg/spec.js';
+import { systemdModule } from './src/systemd/spec.js';
+import { userModule } from './src/user/spec.js';
 
-export { execModule, factsModule, fileModule };
+export { execModule, factsModule, fileModule, gitModule, infraTestModule, pkgModule, systemdModule, userModule };
 
 // Optional: without the template plugin every function but file.template still works.
 const dependsOn = { templates: optional(TemplateEngineRef) };
@@ -22,7 +27,7 @@ type Deps = typeof dependsOn;
 export const plugin = defineLuaModulePlugin({
   id: 'modules-host',
   version: '0.1.0',
-  description: 'Lua modules acting on the host: commands, files, facts',
+  description: 'Lua modules acting on the host: commands, files, facts, packages, users, services, git, assertions',
   provides: [ProcessGroupsRef],
   dependsOn,
   modules: [
@@ -50,5 +55,12 @@ export const plugin = defineLuaModulePlugin({
       const { createFactsModule } = await import('./src/facts/facts.js');
       return createFactsModule();
     }),
+    offerLuaModule(pkgModule, async () => (await import('./src/pkg/pkg.js')).createPkgModule()),
+    offerLuaModule(userModule, async () => (await import('./src/user/user.js')).createUserModule()),
+    offerLuaModule(systemdModule, async () => (await import('./src/systemd/systemd.js')).createSystemdModule()),
+    offerLuaModule(gitModule, async () => (await import('./src/git/git.js')).createGitModule()),
+    offerLuaModule(infraTestModule, async () =>
+      (await import('./src/infra-test/infra-test.js')).createInfraTestModule(),
+    ),
   ],
 });
