@@ -36,6 +36,7 @@ export * from './src/core-config.js';
 export * from './src/plugin-order.js';
 export * from './src/process-groups.js';
 export * from './src/private-files.js';
+export * from './src/hidden-input.js';
 export * from './src/worker-entry.js';
 export * from './src/tls-files.js';
 export * from './src/state.js';

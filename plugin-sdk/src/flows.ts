@@ -56,6 +56,8 @@ export interface FlowsService {
   /** How many flows there are, and how many are active (the dashboard's counts). */
   count(): Promise<{ total: number; active: number }>;
   start(name: string, request: FlowStartRequest): Promise<FlowStart>;
+  /** Names of the flows whose current YAML uses `word` (`secrets.db_password`) as a whole word, sorted. */
+  referencing(word: string): Promise<string[]>;
 }
 
 export const FlowsRef = createServiceRef<FlowsService>({

@@ -306,6 +306,20 @@ export class FlowStore {
     return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
   }
 
+  /**
+   * Names of the flows whose current YAML holds `word` not followed by a letter, digit or `_`
+   * (`secrets.db` is not in `secrets.db_password`): the secrets page's "used by".
+   */
+  async referencing(word: string): Promise<string[]> {
+    const like = `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = await this.store.all<{ name: string; yaml: string }>(
+      "SELECT f.name, v.yaml FROM flows f JOIN flow_versions v ON v.flow = f.name AND v.version = f.version WHERE v.yaml LIKE ? ESCAPE '\\' ORDER BY f.name",
+      [like],
+    );
+    const whole = new RegExp(`${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_])`);
+    return rows.filter((row) => whole.test(row.yaml)).map((row) => row.name);
+  }
+
   async get(name: string): Promise<FlowRecord | undefined> {
     const row = await this.store.get<FlowRow>(
       `SELECT f.${SUMMARY_COLUMNS.split(', ').join(', f.')}, v.yaml FROM flows f JOIN flow_versions v ON v.flow = f.name AND v.version = f.version WHERE f.name = ?`,
