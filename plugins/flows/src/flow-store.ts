@@ -59,6 +59,12 @@ export const FLOW_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX flow_slots_open ON flow_slots (flow, state, queued_at);
     CREATE INDEX flow_slots_run ON flow_slots (run_id);`,
   },
+  {
+    id: 2,
+    description: 'the stack a queued start runs on, and whether its production run was confirmed',
+    sql: `ALTER TABLE flow_slots ADD COLUMN stack TEXT;
+    ALTER TABLE flow_slots ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
 
 export const MAX_DESCRIPTION = 2000;
