@@ -1,0 +1,18 @@
+import { definePlugin, LuaModulesRef } from '@runner/plugin-sdk';
+import { terraformModule, tofuModule } from './src/terraform-spec.js';
+
+export { terraformModule, tofuModule } from './src/terraform-spec.js';
+
+/** The `terraform`, `tofu` and `ansible` Lua modules; implementations load in setup. */
+export const plugin = definePlugin({
+  id: 'modules-iac',
+  version: '0.1.0',
+  description: 'Lua modules terraform, tofu and ansible',
+  luaModules: [terraformModule, tofuModule],
+  dependsOn: { lua: LuaModulesRef },
+  async setup(_ctx, { lua }) {
+    const { createTerraformModule } = await import('./src/terraform.js');
+    lua.provide(terraformModule, createTerraformModule('terraform') as never);
+    lua.provide(tofuModule, createTerraformModule('tofu') as never);
+  },
+});
