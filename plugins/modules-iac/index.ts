@@ -1,6 +1,8 @@
 import { definePlugin, LuaModulesRef } from '@runner/plugin-sdk';
+import { ansibleModule } from './src/ansible-spec.js';
 import { terraformModule, tofuModule } from './src/terraform-spec.js';
 
+export { ansibleModule } from './src/ansible-spec.js';
 export { terraformModule, tofuModule } from './src/terraform-spec.js';
 
 /** The `terraform`, `tofu` and `ansible` Lua modules; implementations load in setup. */
@@ -8,11 +10,15 @@ export const plugin = definePlugin({
   id: 'modules-iac',
   version: '0.1.0',
   description: 'Lua modules terraform, tofu and ansible',
-  luaModules: [terraformModule, tofuModule],
+  luaModules: [terraformModule, tofuModule, ansibleModule],
   dependsOn: { lua: LuaModulesRef },
   async setup(_ctx, { lua }) {
-    const { createTerraformModule } = await import('./src/terraform.js');
+    const [{ createTerraformModule }, { createAnsibleModule }] = await Promise.all([
+      import('./src/terraform.js'),
+      import('./src/ansible.js'),
+    ]);
     lua.provide(terraformModule, createTerraformModule('terraform') as never);
     lua.provide(tofuModule, createTerraformModule('tofu') as never);
+    lua.provide(ansibleModule, createAnsibleModule() as never);
   },
 });
