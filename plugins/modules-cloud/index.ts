@@ -1,17 +1,20 @@
 import { definePlugin, LuaModulesRef } from '@runner/plugin-sdk';
 import { awsModule } from './src/aws-spec.js';
+import { gcpModule } from './src/gcp-spec.js';
 
 export { awsModule } from './src/aws-spec.js';
+export { gcpModule } from './src/gcp-spec.js';
 
-/** The `aws` Lua module. Its implementation loads in setup and each SDK client on its first call. */
+/** The `aws` and `gcp` Lua modules. Implementations load in setup, each SDK on its first call. */
 export const plugin = definePlugin({
   id: 'modules-cloud',
   version: '0.1.0',
-  description: 'Lua modules for cloud providers: aws',
-  luaModules: [awsModule],
+  description: 'Lua modules for cloud providers: aws, gcp',
+  luaModules: [awsModule, gcpModule],
   dependsOn: { lua: LuaModulesRef },
   async setup(_ctx, { lua }) {
-    const { createAwsModule } = await import('./src/aws.js');
+    const [{ createAwsModule }, { createGcpModule }] = await Promise.all([import('./src/aws.js'), import('./src/gcp.js')]);
     lua.provide(awsModule, createAwsModule() as never);
+    lua.provide(gcpModule, createGcpModule() as never);
   },
 });
