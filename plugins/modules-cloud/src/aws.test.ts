@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { LuaValue } from '@runner/plugin-sdk';
 import { luaCallContext } from '@runner/plugin-sdk/testing';
 // @ts-expect-error s3rver ships no types
 import S3rver from 's3rver';
@@ -15,7 +16,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 // A real S3-compatible server (s3rver, from npm) on an ephemeral port, spoken to by the real SDK.
 describe('aws S3 functions against s3rver', () => {
   let server: { close(): Promise<void> };
-  let connection: Record<string, unknown>;
+  let connection: Record<string, LuaValue>;
   beforeAll(async () => {
     const s3rver = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: join(dir, 's3') });
     const { port } = (await s3rver.run()) as AddressInfo;
@@ -71,7 +72,7 @@ describe('aws S3 functions against s3rver', () => {
  */
 describe('aws EC2 and SSM functions against a faked endpoint', () => {
   let server: Server;
-  let connection: Record<string, unknown>;
+  let connection: Record<string, LuaValue>;
   const requests: string[] = [];
   let state = 'stopped';
   const parameters = new Map<string, { Value: string; Type: string; Version: number }>();

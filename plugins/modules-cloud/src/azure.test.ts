@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { LuaValue } from '@runner/plugin-sdk';
 import { luaCallContext, selfSignedCertificate } from '@runner/plugin-sdk/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobMd5, createAzureModule, powerState } from './azure.js';
@@ -83,8 +84,8 @@ describe('azure module against a faked Blob service and Resource Manager', () =>
     storage = { account: 'devaccount', account_key: Buffer.from('not-a-real-key').toString('base64'), endpoint: `${base}/devaccount`, ca_file: cert };
     arm = { subscription: '00000000-0000-0000-0000-000000000000', access_token: 'test-arm-token', endpoint: base, ca_file: cert };
   });
-  let storage: Record<string, unknown>;
-  let arm: Record<string, unknown>;
+  let storage: Record<string, LuaValue>;
+  let arm: Record<string, LuaValue>;
   afterAll(async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import type { ComputeManagementClient } from '@azure/arm-compute';
 import type { TokenCredential } from '@azure/identity';
-import type { BlobServiceClient } from '@azure/storage-blob';
+import type { BlobServiceClient, StoragePipelineOptions } from '@azure/storage-blob';
 import {
   InvalidInputError,
   luaOptionalString,
@@ -62,7 +62,8 @@ export function createAzureModule(): Record<string, Fn> {
 
   async function blobService(fn: string, o: Record<string, LuaValue>): Promise<BlobServiceClient> {
     const blob = await import('@azure/storage-blob');
-    const options = tls(fn, o);
+    // tlsOptions reaches the pipeline, though StoragePipelineOptions does not name it.
+    const options = tls(fn, o) as StoragePipelineOptions;
     const connectionString = luaOptionalString(fn, 'option connection_string', o.connection_string);
     if (connectionString) return blob.BlobServiceClient.fromConnectionString(connectionString, options);
     const account = luaOptionalString(fn, 'option account', o.account);

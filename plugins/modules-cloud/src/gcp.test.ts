@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { LuaValue } from '@runner/plugin-sdk';
 import { luaCallContext } from '@runner/plugin-sdk/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGcpModule, gcsMd5 } from './gcp.js';
@@ -34,7 +35,7 @@ function multipartMedia(body: Buffer, contentType: string): { metadata: Record<s
 
 describe('gcp module against a faked Cloud Storage and Compute Engine', () => {
   let server: Server;
-  let connection: Record<string, unknown>;
+  let connection: Record<string, LuaValue>;
   const objects = new Map<string, Stored>();
   const uploads: string[] = [];
   const authorizations = new Set<string | undefined>();

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { luaCallContext } from '@runner/plugin-sdk/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeProjectName, createEngineModule, parseListing, readRunSettings, runArguments, settingsHash } from './engine.js';
@@ -114,6 +117,25 @@ describe('docker module against a real daemon', () => {
     expect(await docker().network_create(call, 'rt-net')).toEqual({ changed: false });
     expect(await docker().network_remove(call, 'rt-net')).toEqual({ changed: true });
     expect(await docker().network_remove(call, 'rt-net')).toEqual({ changed: false });
+  }, 60_000);
+
+  it('brings a compose project up once and down once', async (ctx) => {
+    if (typeof daemon === 'string') return ctx.skip();
+    const dir = mkdtempSync(join(tmpdir(), 'rt-stack-'));
+    try {
+      writeFileSync(
+        join(dir, 'compose.yaml'),
+        `services:\n  app:\n    image: ${image()}\n    network_mode: none\n    stop_signal: SIGKILL\n    command: ["sleep", "300"]\n`,
+      );
+      const { call } = luaCallContext();
+      const opts = { project: 'rtstack', file: 'compose.yaml' };
+      expect(await docker().compose_up(luaCallContext({ dryRun: true }).call, dir, opts)).toMatchObject({ changed: true, dry_run: true, containers: 0 });
+      expect(await docker().compose_up(call, dir, opts)).toEqual({ changed: true, project: 'rtstack', containers: 1 });
+      expect(await docker().compose_up(call, dir, opts)).toEqual({ changed: false, project: 'rtstack', containers: 1 });
+      expect(await docker().compose_down(call, dir, opts)).toEqual({ changed: true, project: 'rtstack', containers: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('reports images, and a missing program clearly', async (ctx) => {

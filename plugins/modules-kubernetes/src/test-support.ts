@@ -86,7 +86,7 @@ export async function startFakeCluster(options: { podLog?: string; readsToRollOu
       }
       if (req.method === 'PATCH') {
         const incoming = JSON.parse(await body(req)) as Record<string, any>;
-        const next = { ...incoming, metadata: { ...incoming.metadata, namespace, uid: existing?.metadata.uid ?? `uid-${name}` } };
+        const next: Record<string, any> = { ...incoming, metadata: { ...incoming.metadata, namespace, uid: existing?.metadata.uid ?? `uid-${name}` } };
         const unchanged = existing !== undefined && content(existing) === content(next);
         next.metadata.resourceVersion = unchanged ? existing.metadata.resourceVersion : String(++version);
         next.metadata.generation = unchanged ? existing.metadata.generation : (existing?.metadata.generation ?? 0) + 1;
