@@ -31,11 +31,14 @@ export function readLuaOptions(
     throw new InvalidInputError(`${fn}: argument ${position} must be a table of named options, got a list`);
   }
   if (luaType(value) !== 'table') {
-    throw new InvalidInputError(`${fn}: argument ${position} must be a table of options, got ${describeLuaValue(value)}`);
+    throw new InvalidInputError(
+      `${fn}: argument ${position} must be a table of options, got ${describeLuaValue(value)}`,
+    );
   }
   const options = value as Record<string, LuaValue>;
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw new InvalidInputError(`${fn}: unknown option "${key}" (known: ${known.join(', ')})`);
+    if (!known.includes(key))
+      throw new InvalidInputError(`${fn}: unknown option "${key}" (known: ${known.join(', ')})`);
   }
   return options;
 }
@@ -57,7 +60,8 @@ export function luaOptionalString(fn: string, what: string, value: LuaValue): st
 
 export function luaOptionalBoolean(fn: string, what: string, value: LuaValue): boolean | undefined {
   if (value === null || value === undefined) return undefined;
-  if (typeof value !== 'boolean') throw new InvalidInputError(`${fn}: ${what} must be true or false, got ${describeLuaValue(value)}`);
+  if (typeof value !== 'boolean')
+    throw new InvalidInputError(`${fn}: ${what} must be true or false, got ${describeLuaValue(value)}`);
   return value;
 }
 
@@ -95,7 +99,8 @@ export function luaStringMap(fn: string, what: string, value: LuaValue): Record<
   const map: Record<string, string> = {};
   for (const [name, item] of Object.entries(value as Record<string, LuaValue>)) {
     if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') map[name] = String(item);
-    else throw new InvalidInputError(`${fn}: ${what}.${name} must be a string or number, got ${describeLuaValue(item)}`);
+    else
+      throw new InvalidInputError(`${fn}: ${what}.${name} must be a string or number, got ${describeLuaValue(item)}`);
   }
   return map;
 }

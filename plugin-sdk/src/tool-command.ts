@@ -52,7 +52,8 @@ export function toolEnvironment(
  * task is cancelled.
  */
 export function runTool(call: Pick<LuaCallContext, 'signal'>, command: ToolCommand): Promise<ToolResult> {
-  if (call.signal.aborted) return Promise.reject(new RunnerError('cancelled', `${command.file}: cancelled before starting`));
+  if (call.signal.aborted)
+    return Promise.reject(new RunnerError('cancelled', `${command.file}: cancelled before starting`));
   return new Promise((resolve, reject) => {
     const { file, args } = confinedCommand(command.file, command.args);
     const child = spawn(file, args, {

@@ -17,8 +17,14 @@ export const plugin = definePlugin({
   // Optional: without the template plugin every function but apply with a context still works.
   dependsOn: { lua: LuaModulesRef, templates: optional(TemplateEngineRef) },
   async setup(_ctx, { lua, templates }) {
-    const [{ createK8sModule }, { createHelmModule }] = await Promise.all([import('./src/k8s.js'), import('./src/helm.js')]);
-    const render = templates ? (source: string, context: Record<string, unknown>, syntax: 'jinja' | 'go') => templates.render(source, context, { syntax, name: 'k8s.apply manifest' }) : undefined;
+    const [{ createK8sModule }, { createHelmModule }] = await Promise.all([
+      import('./src/k8s.js'),
+      import('./src/helm.js'),
+    ]);
+    const render = templates
+      ? (source: string, context: Record<string, unknown>, syntax: 'jinja' | 'go') =>
+          templates.render(source, context, { syntax, name: 'k8s.apply manifest' })
+      : undefined;
     lua.provide(k8sModule, createK8sModule({ render }) as never);
     lua.provide(helmModule, createHelmModule() as never);
   },

@@ -1,6 +1,7 @@
 import { defineLuaModule } from '@runner/plugin-sdk';
 
-const CONN = 'region?: string, endpoint?: string, credentials?: {access_key_id, secret_access_key, session_token?}, force_path_style?: boolean';
+const CONN =
+  'region?: string, endpoint?: string, credentials?: {access_key_id, secret_access_key, session_token?}, force_path_style?: boolean';
 const CHANGED = '{changed, dry_run?, note?}';
 
 export const awsModule = defineLuaModule({
@@ -15,16 +16,28 @@ secret_access_key = secrets.aws_secret }. They are never logged nor returned. op
 opts.force_path_style reach an S3-compatible service (MinIO, Ceph). Every function that changes
 something returns changed, true only when it changed something, and in dry-run only reads.`,
   functions: {
-    s3_list_buckets: { args: [{ name: 'opts', type: `{${CONN}}`, optional: true }], result: '{name, created}[]', callsLua: false, sideEffects: false, description: 'The buckets of the account.' },
+    s3_list_buckets: {
+      args: [{ name: 'opts', type: `{${CONN}}`, optional: true }],
+      result: '{name, created}[]',
+      callsLua: false,
+      sideEffects: false,
+      description: 'The buckets of the account.',
+    },
     s3_create_bucket: {
-      args: [{ name: 'bucket', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'bucket', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: CHANGED,
       callsLua: false,
       sideEffects: true,
       description: 'Creates a bucket in the region; changed = false when it exists (and is reachable).',
     },
     s3_delete_bucket: {
-      args: [{ name: 'bucket', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'bucket', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: CHANGED,
       callsLua: false,
       sideEffects: true,
@@ -40,7 +53,8 @@ something returns changed, true only when it changed something, and in dry-run o
       result: '{changed, etag}',
       callsLua: false,
       sideEffects: true,
-      description: 'Writes an object unless it already holds that content (its ETag is the MD5 of body): changed = false then, and nothing is sent.',
+      description:
+        'Writes an object unless it already holds that content (its ETag is the MD5 of body): changed = false then, and nothing is sent.',
       example: `aws.s3_put("my-configs", "web/app.json", json.encode(cfg), { region = "eu-west-1", content_type = "application/json" })`,
     },
     s3_upload: {
@@ -56,7 +70,11 @@ something returns changed, true only when it changed something, and in dry-run o
       description: 'As s3_put, with the content of a local file (read whole: for files up to a few hundred MB).',
     },
     s3_get: {
-      args: [{ name: 'bucket', type: 'string' }, { name: 'key', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'bucket', type: 'string' },
+        { name: 'key', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: 'string|nil',
       callsLua: false,
       sideEffects: false,
@@ -75,14 +93,21 @@ something returns changed, true only when it changed something, and in dry-run o
       description: 'Writes an object to a local file; changed = false when the file already held that content.',
     },
     s3_delete: {
-      args: [{ name: 'bucket', type: 'string' }, { name: 'key', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'bucket', type: 'string' },
+        { name: 'key', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: CHANGED,
       callsLua: false,
       sideEffects: true,
       description: 'Deletes an object; changed = false when there was none.',
     },
     s3_list: {
-      args: [{ name: 'bucket', type: 'string' }, { name: 'opts', type: `{${CONN}, prefix?: string, max?: number}`, optional: true }],
+      args: [
+        { name: 'bucket', type: 'string' },
+        { name: 'opts', type: `{${CONN}, prefix?: string, max?: number}`, optional: true },
+      ],
       result: '{key, size, etag, last_modified}[]',
       callsLua: false,
       sideEffects: false,
@@ -93,25 +118,36 @@ something returns changed, true only when it changed something, and in dry-run o
       result: '{id, state, type, image, private_ip, public_ip, launched, tags}[]',
       callsLua: false,
       sideEffects: false,
-      description: 'Describes instances: those of opts.ids, or those matching opts.filters ({ ["tag:Name"] = "web", ["instance-state-name"] = "running,stopped" }).',
+      description:
+        'Describes instances: those of opts.ids, or those matching opts.filters ({ ["tag:Name"] = "web", ["instance-state-name"] = "running,stopped" }).',
       example: `for _, i in ipairs(aws.ec2_instances({ region = "eu-west-1", filters = { ["tag:role"] = "web" } })) do log.info(i.id, { state = i.state }) end`,
     },
     ec2_start: {
-      args: [{ name: 'ids', type: 'string|string[]' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'ids', type: 'string|string[]' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: '{changed, instances}',
       callsLua: false,
       sideEffects: true,
-      description: 'Starts the instances that are not pending or running; instances lists those started, changed = false when none needed it.',
+      description:
+        'Starts the instances that are not pending or running; instances lists those started, changed = false when none needed it.',
     },
     ec2_stop: {
-      args: [{ name: 'ids', type: 'string|string[]' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'ids', type: 'string|string[]' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: '{changed, instances}',
       callsLua: false,
       sideEffects: true,
       description: 'Stops the instances that are not stopping or stopped; as ec2_start otherwise.',
     },
     ssm_get_parameter: {
-      args: [{ name: 'name', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'name', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: 'string|nil',
       callsLua: false,
       sideEffects: false,
@@ -121,7 +157,11 @@ something returns changed, true only when it changed something, and in dry-run o
       args: [
         { name: 'name', type: 'string' },
         { name: 'value', type: 'string' },
-        { name: 'opts', type: `{${CONN}, type?: "String"|"StringList"|"SecureString", description?: string}`, optional: true },
+        {
+          name: 'opts',
+          type: `{${CONN}, type?: "String"|"StringList"|"SecureString", description?: string}`,
+          optional: true,
+        },
       ],
       result: '{changed, version}',
       callsLua: false,
@@ -129,7 +169,10 @@ something returns changed, true only when it changed something, and in dry-run o
       description: 'Creates or overwrites a parameter unless it already has that value and type.',
     },
     ssm_delete_parameter: {
-      args: [{ name: 'name', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'name', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: CHANGED,
       callsLua: false,
       sideEffects: true,

@@ -42,7 +42,11 @@ function clientSettings(fn: string, o: Record<string, LuaValue>): ClientSettings
     if (!c.access_key_id || !c.secret_access_key) {
       throw new InvalidInputError(`${fn}: option credentials needs access_key_id and secret_access_key`);
     }
-    settings.credentials = { accessKeyId: c.access_key_id, secretAccessKey: c.secret_access_key, sessionToken: c.session_token };
+    settings.credentials = {
+      accessKeyId: c.access_key_id,
+      secretAccessKey: c.secret_access_key,
+      sessionToken: c.session_token,
+    };
   }
   return settings;
 }
@@ -50,14 +54,24 @@ function clientSettings(fn: string, o: Record<string, LuaValue>): ClientSettings
 /** An SDK error in the script's terms; the SDK's messages hold no credentials. */
 function awsError(fn: string, what: string, error: unknown): RunnerError {
   const e = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
-  return new RunnerError('failed', `${fn}: ${what}: ${e.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message ?? String(error)}`, {
-    details: e.$metadata?.httpStatusCode ? { status: e.$metadata.httpStatusCode } : undefined,
-  });
+  return new RunnerError(
+    'failed',
+    `${fn}: ${what}: ${e.name && e.name !== 'Error' ? `${e.name}: ` : ''}${e.message ?? String(error)}`,
+    {
+      details: e.$metadata?.httpStatusCode ? { status: e.$metadata.httpStatusCode } : undefined,
+    },
+  );
 }
 
 const isMissing = (error: unknown): boolean => {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return e.$metadata?.httpStatusCode === 404 || e.name === 'NotFound' || e.name === 'NoSuchKey' || e.name === 'NoSuchBucket' || e.name === 'ParameterNotFound';
+  return (
+    e.$metadata?.httpStatusCode === 404 ||
+    e.name === 'NotFound' ||
+    e.name === 'NoSuchKey' ||
+    e.name === 'NoSuchBucket' ||
+    e.name === 'ParameterNotFound'
+  );
 };
 
 /** The ETag S3 gives a single-part upload: the MD5 of the body, in quotes. */
@@ -82,10 +96,19 @@ export function createAwsModule(): Record<string, Fn> {
     }
     return made as T;
   }
-  const s3 = async (fn: string, o: Record<string, LuaValue>) => ({ client: await client<S3Client>('s3', clientSettings(fn, o)), sdk: await import('@aws-sdk/client-s3') });
+  const s3 = async (fn: string, o: Record<string, LuaValue>) => ({
+    client: await client<S3Client>('s3', clientSettings(fn, o)),
+    sdk: await import('@aws-sdk/client-s3'),
+  });
   const abort = (call: LuaCallContext) => ({ abortSignal: call.signal });
 
-  async function headObject(fn: string, o: Record<string, LuaValue>, bucket: string, key: string, call: LuaCallContext) {
+  async function headObject(
+    fn: string,
+    o: Record<string, LuaValue>,
+    bucket: string,
+    key: string,
+    call: LuaCallContext,
+  ) {
     const { client: c, sdk } = await s3(fn, o);
     try {
       return await c.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }), abort(call));
@@ -96,11 +119,19 @@ export function createAwsModule(): Record<string, Fn> {
   }
 
   /** Puts body at bucket/key unless the object there has that content (same MD5 ETag). */
-  async function putIfChanged(call: LuaCallContext, fn: string, o: Record<string, LuaValue>, bucket: string, key: string, body: Buffer) {
+  async function putIfChanged(
+    call: LuaCallContext,
+    fn: string,
+    o: Record<string, LuaValue>,
+    bucket: string,
+    key: string,
+    body: Buffer,
+  ) {
     const head = await headObject(fn, o, bucket, key, call);
     const etag = s3Etag(body);
     if (head?.ETag === etag) return { changed: false, etag };
-    if (call.dryRun) return { changed: true, dry_run: true, note: `dry-run: would put s3://${bucket}/${key} (${body.length} bytes)` };
+    if (call.dryRun)
+      return { changed: true, dry_run: true, note: `dry-run: would put s3://${bucket}/${key} (${body.length} bytes)` };
     const { client: c, sdk } = await s3(fn, o);
     try {
       const put = await c.send(
@@ -119,7 +150,13 @@ export function createAwsModule(): Record<string, Fn> {
     }
   }
 
-  async function getObject(call: LuaCallContext, fn: string, o: Record<string, LuaValue>, bucket: string, key: string): Promise<Buffer | null> {
+  async function getObject(
+    call: LuaCallContext,
+    fn: string,
+    o: Record<string, LuaValue>,
+    bucket: string,
+    key: string,
+  ): Promise<Buffer | null> {
     const { client: c, sdk } = await s3(fn, o);
     try {
       const got = await c.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }), abort(call));
@@ -130,7 +167,13 @@ export function createAwsModule(): Record<string, Fn> {
     }
   }
 
-  async function instances(call: LuaCallContext, fn: string, o: Record<string, LuaValue>, ids: string[], filters: Record<string, string>) {
+  async function instances(
+    call: LuaCallContext,
+    fn: string,
+    o: Record<string, LuaValue>,
+    ids: string[],
+    filters: Record<string, string>,
+  ) {
     const c = await client<EC2Client>('ec2', clientSettings(fn, o));
     const { DescribeInstancesCommand } = await import('@aws-sdk/client-ec2');
     try {
@@ -167,19 +210,32 @@ export function createAwsModule(): Record<string, Fn> {
     }
   }
 
-  async function startOrStop(call: LuaCallContext, verb: 'start' | 'stop', idsArg: LuaValue, opts: LuaValue): Promise<LuaValue> {
+  async function startOrStop(
+    call: LuaCallContext,
+    verb: 'start' | 'stop',
+    idsArg: LuaValue,
+    opts: LuaValue,
+  ): Promise<LuaValue> {
     const fn = `aws.ec2_${verb}`;
     const ids = luaStringList(fn, 'argument 1 (instance ids)', idsArg);
     if (ids.length === 0) throw new InvalidInputError(`${fn}: argument 1 must name at least one instance`);
     const o = readLuaOptions(fn, 2, opts, CONNECTION);
     const current = await instances(call, fn, o, ids, {});
-    const todo = current.filter((i) => !(ALREADY[verb] as readonly string[]).includes(String(i.state))).map((i) => String(i.id));
+    const todo = current
+      .filter((i) => !(ALREADY[verb] as readonly string[]).includes(String(i.state)))
+      .map((i) => String(i.id));
     if (todo.length === 0) return { changed: false, instances: [] };
-    if (call.dryRun) return { changed: true, dry_run: true, instances: todo, note: `dry-run: would ${verb} ${todo.join(', ')}` };
+    if (call.dryRun)
+      return { changed: true, dry_run: true, instances: todo, note: `dry-run: would ${verb} ${todo.join(', ')}` };
     const c = await client<EC2Client>('ec2', clientSettings(fn, o));
     const sdk = await import('@aws-sdk/client-ec2');
     try {
-      await c.send(verb === 'start' ? new sdk.StartInstancesCommand({ InstanceIds: todo }) : new sdk.StopInstancesCommand({ InstanceIds: todo }), abort(call));
+      await c.send(
+        verb === 'start'
+          ? new sdk.StartInstancesCommand({ InstanceIds: todo })
+          : new sdk.StopInstancesCommand({ InstanceIds: todo }),
+        abort(call),
+      );
     } catch (error) {
       throw awsError(fn, `${verb} ${todo.join(', ')}`, error);
     }
@@ -190,7 +246,9 @@ export function createAwsModule(): Record<string, Fn> {
     const c = await client<SSMClient>('ssm', clientSettings(fn, o));
     const { GetParameterCommand } = await import('@aws-sdk/client-ssm');
     try {
-      return (await c.send(new GetParameterCommand({ Name: name, WithDecryption: true }), abort(call))).Parameter ?? null;
+      return (
+        (await c.send(new GetParameterCommand({ Name: name, WithDecryption: true }), abort(call))).Parameter ?? null
+      );
     } catch (error) {
       if (isMissing(error)) return null;
       throw awsError(fn, `get parameter ${name}`, error);
@@ -224,7 +282,10 @@ export function createAwsModule(): Record<string, Fn> {
       try {
         const region = await c.config.region();
         // us-east-1 takes no location constraint; every other region needs its own.
-        const location = region && region !== 'us-east-1' ? { CreateBucketConfiguration: { LocationConstraint: region as never } } : {};
+        const location =
+          region && region !== 'us-east-1'
+            ? { CreateBucketConfiguration: { LocationConstraint: region as never } }
+            : {};
         await c.send(new sdk.CreateBucketCommand({ Bucket: bucket, ...location }), abort(call));
         return { changed: true };
       } catch (error) {
@@ -254,18 +315,38 @@ export function createAwsModule(): Record<string, Fn> {
       const fn = 'aws.s3_put';
       const o = readLuaOptions(fn, 4, opts, [...CONNECTION, 'content_type', 'metadata']);
       if (typeof body !== 'string') throw new InvalidInputError(`${fn}: argument 3 (body) must be a string`);
-      return putIfChanged(call, fn, o, luaString(fn, 'argument 1 (bucket)', bucket), luaString(fn, 'argument 2 (key)', key), Buffer.from(body, 'utf8'));
+      return putIfChanged(
+        call,
+        fn,
+        o,
+        luaString(fn, 'argument 1 (bucket)', bucket),
+        luaString(fn, 'argument 2 (key)', key),
+        Buffer.from(body, 'utf8'),
+      );
     },
     s3_upload: (call, bucket, key, pathArg, opts) => {
       const fn = 'aws.s3_upload';
       const o = readLuaOptions(fn, 4, opts, [...CONNECTION, 'content_type', 'metadata']);
       const path = luaString(fn, 'argument 3 (path)', pathArg);
       if (!existsSync(path)) throw new InvalidInputError(`${fn}: ${path} does not exist`);
-      return putIfChanged(call, fn, o, luaString(fn, 'argument 1 (bucket)', bucket), luaString(fn, 'argument 2 (key)', key), readFileSync(path));
+      return putIfChanged(
+        call,
+        fn,
+        o,
+        luaString(fn, 'argument 1 (bucket)', bucket),
+        luaString(fn, 'argument 2 (key)', key),
+        readFileSync(path),
+      );
     },
     s3_get: async (call, bucket, key, opts) => {
       const fn = 'aws.s3_get';
-      const body = await getObject(call, fn, readLuaOptions(fn, 3, opts, CONNECTION), luaString(fn, 'argument 1 (bucket)', bucket), luaString(fn, 'argument 2 (key)', key));
+      const body = await getObject(
+        call,
+        fn,
+        readLuaOptions(fn, 3, opts, CONNECTION),
+        luaString(fn, 'argument 1 (bucket)', bucket),
+        luaString(fn, 'argument 2 (key)', key),
+      );
       return body === null ? null : body.toString('utf8');
     },
     s3_download: async (call, bucketArg, keyArg, pathArg, opts) => {
@@ -277,7 +358,8 @@ export function createAwsModule(): Record<string, Fn> {
       const body = await getObject(call, fn, o, bucket, key);
       if (body === null) throw new InvalidInputError(`${fn}: s3://${bucket}/${key} does not exist`);
       if (existsSync(path) && readFileSync(path).equals(body)) return { changed: false, path };
-      if (call.dryRun) return { changed: true, dry_run: true, path, note: `dry-run: would write ${path} (${body.length} bytes)` };
+      if (call.dryRun)
+        return { changed: true, dry_run: true, path, note: `dry-run: would write ${path} (${body.length} bytes)` };
       writeFileSync(path, body);
       return { changed: true, path };
     },
@@ -307,10 +389,16 @@ export function createAwsModule(): Record<string, Fn> {
       try {
         do {
           const page = await c.send(
-            new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: luaOptionalString(fn, 'option prefix', o.prefix), ContinuationToken: token, MaxKeys: Math.min(1000, max - objects.length) }),
+            new sdk.ListObjectsV2Command({
+              Bucket: bucket,
+              Prefix: luaOptionalString(fn, 'option prefix', o.prefix),
+              ContinuationToken: token,
+              MaxKeys: Math.min(1000, max - objects.length),
+            }),
             abort(call),
           );
-          for (const item of page.Contents ?? []) objects.push({ key: item.Key, size: item.Size, etag: item.ETag, last_modified: item.LastModified });
+          for (const item of page.Contents ?? [])
+            objects.push({ key: item.Key, size: item.Size, etag: item.ETag, last_modified: item.LastModified });
           token = page.IsTruncated ? page.NextContinuationToken : undefined;
         } while (token && objects.length < max);
       } catch (error) {
@@ -321,13 +409,26 @@ export function createAwsModule(): Record<string, Fn> {
     ec2_instances: async (call, opts) => {
       const fn = 'aws.ec2_instances';
       const o = readLuaOptions(fn, 1, opts, [...CONNECTION, 'ids', 'filters']);
-      return toLuaValue(await instances(call, fn, o, luaStringList(fn, 'option ids', o.ids), luaStringMap(fn, 'option filters', o.filters)));
+      return toLuaValue(
+        await instances(
+          call,
+          fn,
+          o,
+          luaStringList(fn, 'option ids', o.ids),
+          luaStringMap(fn, 'option filters', o.filters),
+        ),
+      );
     },
     ec2_start: (call, ids, opts) => startOrStop(call, 'start', ids, opts),
     ec2_stop: (call, ids, opts) => startOrStop(call, 'stop', ids, opts),
     ssm_get_parameter: async (call, nameArg, opts) => {
       const fn = 'aws.ssm_get_parameter';
-      const parameter = await ssmParameter(call, fn, readLuaOptions(fn, 2, opts, CONNECTION), luaString(fn, 'argument 1 (name)', nameArg));
+      const parameter = await ssmParameter(
+        call,
+        fn,
+        readLuaOptions(fn, 2, opts, CONNECTION),
+        luaString(fn, 'argument 1 (name)', nameArg),
+      );
       return parameter?.Value ?? null;
     },
     ssm_put_parameter: async (call, nameArg, valueArg, opts) => {
@@ -336,15 +437,28 @@ export function createAwsModule(): Record<string, Fn> {
       if (typeof valueArg !== 'string') throw new InvalidInputError(`${fn}: argument 2 (value) must be a string`);
       const o = readLuaOptions(fn, 3, opts, [...CONNECTION, 'type', 'description']);
       const type = luaOptionalString(fn, 'option type', o.type) ?? 'String';
-      if (!['String', 'StringList', 'SecureString'].includes(type)) throw new InvalidInputError(`${fn}: option type must be String, StringList or SecureString`);
+      if (!['String', 'StringList', 'SecureString'].includes(type))
+        throw new InvalidInputError(`${fn}: option type must be String, StringList or SecureString`);
       const current = await ssmParameter(call, fn, o, name);
-      if (current?.Value === valueArg && current.Type === type) return { changed: false, version: current.Version ?? null };
-      if (call.dryRun) return { changed: true, dry_run: true, note: `dry-run: would ${current ? 'update' : 'create'} parameter ${name}` };
+      if (current?.Value === valueArg && current.Type === type)
+        return { changed: false, version: current.Version ?? null };
+      if (call.dryRun)
+        return {
+          changed: true,
+          dry_run: true,
+          note: `dry-run: would ${current ? 'update' : 'create'} parameter ${name}`,
+        };
       const c = await client<SSMClient>('ssm', clientSettings(fn, o));
       const { PutParameterCommand } = await import('@aws-sdk/client-ssm');
       try {
         const put = await c.send(
-          new PutParameterCommand({ Name: name, Value: valueArg, Type: type as 'String', Overwrite: current !== null, Description: luaOptionalString(fn, 'option description', o.description) }),
+          new PutParameterCommand({
+            Name: name,
+            Value: valueArg,
+            Type: type as 'String',
+            Overwrite: current !== null,
+            Description: luaOptionalString(fn, 'option description', o.description),
+          }),
           abort(call),
         );
         return { changed: true, version: put.Version ?? null };

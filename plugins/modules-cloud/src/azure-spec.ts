@@ -2,7 +2,8 @@ import { defineLuaModule } from '@runner/plugin-sdk';
 
 const STORAGE =
   'connection_string?: string, account?: string, account_key?: string, sas?: string, endpoint?: string, ca_file?: string, access_token?: string, tenant_id?: string, client_id?: string, client_secret?: string';
-const ARM = 'subscription?: string, access_token?: string, tenant_id?: string, client_id?: string, client_secret?: string, endpoint?: string, ca_file?: string';
+const ARM =
+  'subscription?: string, access_token?: string, tenant_id?: string, client_id?: string, client_secret?: string, endpoint?: string, ca_file?: string';
 
 export const azureModule = defineLuaModule({
   name: 'azure',
@@ -18,7 +19,10 @@ another cloud or an emulator, opts.ca_file trusts a private CA. Functions that c
 return changed, true only when they changed something, and in dry-run only read.`,
   functions: {
     container_create: {
-      args: [{ name: 'container', type: 'string' }, { name: 'opts', type: `{${STORAGE}}`, optional: true }],
+      args: [
+        { name: 'container', type: 'string' },
+        { name: 'opts', type: `{${STORAGE}}`, optional: true },
+      ],
       result: '{changed, dry_run?}',
       callsLua: false,
       sideEffects: true,
@@ -34,7 +38,8 @@ return changed, true only when they changed something, and in dry-run only read.
       result: '{changed, md5}',
       callsLua: false,
       sideEffects: true,
-      description: 'Writes a block blob unless it already holds that content (its Content-MD5, which every write here sets): changed = false then, and nothing is sent.',
+      description:
+        'Writes a block blob unless it already holds that content (its Content-MD5, which every write here sets): changed = false then, and nothing is sent.',
       example: `azure.blob_put("configs", "web/app.json", json.encode(cfg), { connection_string = secrets.azure_storage })`,
     },
     blob_upload: {
@@ -50,53 +55,80 @@ return changed, true only when they changed something, and in dry-run only read.
       description: 'As blob_put, with the content of a local file.',
     },
     blob_get: {
-      args: [{ name: 'container', type: 'string' }, { name: 'name', type: 'string' }, { name: 'opts', type: `{${STORAGE}}`, optional: true }],
+      args: [
+        { name: 'container', type: 'string' },
+        { name: 'name', type: 'string' },
+        { name: 'opts', type: `{${STORAGE}}`, optional: true },
+      ],
       result: 'string|nil',
       callsLua: false,
       sideEffects: false,
       description: "A blob's content as text, or nil when there is no such blob.",
     },
     blob_delete: {
-      args: [{ name: 'container', type: 'string' }, { name: 'name', type: 'string' }, { name: 'opts', type: `{${STORAGE}}`, optional: true }],
+      args: [
+        { name: 'container', type: 'string' },
+        { name: 'name', type: 'string' },
+        { name: 'opts', type: `{${STORAGE}}`, optional: true },
+      ],
       result: '{changed, dry_run?}',
       callsLua: false,
       sideEffects: true,
       description: 'Deletes a blob; changed = false when there was none.',
     },
     blob_list: {
-      args: [{ name: 'container', type: 'string' }, { name: 'opts', type: `{${STORAGE}, prefix?: string}`, optional: true }],
+      args: [
+        { name: 'container', type: 'string' },
+        { name: 'opts', type: `{${STORAGE}, prefix?: string}`, optional: true },
+      ],
       result: '{name, size, md5, last_modified}[]',
       callsLua: false,
       sideEffects: false,
       description: 'The blobs of a container under opts.prefix.',
     },
     vm_list: {
-      args: [{ name: 'resource_group', type: 'string' }, { name: 'opts', type: `{${ARM}}`, optional: true }],
+      args: [
+        { name: 'resource_group', type: 'string' },
+        { name: 'opts', type: `{${ARM}}`, optional: true },
+      ],
       result: '{name, id, location, size, tags}[]',
       callsLua: false,
       sideEffects: false,
       description: 'The virtual machines of a resource group.',
     },
     vm_state: {
-      args: [{ name: 'resource_group', type: 'string' }, { name: 'vm', type: 'string' }, { name: 'opts', type: `{${ARM}}`, optional: true }],
+      args: [
+        { name: 'resource_group', type: 'string' },
+        { name: 'vm', type: 'string' },
+        { name: 'opts', type: `{${ARM}}`, optional: true },
+      ],
       result: 'string',
       callsLua: false,
       sideEffects: false,
       description: 'A VM\'s power state: "running", "deallocated", "stopped", "starting", ...',
     },
     vm_start: {
-      args: [{ name: 'resource_group', type: 'string' }, { name: 'vm', type: 'string' }, { name: 'opts', type: `{${ARM}}`, optional: true }],
+      args: [
+        { name: 'resource_group', type: 'string' },
+        { name: 'vm', type: 'string' },
+        { name: 'opts', type: `{${ARM}}`, optional: true },
+      ],
       result: '{changed, power_state}',
       callsLua: false,
       sideEffects: true,
       description: 'Starts a VM unless it is starting or running, and waits until Azure reports the operation done.',
     },
     vm_stop: {
-      args: [{ name: 'resource_group', type: 'string' }, { name: 'vm', type: 'string' }, { name: 'opts', type: `{${ARM}}`, optional: true }],
+      args: [
+        { name: 'resource_group', type: 'string' },
+        { name: 'vm', type: 'string' },
+        { name: 'opts', type: `{${ARM}}`, optional: true },
+      ],
       result: '{changed, power_state}',
       callsLua: false,
       sideEffects: true,
-      description: 'Stops and deallocates a VM (as the portal\'s Stop: a VM only powered off is still billed) unless it is already stopping, stopped or deallocated.',
+      description:
+        "Stops and deallocates a VM (as the portal's Stop: a VM only powered off is still billed) unless it is already stopping, stopped or deallocated.",
     },
   },
 });

@@ -36,12 +36,28 @@ describe('azure module against a faked Blob service and Resource Manager', () =>
       req.on('end', () => {
         const url = new URL(req.url ?? '/', 'https://x');
         const body = Buffer.concat(chunks);
-        const arm = /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft.Compute\/virtualMachines(?:\/([^/]+))?(?:\/(instanceView|start|deallocate))?$/.exec(url.pathname);
+        const arm =
+          /^\/subscriptions\/([^/]+)\/resourceGroups\/([^/]+)\/providers\/Microsoft.Compute\/virtualMachines(?:\/([^/]+))?(?:\/(instanceView|start|deallocate))?$/.exec(
+            url.pathname,
+          );
         if (arm) {
           bearer.add(req.headers.authorization);
-          const json = (value: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
-          if (!arm[3]) return json({ value: [{ name: 'web-1', id: `${url.pathname}/web-1`, location: 'westeurope', properties: { hardwareProfile: { vmSize: 'Standard_B1s' } }, tags: { role: 'web' } }] });
-          if (arm[4] === 'instanceView') return json({ statuses: [{ code: 'ProvisioningState/succeeded' }, { code: `PowerState/${power}` }] });
+          const json = (value: unknown) =>
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+          if (!arm[3])
+            return json({
+              value: [
+                {
+                  name: 'web-1',
+                  id: `${url.pathname}/web-1`,
+                  location: 'westeurope',
+                  properties: { hardwareProfile: { vmSize: 'Standard_B1s' } },
+                  tags: { role: 'web' },
+                },
+              ],
+            });
+          if (arm[4] === 'instanceView')
+            return json({ statuses: [{ code: 'ProvisioningState/succeeded' }, { code: `PowerState/${power}` }] });
           power = arm[4] === 'start' ? 'running' : 'deallocated';
           return res.writeHead(200).end();
         }
@@ -52,10 +68,17 @@ describe('azure module against a faked Blob service and Resource Manager', () =>
         if (!name) {
           if (url.searchParams.get('comp') === 'list') {
             const prefix = url.searchParams.get('prefix') ?? '';
-            const items = [...blobs].filter(([k]) => k.startsWith(`${container}/${prefix}`)).map(([k, b]) =>
-              `<Blob><Name>${k.slice(container.length + 1)}</Name><Properties><Content-Length>${b.body.length}</Content-Length><Content-MD5>${b.md5 ?? ''}</Content-MD5><Last-Modified>Sat, 28 Nov 2026 06:00:00 GMT</Last-Modified><BlobType>BlockBlob</BlobType></Properties></Blob>`,
-            );
-            return res.writeHead(200, { 'content-type': 'application/xml' }).end(`<?xml version="1.0" encoding="utf-8"?><EnumerationResults><Blobs>${items.join('')}</Blobs><NextMarker/></EnumerationResults>`);
+            const items = [...blobs]
+              .filter(([k]) => k.startsWith(`${container}/${prefix}`))
+              .map(
+                ([k, b]) =>
+                  `<Blob><Name>${k.slice(container.length + 1)}</Name><Properties><Content-Length>${b.body.length}</Content-Length><Content-MD5>${b.md5 ?? ''}</Content-MD5><Last-Modified>Sat, 28 Nov 2026 06:00:00 GMT</Last-Modified><BlobType>BlockBlob</BlobType></Properties></Blob>`,
+              );
+            return res
+              .writeHead(200, { 'content-type': 'application/xml' })
+              .end(
+                `<?xml version="1.0" encoding="utf-8"?><EnumerationResults><Blobs>${items.join('')}</Blobs><NextMarker/></EnumerationResults>`,
+              );
           }
           if (req.method === 'PUT') {
             containers.add(container);
@@ -75,14 +98,29 @@ describe('azure module against a faked Blob service and Resource Manager', () =>
           blobs.delete(key);
           return res.writeHead(202).end();
         }
-        const headers = { 'content-length': String(stored.body.length), 'x-ms-blob-type': 'BlockBlob', etag: '"0x1"', ...(stored.md5 ? { 'content-md5': stored.md5 } : {}) };
+        const headers = {
+          'content-length': String(stored.body.length),
+          'x-ms-blob-type': 'BlockBlob',
+          etag: '"0x1"',
+          ...(stored.md5 ? { 'content-md5': stored.md5 } : {}),
+        };
         res.writeHead(200, headers).end(req.method === 'HEAD' ? undefined : stored.body);
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    storage = { account: 'devaccount', account_key: Buffer.from('not-a-real-key').toString('base64'), endpoint: `${base}/devaccount`, ca_file: cert };
-    arm = { subscription: '00000000-0000-0000-0000-000000000000', access_token: 'test-arm-token', endpoint: base, ca_file: cert };
+    storage = {
+      account: 'devaccount',
+      account_key: Buffer.from('not-a-real-key').toString('base64'),
+      endpoint: `${base}/devaccount`,
+      ca_file: cert,
+    };
+    arm = {
+      subscription: '00000000-0000-0000-0000-000000000000',
+      access_token: 'test-arm-token',
+      endpoint: base,
+      ca_file: cert,
+    };
   });
   let storage: Record<string, LuaValue>;
   let arm: Record<string, LuaValue>;
@@ -96,7 +134,9 @@ describe('azure module against a faked Blob service and Resource Manager', () =>
     const { call } = luaCallContext();
     expect(await azure.container_create(call, 'configs', storage)).toEqual({ changed: true });
     expect(await azure.container_create(call, 'configs', storage)).toEqual({ changed: false });
-    expect(await azure.blob_put(luaCallContext({ dryRun: true }).call, 'configs', 'web/app.json', '{"a":1}', storage)).toMatchObject({ changed: true, dry_run: true });
+    expect(
+      await azure.blob_put(luaCallContext({ dryRun: true }).call, 'configs', 'web/app.json', '{"a":1}', storage),
+    ).toMatchObject({ changed: true, dry_run: true });
     expect(blobs.size).toBe(0);
     const md5 = blobMd5(Buffer.from('{"a":1}'));
     expect(await azure.blob_put(call, 'configs', 'web/app.json', '{"a":1}', storage)).toEqual({ changed: true, md5 });
@@ -104,7 +144,9 @@ describe('azure module against a faked Blob service and Resource Manager', () =>
     expect(writes).toEqual(['configs/web/app.json']);
     expect(await azure.blob_get(call, 'configs', 'web/app.json', storage)).toBe('{"a":1}');
     expect(await azure.blob_get(call, 'configs', 'web/none.json', storage)).toBeNull();
-    expect(await azure.blob_list(call, 'configs', { ...storage, prefix: 'web/' })).toMatchObject([{ name: 'web/app.json', size: 7, md5 }]);
+    expect(await azure.blob_list(call, 'configs', { ...storage, prefix: 'web/' })).toMatchObject([
+      { name: 'web/app.json', size: 7, md5 },
+    ]);
     expect(await azure.blob_delete(call, 'configs', 'web/app.json', storage)).toEqual({ changed: true });
     expect(await azure.blob_delete(call, 'configs', 'web/app.json', storage)).toEqual({ changed: false });
   }, 30_000);
@@ -113,10 +155,19 @@ describe('azure module against a faked Blob service and Resource Manager', () =>
     const azure = createAzureModule();
     const { call } = luaCallContext();
     expect(await azure.vm_list(call, 'web-rg', arm)).toEqual([
-      { name: 'web-1', id: '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/web-rg/providers/Microsoft.Compute/virtualMachines/web-1', location: 'westeurope', size: 'Standard_B1s', tags: { role: 'web' } },
+      {
+        name: 'web-1',
+        id: '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/web-rg/providers/Microsoft.Compute/virtualMachines/web-1',
+        location: 'westeurope',
+        size: 'Standard_B1s',
+        tags: { role: 'web' },
+      },
     ]);
     expect(await azure.vm_stop(call, 'web-rg', 'web-1', arm)).toEqual({ changed: false, power_state: 'deallocated' });
-    expect(await azure.vm_start(luaCallContext({ dryRun: true }).call, 'web-rg', 'web-1', arm)).toMatchObject({ changed: true, dry_run: true });
+    expect(await azure.vm_start(luaCallContext({ dryRun: true }).call, 'web-rg', 'web-1', arm)).toMatchObject({
+      changed: true,
+      dry_run: true,
+    });
     expect(power).toBe('deallocated');
     expect(await azure.vm_start(call, 'web-rg', 'web-1', arm)).toEqual({ changed: true, power_state: 'running' });
     expect(await azure.vm_start(call, 'web-rg', 'web-1', arm)).toEqual({ changed: false, power_state: 'running' });

@@ -17,15 +17,30 @@ import {
 type Fn = (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue>;
 
 /** Storage: which account and how; every option may come from a stack's secrets. */
-const STORAGE = ['connection_string', 'account', 'account_key', 'sas', 'endpoint', 'ca_file', 'access_token', 'tenant_id', 'client_id', 'client_secret'] as const;
+const STORAGE = [
+  'connection_string',
+  'account',
+  'account_key',
+  'sas',
+  'endpoint',
+  'ca_file',
+  'access_token',
+  'tenant_id',
+  'client_id',
+  'client_secret',
+] as const;
 /** Compute: which subscription and as whom (a service principal, a token, or the default chain). */
 const ARM = ['subscription', 'access_token', 'tenant_id', 'client_id', 'client_secret', 'endpoint', 'ca_file'] as const;
 
 function azureError(fn: string, what: string, error: unknown): RunnerError {
   const e = error as { statusCode?: number; code?: string; message?: string };
-  return new RunnerError('failed', `${fn}: ${what}: ${e.code ? `${e.code}: ` : ''}${(e.message ?? String(error)).split('\n')[0]}`, {
-    details: e.statusCode ? { status: e.statusCode } : undefined,
-  });
+  return new RunnerError(
+    'failed',
+    `${fn}: ${what}: ${e.code ? `${e.code}: ` : ''}${(e.message ?? String(error)).split('\n')[0]}`,
+    {
+      details: e.statusCode ? { status: e.statusCode } : undefined,
+    },
+  );
 }
 
 /** The base64 MD5 Azure keeps as a blob's Content-MD5 (set on upload here, so it is always there). */
@@ -38,7 +53,10 @@ export function powerState(statuses: readonly { code?: string }[] | undefined): 
 }
 
 /** Power states in which start, or stop (deallocate), has nothing to do. */
-const ALREADY = { start: ['starting', 'running'], stop: ['deallocating', 'deallocated', 'stopping', 'stopped'] } as const;
+const ALREADY = {
+  start: ['starting', 'running'],
+  stop: ['deallocating', 'deallocated', 'stopping', 'stopped'],
+} as const;
 
 export function createAzureModule(): Record<string, Fn> {
   const tls = (fn: string, o: Record<string, LuaValue>) => {
@@ -56,7 +74,8 @@ export function createAzureModule(): Record<string, Fn> {
     const client = luaOptionalString(fn, 'option client_id', o.client_id);
     const secret = luaOptionalString(fn, 'option client_secret', o.client_secret);
     if (tenant && client && secret) return new identity.ClientSecretCredential(tenant, client, secret);
-    if (tenant || client || secret) throw new InvalidInputError(`${fn}: a service principal needs tenant_id, client_id and client_secret together`);
+    if (tenant || client || secret)
+      throw new InvalidInputError(`${fn}: a service principal needs tenant_id, client_id and client_secret together`);
     return new identity.DefaultAzureCredential();
   }
 
@@ -67,8 +86,13 @@ export function createAzureModule(): Record<string, Fn> {
     const connectionString = luaOptionalString(fn, 'option connection_string', o.connection_string);
     if (connectionString) return blob.BlobServiceClient.fromConnectionString(connectionString, options);
     const account = luaOptionalString(fn, 'option account', o.account);
-    const endpoint = luaOptionalString(fn, 'option endpoint', o.endpoint) ?? (account ? `https://${account}.blob.core.windows.net` : undefined);
-    if (!endpoint) throw new InvalidInputError(`${fn}: give option connection_string, or account (with account_key, sas or an Azure AD identity)`);
+    const endpoint =
+      luaOptionalString(fn, 'option endpoint', o.endpoint) ??
+      (account ? `https://${account}.blob.core.windows.net` : undefined);
+    if (!endpoint)
+      throw new InvalidInputError(
+        `${fn}: give option connection_string, or account (with account_key, sas or an Azure AD identity)`,
+      );
     const key = luaOptionalString(fn, 'option account_key', o.account_key);
     if (key) {
       if (!account) throw new InvalidInputError(`${fn}: option account_key needs option account`);
@@ -80,14 +104,28 @@ export function createAzureModule(): Record<string, Fn> {
   }
 
   async function compute(fn: string, o: Record<string, LuaValue>): Promise<ComputeManagementClient> {
-    const subscription = luaOptionalString(fn, 'option subscription', o.subscription) ?? process.env.AZURE_SUBSCRIPTION_ID;
-    if (!subscription) throw new InvalidInputError(`${fn}: option subscription is required (or AZURE_SUBSCRIPTION_ID in the runner's environment)`);
+    const subscription =
+      luaOptionalString(fn, 'option subscription', o.subscription) ?? process.env.AZURE_SUBSCRIPTION_ID;
+    if (!subscription)
+      throw new InvalidInputError(
+        `${fn}: option subscription is required (or AZURE_SUBSCRIPTION_ID in the runner's environment)`,
+      );
     const { ComputeManagementClient } = await import('@azure/arm-compute');
     const endpoint = luaOptionalString(fn, 'option endpoint', o.endpoint);
-    return new ComputeManagementClient(await credential(fn, o), subscription, { ...(endpoint ? { endpoint } : {}), ...tls(fn, o) });
+    return new ComputeManagementClient(await credential(fn, o), subscription, {
+      ...(endpoint ? { endpoint } : {}),
+      ...tls(fn, o),
+    });
   }
 
-  async function put(call: LuaCallContext, fn: string, o: Record<string, LuaValue>, container: string, name: string, body: Buffer) {
+  async function put(
+    call: LuaCallContext,
+    fn: string,
+    o: Record<string, LuaValue>,
+    container: string,
+    name: string,
+    body: Buffer,
+  ) {
     const client = (await blobService(fn, o)).getContainerClient(container).getBlockBlobClient(name);
     const md5 = blobMd5(body);
     let current: string | undefined;
@@ -98,11 +136,15 @@ export function createAzureModule(): Record<string, Fn> {
       if ((error as { statusCode?: number }).statusCode !== 404) throw azureError(fn, `${container}/${name}`, error);
     }
     if (current === md5) return { changed: false, md5 };
-    if (call.dryRun) return { changed: true, dry_run: true, note: `dry-run: would write ${container}/${name} (${body.length} bytes)` };
+    if (call.dryRun)
+      return { changed: true, dry_run: true, note: `dry-run: would write ${container}/${name} (${body.length} bytes)` };
     try {
       await client.upload(body, body.length, {
         abortSignal: call.signal,
-        blobHTTPHeaders: { blobContentMD5: Buffer.from(md5, 'base64'), blobContentType: luaOptionalString(fn, 'option content_type', o.content_type) },
+        blobHTTPHeaders: {
+          blobContentMD5: Buffer.from(md5, 'base64'),
+          blobContentType: luaOptionalString(fn, 'option content_type', o.content_type),
+        },
       });
     } catch (error) {
       throw azureError(fn, `write ${container}/${name}`, error);
@@ -110,18 +152,30 @@ export function createAzureModule(): Record<string, Fn> {
     return { changed: true, md5 };
   }
 
-  async function startOrStop(call: LuaCallContext, verb: 'start' | 'stop', groupArg: LuaValue, nameArg: LuaValue, opts: LuaValue): Promise<LuaValue> {
+  async function startOrStop(
+    call: LuaCallContext,
+    verb: 'start' | 'stop',
+    groupArg: LuaValue,
+    nameArg: LuaValue,
+    opts: LuaValue,
+  ): Promise<LuaValue> {
     const fn = `azure.vm_${verb}`;
     const group = luaString(fn, 'argument 1 (resource group)', groupArg);
     const name = luaString(fn, 'argument 2 (vm)', nameArg);
     const o = readLuaOptions(fn, 3, opts, ARM);
     const client = await compute(fn, o);
     try {
-      const state = powerState((await client.virtualMachines.instanceView(group, name, { abortSignal: call.signal })).statuses);
+      const state = powerState(
+        (await client.virtualMachines.instanceView(group, name, { abortSignal: call.signal })).statuses,
+      );
       if ((ALREADY[verb] as readonly string[]).includes(state)) return { changed: false, power_state: state };
-      if (call.dryRun) return { changed: true, dry_run: true, power_state: state, note: `dry-run: would ${verb} ${name}` };
+      if (call.dryRun)
+        return { changed: true, dry_run: true, power_state: state, note: `dry-run: would ${verb} ${name}` };
       // Stop deallocates, as the portal's Stop does: a VM only powered off is still billed.
-      const poller = verb === 'start' ? await client.virtualMachines.beginStart(group, name) : await client.virtualMachines.beginDeallocate(group, name);
+      const poller =
+        verb === 'start'
+          ? await client.virtualMachines.beginStart(group, name)
+          : await client.virtualMachines.beginDeallocate(group, name);
       await poller.pollUntilDone({ abortSignal: call.signal });
       return { changed: true, power_state: verb === 'start' ? 'running' : 'deallocated' };
     } catch (error) {
@@ -134,20 +188,36 @@ export function createAzureModule(): Record<string, Fn> {
       const fn = 'azure.blob_put';
       if (typeof body !== 'string') throw new InvalidInputError(`${fn}: argument 3 (body) must be a string`);
       const o = readLuaOptions(fn, 4, opts, [...STORAGE, 'content_type']);
-      return put(call, fn, o, luaString(fn, 'argument 1 (container)', container), luaString(fn, 'argument 2 (name)', name), Buffer.from(body, 'utf8'));
+      return put(
+        call,
+        fn,
+        o,
+        luaString(fn, 'argument 1 (container)', container),
+        luaString(fn, 'argument 2 (name)', name),
+        Buffer.from(body, 'utf8'),
+      );
     },
     blob_upload: (call, container, name, pathArg, opts) => {
       const fn = 'azure.blob_upload';
       const path = luaString(fn, 'argument 3 (path)', pathArg);
       if (!existsSync(path)) throw new InvalidInputError(`${fn}: ${path} does not exist`);
       const o = readLuaOptions(fn, 4, opts, [...STORAGE, 'content_type']);
-      return put(call, fn, o, luaString(fn, 'argument 1 (container)', container), luaString(fn, 'argument 2 (name)', name), readFileSync(path));
+      return put(
+        call,
+        fn,
+        o,
+        luaString(fn, 'argument 1 (container)', container),
+        luaString(fn, 'argument 2 (name)', name),
+        readFileSync(path),
+      );
     },
     blob_get: async (call, containerArg, nameArg, opts) => {
       const fn = 'azure.blob_get';
       const container = luaString(fn, 'argument 1 (container)', containerArg);
       const name = luaString(fn, 'argument 2 (name)', nameArg);
-      const client = (await blobService(fn, readLuaOptions(fn, 3, opts, STORAGE))).getContainerClient(container).getBlobClient(name);
+      const client = (await blobService(fn, readLuaOptions(fn, 3, opts, STORAGE)))
+        .getContainerClient(container)
+        .getBlobClient(name);
       try {
         return (await client.downloadToBuffer(undefined, undefined, { abortSignal: call.signal })).toString('utf8');
       } catch (error) {
@@ -159,7 +229,9 @@ export function createAzureModule(): Record<string, Fn> {
       const fn = 'azure.blob_delete';
       const container = luaString(fn, 'argument 1 (container)', containerArg);
       const name = luaString(fn, 'argument 2 (name)', nameArg);
-      const client = (await blobService(fn, readLuaOptions(fn, 3, opts, STORAGE))).getContainerClient(container).getBlobClient(name);
+      const client = (await blobService(fn, readLuaOptions(fn, 3, opts, STORAGE)))
+        .getContainerClient(container)
+        .getBlobClient(name);
       try {
         if (!(await client.exists({ abortSignal: call.signal }))) return { changed: false };
         if (call.dryRun) return { changed: true, dry_run: true, note: `dry-run: would delete ${container}/${name}` };
@@ -175,8 +247,16 @@ export function createAzureModule(): Record<string, Fn> {
       const client = (await blobService(fn, o)).getContainerClient(container);
       const blobs: Record<string, unknown>[] = [];
       try {
-        for await (const b of client.listBlobsFlat({ prefix: luaOptionalString(fn, 'option prefix', o.prefix), abortSignal: call.signal })) {
-          blobs.push({ name: b.name, size: b.properties.contentLength, md5: b.properties.contentMD5 ? Buffer.from(b.properties.contentMD5).toString('base64') : null, last_modified: b.properties.lastModified });
+        for await (const b of client.listBlobsFlat({
+          prefix: luaOptionalString(fn, 'option prefix', o.prefix),
+          abortSignal: call.signal,
+        })) {
+          blobs.push({
+            name: b.name,
+            size: b.properties.contentLength,
+            md5: b.properties.contentMD5 ? Buffer.from(b.properties.contentMD5).toString('base64') : null,
+            last_modified: b.properties.lastModified,
+          });
         }
       } catch (error) {
         throw azureError(fn, `list ${container}`, error);
@@ -202,7 +282,13 @@ export function createAzureModule(): Record<string, Fn> {
       const vms: Record<string, unknown>[] = [];
       try {
         for await (const vm of client.virtualMachines.list(group, { abortSignal: call.signal })) {
-          vms.push({ name: vm.name, id: vm.id, location: vm.location, size: vm.hardwareProfile?.vmSize, tags: vm.tags ?? {} });
+          vms.push({
+            name: vm.name,
+            id: vm.id,
+            location: vm.location,
+            size: vm.hardwareProfile?.vmSize,
+            tags: vm.tags ?? {},
+          });
         }
       } catch (error) {
         throw azureError(fn, `list VMs of ${group}`, error);
@@ -215,7 +301,9 @@ export function createAzureModule(): Record<string, Fn> {
       const name = luaString(fn, 'argument 2 (vm)', nameArg);
       const client = await compute(fn, readLuaOptions(fn, 3, opts, ARM));
       try {
-        return powerState((await client.virtualMachines.instanceView(group, name, { abortSignal: call.signal })).statuses);
+        return powerState(
+          (await client.virtualMachines.instanceView(group, name, { abortSignal: call.signal })).statuses,
+        );
       } catch (error) {
         throw azureError(fn, `instance view of ${name}`, error);
       }

@@ -25,7 +25,8 @@ return changed, true only when they changed something, and in dry-run only read.
       result: '{changed, md5}',
       callsLua: false,
       sideEffects: true,
-      description: "Writes an object unless it already holds that content (Cloud Storage's md5Hash): changed = false then, and nothing is sent.",
+      description:
+        "Writes an object unless it already holds that content (Cloud Storage's md5Hash): changed = false then, and nothing is sent.",
       example: `gcp.storage_put("my-configs", "web/app.json", json.encode(cfg), { project = "acme-prod" })`,
     },
     storage_upload: {
@@ -41,35 +42,53 @@ return changed, true only when they changed something, and in dry-run only read.
       description: 'As storage_put, with the content of a local file.',
     },
     storage_get: {
-      args: [{ name: 'bucket', type: 'string' }, { name: 'name', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'bucket', type: 'string' },
+        { name: 'name', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: 'string|nil',
       callsLua: false,
       sideEffects: false,
       description: "An object's content as text, or nil when there is no such object.",
     },
     storage_delete: {
-      args: [{ name: 'bucket', type: 'string' }, { name: 'name', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'bucket', type: 'string' },
+        { name: 'name', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: '{changed, dry_run?}',
       callsLua: false,
       sideEffects: true,
       description: 'Deletes an object; changed = false when there was none.',
     },
     storage_list: {
-      args: [{ name: 'bucket', type: 'string' }, { name: 'opts', type: `{${CONN}, prefix?: string, max?: number}`, optional: true }],
+      args: [
+        { name: 'bucket', type: 'string' },
+        { name: 'opts', type: `{${CONN}, prefix?: string, max?: number}`, optional: true },
+      ],
       result: '{name, size, md5, updated}[]',
       callsLua: false,
       sideEffects: false,
       description: 'The objects under opts.prefix, up to opts.max (1000 by default).',
     },
     compute_instances: {
-      args: [{ name: 'zone', type: 'string' }, { name: 'opts', type: `{${CONN}, filter?: string}`, optional: true }],
+      args: [
+        { name: 'zone', type: 'string' },
+        { name: 'opts', type: `{${CONN}, filter?: string}`, optional: true },
+      ],
       result: '{name, id, status, machine_type, internal_ip, external_ip, labels}[]',
       callsLua: false,
       sideEffects: false,
       description: 'The instances of a zone, filtered by opts.filter in the API\'s syntax ("labels.role=web").',
     },
     compute_start: {
-      args: [{ name: 'zone', type: 'string' }, { name: 'instance', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'zone', type: 'string' },
+        { name: 'instance', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: '{changed, operation?, status?}',
       callsLua: false,
       sideEffects: true,
@@ -77,11 +96,16 @@ return changed, true only when they changed something, and in dry-run only read.
 Returns once Compute Engine has accepted the request, with the operation's name.`,
     },
     compute_stop: {
-      args: [{ name: 'zone', type: 'string' }, { name: 'instance', type: 'string' }, { name: 'opts', type: `{${CONN}}`, optional: true }],
+      args: [
+        { name: 'zone', type: 'string' },
+        { name: 'instance', type: 'string' },
+        { name: 'opts', type: `{${CONN}}`, optional: true },
+      ],
       result: '{changed, operation?, status?}',
       callsLua: false,
       sideEffects: true,
-      description: 'Stops an instance unless it is stopping, stopped, terminated or suspended; as compute_start otherwise.',
+      description:
+        'Stops an instance unless it is stopping, stopped, terminated or suspended; as compute_start otherwise.',
     },
   },
 });

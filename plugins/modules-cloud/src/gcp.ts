@@ -31,7 +31,11 @@ interface Connection {
 
 function connection(fn: string, o: Record<string, LuaValue>): Connection {
   const credentials = o.credentials;
-  if (credentials !== undefined && credentials !== null && (typeof credentials !== 'object' || Array.isArray(credentials))) {
+  if (
+    credentials !== undefined &&
+    credentials !== null &&
+    (typeof credentials !== 'object' || Array.isArray(credentials))
+  ) {
     throw new InvalidInputError(`${fn}: option credentials must be a service account key (a table of its JSON)`);
   }
   return {
@@ -55,12 +59,18 @@ function authClient(c: Connection, { GoogleAuth, OAuth2Client }: AuthLibrary): u
     client.setCredentials({ access_token: c.accessToken, expiry_date: Date.now() + 3600_000 });
     return client;
   }
-  return new GoogleAuth({ credentials: c.credentials as never, projectId: c.project, scopes: ['https://www.googleapis.com/auth/cloud-platform'] });
+  return new GoogleAuth({
+    credentials: c.credentials as never,
+    projectId: c.project,
+    scopes: ['https://www.googleapis.com/auth/cloud-platform'],
+  });
 }
 
 function gcpError(fn: string, what: string, error: unknown): RunnerError {
   const e = error as { code?: number; message?: string };
-  return new RunnerError('failed', `${fn}: ${what}: ${e.message ?? String(error)}`, { details: typeof e.code === 'number' ? { status: e.code } : undefined });
+  return new RunnerError('failed', `${fn}: ${what}: ${e.message ?? String(error)}`, {
+    details: typeof e.code === 'number' ? { status: e.code } : undefined,
+  });
 }
 
 const isMissing = (error: unknown): boolean => (error as { code?: number }).code === 404;
@@ -69,7 +79,10 @@ const isMissing = (error: unknown): boolean => (error as { code?: number }).code
 export const gcsMd5 = (body: Buffer): string => createHash('md5').update(body).digest('base64');
 
 /** Instance states in which `start` or `stop` has nothing to do. */
-const ALREADY = { start: ['PROVISIONING', 'STAGING', 'RUNNING'], stop: ['STOPPING', 'STOPPED', 'TERMINATED', 'SUSPENDED'] } as const;
+const ALREADY = {
+  start: ['PROVISIONING', 'STAGING', 'RUNNING'],
+  stop: ['STOPPING', 'STOPPED', 'TERMINATED', 'SUSPENDED'],
+} as const;
 
 export function createGcpModule(): Record<string, Fn> {
   const clients = new Map<string, Promise<unknown>>();
@@ -109,16 +122,28 @@ export function createGcpModule(): Record<string, Fn> {
     return new InstancesClient({
       fallback: true,
       authClient: authClient(c, googleAuthLibrary as unknown as AuthLibrary) as never,
-      ...(endpoint ? { apiEndpoint: endpoint.hostname, port: Number(endpoint.port), protocol: endpoint.protocol.replace(':', '') } : {}),
+      ...(endpoint
+        ? { apiEndpoint: endpoint.hostname, port: Number(endpoint.port), protocol: endpoint.protocol.replace(':', '') }
+        : {}),
     } as never);
   }
   const project = (fn: string, c: Connection): string => {
     const id = c.project ?? process.env.GOOGLE_CLOUD_PROJECT ?? process.env.CLOUDSDK_CORE_PROJECT;
-    if (!id) throw new InvalidInputError(`${fn}: option project is required (or GOOGLE_CLOUD_PROJECT in the runner's environment)`);
+    if (!id)
+      throw new InvalidInputError(
+        `${fn}: option project is required (or GOOGLE_CLOUD_PROJECT in the runner's environment)`,
+      );
     return id;
   };
 
-  async function put(call: LuaCallContext, fn: string, o: Record<string, LuaValue>, bucket: string, name: string, body: Buffer) {
+  async function put(
+    call: LuaCallContext,
+    fn: string,
+    o: Record<string, LuaValue>,
+    bucket: string,
+    name: string,
+    body: Buffer,
+  ) {
     const file = (await storage(connection(fn, o))).bucket(bucket).file(name);
     const md5 = gcsMd5(body);
     let current: string | undefined;
@@ -128,16 +153,31 @@ export function createGcpModule(): Record<string, Fn> {
       if (!isMissing(error)) throw gcpError(fn, `gs://${bucket}/${name}`, error);
     }
     if (current === md5) return { changed: false, md5 };
-    if (call.dryRun) return { changed: true, dry_run: true, note: `dry-run: would write gs://${bucket}/${name} (${body.length} bytes)` };
+    if (call.dryRun)
+      return {
+        changed: true,
+        dry_run: true,
+        note: `dry-run: would write gs://${bucket}/${name} (${body.length} bytes)`,
+      };
     try {
-      await file.save(body, { resumable: false, validation: 'md5', contentType: luaOptionalString(fn, 'option content_type', o.content_type) });
+      await file.save(body, {
+        resumable: false,
+        validation: 'md5',
+        contentType: luaOptionalString(fn, 'option content_type', o.content_type),
+      });
     } catch (error) {
       throw gcpError(fn, `write gs://${bucket}/${name}`, error);
     }
     return { changed: true, md5 };
   }
 
-  async function startOrStop(call: LuaCallContext, verb: 'start' | 'stop', zoneArg: LuaValue, nameArg: LuaValue, opts: LuaValue): Promise<LuaValue> {
+  async function startOrStop(
+    call: LuaCallContext,
+    verb: 'start' | 'stop',
+    zoneArg: LuaValue,
+    nameArg: LuaValue,
+    opts: LuaValue,
+  ): Promise<LuaValue> {
     const fn = `gcp.compute_${verb}`;
     const zone = luaString(fn, 'argument 1 (zone)', zoneArg);
     const instance = luaString(fn, 'argument 2 (instance)', nameArg);
@@ -146,8 +186,15 @@ export function createGcpModule(): Record<string, Fn> {
     const request = { project: project(fn, c), zone, instance };
     try {
       const [current] = await client.get(request);
-      if ((ALREADY[verb] as readonly string[]).includes(String(current.status))) return { changed: false, status: current.status ?? null };
-      if (call.dryRun) return { changed: true, dry_run: true, status: current.status ?? null, note: `dry-run: would ${verb} ${instance}` };
+      if ((ALREADY[verb] as readonly string[]).includes(String(current.status)))
+        return { changed: false, status: current.status ?? null };
+      if (call.dryRun)
+        return {
+          changed: true,
+          dry_run: true,
+          status: current.status ?? null,
+          note: `dry-run: would ${verb} ${instance}`,
+        };
       const [operation] = verb === 'start' ? await client.start(request) : await client.stop(request);
       // The operation is not waited for: Compute Engine has accepted the request, as gcloud --async.
       const accepted = (operation as { latestResponse?: { name?: string } }).latestResponse;
@@ -162,14 +209,28 @@ export function createGcpModule(): Record<string, Fn> {
       const fn = 'gcp.storage_put';
       if (typeof body !== 'string') throw new InvalidInputError(`${fn}: argument 3 (body) must be a string`);
       const o = readLuaOptions(fn, 4, opts, [...CONNECTION, 'content_type']);
-      return put(call, fn, o, luaString(fn, 'argument 1 (bucket)', bucket), luaString(fn, 'argument 2 (name)', name), Buffer.from(body, 'utf8'));
+      return put(
+        call,
+        fn,
+        o,
+        luaString(fn, 'argument 1 (bucket)', bucket),
+        luaString(fn, 'argument 2 (name)', name),
+        Buffer.from(body, 'utf8'),
+      );
     },
     storage_upload: (call, bucket, name, pathArg, opts) => {
       const fn = 'gcp.storage_upload';
       const path = luaString(fn, 'argument 3 (path)', pathArg);
       if (!existsSync(path)) throw new InvalidInputError(`${fn}: ${path} does not exist`);
       const o = readLuaOptions(fn, 4, opts, [...CONNECTION, 'content_type']);
-      return put(call, fn, o, luaString(fn, 'argument 1 (bucket)', bucket), luaString(fn, 'argument 2 (name)', name), readFileSync(path));
+      return put(
+        call,
+        fn,
+        o,
+        luaString(fn, 'argument 1 (bucket)', bucket),
+        luaString(fn, 'argument 2 (name)', name),
+        readFileSync(path),
+      );
     },
     storage_get: async (_call, bucketArg, nameArg, opts) => {
       const fn = 'gcp.storage_get';
@@ -204,8 +265,21 @@ export function createGcpModule(): Record<string, Fn> {
       const o = readLuaOptions(fn, 2, opts, [...CONNECTION, 'prefix', 'max']);
       const client = await storage(connection(fn, o));
       try {
-        const [files] = await client.bucket(bucket).getFiles({ prefix: luaOptionalString(fn, 'option prefix', o.prefix), maxResults: luaOptionalNumber(fn, 'option max', o.max) ?? 1000, autoPaginate: true });
-        return toLuaValue(files.map((f) => ({ name: f.name, size: Number(f.metadata.size ?? 0), md5: f.metadata.md5Hash, updated: f.metadata.updated })));
+        const [files] = await client
+          .bucket(bucket)
+          .getFiles({
+            prefix: luaOptionalString(fn, 'option prefix', o.prefix),
+            maxResults: luaOptionalNumber(fn, 'option max', o.max) ?? 1000,
+            autoPaginate: true,
+          });
+        return toLuaValue(
+          files.map((f) => ({
+            name: f.name,
+            size: Number(f.metadata.size ?? 0),
+            md5: f.metadata.md5Hash,
+            updated: f.metadata.updated,
+          })),
+        );
       } catch (error) {
         throw gcpError(fn, `list gs://${bucket}`, error);
       }
@@ -217,7 +291,11 @@ export function createGcpModule(): Record<string, Fn> {
       const c = connection(fn, o);
       const client = await instances(c);
       try {
-        const [found] = await client.list({ project: project(fn, c), zone, filter: luaOptionalString(fn, 'option filter', o.filter) });
+        const [found] = await client.list({
+          project: project(fn, c),
+          zone,
+          filter: luaOptionalString(fn, 'option filter', o.filter),
+        });
         return toLuaValue(
           found.map((i) => ({
             name: i.name,

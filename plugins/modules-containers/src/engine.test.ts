@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { luaCallContext } from '@runner/plugin-sdk/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeProjectName, createEngineModule, parseListing, readRunSettings, runArguments, settingsHash } from './engine.js';
+import {
+  composeProjectName,
+  createEngineModule,
+  parseListing,
+  readRunSettings,
+  runArguments,
+  settingsHash,
+} from './engine.js';
 import { startDockerDaemon, type TestDaemon } from './test-support.js';
 
 describe('container settings', () => {
@@ -27,7 +34,9 @@ describe('container settings', () => {
     const args = runArguments(settings);
     expect(args.slice(0, 4)).toEqual(['run', '-d', '--name', 'web']);
     expect(args).toContain('io.runner.config=' + settingsHash(settings));
-    expect(args.join(' ')).toContain('-e MODE=prod -p 8080:80 -v /srv:/usr/share/nginx/html:ro --restart unless-stopped');
+    expect(args.join(' ')).toContain(
+      '-e MODE=prod -p 8080:80 -v /srv:/usr/share/nginx/html:ro --restart unless-stopped',
+    );
     expect(args.slice(-4)).toEqual(['nginx:1', 'nginx', '-g', 'daemon off;']);
   });
 
@@ -37,7 +46,9 @@ describe('container settings', () => {
   });
 
   it('reads docker JSON lines and podman JSON arrays alike', () => {
-    expect(parseListing('{"ID":"abc","Names":"web","State":"running"}\n{"ID":"def","Names":"db","State":"exited"}\n')).toEqual([
+    expect(
+      parseListing('{"ID":"abc","Names":"web","State":"running"}\n{"ID":"def","Names":"db","State":"exited"}\n'),
+    ).toEqual([
       { id: 'abc', names: 'web', state: 'running' },
       { id: 'def', names: 'db', state: 'exited' },
     ]);
@@ -84,7 +95,10 @@ describe('docker module against a real daemon', () => {
 
     expect(await docker().stop(call, 'rt-web', { timeout: 0 })).toEqual({ changed: true });
     expect(await docker().stop(call, 'rt-web')).toEqual({ changed: false });
-    expect(await docker().run(call, image(), { ...settings, env: { MODE: 'b' } })).toMatchObject({ changed: true, action: 'start' });
+    expect(await docker().run(call, image(), { ...settings, env: { MODE: 'b' } })).toMatchObject({
+      changed: true,
+      action: 'start',
+    });
     expect(await docker().remove(call, 'rt-web', { force: true })).toEqual({ changed: true });
     expect(await docker().remove(call, 'rt-web', { force: true })).toEqual({ changed: false });
   }, 60_000);
@@ -92,7 +106,11 @@ describe('docker module against a real daemon', () => {
   it('reads a container log', async (ctx) => {
     if (typeof daemon === 'string') return ctx.skip();
     const { call } = luaCallContext();
-    await docker().run(call, image(), { name: 'rt-log', network: 'none', command: ['sh', '-c', 'echo one; echo two; echo err >&2; sleep 300'] });
+    await docker().run(call, image(), {
+      name: 'rt-log',
+      network: 'none',
+      command: ['sh', '-c', 'echo one; echo two; echo err >&2; sleep 300'],
+    });
     let logs: Record<string, unknown> = {};
     for (let i = 0; i < 100 && !String(logs.stderr ?? '').includes('err'); i++) {
       logs = (await docker().logs(call, 'rt-log')) as Record<string, unknown>;
@@ -106,7 +124,10 @@ describe('docker module against a real daemon', () => {
   it('creates and removes networks and volumes once', async (ctx) => {
     if (typeof daemon === 'string') return ctx.skip();
     const { call } = luaCallContext();
-    expect(await docker().volume_create(luaCallContext({ dryRun: true }).call, 'rt-data')).toMatchObject({ changed: true, dry_run: true });
+    expect(await docker().volume_create(luaCallContext({ dryRun: true }).call, 'rt-data')).toMatchObject({
+      changed: true,
+      dry_run: true,
+    });
     expect(await docker().volume_create(call, 'rt-data', { labels: { app: 'rt' } })).toEqual({ changed: true });
     expect(await docker().volume_create(call, 'rt-data')).toEqual({ changed: false });
     expect(((await docker().volumes(call)) as Record<string, unknown>[]).map((v) => v.name)).toContain('rt-data');
@@ -129,10 +150,18 @@ describe('docker module against a real daemon', () => {
       );
       const { call } = luaCallContext();
       const opts = { project: 'rtstack', file: 'compose.yaml' };
-      expect(await docker().compose_up(luaCallContext({ dryRun: true }).call, dir, opts)).toMatchObject({ changed: true, dry_run: true, containers: 0 });
+      expect(await docker().compose_up(luaCallContext({ dryRun: true }).call, dir, opts)).toMatchObject({
+        changed: true,
+        dry_run: true,
+        containers: 0,
+      });
       expect(await docker().compose_up(call, dir, opts)).toEqual({ changed: true, project: 'rtstack', containers: 1 });
       expect(await docker().compose_up(call, dir, opts)).toEqual({ changed: false, project: 'rtstack', containers: 1 });
-      expect(await docker().compose_down(call, dir, opts)).toEqual({ changed: true, project: 'rtstack', containers: 0 });
+      expect(await docker().compose_down(call, dir, opts)).toEqual({
+        changed: true,
+        project: 'rtstack',
+        containers: 0,
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

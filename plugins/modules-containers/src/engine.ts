@@ -57,7 +57,12 @@ export function createEngineModule(engine: EngineName, options: EngineOptions = 
     remove_image: (call, image, opts) => {
       const o = readLuaOptions(fn('remove_image'), 2, opts, ['force']);
       const name = luaString(fn('remove_image'), 'argument 1 (image)', image);
-      return cli.remove(call, 'image', name, luaOptionalBoolean(fn('remove_image'), 'option force', o.force) ? ['-f'] : []);
+      return cli.remove(
+        call,
+        'image',
+        name,
+        luaOptionalBoolean(fn('remove_image'), 'option force', o.force) ? ['-f'] : [],
+      );
     },
     run: (call, image, opts) => cli.run(call, luaString(fn('run'), 'argument 1 (image)', image), opts),
     start: (call, name) => cli.setRunning(call, luaString(fn('start'), 'argument 1 (container)', name), true, []),
@@ -78,11 +83,15 @@ export function createEngineModule(engine: EngineName, options: EngineOptions = 
     },
     exec: (call, name, cmd, opts) => cli.exec(call, luaString(fn('exec'), 'argument 1 (container)', name), cmd, opts),
     logs: (call, name, opts) => cli.logs(call, luaString(fn('logs'), 'argument 1 (container)', name), opts),
-    network_create: (call, name, opts) => cli.createNetwork(call, luaString(fn('network_create'), 'argument 1', name), opts),
-    network_remove: (call, name) => cli.remove(call, 'network', luaString(fn('network_remove'), 'argument 1', name), []),
-    volume_create: (call, name, opts) => cli.createVolume(call, luaString(fn('volume_create'), 'argument 1', name), opts),
+    network_create: (call, name, opts) =>
+      cli.createNetwork(call, luaString(fn('network_create'), 'argument 1', name), opts),
+    network_remove: (call, name) =>
+      cli.remove(call, 'network', luaString(fn('network_remove'), 'argument 1', name), []),
+    volume_create: (call, name, opts) =>
+      cli.createVolume(call, luaString(fn('volume_create'), 'argument 1', name), opts),
     volume_remove: (call, name) => cli.remove(call, 'volume', luaString(fn('volume_remove'), 'argument 1', name), []),
-    compose_up: (call, dir, opts) => cli.compose(call, 'up', luaString(fn('compose_up'), 'argument 1 (project directory)', dir), opts),
+    compose_up: (call, dir, opts) =>
+      cli.compose(call, 'up', luaString(fn('compose_up'), 'argument 1 (project directory)', dir), opts),
     compose_down: (call, dir, opts) =>
       cli.compose(call, 'down', luaString(fn('compose_down'), 'argument 1 (project directory)', dir), opts),
   };
@@ -145,7 +154,8 @@ export function readRunSettings(fn: string, image: string, opts: LuaValue): Cont
 
 /** A stable hash of the settings: key order and map order do not change it. */
 export function settingsHash(settings: ContainerSettings): string {
-  const sorted = (map: Record<string, string>) => Object.fromEntries(Object.entries(map).sort(([a], [b]) => a.localeCompare(b)));
+  const sorted = (map: Record<string, string>) =>
+    Object.fromEntries(Object.entries(map).sort(([a], [b]) => a.localeCompare(b)));
   const canonical = { ...settings, env: sorted(settings.env), labels: sorted(settings.labels) };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 16);
 }
@@ -171,7 +181,9 @@ export function runArguments(settings: ContainerSettings): string[] {
 export function parseListing(stdout: string): Record<string, unknown>[] {
   const text = stdout.trim();
   if (text === '') return [];
-  const rows: unknown[] = text.startsWith('[') ? (JSON.parse(text) as unknown[]) : text.split('\n').map((line) => JSON.parse(line) as unknown);
+  const rows: unknown[] = text.startsWith('[')
+    ? (JSON.parse(text) as unknown[])
+    : text.split('\n').map((line) => JSON.parse(line) as unknown);
   return rows.map((row) =>
     Object.fromEntries(Object.entries(row as Record<string, unknown>).map(([key, value]) => [snakeCase(key), value])),
   );
@@ -184,7 +196,9 @@ function snakeCase(key: string): string {
 
 /** The project name compose derives from a directory, passed explicitly so every command agrees. */
 export function composeProjectName(dir: string): string {
-  return basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9_-]/g, '');
+  return basename(resolve(dir))
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]/g, '');
 }
 
 interface Inspected {
@@ -202,7 +216,11 @@ class EngineCli {
     private readonly options: EngineOptions,
   ) {}
 
-  private tool(call: LuaCallContext, args: string[], extra: { cwd?: string; stdin?: string } = {}): Promise<ToolResult> {
+  private tool(
+    call: LuaCallContext,
+    args: string[],
+    extra: { cwd?: string; stdin?: string } = {},
+  ): Promise<ToolResult> {
     return runTool(call, { file: this.options.bin ?? this.engine, args, env: this.options.env, ...extra });
   }
 
@@ -213,7 +231,12 @@ class EngineCli {
   }
 
   async list(call: LuaCallContext, command: string[], _o: unknown, all: boolean): Promise<LuaValue> {
-    const result = await this.must(call, command.join(' '), [...command, ...(all ? ['-a'] : []), '--format', '{{json .}}']);
+    const result = await this.must(call, command.join(' '), [
+      ...command,
+      ...(all ? ['-a'] : []),
+      '--format',
+      '{{json .}}',
+    ]);
     return toLuaValue(parseListing(result.stdout));
   }
 
@@ -230,7 +253,8 @@ class EngineCli {
 
   async pull(call: LuaCallContext, image: string): Promise<LuaValue> {
     const before = await this.inspect(call, 'image', image);
-    if (call.dryRun) return { changed: true, dry_run: true, present: before !== null, note: `dry-run: would pull ${image}` };
+    if (call.dryRun)
+      return { changed: true, dry_run: true, present: before !== null, note: `dry-run: would pull ${image}` };
     await this.must(call, `pull ${image}`, ['pull', image]);
     const after = await this.inspect(call, 'image', image);
     return { changed: before?.Id !== after?.Id, id: after?.Id ?? null };
@@ -244,7 +268,8 @@ class EngineCli {
     const args = ['build', '-t', tag];
     const file = luaOptionalString(fn, 'option file', o.file);
     if (file) args.push('-f', file);
-    for (const [key, value] of Object.entries(luaStringMap(fn, 'option build_args', o.build_args))) args.push('--build-arg', `${key}=${value}`);
+    for (const [key, value] of Object.entries(luaStringMap(fn, 'option build_args', o.build_args)))
+      args.push('--build-arg', `${key}=${value}`);
     if (luaOptionalBoolean(fn, 'option pull', o.pull)) args.push('--pull');
     args.push(context);
     const before = await this.inspect(call, 'image', tag);
@@ -273,7 +298,8 @@ class EngineCli {
       (imageNow === null || imageNow.Id === existing.Image);
     if (matches && existing.State?.Running) return { changed: false, id: existing.Id ?? null, action: 'none' };
     const action = matches ? 'start' : existing ? 'recreate' : 'create';
-    if (call.dryRun) return { changed: true, dry_run: true, action, note: `dry-run: would ${action} container ${settings.name}` };
+    if (call.dryRun)
+      return { changed: true, dry_run: true, action, note: `dry-run: would ${action} container ${settings.name}` };
     if (matches) {
       await this.must(call, `start ${settings.name}`, ['start', settings.name]);
       return { changed: true, id: existing.Id ?? null, action };
@@ -294,7 +320,8 @@ class EngineCli {
   }
 
   async restart(call: LuaCallContext, name: string): Promise<LuaValue> {
-    if ((await this.inspect(call, 'container', name)) === null) throw new InvalidInputError(`${this.engine}: no container named ${name}`);
+    if ((await this.inspect(call, 'container', name)) === null)
+      throw new InvalidInputError(`${this.engine}: no container named ${name}`);
     if (call.dryRun) return { changed: true, dry_run: true, note: `dry-run: would restart ${name}` };
     await this.must(call, `restart ${name}`, ['restart', name]);
     return { changed: true };
@@ -312,14 +339,29 @@ class EngineCli {
     if (user) args.push('--user', user);
     const workdir = luaOptionalString(fn, 'option workdir', o.workdir);
     if (workdir) args.push('--workdir', workdir);
-    for (const [key, value] of Object.entries(luaStringMap(fn, 'option env', o.env))) args.push('-e', `${key}=${value}`);
+    for (const [key, value] of Object.entries(luaStringMap(fn, 'option env', o.env)))
+      args.push('-e', `${key}=${value}`);
     args.push(name, ...command);
     if (call.dryRun) {
-      return { stdout: '', stderr: '', exit_code: 0, success: true, changed: false, dry_run: true, note: `dry-run: would run in ${name}: ${command.join(' ')}` };
+      return {
+        stdout: '',
+        stderr: '',
+        exit_code: 0,
+        success: true,
+        changed: false,
+        dry_run: true,
+        note: `dry-run: would run in ${name}: ${command.join(' ')}`,
+      };
     }
     const result = await this.tool(call, args, { stdin });
     // A command's effect cannot be seen from outside: like Ansible's command module, it counts as a change.
-    return { stdout: result.stdout, stderr: result.stderr, exit_code: result.code, success: result.code === 0, changed: true };
+    return {
+      stdout: result.stdout,
+      stderr: result.stderr,
+      exit_code: result.code,
+      success: result.code === 0,
+      changed: true,
+    };
   }
 
   async logs(call: LuaCallContext, name: string, opts: LuaValue): Promise<LuaValue> {
@@ -346,7 +388,8 @@ class EngineCli {
     if (luaOptionalBoolean(fn, 'option internal', o.internal)) args.push('--internal');
     const subnet = luaOptionalString(fn, 'option subnet', o.subnet);
     if (subnet) args.push('--subnet', subnet);
-    for (const [key, value] of Object.entries(luaStringMap(fn, 'option labels', o.labels))) args.push('--label', `${key}=${value}`);
+    for (const [key, value] of Object.entries(luaStringMap(fn, 'option labels', o.labels)))
+      args.push('--label', `${key}=${value}`);
     const created = await this.must(call, `network create ${name}`, [...args, name]);
     return { changed: true, id: created.stdout.trim() };
   }
@@ -359,7 +402,8 @@ class EngineCli {
     const args = ['volume', 'create'];
     const driver = luaOptionalString(fn, 'option driver', o.driver);
     if (driver) args.push('--driver', driver);
-    for (const [key, value] of Object.entries(luaStringMap(fn, 'option labels', o.labels))) args.push('--label', `${key}=${value}`);
+    for (const [key, value] of Object.entries(luaStringMap(fn, 'option labels', o.labels)))
+      args.push('--label', `${key}=${value}`);
     await this.must(call, `volume create ${name}`, [...args, name]);
     return { changed: true };
   }
@@ -367,7 +411,10 @@ class EngineCli {
   /** `docker compose` (the v2 plugin) when the CLI has it, else the standalone `docker-compose` / `podman-compose`. */
   private findCompose(call: LuaCallContext): Promise<{ file: string; args: string[] }> {
     this.composeCommand ??= this.tool(call, ['compose', 'version']).then(
-      (r) => (r.code === 0 ? { file: this.options.bin ?? this.engine, args: ['compose'] } : { file: `${this.engine}-compose`, args: [] }),
+      (r) =>
+        r.code === 0
+          ? { file: this.options.bin ?? this.engine, args: ['compose'] }
+          : { file: `${this.engine}-compose`, args: [] },
       () => ({ file: `${this.engine}-compose`, args: [] }),
     );
     return this.composeCommand;
@@ -375,7 +422,14 @@ class EngineCli {
 
   /** Each container of the project as `id:state`, sorted: what `compose` compares to tell a change. */
   private async projectContainers(call: LuaCallContext, project: string): Promise<string[]> {
-    const result = await this.must(call, 'ps', ['ps', '-a', '--filter', `label=com.docker.compose.project=${project}`, '--format', '{{json .}}']);
+    const result = await this.must(call, 'ps', [
+      'ps',
+      '-a',
+      '--filter',
+      `label=com.docker.compose.project=${project}`,
+      '--format',
+      '{{json .}}',
+    ]);
     return parseListing(result.stdout)
       .map((row) => `${String(row.id)}:${String(row.state)}`)
       .sort();
@@ -383,7 +437,12 @@ class EngineCli {
 
   async compose(call: LuaCallContext, verb: 'up' | 'down', dir: string, opts: LuaValue): Promise<LuaValue> {
     const fn = `${this.engine}.compose_${verb}`;
-    const o = readLuaOptions(fn, 2, opts, verb === 'up' ? ['file', 'project', 'services', 'build'] : ['file', 'project', 'volumes']);
+    const o = readLuaOptions(
+      fn,
+      2,
+      opts,
+      verb === 'up' ? ['file', 'project', 'services', 'build'] : ['file', 'project', 'volumes'],
+    );
     const project = luaOptionalString(fn, 'option project', o.project) ?? composeProjectName(dir);
     const args = ['-p', project];
     for (const file of luaStringList(fn, 'option file', o.file)) args.push('-f', file);
@@ -397,10 +456,20 @@ class EngineCli {
     }
     const before = await this.projectContainers(call, project);
     if (call.dryRun) {
-      return { changed: verb === 'down' ? before.length > 0 : true, dry_run: true, containers: before.length, note: `dry-run: would run compose ${args.join(' ')}` };
+      return {
+        changed: verb === 'down' ? before.length > 0 : true,
+        dry_run: true,
+        containers: before.length,
+        note: `dry-run: would run compose ${args.join(' ')}`,
+      };
     }
     const compose = await this.findCompose(call);
-    const result = await runTool(call, { file: compose.file, args: [...compose.args, ...args], cwd: dir, env: this.options.env });
+    const result = await runTool(call, {
+      file: compose.file,
+      args: [...compose.args, ...args],
+      cwd: dir,
+      env: this.options.env,
+    });
     if (result.code !== 0) throw toolFailure(`${this.engine} compose`, verb, result);
     const after = await this.projectContainers(call, project);
     return { changed: before.join(',') !== after.join(','), project, containers: after.length };

@@ -18,7 +18,8 @@ function engineFunctions(e: 'docker' | 'podman') {
       result: 'table[]',
       callsLua: false,
       sideEffects: false,
-      description: 'The running containers (all of them with opts.all): { id, names, image, state, status, ports, ... }.',
+      description:
+        'The running containers (all of them with opts.all): { id, names, image, state, status, ports, ... }.',
     },
     inspect: {
       args: [
@@ -46,11 +47,15 @@ function engineFunctions(e: 'docker' | 'podman') {
       result: '{changed, id}',
       callsLua: false,
       sideEffects: true,
-      description: 'Builds an image from a directory and tags it; changed when the tag now names another image (a build the cache fully served changes nothing).',
+      description:
+        'Builds an image from a directory and tags it; changed when the tag now names another image (a build the cache fully served changes nothing).',
       example: `${e}.build("/srv/app", { tag = "app:latest", build_args = { VERSION = vars.version } })`,
     },
     remove_image: {
-      args: [{ name: 'image', type: 'string' }, { name: 'opts', type: '{force?: boolean}', optional: true }],
+      args: [
+        { name: 'image', type: 'string' },
+        { name: 'opts', type: '{force?: boolean}', optional: true },
+      ],
       result: CHANGED,
       callsLua: false,
       sideEffects: true,
@@ -84,11 +89,15 @@ if r.changed then log.info("web (re)started", { action = r.action }) end`,
       description: 'Starts a container; changed = false when it was running. Raises when there is no such container.',
     },
     stop: {
-      args: [{ name: 'container', type: 'string' }, { name: 'opts', type: '{timeout?: number}', optional: true }],
+      args: [
+        { name: 'container', type: 'string' },
+        { name: 'opts', type: '{timeout?: number}', optional: true },
+      ],
       result: CHANGED,
       callsLua: false,
       sideEffects: true,
-      description: 'Stops a container (opts.timeout seconds before it is killed); changed = false when it was not running.',
+      description:
+        'Stops a container (opts.timeout seconds before it is killed); changed = false when it was not running.',
     },
     restart: {
       args: [{ name: 'container', type: 'string' }],
@@ -98,11 +107,15 @@ if r.changed then log.info("web (re)started", { action = r.action }) end`,
       description: 'Restarts a container: always a change.',
     },
     remove: {
-      args: [{ name: 'container', type: 'string' }, { name: 'opts', type: '{force?: boolean, volumes?: boolean}', optional: true }],
+      args: [
+        { name: 'container', type: 'string' },
+        { name: 'opts', type: '{force?: boolean, volumes?: boolean}', optional: true },
+      ],
       result: CHANGED,
       callsLua: false,
       sideEffects: true,
-      description: 'Removes a container (opts.force: even running; opts.volumes: its anonymous volumes too); changed = false when there was none.',
+      description:
+        'Removes a container (opts.force: even running; opts.volumes: its anonymous volumes too); changed = false when there was none.',
     },
     exec: {
       args: [
@@ -120,11 +133,15 @@ what a command did cannot be seen from outside. In dry-run nothing runs.`,
 if not r.success then error("database not ready: " .. r.stderr) end`,
     },
     logs: {
-      args: [{ name: 'container', type: 'string' }, { name: 'opts', type: '{tail?: number, since?: string, timestamps?: boolean}', optional: true }],
+      args: [
+        { name: 'container', type: 'string' },
+        { name: 'opts', type: '{tail?: number, since?: string, timestamps?: boolean}', optional: true },
+      ],
       result: '{stdout, stderr}',
       callsLua: false,
       sideEffects: false,
-      description: 'What the container wrote, each stream apart; opts.tail: the last n lines; opts.since: "10m" or a time.',
+      description:
+        'What the container wrote, each stream apart; opts.tail: the last n lines; opts.since: "10m" or a time.',
     },
     networks: {
       args: [],
@@ -134,7 +151,14 @@ if not r.success then error("database not ready: " .. r.stderr) end`,
       description: 'The networks: { id, name, driver, scope, ... }.',
     },
     network_create: {
-      args: [{ name: 'name', type: 'string' }, { name: 'opts', type: '{driver?: string, internal?: boolean, subnet?: string, labels?: table}', optional: true }],
+      args: [
+        { name: 'name', type: 'string' },
+        {
+          name: 'opts',
+          type: '{driver?: string, internal?: boolean, subnet?: string, labels?: table}',
+          optional: true,
+        },
+      ],
       result: '{changed, id?}',
       callsLua: false,
       sideEffects: true,
@@ -155,7 +179,10 @@ if not r.success then error("database not ready: " .. r.stderr) end`,
       description: 'The volumes: { name, driver, mountpoint, ... }.',
     },
     volume_create: {
-      args: [{ name: 'name', type: 'string' }, { name: 'opts', type: '{driver?: string, labels?: table}', optional: true }],
+      args: [
+        { name: 'name', type: 'string' },
+        { name: 'opts', type: '{driver?: string, labels?: table}', optional: true },
+      ],
       result: CHANGED,
       callsLua: false,
       sideEffects: true,
@@ -171,7 +198,11 @@ if not r.success then error("database not ready: " .. r.stderr) end`,
     compose_up: {
       args: [
         { name: 'dir', type: 'string' },
-        { name: 'opts', type: '{file?: string|string[], project?: string, services?: string[], build?: boolean}', optional: true },
+        {
+          name: 'opts',
+          type: '{file?: string|string[], project?: string, services?: string[], build?: boolean}',
+          optional: true,
+        },
       ],
       result: '{changed, project, containers}',
       callsLua: false,
@@ -182,7 +213,10 @@ changes nothing. The project name is opts.project or the directory's name, as co
       example: `${e}.compose_up("/srv/stack", { build = true })`,
     },
     compose_down: {
-      args: [{ name: 'dir', type: 'string' }, { name: 'opts', type: '{file?: string|string[], project?: string, volumes?: boolean}', optional: true }],
+      args: [
+        { name: 'dir', type: 'string' },
+        { name: 'opts', type: '{file?: string|string[], project?: string, volumes?: boolean}', optional: true },
+      ],
       result: '{changed, project, containers}',
       callsLua: false,
       sideEffects: true,

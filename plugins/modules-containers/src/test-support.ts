@@ -17,8 +17,12 @@ export interface TestDaemon {
 
 export async function startDockerDaemon(): Promise<TestDaemon | string> {
   if (process.getuid?.() !== 0) return 'dockerd needs root';
-  if (spawnSync('sh', ['-c', 'command -v dockerd && command -v docker']).status !== 0) return 'dockerd or docker is not installed (Debian docker.io)';
-  if (!existsSync('/bin/busybox') || !/statically/.test(spawnSync('file', ['/bin/busybox']).stdout?.toString() ?? 'statically'))
+  if (spawnSync('sh', ['-c', 'command -v dockerd && command -v docker']).status !== 0)
+    return 'dockerd or docker is not installed (Debian docker.io)';
+  if (
+    !existsSync('/bin/busybox') ||
+    !/statically/.test(spawnSync('file', ['/bin/busybox']).stdout?.toString() ?? 'statically')
+  )
     return 'no static /bin/busybox (Debian busybox-static) to build the test image from';
   // Short: the daemon's sockets live under it and a unix socket path is limited to 108 bytes.
   const root = mkdtempSync('/tmp/rd-');
@@ -26,7 +30,19 @@ export async function startDockerDaemon(): Promise<TestDaemon | string> {
   const env = { DOCKER_HOST: `unix://${socket}` };
   const daemon: ChildProcess = spawn(
     'dockerd',
-    ['--data-root', join(root, 'data'), '--exec-root', join(root, 'x'), '--pidfile', join(root, 'pid'), '-H', env.DOCKER_HOST, '--bridge=none', '--iptables=false', '--ip-masq=false'],
+    [
+      '--data-root',
+      join(root, 'data'),
+      '--exec-root',
+      join(root, 'x'),
+      '--pidfile',
+      join(root, 'pid'),
+      '-H',
+      env.DOCKER_HOST,
+      '--bridge=none',
+      '--iptables=false',
+      '--ip-masq=false',
+    ],
     { stdio: 'ignore' },
   );
   const stop = async (): Promise<void> => {
@@ -53,8 +69,11 @@ export async function startDockerDaemon(): Promise<TestDaemon | string> {
   const rootfs = join(root, 'rootfs');
   mkdirSync(join(rootfs, 'bin'), { recursive: true });
   cpSync('/bin/busybox', join(rootfs, 'bin/busybox'));
-  for (const applet of ['sh', 'echo', 'cat', 'sleep', 'ls', 'env', 'true']) symlinkSync('busybox', join(rootfs, 'bin', applet));
-  const imported = spawnSync('sh', ['-c', `tar -C ${rootfs} -c . | docker import -c 'ENV PATH=/bin' - ${image}`], { env: { ...process.env, ...env } });
+  for (const applet of ['sh', 'echo', 'cat', 'sleep', 'ls', 'env', 'true'])
+    symlinkSync('busybox', join(rootfs, 'bin', applet));
+  const imported = spawnSync('sh', ['-c', `tar -C ${rootfs} -c . | docker import -c 'ENV PATH=/bin' - ${image}`], {
+    env: { ...process.env, ...env },
+  });
   if (imported.status !== 0) {
     await stop();
     return `could not import the test image: ${imported.stderr.toString()}`;

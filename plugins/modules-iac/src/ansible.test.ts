@@ -14,8 +14,14 @@ describe('ansible JSON output', () => {
           play: { name: 'web' },
           tasks: [
             { task: { name: 'conf' }, hosts: { a: { changed: true }, b: { changed: false } } },
-            { task: { name: 'start' }, hosts: { a: { failed: true, msg: 'no unit' }, b: { unreachable: true, msg: 'ssh: timeout' } } },
-            { task: { name: 'opt' }, hosts: { a: { failed: true, msg: 'x', ignore_errors: true }, b: { skipped: true } } },
+            {
+              task: { name: 'start' },
+              hosts: { a: { failed: true, msg: 'no unit' }, b: { unreachable: true, msg: 'ssh: timeout' } },
+            },
+            {
+              task: { name: 'opt' },
+              hosts: { a: { failed: true, msg: 'x', ignore_errors: true }, b: { skipped: true } },
+            },
           ],
         },
       ],
@@ -32,11 +38,18 @@ describe('ansible JSON output', () => {
       'a/opt:failed',
       'b/opt:skipped',
     ]);
-    expect(summary).toMatchObject({ changed: true, success: false, failures: ['a: start: no unit', 'b: start: ssh: timeout'] });
+    expect(summary).toMatchObject({
+      changed: true,
+      success: false,
+      failures: ['a: start: no unit', 'b: start: ssh: timeout'],
+    });
   });
 
   it('finds the document after warnings', () => {
-    expect(jsonDocument('[WARNING]: No inventory was parsed\n{\n  "plays": [],\n  "stats": {}\n}\n')).toEqual({ plays: [], stats: {} });
+    expect(jsonDocument('[WARNING]: No inventory was parsed\n{\n  "plays": [],\n  "stats": {}\n}\n')).toEqual({
+      plays: [],
+      stats: {},
+    });
     expect(jsonDocument('ERROR! the playbook could not be found')).toBeNull();
   });
 });
@@ -77,7 +90,10 @@ describe.skipIf(!ansible)('ansible module against localhost', () => {
     expect(first).toMatchObject({ changed: true, success: true, stats: { localhost: { changed: 1, failures: 0 } } });
     expect(first.tasks[0]).toMatchObject({ task: 'write the config', host: 'localhost', status: 'changed' });
     expect(readFileSync(target, 'utf8')).toBe('port=8080\n');
-    expect(await module.playbook(call, playbook, { ...local, extra_vars })).toMatchObject({ changed: false, success: true });
+    expect(await module.playbook(call, playbook, { ...local, extra_vars })).toMatchObject({
+      changed: false,
+      success: true,
+    });
   }, 60_000);
 
   it('runs an ad-hoc module with its arguments as a table', async () => {
@@ -85,7 +101,13 @@ describe.skipIf(!ansible)('ansible module against localhost', () => {
     dirs.push(dir);
     const module = createAnsibleModule();
     const { call } = luaCallContext();
-    const made = (await module.module(call, 'localhost', 'ansible.builtin.file', { path: join(dir, 'd'), state: 'directory' }, local)) as Record<string, any>;
+    const made = (await module.module(
+      call,
+      'localhost',
+      'ansible.builtin.file',
+      { path: join(dir, 'd'), state: 'directory' },
+      local,
+    )) as Record<string, any>;
     expect(made).toMatchObject({ changed: true, tasks: [{ host: 'localhost', status: 'changed' }] });
   }, 60_000);
 });

@@ -26,7 +26,18 @@ export interface AnsibleJson {
     play: { name?: string };
     tasks: { task: { name?: string }; hosts: Record<string, Record<string, unknown>> }[];
   }[];
-  stats?: Record<string, { ok: number; changed: number; failures: number; unreachable: number; skipped: number; rescued?: number; ignored?: number }>;
+  stats?: Record<
+    string,
+    {
+      ok: number;
+      changed: number;
+      failures: number;
+      unreachable: number;
+      skipped: number;
+      rescued?: number;
+      ignored?: number;
+    }
+  >;
 }
 
 export interface TaskResult {
@@ -94,7 +105,19 @@ export function jsonDocument(stdout: string): AnsibleJson | null {
   }
 }
 
-const COMMON_OPTIONS = ['inventory', 'limit', 'extra_vars', 'check', 'diff', 'become', 'user', 'connection', 'forks', 'env', 'ignore_errors'] as const;
+const COMMON_OPTIONS = [
+  'inventory',
+  'limit',
+  'extra_vars',
+  'check',
+  'diff',
+  'become',
+  'user',
+  'connection',
+  'forks',
+  'env',
+  'ignore_errors',
+] as const;
 
 /** Arguments both commands take; extra_vars go in a 0600 file (`-e @file`), never on the command line. */
 function commonArguments(fn: string, o: Record<string, LuaValue>, scratch: string, dryRun: boolean): string[] {
@@ -143,9 +166,13 @@ async function runAnsible(
   const summary = summariseRun(doc);
   const ignoreErrors = luaOptionalBoolean(fn, 'option ignore_errors', o.ignore_errors) ?? false;
   if (!summary.success && !ignoreErrors) {
-    throw new RunnerError('failed', `${fn}: ${summary.failures.length} task(s) failed:\n${summary.failures.join('\n')}`, {
-      details: { failures: summary.failures },
-    });
+    throw new RunnerError(
+      'failed',
+      `${fn}: ${summary.failures.length} task(s) failed:\n${summary.failures.join('\n')}`,
+      {
+        details: { failures: summary.failures },
+      },
+    );
   }
   return { ...(toLuaValue(summary) as Record<string, LuaValue>), ...(call.dryRun ? { dry_run: true } : {}) };
 }

@@ -2,14 +2,19 @@ import { defineLuaModule } from '@runner/plugin-sdk';
 
 const PLAN_OPTS =
   '{vars?: table, var_files?: string[], targets?: string[], destroy?: boolean, refresh?: boolean, env?: table}';
-const PLAN_RESULT = '{changed, summary = {add, change, destroy, import}, resources = {address, type, name, action}[], outputs}';
+const PLAN_RESULT =
+  '{changed, summary = {add, change, destroy, import}, resources = {address, type, name, action}[], outputs}';
 
 function terraformFunctions(t: 'terraform' | 'tofu') {
   return {
     init: {
       args: [
         { name: 'dir', type: 'string' },
-        { name: 'opts', type: '{backend_config?: table, upgrade?: boolean, reconfigure?: boolean, backend?: boolean, env?: table}', optional: true },
+        {
+          name: 'opts',
+          type: '{backend_config?: table, upgrade?: boolean, reconfigure?: boolean, backend?: boolean, env?: table}',
+          optional: true,
+        },
       ],
       result: '{changed}',
       callsLua: false,
@@ -27,7 +32,10 @@ would fetch anything is known only by running it.`,
       description: `\`${t} validate -json\`: valid, and the diagnostics ({ severity, summary, detail, range }) when not.`,
     },
     plan: {
-      args: [{ name: 'dir', type: 'string' }, { name: 'opts', type: PLAN_OPTS, optional: true }],
+      args: [
+        { name: 'dir', type: 'string' },
+        { name: 'opts', type: PLAN_OPTS, optional: true },
+      ],
       result: PLAN_RESULT,
       callsLua: false,
       sideEffects: false,
@@ -41,7 +49,10 @@ credentials) for this call.`,
 log.info("plan", p.summary)`,
     },
     apply: {
-      args: [{ name: 'dir', type: 'string' }, { name: 'opts', type: PLAN_OPTS, optional: true }],
+      args: [
+        { name: 'dir', type: 'string' },
+        { name: 'opts', type: PLAN_OPTS, optional: true },
+      ],
       result: PLAN_RESULT,
       callsLua: false,
       sideEffects: true,
@@ -52,14 +63,20 @@ dry-run it plans (nothing changes) and returns the plan with dry_run = true.`,
 if r.changed then log.info("applied", r.summary) end`,
     },
     destroy: {
-      args: [{ name: 'dir', type: 'string' }, { name: 'opts', type: PLAN_OPTS, optional: true }],
+      args: [
+        { name: 'dir', type: 'string' },
+        { name: 'opts', type: PLAN_OPTS, optional: true },
+      ],
       result: PLAN_RESULT,
       callsLua: false,
       sideEffects: true,
       description: 'Plans a destroy and applies it when there is something to destroy; as apply otherwise.',
     },
     output: {
-      args: [{ name: 'dir', type: 'string' }, { name: 'name', type: 'string', optional: true }],
+      args: [
+        { name: 'dir', type: 'string' },
+        { name: 'name', type: 'string', optional: true },
+      ],
       result: 'any',
       callsLua: false,
       sideEffects: false,

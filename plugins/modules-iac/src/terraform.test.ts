@@ -13,7 +13,12 @@ describe('plan summary', () => {
     resource_changes: [
       { address: 'terraform_data.kept', type: 'terraform_data', name: 'kept', change: { actions: ['no-op'] } },
       { address: 'terraform_data.new', type: 'terraform_data', name: 'new', change: { actions: ['create'] } },
-      { address: 'terraform_data.swap', type: 'terraform_data', name: 'swap', change: { actions: ['delete', 'create'] } },
+      {
+        address: 'terraform_data.swap',
+        type: 'terraform_data',
+        name: 'swap',
+        change: { actions: ['delete', 'create'] },
+      },
       { address: 'aws_s3_bucket.logs', type: 'aws_s3_bucket', name: 'logs', change: { actions: ['update'] } },
       { address: 'aws_instance.old', type: 'aws_instance', name: 'old', change: { actions: ['delete'] } },
       { address: 'data.aws_ami.base', type: 'aws_ami', name: 'base', change: { actions: ['read'] } },
@@ -53,7 +58,8 @@ describe('plan summary', () => {
 
 // The real terraform binary, where one is installed (it is not a Debian or npm package): the
 // built-in terraform_data resource needs no provider download, so init, plan and apply run offline.
-const terraform = spawnSync('terraform', ['version'], { env: { ...process.env, CHECKPOINT_DISABLE: '1' } }).status === 0;
+const terraform =
+  spawnSync('terraform', ['version'], { env: { ...process.env, CHECKPOINT_DISABLE: '1' } }).status === 0;
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
@@ -90,18 +96,29 @@ output "secret" {
     expect(await tf.validate(call, dir)).toMatchObject({ valid: true });
 
     const planned = await tf.plan(call, dir, { vars });
-    expect(planned).toMatchObject({ changed: true, summary: { add: 1, change: 0, destroy: 0 }, outputs: { said: 'create' } });
+    expect(planned).toMatchObject({
+      changed: true,
+      summary: { add: 1, change: 0, destroy: 0 },
+      outputs: { said: 'create' },
+    });
     expect(await tf.apply(dry, dir, { vars })).toMatchObject({ changed: true, dry_run: true });
     await expect(tf.output(call, dir, 'said')).rejects.toThrow(/output/);
 
     expect(await tf.apply(call, dir, { vars })).toMatchObject({ changed: true, summary: { add: 1 } });
-    expect(await tf.apply(call, dir, { vars })).toMatchObject({ changed: false, summary: { add: 0, change: 0, destroy: 0 } });
+    expect(await tf.apply(call, dir, { vars })).toMatchObject({
+      changed: false,
+      summary: { add: 0, change: 0, destroy: 0 },
+    });
     expect(await tf.output(call, dir)).toEqual({ said: 'hello prod', secret: 's3cr3t' });
     expect(await tf.output(call, dir, 'said')).toBe('hello prod');
 
     // A changed trigger replaces terraform_data: one to add, one to destroy.
     const replaced = await tf.apply(call, dir, { vars: { ...vars, greeting: 'bye' } });
-    expect(replaced).toMatchObject({ changed: true, summary: { add: 1, destroy: 1 }, resources: [{ action: 'replace' }] });
+    expect(replaced).toMatchObject({
+      changed: true,
+      summary: { add: 1, destroy: 1 },
+      resources: [{ action: 'replace' }],
+    });
     expect(await tf.destroy(call, dir, { vars })).toMatchObject({ changed: true, summary: { destroy: 1 } });
     expect(await tf.destroy(call, dir, { vars })).toMatchObject({ changed: false });
   }, 60_000);

@@ -78,8 +78,10 @@ export function summarisePlan(plan: PlanJson): PlanSummary {
     if (action === 'update') summary.change++;
     if (action === 'delete' || action === 'replace') summary.destroy++;
     if (importing) summary.import++;
-    if (action !== 'no-op' && action !== 'read') resources.push({ address: rc.address, type: rc.type, name: rc.name, action, importing });
-    else if (importing) resources.push({ address: rc.address, type: rc.type, name: rc.name, action: 'import', importing });
+    if (action !== 'no-op' && action !== 'read')
+      resources.push({ address: rc.address, type: rc.type, name: rc.name, action, importing });
+    else if (importing)
+      resources.push({ address: rc.address, type: rc.type, name: rc.name, action: 'import', importing });
   }
   const outputs: Record<string, string> = {};
   for (const [name, oc] of Object.entries(plan.output_changes ?? {})) outputs[name] = actionOf(oc.actions);
@@ -123,9 +125,19 @@ function initState(dir: string): string {
 
 export function createTerraformModule(tool: TerraformTool, options: { bin?: string } = {}): Record<string, Fn> {
   const bin = options.bin ?? tool;
-  const run = (call: LuaCallContext, dir: string, args: string[], env: Record<string, string> = {}): Promise<ToolResult> =>
-    runTool(call, { file: bin, args, cwd: dir, env: { ...AUTOMATION_ENV, ...env } });
-  const must = async (call: LuaCallContext, dir: string, what: string, args: string[], env?: Record<string, string>) => {
+  const run = (
+    call: LuaCallContext,
+    dir: string,
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<ToolResult> => runTool(call, { file: bin, args, cwd: dir, env: { ...AUTOMATION_ENV, ...env } });
+  const must = async (
+    call: LuaCallContext,
+    dir: string,
+    what: string,
+    args: string[],
+    env?: Record<string, string>,
+  ) => {
     const result = await run(call, dir, args, env);
     if (result.code !== 0) throw toolFailure(tool, what, result);
     return result;
@@ -150,17 +162,31 @@ export function createTerraformModule(tool: TerraformTool, options: { bin?: stri
     }
   };
 
-  const planResult = (summary: PlanSummary): Record<string, LuaValue> => toLuaValue(summary) as Record<string, LuaValue>;
+  const planResult = (summary: PlanSummary): Record<string, LuaValue> =>
+    toLuaValue(summary) as Record<string, LuaValue>;
 
-  async function applyOrDestroy(call: LuaCallContext, name: string, dirArg: LuaValue, opts: LuaValue, destroy: boolean) {
+  async function applyOrDestroy(
+    call: LuaCallContext,
+    name: string,
+    dirArg: LuaValue,
+    opts: LuaValue,
+    destroy: boolean,
+  ) {
     const dir = checkDirectory(fn(name), dirArg);
     const o = readLuaOptions(fn(name), 2, opts, PLAN_OPTIONS);
     return withScratch(async (scratch) => {
       const planned = await plan(call, dir, destroy ? { ...o, destroy: true } : o, scratch, name);
       if (!planned.summary.changed) return { ...planResult(planned.summary), changed: false };
-      if (call.dryRun) return { ...planResult(planned.summary), dry_run: true, note: `dry-run: would ${name} as planned` };
+      if (call.dryRun)
+        return { ...planResult(planned.summary), dry_run: true, note: `dry-run: would ${name} as planned` };
       // The saved plan, so what is applied is exactly what was summarised.
-      await must(call, dir, name, ['apply', '-input=false', '-no-color', '-auto-approve', planned.planFile], planned.env);
+      await must(
+        call,
+        dir,
+        name,
+        ['apply', '-input=false', '-no-color', '-auto-approve', planned.planFile],
+        planned.env,
+      );
       return planResult(planned.summary);
     });
   }

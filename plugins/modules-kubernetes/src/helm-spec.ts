@@ -33,18 +33,25 @@ local r = helm.install("web", "bitnami/nginx", { namespace = "web", create_names
   version = "18.1.0", values = { replicaCount = 2 }, wait = true })`,
     },
     uninstall: {
-      args: [{ name: 'release', type: 'string' }, { name: 'opts', type: `{${CLUSTER}, wait?: boolean}`, optional: true }],
+      args: [
+        { name: 'release', type: 'string' },
+        { name: 'opts', type: `{${CLUSTER}, wait?: boolean}`, optional: true },
+      ],
       result: '{changed, dry_run?}',
       callsLua: false,
       sideEffects: true,
       description: 'Uninstalls a release; changed = false when there was none.',
     },
     status: {
-      args: [{ name: 'release', type: 'string' }, { name: 'opts', type: `{${CLUSTER}}`, optional: true }],
+      args: [
+        { name: 'release', type: 'string' },
+        { name: 'opts', type: `{${CLUSTER}}`, optional: true },
+      ],
       result: '{name, revision, status, chart, values}|nil',
       callsLua: false,
       sideEffects: false,
-      description: 'The release (its revision, status, chart name and version, and user values), or nil when there is none.',
+      description:
+        'The release (its revision, status, chart name and version, and user values), or nil when there is none.',
     },
     list: {
       args: [{ name: 'opts', type: `{${CLUSTER}, all_namespaces?: boolean}`, optional: true }],
@@ -54,7 +61,11 @@ local r = helm.install("web", "bitnami/nginx", { namespace = "web", create_names
       description: 'The releases of the namespace (of all namespaces with opts.all_namespaces).',
     },
     repo_add: {
-      args: [{ name: 'name', type: 'string' }, { name: 'url', type: 'string' }, { name: 'opts', type: '{username?: string, password?: string}', optional: true }],
+      args: [
+        { name: 'name', type: 'string' },
+        { name: 'url', type: 'string' },
+        { name: 'opts', type: '{username?: string, password?: string}', optional: true },
+      ],
       result: '{changed, dry_run?}',
       callsLua: false,
       sideEffects: true,

@@ -6,11 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHelmModule, releaseMatches } from './helm.js';
 
 describe('release comparison', () => {
-  const release = { name: 'web', version: 3, info: { status: 'deployed' }, chart: { metadata: { name: 'nginx', version: '1.2.0' } }, config: { replicas: 2 }, manifest: 'kind: Deployment\n' };
+  const release = {
+    name: 'web',
+    version: 3,
+    info: { status: 'deployed' },
+    chart: { metadata: { name: 'nginx', version: '1.2.0' } },
+    config: { replicas: 2 },
+    manifest: 'kind: Deployment\n',
+  };
   it('matches only a deployed release of the same chart, values and manifest', () => {
     expect(releaseMatches(release, { ...release, version: 4, manifest: 'kind: Deployment' })).toBe(true);
     expect(releaseMatches(release, { ...release, config: { replicas: 3 } })).toBe(false);
-    expect(releaseMatches(release, { ...release, chart: { metadata: { name: 'nginx', version: '1.3.0' } } })).toBe(false);
+    expect(releaseMatches(release, { ...release, chart: { metadata: { name: 'nginx', version: '1.3.0' } } })).toBe(
+      false,
+    );
     expect(releaseMatches({ ...release, info: { status: 'failed' } }, release)).toBe(false);
     expect(releaseMatches(null, release)).toBe(false);
   });
@@ -35,13 +44,34 @@ describe('helm module against a stand-in helm', () => {
     const { call } = luaCallContext();
     const dry = luaCallContext({ dryRun: true }).call;
     const opts = { namespace: 'web', values: { replicas: 2, password: 'hunter2' }, version: '1.2.0' };
-    expect(await helm.install(dry, 'web', 'bitnami/nginx', opts)).toMatchObject({ changed: true, dry_run: true, action: 'install' });
+    expect(await helm.install(dry, 'web', 'bitnami/nginx', opts)).toMatchObject({
+      changed: true,
+      dry_run: true,
+      action: 'install',
+    });
     expect(await helm.list(call, { namespace: 'web' })).toEqual([]);
 
-    expect(await helm.install(call, 'web', 'bitnami/nginx', opts)).toEqual({ changed: true, action: 'install', revision: 1, status: 'deployed' });
-    expect(await helm.install(call, 'web', 'bitnami/nginx', opts)).toEqual({ changed: false, revision: 1, status: 'deployed' });
-    expect(await helm.install(call, 'web', 'bitnami/nginx', { ...opts, version: '1.3.0' })).toMatchObject({ changed: true, action: 'upgrade', revision: 2 });
-    expect(await helm.status(call, 'web', { namespace: 'web' })).toMatchObject({ revision: 2, status: 'deployed', chart: { version: '1.3.0' } });
+    expect(await helm.install(call, 'web', 'bitnami/nginx', opts)).toEqual({
+      changed: true,
+      action: 'install',
+      revision: 1,
+      status: 'deployed',
+    });
+    expect(await helm.install(call, 'web', 'bitnami/nginx', opts)).toEqual({
+      changed: false,
+      revision: 1,
+      status: 'deployed',
+    });
+    expect(await helm.install(call, 'web', 'bitnami/nginx', { ...opts, version: '1.3.0' })).toMatchObject({
+      changed: true,
+      action: 'upgrade',
+      revision: 2,
+    });
+    expect(await helm.status(call, 'web', { namespace: 'web' })).toMatchObject({
+      revision: 2,
+      status: 'deployed',
+      chart: { version: '1.3.0' },
+    });
 
     const calls = readFileSync(`${process.env.FAKE_HELM_STATE}.calls`, 'utf8');
     expect(calls).not.toContain('hunter2');

@@ -54,7 +54,8 @@ export function createHelmModule(options: { bin?: string } = {}): Record<string,
     if (context) args.push('--kube-context', context);
     return args;
   };
-  const helm = (call: LuaCallContext, args: string[], stdin?: string): Promise<ToolResult> => runTool(call, { file: bin, args, stdin });
+  const helm = (call: LuaCallContext, args: string[], stdin?: string): Promise<ToolResult> =>
+    runTool(call, { file: bin, args, stdin });
   const must = async (call: LuaCallContext, what: string, args: string[], stdin?: string) => {
     const result = await helm(call, args, stdin);
     if (result.code !== 0) throw toolFailure('helm', what, result);
@@ -75,7 +76,16 @@ export function createHelmModule(options: { bin?: string } = {}): Record<string,
       const fn = 'helm.install';
       const release = luaString(fn, 'argument 1 (release)', releaseArg);
       const chart = luaString(fn, 'argument 2 (chart)', chartArg);
-      const o = readLuaOptions(fn, 3, opts, [...CLUSTER, 'values', 'version', 'repo', 'create_namespace', 'wait', 'timeout', 'atomic']);
+      const o = readLuaOptions(fn, 3, opts, [
+        ...CLUSTER,
+        'values',
+        'version',
+        'repo',
+        'create_namespace',
+        'wait',
+        'timeout',
+        'atomic',
+      ]);
       const cluster = clusterArgs(fn, o);
       const scratch = mkdtempSync(join(tmpdir(), 'runner-helm-'));
       try {
@@ -101,10 +111,20 @@ export function createHelmModule(options: { bin?: string } = {}): Record<string,
         const desired = JSON.parse((await must(call, 'upgrade --dry-run', [...args, '--dry-run'])).stdout) as Release;
         if (releaseMatches(current, desired)) return { changed: false, revision: current!.version, status: 'deployed' };
         if (call.dryRun) {
-          return { changed: true, dry_run: true, action: current ? 'upgrade' : 'install', note: `dry-run: would ${current ? 'upgrade' : 'install'} ${release} from ${chart}` };
+          return {
+            changed: true,
+            dry_run: true,
+            action: current ? 'upgrade' : 'install',
+            note: `dry-run: would ${current ? 'upgrade' : 'install'} ${release} from ${chart}`,
+          };
         }
         const done = JSON.parse((await must(call, `upgrade --install ${release}`, args)).stdout) as Release;
-        return { changed: true, action: current ? 'upgrade' : 'install', revision: done.version, status: done.info?.status ?? null };
+        return {
+          changed: true,
+          action: current ? 'upgrade' : 'install',
+          revision: done.version,
+          status: done.info?.status ?? null,
+        };
       } finally {
         rmSync(scratch, { recursive: true, force: true });
       }
@@ -116,7 +136,12 @@ export function createHelmModule(options: { bin?: string } = {}): Record<string,
       const cluster = clusterArgs(fn, o);
       if ((await status(call, release, cluster)) === null) return { changed: false };
       if (call.dryRun) return { changed: true, dry_run: true, note: `dry-run: would uninstall ${release}` };
-      await must(call, `uninstall ${release}`, ['uninstall', release, ...cluster, ...(luaOptionalBoolean(fn, 'option wait', o.wait) ? ['--wait'] : [])]);
+      await must(call, `uninstall ${release}`, [
+        'uninstall',
+        release,
+        ...cluster,
+        ...(luaOptionalBoolean(fn, 'option wait', o.wait) ? ['--wait'] : []),
+      ]);
       return { changed: true };
     },
     status: async (call, releaseArg, opts) => {
@@ -124,7 +149,13 @@ export function createHelmModule(options: { bin?: string } = {}): Record<string,
       const release = luaString(fn, 'argument 1 (release)', releaseArg);
       const current = await status(call, release, clusterArgs(fn, readLuaOptions(fn, 2, opts, CLUSTER)));
       if (current === null) return null;
-      return toLuaValue({ name: current.name, revision: current.version, status: current.info?.status, chart: current.chart?.metadata, values: current.config ?? {} });
+      return toLuaValue({
+        name: current.name,
+        revision: current.version,
+        status: current.info?.status,
+        chart: current.chart?.metadata,
+        values: current.config ?? {},
+      });
     },
     list: async (call, opts) => {
       const fn = 'helm.list';

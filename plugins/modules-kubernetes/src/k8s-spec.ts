@@ -16,7 +16,11 @@ custom resource needs opts.api_version ("cert-manager.io/v1") with its kind.`,
     apply: {
       args: [
         { name: 'manifest', type: 'string|table|table[]' },
-        { name: 'opts', type: `{${CLUSTER}, context?: table, syntax?: string, field_manager?: string, force?: boolean}`, optional: true },
+        {
+          name: 'opts',
+          type: `{${CLUSTER}, context?: table, syntax?: string, field_manager?: string, force?: boolean}`,
+          optional: true,
+        },
       ],
       result: '{changed, objects = {name, namespace, changed, action}[], dry_run?}',
       callsLua: false,
@@ -35,12 +39,17 @@ k8s.rollout_status("deploy", "web", { namespace = "prod", timeout = "5m" })`,
       args: [
         { name: 'kind', type: 'string' },
         { name: 'name', type: 'string', optional: true },
-        { name: 'opts', type: `{${CLUSTER}, api_version?: string, selector?: string, all_namespaces?: boolean}`, optional: true },
+        {
+          name: 'opts',
+          type: `{${CLUSTER}, api_version?: string, selector?: string, all_namespaces?: boolean}`,
+          optional: true,
+        },
       ],
       result: 'table|table[]|nil',
       callsLua: false,
       sideEffects: false,
-      description: 'One object (nil when there is none), or without a name the list of objects of that kind, filtered by the label selector opts.selector ("app=web,tier=front").',
+      description:
+        'One object (nil when there is none), or without a name the list of objects of that kind, filtered by the label selector opts.selector ("app=web,tier=front").',
       example: `local pods = k8s.get("pods", nil, { namespace = "prod", selector = "app=web" })`,
     },
     delete: {
@@ -69,7 +78,11 @@ its latest generation; raises when opts.timeout (5m by default) passes first, wi
     logs: {
       args: [
         { name: 'pod', type: 'string' },
-        { name: 'opts', type: `{${CLUSTER}, container?: string, tail?: number, since_seconds?: number, previous?: boolean}`, optional: true },
+        {
+          name: 'opts',
+          type: `{${CLUSTER}, container?: string, tail?: number, since_seconds?: number, previous?: boolean}`,
+          optional: true,
+        },
       ],
       result: 'string',
       callsLua: false,

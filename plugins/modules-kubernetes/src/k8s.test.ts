@@ -16,16 +16,30 @@ describe('k8s naming and manifests', () => {
   });
 
   it('reads multi-document YAML and refuses objects without a name', async () => {
-    const objects = await manifestObjects('k8s.apply', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n');
+    const objects = await manifestObjects(
+      'k8s.apply',
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n',
+    );
     expect(objects.map((o) => o.metadata?.name)).toEqual(['a', 'b']);
-    await expect(manifestObjects('k8s.apply', { apiVersion: 'v1', kind: 'ConfigMap' })).rejects.toThrow(/object 1 .* metadata.name/);
+    await expect(manifestObjects('k8s.apply', { apiVersion: 'v1', kind: 'ConfigMap' })).rejects.toThrow(
+      /object 1 .* metadata.name/,
+    );
   });
 
   it('follows kubectl rollout status rules', () => {
-    const deployment = (status: Record<string, number>) => ({ kind: 'Deployment', metadata: { generation: 2 }, spec: { replicas: 3 }, status });
+    const deployment = (status: Record<string, number>) => ({
+      kind: 'Deployment',
+      metadata: { generation: 2 },
+      spec: { replicas: 3 },
+      status,
+    });
     expect(rolloutDone(deployment({ observedGeneration: 1 })).done).toBe(false);
-    expect(rolloutDone(deployment({ observedGeneration: 2, updatedReplicas: 3, replicas: 4, availableReplicas: 3 })).message).toMatch(/1 old replicas/);
-    expect(rolloutDone(deployment({ observedGeneration: 2, updatedReplicas: 3, replicas: 3, availableReplicas: 3 })).done).toBe(true);
+    expect(
+      rolloutDone(deployment({ observedGeneration: 2, updatedReplicas: 3, replicas: 4, availableReplicas: 3 })).message,
+    ).toMatch(/1 old replicas/);
+    expect(
+      rolloutDone(deployment({ observedGeneration: 2, updatedReplicas: 3, replicas: 3, availableReplicas: 3 })).done,
+    ).toBe(true);
   });
 });
 
@@ -89,13 +103,21 @@ spec:
       ],
     });
     expect(cluster.objects.get('apps/configmaps/settings')?.data).toEqual({ mode: 'a' });
-    const again = (await k8s.apply(call, manifest, { context: { mode: 'a' } })) as { changed: boolean; objects: { action: string }[] };
+    const again = (await k8s.apply(call, manifest, { context: { mode: 'a' } })) as {
+      changed: boolean;
+      objects: { action: string }[];
+    };
     expect(again.changed).toBe(false);
     expect(again.objects.map((o) => o.action)).toEqual(['unchanged', 'unchanged']);
 
-    expect(await k8s.apply(luaCallContext({ dryRun: true }).call, manifest, { context: { mode: 'b' } })).toMatchObject({ changed: true, dry_run: true });
+    expect(await k8s.apply(luaCallContext({ dryRun: true }).call, manifest, { context: { mode: 'b' } })).toMatchObject({
+      changed: true,
+      dry_run: true,
+    });
     expect(cluster.objects.get('apps/configmaps/settings')?.data).toEqual({ mode: 'a' });
-    const configured = (await k8s.apply(call, manifest, { context: { mode: 'b' } })) as { objects: { action: string }[] };
+    const configured = (await k8s.apply(call, manifest, { context: { mode: 'b' } })) as {
+      objects: { action: string }[];
+    };
     expect(configured.objects.map((o) => o.action)).toEqual(['configured', 'unchanged']);
 
     const patch = cluster.requests.find((r) => r.method === 'PATCH')!;
@@ -112,11 +134,21 @@ spec:
     expect(((await k8s.get(call, 'configmaps', null, { selector: 'app=web' })) as unknown[]).length).toBe(1);
     expect(((await k8s.get(call, 'configmaps', null, { selector: 'app=db' })) as unknown[]).length).toBe(0);
 
-    expect(await k8s.rollout_status(call, 'deploy', 'web', { timeout: '20s' })).toEqual({ done: true, message: 'deployment rolled out' });
+    expect(await k8s.rollout_status(call, 'deploy', 'web', { timeout: '20s' })).toEqual({
+      done: true,
+      message: 'deployment rolled out',
+    });
     expect(await k8s.logs(call, 'web-abc', { tail: 2 })).toBe('line 1\nline 2\n');
-    expect(cluster.requests.some((r) => r.path.startsWith('/api/v1/namespaces/apps/pods/web-abc/log') && r.path.includes('tailLines=2'))).toBe(true);
+    expect(
+      cluster.requests.some(
+        (r) => r.path.startsWith('/api/v1/namespaces/apps/pods/web-abc/log') && r.path.includes('tailLines=2'),
+      ),
+    ).toBe(true);
 
-    expect(await k8s.delete(luaCallContext({ dryRun: true }).call, 'configmap', 'settings')).toMatchObject({ changed: true, dry_run: true });
+    expect(await k8s.delete(luaCallContext({ dryRun: true }).call, 'configmap', 'settings')).toMatchObject({
+      changed: true,
+      dry_run: true,
+    });
     expect(await k8s.delete(call, 'configmap', 'settings')).toEqual({ changed: true });
     expect(await k8s.delete(call, 'configmap', 'settings')).toEqual({ changed: false });
     await expect(k8s.rollout_status(call, 'configmap', 'x')).rejects.toThrow(/Deployment, StatefulSet or DaemonSet/);

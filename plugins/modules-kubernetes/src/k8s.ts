@@ -59,7 +59,8 @@ for (const [kind, apiVersion, ...aliases] of [
   ['ClusterRoleBinding', 'rbac.authorization.k8s.io/v1'],
 ]) {
   const lower = kind.toLowerCase();
-  for (const name of [lower, `${lower}s`, lower.endsWith('s') ? `${lower}es` : `${lower}s`, ...aliases]) KINDS[name] = [kind, apiVersion];
+  for (const name of [lower, `${lower}s`, lower.endsWith('s') ? `${lower}es` : `${lower}s`, ...aliases])
+    KINDS[name] = [kind, apiVersion];
 }
 KINDS.ingresses = KINDS.ingress;
 KINDS.networkpolicies = KINDS.networkpolicy;
@@ -68,7 +69,10 @@ KINDS.networkpolicies = KINDS.networkpolicy;
 export function resolveKind(fn: string, kind: string, apiVersion: string | undefined): [string, string] {
   const known = KINDS[kind.toLowerCase()];
   if (apiVersion) return [known && known[1] === apiVersion ? known[0] : kind, apiVersion];
-  if (!known) throw new InvalidInputError(`${fn}: unknown kind "${kind}": give opts.api_version (e.g. "example.com/v1") with its kind`);
+  if (!known)
+    throw new InvalidInputError(
+      `${fn}: unknown kind "${kind}": give opts.api_version (e.g. "example.com/v1") with its kind`,
+    );
   return known;
 }
 
@@ -94,7 +98,14 @@ export async function manifestObjects(fn: string, manifest: LuaValue): Promise<K
 function comparable(object: KubernetesObject | null): string {
   if (object === null) return 'null';
   const { metadata, ...rest } = object as KubernetesObject & { status?: unknown };
-  const { managedFields: _m, resourceVersion: _r, generation: _g, creationTimestamp: _c, uid: _u, ...meta } = metadata ?? {};
+  const {
+    managedFields: _m,
+    resourceVersion: _r,
+    generation: _g,
+    creationTimestamp: _c,
+    uid: _u,
+    ...meta
+  } = metadata ?? {};
   delete (rest as { status?: unknown }).status;
   return JSON.stringify({ ...rest, metadata: meta });
 }
@@ -112,19 +123,28 @@ function apiError(fn: string, what: string, error: unknown): Error {
     } catch {
       reason = e.body || reason;
     }
-  } else if (e.body && typeof e.body === 'object' && 'message' in e.body) reason = String((e.body as { message: unknown }).message);
+  } else if (e.body && typeof e.body === 'object' && 'message' in e.body)
+    reason = String((e.body as { message: unknown }).message);
   return new RunnerError('failed', `${fn}: ${what}: ${reason}`, { details: e.code ? { status: e.code } : undefined });
 }
 
 /** kubectl's rules for a rollout being complete, for Deployment, StatefulSet and DaemonSet. */
-export function rolloutDone(object: { kind?: string; metadata?: { generation?: number }; spec?: Record<string, any>; status?: Record<string, any> }): { done: boolean; message: string } {
+export function rolloutDone(object: {
+  kind?: string;
+  metadata?: { generation?: number };
+  spec?: Record<string, any>;
+  status?: Record<string, any>;
+}): { done: boolean; message: string } {
   const status = object.status ?? {};
   const generation = object.metadata?.generation ?? 0;
-  if ((status.observedGeneration ?? 0) < generation) return { done: false, message: 'waiting for the rollout to be observed' };
+  if ((status.observedGeneration ?? 0) < generation)
+    return { done: false, message: 'waiting for the rollout to be observed' };
   if (object.kind === 'DaemonSet') {
     const want = status.desiredNumberScheduled ?? 0;
-    if ((status.updatedNumberScheduled ?? 0) < want) return { done: false, message: `${status.updatedNumberScheduled ?? 0} of ${want} updated pods scheduled` };
-    if ((status.numberAvailable ?? 0) < want) return { done: false, message: `${status.numberAvailable ?? 0} of ${want} updated pods available` };
+    if ((status.updatedNumberScheduled ?? 0) < want)
+      return { done: false, message: `${status.updatedNumberScheduled ?? 0} of ${want} updated pods scheduled` };
+    if ((status.numberAvailable ?? 0) < want)
+      return { done: false, message: `${status.numberAvailable ?? 0} of ${want} updated pods available` };
     return { done: true, message: 'daemon set rolled out' };
   }
   const want = object.spec?.replicas ?? 1;
@@ -132,9 +152,12 @@ export function rolloutDone(object: { kind?: string; metadata?: { generation?: n
   if (updated < want) return { done: false, message: `${updated} of ${want} new replicas updated` };
   if (object.kind === 'StatefulSet') {
     const ready = status.readyReplicas ?? 0;
-    return ready < want ? { done: false, message: `${ready} of ${want} replicas ready` } : { done: true, message: 'stateful set rolled out' };
+    return ready < want
+      ? { done: false, message: `${ready} of ${want} replicas ready` }
+      : { done: true, message: 'stateful set rolled out' };
   }
-  if ((status.replicas ?? 0) > updated) return { done: false, message: `${(status.replicas ?? 0) - updated} old replicas pending termination` };
+  if ((status.replicas ?? 0) > updated)
+    return { done: false, message: `${(status.replicas ?? 0) - updated} old replicas pending termination` };
   const available = status.availableReplicas ?? 0;
   if (available < updated) return { done: false, message: `${available} of ${updated} updated replicas available` };
   return { done: true, message: 'deployment rolled out' };
@@ -163,7 +186,10 @@ export function createK8sModule(options: K8sModuleOptions = {}): Record<string, 
     });
   const pollMs = options.pollMs ?? 1000;
 
-  async function client(fn: string, o: Record<string, LuaValue>): Promise<{ api: KubernetesObjectApi; kc: KubeConfig; namespace: string }> {
+  async function client(
+    fn: string,
+    o: Record<string, LuaValue>,
+  ): Promise<{ api: KubernetesObjectApi; kc: KubeConfig; namespace: string }> {
     const kc = await loadConfig({
       kubeconfig: luaOptionalString(fn, 'option kubeconfig', o.kubeconfig),
       context: luaOptionalString(fn, 'option kube_context', o.kube_context),
@@ -192,9 +218,11 @@ export function createK8sModule(options: K8sModuleOptions = {}): Record<string, 
         if (typeof manifest !== 'string' || !isLuaTable(o.context)) {
           throw new InvalidInputError(`${fn}: option context (a table) renders the manifest given as template text`);
         }
-        if (!options.render) throw new InvalidInputError(`${fn}: option context needs the template plugin, which is not loaded`);
+        if (!options.render)
+          throw new InvalidInputError(`${fn}: option context needs the template plugin, which is not loaded`);
         const syntax = luaOptionalString(fn, 'option syntax', o.syntax) ?? 'jinja';
-        if (!(TEMPLATE_SYNTAXES as readonly string[]).includes(syntax)) throw new InvalidInputError(`${fn}: option syntax must be jinja or go`);
+        if (!(TEMPLATE_SYNTAXES as readonly string[]).includes(syntax))
+          throw new InvalidInputError(`${fn}: option syntax must be jinja or go`);
         manifest = options.render(manifest, o.context as Record<string, unknown>, syntax as TemplateSyntax);
       }
       const objects = await manifestObjects(fn, manifest);
@@ -205,14 +233,34 @@ export function createK8sModule(options: K8sModuleOptions = {}): Record<string, 
       const results: LuaValue[] = [];
       for (const object of objects) {
         const name = `${object.kind}/${object.metadata!.name}`;
-        const target = { ...object, metadata: { ...object.metadata, namespace: object.metadata!.namespace ?? namespace } };
+        const target = {
+          ...object,
+          metadata: { ...object.metadata, namespace: object.metadata!.namespace ?? namespace },
+        };
         try {
           const before = await read(api, target);
           // Server-side apply: the server merges and keeps what other managers own; in dry-run it
           // answers with the object as it would be, and stores nothing.
-          const after = await api.patch(target, undefined, call.dryRun ? 'All' : undefined, fieldManager, force, PatchStrategy.ServerSideApply);
-          const changed = before === null ? true : call.dryRun ? comparable(before) !== comparable(after) : before.metadata?.resourceVersion !== after.metadata?.resourceVersion;
-          results.push({ name, namespace: after.metadata?.namespace ?? null, changed, action: before === null ? 'created' : changed ? 'configured' : 'unchanged' });
+          const after = await api.patch(
+            target,
+            undefined,
+            call.dryRun ? 'All' : undefined,
+            fieldManager,
+            force,
+            PatchStrategy.ServerSideApply,
+          );
+          const changed =
+            before === null
+              ? true
+              : call.dryRun
+                ? comparable(before) !== comparable(after)
+                : before.metadata?.resourceVersion !== after.metadata?.resourceVersion;
+          results.push({
+            name,
+            namespace: after.metadata?.namespace ?? null,
+            changed,
+            action: before === null ? 'created' : changed ? 'configured' : 'unchanged',
+          });
         } catch (error) {
           throw apiError(fn, `apply ${name}`, error);
         }
@@ -223,14 +271,27 @@ export function createK8sModule(options: K8sModuleOptions = {}): Record<string, 
     get: async (_call, kindArg, nameArg, opts) => {
       const fn = 'k8s.get';
       const o = readLuaOptions(fn, 3, opts, [...CLUSTER, 'namespace', 'api_version', 'selector', 'all_namespaces']);
-      const [kind, apiVersion] = resolveKind(fn, luaString(fn, 'argument 1 (kind)', kindArg), luaOptionalString(fn, 'option api_version', o.api_version));
+      const [kind, apiVersion] = resolveKind(
+        fn,
+        luaString(fn, 'argument 1 (kind)', kindArg),
+        luaOptionalString(fn, 'option api_version', o.api_version),
+      );
       const name = luaOptionalString(fn, 'argument 2 (name)', nameArg);
       const { api, namespace } = await client(fn, o);
       try {
         if (name) return toLuaValue(await read(api, { apiVersion, kind, metadata: { name, namespace } }));
         const all = luaOptionalBoolean(fn, 'option all_namespaces', o.all_namespaces);
         const selector = luaOptionalString(fn, 'option selector', o.selector);
-        const list = await api.list(apiVersion, kind, all ? undefined : namespace, undefined, undefined, undefined, undefined, selector);
+        const list = await api.list(
+          apiVersion,
+          kind,
+          all ? undefined : namespace,
+          undefined,
+          undefined,
+          undefined,
+          undefined,
+          selector,
+        );
         return toLuaValue(list.items);
       } catch (error) {
         throw apiError(fn, `get ${kind}${name ? `/${name}` : ''}`, error);
@@ -239,7 +300,11 @@ export function createK8sModule(options: K8sModuleOptions = {}): Record<string, 
     delete: async (call, kindArg, nameArg, opts) => {
       const fn = 'k8s.delete';
       const o = readLuaOptions(fn, 3, opts, [...CLUSTER, 'namespace', 'api_version']);
-      const [kind, apiVersion] = resolveKind(fn, luaString(fn, 'argument 1 (kind)', kindArg), luaOptionalString(fn, 'option api_version', o.api_version));
+      const [kind, apiVersion] = resolveKind(
+        fn,
+        luaString(fn, 'argument 1 (kind)', kindArg),
+        luaOptionalString(fn, 'option api_version', o.api_version),
+      );
       const name = luaString(fn, 'argument 2 (name)', nameArg);
       const { api, namespace } = await client(fn, o);
       const header = { apiVersion, kind, metadata: { name, namespace } };
@@ -261,7 +326,10 @@ export function createK8sModule(options: K8sModuleOptions = {}): Record<string, 
         throw new InvalidInputError(`${fn}: a rollout is of a Deployment, StatefulSet or DaemonSet, not ${kind}`);
       }
       const name = luaString(fn, 'argument 2 (name)', nameArg);
-      const timeoutMs = o.timeout === undefined || o.timeout === null ? 300_000 : parseDurationArgument(o.timeout, `${fn}: option timeout`);
+      const timeoutMs =
+        o.timeout === undefined || o.timeout === null
+          ? 300_000
+          : parseDurationArgument(o.timeout, `${fn}: option timeout`);
       const { api, namespace } = await client(fn, o);
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -274,7 +342,8 @@ export function createK8sModule(options: K8sModuleOptions = {}): Record<string, 
         if (object === null) throw new InvalidInputError(`${fn}: ${kind}/${name} not found in namespace ${namespace}`);
         const state = rolloutDone(object);
         if (state.done) return { done: true, message: state.message };
-        if (Date.now() >= deadline) throw new RunnerError('timeout', `${fn}: ${kind}/${name} did not finish its rollout: ${state.message}`);
+        if (Date.now() >= deadline)
+          throw new RunnerError('timeout', `${fn}: ${kind}/${name} did not finish its rollout: ${state.message}`);
         call.logger.debug(`${fn}: ${kind}/${name}: ${state.message}`);
         if (!(await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())), call.signal))) {
           throw new RunnerError('cancelled', `${fn}: cancelled`);
@@ -283,7 +352,14 @@ export function createK8sModule(options: K8sModuleOptions = {}): Record<string, 
     },
     logs: async (_call, podArg, opts) => {
       const fn = 'k8s.logs';
-      const o = readLuaOptions(fn, 2, opts, [...CLUSTER, 'namespace', 'container', 'tail', 'since_seconds', 'previous']);
+      const o = readLuaOptions(fn, 2, opts, [
+        ...CLUSTER,
+        'namespace',
+        'container',
+        'tail',
+        'since_seconds',
+        'previous',
+      ]);
       const pod = luaString(fn, 'argument 1 (pod)', podArg);
       const { kc, namespace } = await client(fn, o);
       const { CoreV1Api } = await import('@kubernetes/client-node');

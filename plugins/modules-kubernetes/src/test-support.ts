@@ -31,7 +31,14 @@ function body(req: IncomingMessage): Promise<string> {
   });
 }
 
-const notFound = (name: string) => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: `"${name}" not found` });
+const notFound = (name: string) => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  reason: 'NotFound',
+  code: 404,
+  message: `"${name}" not found`,
+});
 
 /** The object without what the server sets, to tell whether a write changes it. */
 function content(object: Record<string, any>): string {
@@ -40,7 +47,9 @@ function content(object: Record<string, any>): string {
   return JSON.stringify({ ...rest, metadata });
 }
 
-export async function startFakeCluster(options: { podLog?: string; readsToRollOut?: number } = {}): Promise<FakeCluster> {
+export async function startFakeCluster(
+  options: { podLog?: string; readsToRollOut?: number } = {},
+): Promise<FakeCluster> {
   const objects = new Map<string, Record<string, any>>();
   const requests: FakeCluster['requests'] = [];
   let version = 100;
@@ -48,7 +57,12 @@ export async function startFakeCluster(options: { podLog?: string; readsToRollOu
   const server: Server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      requests.push({ method: req.method ?? '', path: url.pathname + url.search, authorization: req.headers.authorization, contentType: req.headers['content-type'] });
+      requests.push({
+        method: req.method ?? '',
+        path: url.pathname + url.search,
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type'],
+      });
       const send = (status: number, value: unknown, type = 'application/json') => {
         res.writeHead(status, { 'content-type': type }).end(typeof value === 'string' ? value : JSON.stringify(value));
       };
@@ -57,10 +71,18 @@ export async function startFakeCluster(options: { podLog?: string; readsToRollOu
         return send(200, {
           kind: 'APIResourceList',
           groupVersion: discovery[0].group,
-          resources: discovery.map((r) => ({ name: r.plural, singularName: '', namespaced: true, kind: r.kind, verbs: ['get', 'list', 'patch', 'delete'] })),
+          resources: discovery.map((r) => ({
+            name: r.plural,
+            singularName: '',
+            namespaced: true,
+            kind: r.kind,
+            verbs: ['get', 'list', 'patch', 'delete'],
+          })),
         });
       }
-      const match = /^\/(?:api\/v1|apis\/apps\/v1)\/namespaces\/([^/]+)\/([^/]+)(?:\/([^/]+))?(?:\/(log))?$/.exec(url.pathname);
+      const match = /^\/(?:api\/v1|apis\/apps\/v1)\/namespaces\/([^/]+)\/([^/]+)(?:\/([^/]+))?(?:\/(log))?$/.exec(
+        url.pathname,
+      );
       if (!match) return send(404, notFound(url.pathname));
       const [, namespace, plural, name, log] = match;
       const key = `${namespace}/${plural}/${name}`;
@@ -70,7 +92,11 @@ export async function startFakeCluster(options: { podLog?: string; readsToRollOu
         const items = [...objects.entries()]
           .filter(([k]) => k.startsWith(`${namespace}/${plural}/`))
           .map(([, o]) => o)
-          .filter((o) => !selector || selector.split(',').every((term) => o.metadata.labels?.[term.split('=')[0]] === term.split('=')[1]));
+          .filter(
+            (o) =>
+              !selector ||
+              selector.split(',').every((term) => o.metadata.labels?.[term.split('=')[0]] === term.split('=')[1]),
+          );
         return send(200, { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: String(version) }, items });
       }
       const existing = objects.get(key);
@@ -86,7 +112,10 @@ export async function startFakeCluster(options: { podLog?: string; readsToRollOu
       }
       if (req.method === 'PATCH') {
         const incoming = JSON.parse(await body(req)) as Record<string, any>;
-        const next: Record<string, any> = { ...incoming, metadata: { ...incoming.metadata, namespace, uid: existing?.metadata.uid ?? `uid-${name}` } };
+        const next: Record<string, any> = {
+          ...incoming,
+          metadata: { ...incoming.metadata, namespace, uid: existing?.metadata.uid ?? `uid-${name}` },
+        };
         const unchanged = existing !== undefined && content(existing) === content(next);
         next.metadata.resourceVersion = unchanged ? existing.metadata.resourceVersion : String(++version);
         next.metadata.generation = unchanged ? existing.metadata.generation : (existing?.metadata.generation ?? 0) + 1;
