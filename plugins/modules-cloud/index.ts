@@ -20,8 +20,8 @@ export const plugin = definePlugin({
       import('./src/gcp.js'),
       import('./src/azure.js'),
     ]);
-    lua.provide(awsModule, createAwsModule() as never);
-    lua.provide(gcpModule, createGcpModule() as never);
-    lua.provide(azureModule, createAzureModule() as never);
+    lua.provide(awsModule, createAwsModule());
+    lua.provide(gcpModule, createGcpModule());
+    lua.provide(azureModule, createAzureModule());
   },
 });

@@ -12,7 +12,7 @@ export const plugin = definePlugin({
   dependsOn: { lua: LuaModulesRef },
   async setup(_ctx, { lua }) {
     const { createEngineModule } = await import('./src/engine.js');
-    lua.provide(dockerModule, createEngineModule('docker') as never);
-    lua.provide(podmanModule, createEngineModule('podman') as never);
+    lua.provide(dockerModule, createEngineModule('docker'));
+    lua.provide(podmanModule, createEngineModule('podman'));
   },
 });

@@ -17,8 +17,8 @@ export const plugin = definePlugin({
       import('./src/terraform.js'),
       import('./src/ansible.js'),
     ]);
-    lua.provide(terraformModule, createTerraformModule('terraform') as never);
-    lua.provide(tofuModule, createTerraformModule('tofu') as never);
-    lua.provide(ansibleModule, createAnsibleModule() as never);
+    lua.provide(terraformModule, createTerraformModule('terraform'));
+    lua.provide(tofuModule, createTerraformModule('tofu'));
+    lua.provide(ansibleModule, createAnsibleModule());
   },
 });

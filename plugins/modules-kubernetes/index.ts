@@ -25,7 +25,7 @@ export const plugin = definePlugin({
       ? (source: string, context: Record<string, unknown>, syntax: 'jinja' | 'go') =>
           templates.render(source, context, { syntax, name: 'k8s.apply manifest' })
       : undefined;
-    lua.provide(k8sModule, createK8sModule({ render }) as never);
-    lua.provide(helmModule, createHelmModule() as never);
+    lua.provide(k8sModule, createK8sModule({ render }));
+    lua.provide(helmModule, createHelmModule());
   },
 });

@@ -15,10 +15,10 @@ import {
   RunnerError,
   toLuaValue,
   type LuaCallContext,
+  type LuaModuleImplementation,
   type LuaValue,
 } from '@runner/plugin-sdk';
-
-type Fn = (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue>;
+import { awsModule } from './aws-spec.js';
 
 /** Where and as whom: what every function's opts may carry besides its own options. */
 const CONNECTION = ['region', 'endpoint', 'credentials', 'force_path_style'] as const;
@@ -80,7 +80,7 @@ export const s3Etag = (body: Buffer): string => `"${createHash('md5').update(bod
 /** EC2 states from which `start` or `stop` has nothing to do. */
 const ALREADY = { start: ['pending', 'running'], stop: ['stopping', 'stopped'] } as const;
 
-export function createAwsModule(): Record<string, Fn> {
+export function createAwsModule(): LuaModuleImplementation<keyof typeof awsModule.functions> {
   const clients = new Map<string, unknown>();
   /** One client per service and settings: connections and resolved credentials are reused. */
   async function client<T>(service: 's3' | 'ec2' | 'ssm', settings: ClientSettings): Promise<T> {

@@ -11,10 +11,10 @@ import {
   RunnerError,
   toLuaValue,
   type LuaCallContext,
+  type LuaModuleImplementation,
   type LuaValue,
 } from '@runner/plugin-sdk';
-
-type Fn = (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue>;
+import { azureModule } from './azure-spec.js';
 
 /** Storage: which account and how; every option may come from a stack's secrets. */
 const STORAGE = [
@@ -58,7 +58,7 @@ const ALREADY = {
   stop: ['deallocating', 'deallocated', 'stopping', 'stopped'],
 } as const;
 
-export function createAzureModule(): Record<string, Fn> {
+export function createAzureModule(): LuaModuleImplementation<keyof typeof azureModule.functions> {
   const tls = (fn: string, o: Record<string, LuaValue>) => {
     const caFile = luaOptionalString(fn, 'option ca_file', o.ca_file);
     if (caFile && !existsSync(caFile)) throw new InvalidInputError(`${fn}: option ca_file: ${caFile} does not exist`);

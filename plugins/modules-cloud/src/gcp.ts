@@ -11,10 +11,10 @@ import {
   RunnerError,
   toLuaValue,
   type LuaCallContext,
+  type LuaModuleImplementation,
   type LuaValue,
 } from '@runner/plugin-sdk';
-
-type Fn = (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue>;
+import { gcpModule } from './gcp-spec.js';
 
 /** Which project, as whom, and (for emulators and tests) where. */
 const CONNECTION = ['project', 'access_token', 'credentials', 'endpoint'] as const;
@@ -84,7 +84,7 @@ const ALREADY = {
   stop: ['STOPPING', 'STOPPED', 'TERMINATED', 'SUSPENDED'],
 } as const;
 
-export function createGcpModule(): Record<string, Fn> {
+export function createGcpModule(): LuaModuleImplementation<keyof typeof gcpModule.functions> {
   const clients = new Map<string, Promise<unknown>>();
   /**
    * One client per kind and connection: Compute Engine's client reads its API description (many
@@ -265,13 +265,11 @@ export function createGcpModule(): Record<string, Fn> {
       const o = readLuaOptions(fn, 2, opts, [...CONNECTION, 'prefix', 'max']);
       const client = await storage(connection(fn, o));
       try {
-        const [files] = await client
-          .bucket(bucket)
-          .getFiles({
-            prefix: luaOptionalString(fn, 'option prefix', o.prefix),
-            maxResults: luaOptionalNumber(fn, 'option max', o.max) ?? 1000,
-            autoPaginate: true,
-          });
+        const [files] = await client.bucket(bucket).getFiles({
+          prefix: luaOptionalString(fn, 'option prefix', o.prefix),
+          maxResults: luaOptionalNumber(fn, 'option max', o.max) ?? 1000,
+          autoPaginate: true,
+        });
         return toLuaValue(
           files.map((f) => ({
             name: f.name,

@@ -13,9 +13,11 @@ import {
   toLuaValue,
   toolFailure,
   type LuaCallContext,
+  type LuaModuleImplementation,
   type LuaValue,
   type ToolResult,
 } from '@runner/plugin-sdk';
+import { dockerModule } from './spec.js';
 
 /** `docker` or `podman`: the two share a command line, which is what this drives. */
 export type EngineName = 'docker' | 'podman';
@@ -30,10 +32,11 @@ export interface EngineOptions {
 /** The label that holds the hash of the settings a container was created from (idempotent `run`). */
 export const CONFIG_LABEL = 'io.runner.config';
 
-type Fn = (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue>;
-
 /** The functions of the `docker` or `podman` module over that engine's CLI. */
-export function createEngineModule(engine: EngineName, options: EngineOptions = {}): Record<string, Fn> {
+export function createEngineModule(
+  engine: EngineName,
+  options: EngineOptions = {},
+): LuaModuleImplementation<keyof typeof dockerModule.functions> {
   const cli = new EngineCli(engine, options);
   const fn = (name: string): string => `${engine}.${name}`;
   return {

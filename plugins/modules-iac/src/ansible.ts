@@ -15,10 +15,10 @@ import {
   toLuaValue,
   toolFailure,
   type LuaCallContext,
+  type LuaModuleImplementation,
   type LuaValue,
 } from '@runner/plugin-sdk';
-
-type Fn = (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue>;
+import { ansibleModule } from './ansible-spec.js';
 
 /** The JSON callback's document (ansible.posix.json), the parts read. */
 export interface AnsibleJson {
@@ -186,7 +186,9 @@ async function withScratch<T>(body: (scratch: string) => Promise<T>): Promise<T>
   }
 }
 
-export function createAnsibleModule(options: { bin?: string } = {}): Record<string, Fn> {
+export function createAnsibleModule(
+  options: { bin?: string } = {},
+): LuaModuleImplementation<keyof typeof ansibleModule.functions> {
   const binDir = options.bin;
   const program = (name: string) => (binDir ? join(binDir, name) : name);
   return {

@@ -14,14 +14,14 @@ import {
   toLuaValue,
   toolFailure,
   type LuaCallContext,
+  type LuaModuleImplementation,
   type LuaValue,
   type ToolResult,
 } from '@runner/plugin-sdk';
+import { terraformModule } from './terraform-spec.js';
 
 /** Terraform and OpenTofu share their command line and their plan JSON. */
 export type TerraformTool = 'terraform' | 'tofu';
-
-type Fn = (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue>;
 
 /** What every command runs with: no prompts, no colour, no version check over the network. */
 const AUTOMATION_ENV = { TF_IN_AUTOMATION: '1', TF_INPUT: '0', CHECKPOINT_DISABLE: '1' };
@@ -123,7 +123,10 @@ function initState(dir: string): string {
   return hash.digest('hex');
 }
 
-export function createTerraformModule(tool: TerraformTool, options: { bin?: string } = {}): Record<string, Fn> {
+export function createTerraformModule(
+  tool: TerraformTool,
+  options: { bin?: string } = {},
+): LuaModuleImplementation<keyof typeof terraformModule.functions> {
   const bin = options.bin ?? tool;
   const run = (
     call: LuaCallContext,

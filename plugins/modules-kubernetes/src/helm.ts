@@ -12,11 +12,11 @@ import {
   toLuaValue,
   toolFailure,
   type LuaCallContext,
+  type LuaModuleImplementation,
   type LuaValue,
   type ToolResult,
 } from '@runner/plugin-sdk';
-
-type Fn = (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue>;
+import { helmModule } from './helm-spec.js';
 
 const CLUSTER = ['namespace', 'kubeconfig', 'kube_context'] as const;
 
@@ -41,7 +41,9 @@ export function releaseMatches(current: Release | null, desired: Release): boole
   );
 }
 
-export function createHelmModule(options: { bin?: string } = {}): Record<string, Fn> {
+export function createHelmModule(
+  options: { bin?: string } = {},
+): LuaModuleImplementation<keyof typeof helmModule.functions> {
   const bin = options.bin ?? 'helm';
 
   const clusterArgs = (fn: string, o: Record<string, LuaValue>): string[] => {

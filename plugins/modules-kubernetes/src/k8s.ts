@@ -12,12 +12,11 @@ import {
   sleep,
   toLuaValue,
   TEMPLATE_SYNTAXES,
-  type LuaCallContext,
+  type LuaModuleImplementation,
   type LuaValue,
   type TemplateSyntax,
 } from '@runner/plugin-sdk';
-
-type Fn = (call: LuaCallContext, ...args: LuaValue[]) => Promise<LuaValue>;
+import { k8sModule } from './k8s-spec.js';
 
 /** Renders a manifest template with a context (the template plugin's engine, when it is loaded). */
 export type ManifestRenderer = (template: string, context: Record<string, unknown>, syntax: TemplateSyntax) => string;
@@ -173,7 +172,9 @@ export interface K8sModuleOptions {
   pollMs?: number;
 }
 
-export function createK8sModule(options: K8sModuleOptions = {}): Record<string, Fn> {
+export function createK8sModule(
+  options: K8sModuleOptions = {},
+): LuaModuleImplementation<keyof typeof k8sModule.functions> {
   const loadConfig: KubeConfigLoader =
     options.loadConfig ??
     (async ({ kubeconfig, context }) => {
