@@ -19,6 +19,7 @@ import {
   type LuaValue,
 } from '@runner/plugin-sdk';
 import { awsModule } from './aws-spec.js';
+import { objectWriters } from './object-writes.js';
 
 /** Where and as whom: what every function's opts may carry besides its own options. */
 const CONNECTION = ['region', 'endpoint', 'credentials', 'force_path_style'] as const;
@@ -255,7 +256,16 @@ export function createAwsModule(): LuaModuleImplementation<keyof typeof awsModul
     }
   }
 
+  const writers = objectWriters(
+    { put: 'aws.s3_put', upload: 'aws.s3_upload' },
+    ['bucket', 'key'],
+    [...CONNECTION, 'content_type', 'metadata'],
+    putIfChanged,
+  );
+
   return {
+    s3_put: writers.put,
+    s3_upload: writers.upload,
     s3_list_buckets: async (call, opts) => {
       const fn = 'aws.s3_list_buckets';
       const o = readLuaOptions(fn, 1, opts, CONNECTION);
@@ -310,33 +320,6 @@ export function createAwsModule(): LuaModuleImplementation<keyof typeof awsModul
       } catch (error) {
         throw awsError(fn, `delete bucket ${bucket}`, error);
       }
-    },
-    s3_put: (call, bucket, key, body, opts) => {
-      const fn = 'aws.s3_put';
-      const o = readLuaOptions(fn, 4, opts, [...CONNECTION, 'content_type', 'metadata']);
-      if (typeof body !== 'string') throw new InvalidInputError(`${fn}: argument 3 (body) must be a string`);
-      return putIfChanged(
-        call,
-        fn,
-        o,
-        luaString(fn, 'argument 1 (bucket)', bucket),
-        luaString(fn, 'argument 2 (key)', key),
-        Buffer.from(body, 'utf8'),
-      );
-    },
-    s3_upload: (call, bucket, key, pathArg, opts) => {
-      const fn = 'aws.s3_upload';
-      const o = readLuaOptions(fn, 4, opts, [...CONNECTION, 'content_type', 'metadata']);
-      const path = luaString(fn, 'argument 3 (path)', pathArg);
-      if (!existsSync(path)) throw new InvalidInputError(`${fn}: ${path} does not exist`);
-      return putIfChanged(
-        call,
-        fn,
-        o,
-        luaString(fn, 'argument 1 (bucket)', bucket),
-        luaString(fn, 'argument 2 (key)', key),
-        readFileSync(path),
-      );
     },
     s3_get: async (call, bucket, key, opts) => {
       const fn = 'aws.s3_get';

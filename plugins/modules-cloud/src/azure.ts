@@ -15,6 +15,7 @@ import {
   type LuaValue,
 } from '@runner/plugin-sdk';
 import { azureModule } from './azure-spec.js';
+import { objectWriters } from './object-writes.js';
 
 /** Storage: which account and how; every option may come from a stack's secrets. */
 const STORAGE = [
@@ -183,34 +184,16 @@ export function createAzureModule(): LuaModuleImplementation<keyof typeof azureM
     }
   }
 
+  const writers = objectWriters(
+    { put: 'azure.blob_put', upload: 'azure.blob_upload' },
+    ['container', 'name'],
+    [...STORAGE, 'content_type'],
+    put,
+  );
+
   return {
-    blob_put: (call, container, name, body, opts) => {
-      const fn = 'azure.blob_put';
-      if (typeof body !== 'string') throw new InvalidInputError(`${fn}: argument 3 (body) must be a string`);
-      const o = readLuaOptions(fn, 4, opts, [...STORAGE, 'content_type']);
-      return put(
-        call,
-        fn,
-        o,
-        luaString(fn, 'argument 1 (container)', container),
-        luaString(fn, 'argument 2 (name)', name),
-        Buffer.from(body, 'utf8'),
-      );
-    },
-    blob_upload: (call, container, name, pathArg, opts) => {
-      const fn = 'azure.blob_upload';
-      const path = luaString(fn, 'argument 3 (path)', pathArg);
-      if (!existsSync(path)) throw new InvalidInputError(`${fn}: ${path} does not exist`);
-      const o = readLuaOptions(fn, 4, opts, [...STORAGE, 'content_type']);
-      return put(
-        call,
-        fn,
-        o,
-        luaString(fn, 'argument 1 (container)', container),
-        luaString(fn, 'argument 2 (name)', name),
-        readFileSync(path),
-      );
-    },
+    blob_put: writers.put,
+    blob_upload: writers.upload,
     blob_get: async (call, containerArg, nameArg, opts) => {
       const fn = 'azure.blob_get';
       const container = luaString(fn, 'argument 1 (container)', containerArg);

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import type { InstancesClient } from '@google-cloud/compute/build/src/v1/instances_client.js';
 import type { Storage } from '@google-cloud/storage';
 import {
@@ -15,6 +14,7 @@ import {
   type LuaValue,
 } from '@runner/plugin-sdk';
 import { gcpModule } from './gcp-spec.js';
+import { objectWriters } from './object-writes.js';
 
 /** Which project, as whom, and (for emulators and tests) where. */
 const CONNECTION = ['project', 'access_token', 'credentials', 'endpoint'] as const;
@@ -204,34 +204,16 @@ export function createGcpModule(): LuaModuleImplementation<keyof typeof gcpModul
     }
   }
 
+  const writers = objectWriters(
+    { put: 'gcp.storage_put', upload: 'gcp.storage_upload' },
+    ['bucket', 'name'],
+    [...CONNECTION, 'content_type'],
+    put,
+  );
+
   return {
-    storage_put: (call, bucket, name, body, opts) => {
-      const fn = 'gcp.storage_put';
-      if (typeof body !== 'string') throw new InvalidInputError(`${fn}: argument 3 (body) must be a string`);
-      const o = readLuaOptions(fn, 4, opts, [...CONNECTION, 'content_type']);
-      return put(
-        call,
-        fn,
-        o,
-        luaString(fn, 'argument 1 (bucket)', bucket),
-        luaString(fn, 'argument 2 (name)', name),
-        Buffer.from(body, 'utf8'),
-      );
-    },
-    storage_upload: (call, bucket, name, pathArg, opts) => {
-      const fn = 'gcp.storage_upload';
-      const path = luaString(fn, 'argument 3 (path)', pathArg);
-      if (!existsSync(path)) throw new InvalidInputError(`${fn}: ${path} does not exist`);
-      const o = readLuaOptions(fn, 4, opts, [...CONNECTION, 'content_type']);
-      return put(
-        call,
-        fn,
-        o,
-        luaString(fn, 'argument 1 (bucket)', bucket),
-        luaString(fn, 'argument 2 (name)', name),
-        readFileSync(path),
-      );
-    },
+    storage_put: writers.put,
+    storage_upload: writers.upload,
     storage_get: async (_call, bucketArg, nameArg, opts) => {
       const fn = 'gcp.storage_get';
       const bucket = luaString(fn, 'argument 1 (bucket)', bucketArg);
