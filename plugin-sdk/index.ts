@@ -55,3 +55,5 @@ export * from './src/secrets.js';
 export * from './src/stacks.js';
 export * from './src/event-queue.js';
 export * from './src/metrics.js';
+export * from './src/lua-args.js';
+export * from './src/tool-command.js';

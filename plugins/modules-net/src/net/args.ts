@@ -1,50 +1,13 @@
-import { InvalidInputError, type LuaValue } from '@runner/plugin-sdk';
+import {
+  describeLuaValue as describe,
+  InvalidInputError,
+  luaType,
+  readLuaOptions as readOptions,
+  type LuaValue,
+} from '@runner/plugin-sdk';
 
-/** The Lua name of a value's type: messages speak the script author's language, not JavaScript's. */
-export function luaType(value: unknown): string {
-  if (value === null || value === undefined) return 'nil';
-  if (typeof value === 'object') {
-    return (value as { kind?: unknown }).kind === 'lua-function' ? 'function' : 'table';
-  }
-  return typeof value;
-}
-
-/** `nil`, `number 644`, `string "abc"`: the type, and the value when it is short enough to help. */
-export function describe(value: unknown): string {
-  const type = luaType(value);
-  if (type === 'string') {
-    const text = value as string;
-    return `string ${JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text)}`;
-  }
-  if (type === 'number' || type === 'boolean') return `${type} ${String(value)}`;
-  return type;
-}
-
-/** A named-options table, or `{}` for nil; unknown keys raise so that a typo (`timout`) is not ignored. */
-export function readOptions(
-  fn: string,
-  position: number,
-  value: LuaValue,
-  known: readonly string[],
-): Record<string, LuaValue> {
-  if (value === null || value === undefined) return {};
-  if (Array.isArray(value)) {
-    if (value.length === 0) return {};
-    throw new InvalidInputError(
-      `${fn}: argument ${position} must be a table of named options (e.g. { timeout = "5s" }), got a list`,
-    );
-  }
-  if (luaType(value) !== 'table') {
-    throw new InvalidInputError(`${fn}: argument ${position} must be a table of options, got ${describe(value)}`);
-  }
-  const options = value as Record<string, LuaValue>;
-  for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      throw new InvalidInputError(`${fn}: unknown option "${key}" (known: ${known.join(', ')})`);
-    }
-  }
-  return options;
-}
+// The SDK's readers of Lua arguments, under the names this module's files use.
+export { describe, luaType, readOptions };
 
 /** An http or https URL given as a string. */
 export function requireUrl(fn: string, position: number, value: LuaValue): URL {
