@@ -39,7 +39,7 @@ describe('crypto', () => {
     expect(crypto.random(call, 16)).toMatch(/^[0-9a-f]{32}$/);
     expect(crypto.random(call, 16, 'base64url')).toMatch(/^[\w-]{22}$/);
     expect(crypto.uuid(call)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4/);
-    expect(crypto.base64_decode(call, crypto.base64_encode(call, 'user:pass'))).toBe('user:pass');
+    expect(crypto.base64_decode(call, crypto.base64_encode(call, 'user:pass') as string)).toBe('user:pass');
   });
 
   it('inspects an X.509 certificate', () => {
