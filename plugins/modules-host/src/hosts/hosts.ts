@@ -15,7 +15,10 @@ export function editHosts(text: string, address: string, entry: string | null): 
   let placed = false;
   for (const line of lines) {
     if (addressOf(line) !== address) out.push(line);
-    else if (entry !== null && !placed) (out.push(entry), (placed = true));
+    else if (entry !== null && !placed) {
+      out.push(entry);
+      placed = true;
+    }
   }
   if (entry !== null && !placed) out.push(entry);
   return out.length ? `${out.join('\n')}\n` : '';
