@@ -5,6 +5,13 @@ import {
   ProcessGroupsRef,
   TemplateEngineRef,
 } from '@runner/plugin-sdk';
+import { cronModule } from './src/cron/spec.js';
+import { firewallModule } from './src/firewall/spec.js';
+import { hostsModule } from './src/hosts/spec.js';
+import { mountModule } from './src/mount/spec.js';
+import { processModule } from './src/process/spec.js';
+import { sysctlModule } from './src/sysctl/spec.js';
+import { waitForModule } from './src/wait-for/spec.js';
 import { execModule } from './src/exec/spec.js';
 import { factsModule } from './src/facts/spec.js';
 import { fileModule } from './src/file/spec.js';
@@ -14,7 +21,23 @@ import { pkgModule } from './src/pkg/spec.js';
 import { systemdModule } from './src/systemd/spec.js';
 import { userModule } from './src/user/spec.js';
 
-export { execModule, factsModule, fileModule, gitModule, infraTestModule, pkgModule, systemdModule, userModule };
+export {
+  cronModule,
+  firewallModule,
+  hostsModule,
+  mountModule,
+  processModule,
+  sysctlModule,
+  waitForModule,
+  execModule,
+  factsModule,
+  fileModule,
+  gitModule,
+  infraTestModule,
+  pkgModule,
+  systemdModule,
+  userModule,
+};
 
 // Optional: without the template plugin every function but file.template still works.
 const dependsOn = { templates: optional(TemplateEngineRef) };
@@ -27,7 +50,8 @@ type Deps = typeof dependsOn;
 export const plugin = defineLuaModulePlugin({
   id: 'modules-host',
   version: '0.1.0',
-  description: 'Lua modules acting on the host: commands, files, facts, packages, users, services, git, assertions',
+  description:
+    'Lua modules acting on the host: commands, files, facts, packages, users, services, git, assertions, cron, hosts, sysctl, mounts, firewall, waits, processes',
   provides: [ProcessGroupsRef],
   dependsOn,
   modules: [
@@ -62,5 +86,12 @@ export const plugin = defineLuaModulePlugin({
     offerLuaModule(infraTestModule, async () =>
       (await import('./src/infra-test/infra-test.js')).createInfraTestModule(),
     ),
+    offerLuaModule(cronModule, async () => (await import('./src/cron/cron.js')).createCronModule()),
+    offerLuaModule(firewallModule, async () => (await import('./src/firewall/firewall.js')).createFirewallModule()),
+    offerLuaModule(hostsModule, async () => (await import('./src/hosts/hosts.js')).createHostsModule()),
+    offerLuaModule(mountModule, async () => (await import('./src/mount/mount.js')).createMountModule()),
+    offerLuaModule(processModule, async () => (await import('./src/process/process.js')).createProcessModule()),
+    offerLuaModule(sysctlModule, async () => (await import('./src/sysctl/sysctl.js')).createSysctlModule()),
+    offerLuaModule(waitForModule, async () => (await import('./src/wait-for/wait-for.js')).createWaitForModule()),
   ],
 });

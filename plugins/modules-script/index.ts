@@ -1,9 +1,10 @@
 import { defineLuaModulePlugin, offerLuaModule } from '@runner/plugin-sdk';
+import { cryptoModule, jsonModule, yamlModule } from './src/data/spec.js';
 import { goroutineModule } from './src/goroutine/spec.js';
 import { logModule } from './src/log/spec.js';
 import { reliabilityModule } from './src/reliability/spec.js';
 
-export { goroutineModule, logModule, reliabilityModule };
+export { cryptoModule, goroutineModule, jsonModule, logModule, reliabilityModule, yamlModule };
 
 /**
  * Lua modules for what scripts do among themselves: run functions concurrently, retry them, log.
@@ -12,12 +13,15 @@ export { goroutineModule, logModule, reliabilityModule };
 export const plugin = defineLuaModulePlugin({
   id: 'modules-script',
   version: '0.1.0',
-  description: 'Lua modules for scripts: concurrency, retries and circuit breakers, logging',
+  description: 'Lua modules for scripts: concurrency, retries and circuit breakers, logging, JSON, YAML, crypto',
   modules: [
     offerLuaModule(goroutineModule, async () => (await import('./src/goroutine/goroutine.js')).createGoroutineModule()),
     offerLuaModule(logModule, async () => (await import('./src/log/log.js')).createLogModule()),
     offerLuaModule(reliabilityModule, async () =>
       (await import('./src/reliability/reliability.js')).createReliabilityModule(),
     ),
+    offerLuaModule(jsonModule, async () => (await import('./src/data/data.js')).createJsonModule()),
+    offerLuaModule(yamlModule, async () => (await import('./src/data/data.js')).createYamlModule()),
+    offerLuaModule(cryptoModule, async () => (await import('./src/data/data.js')).createCryptoModule()),
   ],
 });
