@@ -51,3 +51,5 @@ export * from './src/flows.js';
 export * from './src/secrets.js';
 export * from './src/event-queue.js';
 export * from './src/metrics.js';
+export * from './src/event-hooks.js';
+export * from './src/scheduler.js';
