@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { RunnerError } from '@runner/plugin-sdk';
 
 /** Longest a git command may take (a fetch of a large repository over a slow link). */
@@ -56,7 +57,7 @@ export function git(args: string[], env: GitEnv, input?: { cwd?: string }): Prom
         const reason =
           code === 'git_missing'
             ? 'the git command is not installed on this master'
-            : `git ${args[0]} failed${error.killed ? ` (stopped after ${GIT_TIMEOUT_MS / 1000} s)` : ''}: ${said || error.message}`;
+            : `git ${args[0] === '-C' ? args[2] : args[0]} failed${error.killed ? ` (stopped after ${GIT_TIMEOUT_MS / 1000} s)` : ''}: ${said || error.message}`;
         reject(new RunnerError(code, reason, { status: 502, cause: error }));
       },
     );
@@ -80,7 +81,7 @@ export class GitMirror {
 
   /** Fetches the branch; resolves with its commit id. */
   async fetch(env: GitEnv): Promise<string> {
-    if (!existsSync(this.dir)) {
+    if (!existsSync(join(this.dir, 'HEAD'))) {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       await git(['init', '--bare', '--quiet', this.dir], env);
     }
