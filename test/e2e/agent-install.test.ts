@@ -102,6 +102,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!canRun) return;
+  console.error('DEBUG afterAll start');
   for (const m of masters) if (m.exitCode === null) m.kill('SIGKILL');
   await sshd.stop();
 }, 30_000);
