@@ -133,8 +133,6 @@ export async function startSshd(prefix = 'runner-test'): Promise<TestSshd> {
     authorize,
     userPids,
     async stop() {
-      const t0 = Date.now();
-      console.error('DEBUG stop start', userPids());
       for (const pid of userPids()) {
         try {
           process.kill(pid, 'SIGKILL');
@@ -142,11 +140,9 @@ export async function startSshd(prefix = 'runner-test'): Promise<TestSshd> {
       }
       sshd.kill('SIGTERM');
       for (let i = 0; i < 50 && userPids().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
-      console.error('DEBUG before userdel', Date.now() - t0, userPids());
       try {
         execFileSync('userdel', ['-r', '-f', user], { stdio: 'ignore' });
       } catch {}
-      console.error('DEBUG after userdel', Date.now() - t0);
     },
   };
 }
