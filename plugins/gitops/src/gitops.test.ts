@@ -12,7 +12,7 @@ import { plugin as eventQueue } from '@runner/plugin-event-queue';
 import { plugin as flows } from '@runner/plugin-flows';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
-import { plugin as moduleExec } from '@runner/plugin-module-exec';
+import { plugin as moduleExec } from '@runner/plugin-modules-host';
 import { plugin as scheduler } from '@runner/plugin-scheduler';
 import {
   ConflictError,
