@@ -13,6 +13,7 @@ import { plugin as flows } from '@runner/plugin-flows';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
 import { plugin as moduleExec } from '@runner/plugin-modules-host';
+import { plugin as notifications } from '@runner/plugin-notifications';
 import { plugin as scheduler } from '@runner/plugin-scheduler';
 import {
   ConflictError,
@@ -96,7 +97,7 @@ const SECRET = 'webhook-shared-secret';
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const basePlugins = [store, template, luaRuntime, moduleExec, workflow, engine, flows];
 
-async function master(config: Record<string, unknown>, extra = [eventQueue, eventHooks, scheduler, http, gitops]) {
+async function master(config: Record<string, unknown>, extra = [eventQueue, eventHooks, notifications, scheduler, http, gitops]) {
   const kernel = await createTestKernel({
     plugins: [...basePlugins, ...extra],
     profile: 'master',
