@@ -97,7 +97,10 @@ const SECRET = 'webhook-shared-secret';
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const basePlugins = [store, template, luaRuntime, moduleExec, workflow, engine, flows];
 
-async function master(config: Record<string, unknown>, extra = [eventQueue, eventHooks, notifications, scheduler, http, gitops]) {
+async function master(
+  config: Record<string, unknown>,
+  extra = [eventQueue, eventHooks, notifications, scheduler, http, gitops],
+) {
   const kernel = await createTestKernel({
     plugins: [...basePlugins, ...extra],
     profile: 'master',

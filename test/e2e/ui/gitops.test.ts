@@ -53,14 +53,14 @@ describe('/gitops', () => {
     await page.getByRole('status').filter({ hasText: 'Synced' }).waitFor();
     expect(await page.getByRole('status').filter({ hasText: 'Synced' }).textContent()).toContain('2 flows');
 
-    // Edited outside git: drift names the flow and who changed it.
+    // Edited outside git (by the local token apiCall sends): drift names the flow and who changed it.
     const current = await apiCall<{ yaml: string }>(ui.master, 'GET', '/flows/backup');
     await apiCall(ui.master, 'PUT', '/flows/backup', { yaml: current.yaml.replace('copy', 'copy-all') });
     const head = push({ 'flows/deploy.yaml': flow('ship-it') }, 'rename the deploy task');
     await page.reload();
     const drift = page.getByRole('table', { name: 'Drift' });
     await drift.getByRole('link', { name: 'backup' }).waitFor();
-    expect(await drift.getByRole('row').nth(1).textContent()).toContain('v2 admin');
+    expect(await drift.getByRole('row').nth(1).textContent()).toContain('v2 local');
 
     await page.getByRole('button', { name: 'Show diff' }).click();
     const changes = page.getByRole('region', { name: 'What a sync would change' });

@@ -12,6 +12,7 @@ export const shortCommit = (id: string | null | undefined) => (id ? id.slice(0, 
 /** A unified diff's lines, each with how to mark it (added, removed, a hunk or file header). */
 export function diffLines(unified: string): { text: string; kind: 'add' | 'del' | 'meta' | 'same' }[] {
   return unified
+    .replace(/\n$/, '')
     .split('\n')
     .filter((line) => !/^={10,}$/.test(line))
     .map((text) => ({
