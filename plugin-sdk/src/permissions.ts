@@ -27,7 +27,10 @@ export const Permissions = Object.freeze({
   userManage: 'user:manage',
   tokenManage: 'token:manage',
   systemAdmin: 'system:admin',
+  secretView: 'secret:view',
   secretManage: 'secret:manage',
+  stackView: 'stack:view',
+  stackManage: 'stack:manage',
   hookView: 'hook:view',
   hookEdit: 'hook:edit',
   scheduleView: 'schedule:view',
@@ -61,7 +64,10 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.userManage]: 'manage users',
   [Permissions.tokenManage]: 'manage API tokens',
   [Permissions.systemAdmin]: 'database and system administration',
-  [Permissions.secretManage]: 'manage secrets',
+  [Permissions.secretView]: "read secrets' names, last update and the flows using them (never values)",
+  [Permissions.secretManage]: 'add, replace and remove secrets, rotate their key',
+  [Permissions.stackView]: 'read stacks (environments) and their variables',
+  [Permissions.stackManage]: 'create, change and remove stacks and their variables',
   [Permissions.hookView]: 'read hooks',
   [Permissions.hookEdit]: 'create and change hooks',
   [Permissions.scheduleView]: 'read scheduler jobs, their next runs and history',
@@ -98,7 +104,9 @@ const P = Permissions;
  *   syncs them from the repository (`gitops:sync`);
  * - every role sees agent groups (`group:view`): they are targets workflows name;
  * - Viewer reads workflows, agents, agent groups, logs, metrics, hooks and schedules, and changes nothing;
- * - only Admin manages users, tokens, secrets, agents (exec, stop, remove, enrol), agent groups,
+ * - every role sees stacks (`stack:view`): runs name them; Operator and Developer, who run
+ *   workflows, see the names of their secrets (`secret:view`, never a value);
+ * - only Admin manages users, tokens, secrets, stacks, agents (exec, stop, remove, enrol), agent groups,
  *   configuration and the database, and reads the audit log.
  * `GET /api/v1/auth/roles` and `runner auth roles` serve this table.
  */
@@ -118,6 +126,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.scheduleView,
     P.eventView,
     P.gitopsView,
+    P.stackView,
+    P.secretView,
   ],
   developer: [
     P.accountSelf,
@@ -138,6 +148,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.eventRetry,
     P.gitopsView,
     P.gitopsSync,
+    P.stackView,
+    P.secretView,
   ],
   viewer: [
     P.accountSelf,
@@ -150,6 +162,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.scheduleView,
     P.eventView,
     P.gitopsView,
+    P.stackView,
   ],
 });
 
@@ -184,6 +197,8 @@ const STREAM_PERMISSIONS: Readonly<Record<string, Permission>> = Object.freeze({
   hook: P.hookView,
   hook_execution: P.hookView,
   event_update: P.eventView,
+  secret_update: P.secretView,
+  stack_update: P.stackView,
   system_metrics: P.metricsView,
   system_alert: P.metricsView,
   log: P.logsView,

@@ -80,6 +80,7 @@ export const plugin = definePlugin({
     const service: FlowsService = {
       get: (name) => flows.get(name),
       count: () => flows.count(),
+      referencing: (word) => flows.referencing(word),
       start: (name, request) => runs.start(name, request),
       versions: async (name) => (await flows.versions(name)).versions.map((v) => ({ ...v, commit: v.commit ?? null })),
       applyBatch: (batch, origin) => flows.applyBatch(batch, origin),

@@ -15,6 +15,7 @@ import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
 import { plugin as moduleExec } from '@runner/plugin-modules-host';
 import { plugin as notifications } from '@runner/plugin-notifications';
 import { plugin as scheduler } from '@runner/plugin-scheduler';
+import { plugin as secretsPlugin } from '@runner/plugin-secrets';
 import {
   ConflictError,
   FlowsRef,
@@ -24,8 +25,9 @@ import {
   StoreRef,
   WorkflowEngineRef,
   WorkflowValidationError,
+  SecretsRef,
   type Logger,
-  type SecretsService,
+  type Plugin,
 } from '@runner/plugin-sdk';
 import { createTestKernel, gate, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as store } from '@runner/plugin-store';
@@ -95,11 +97,11 @@ schedules:
 
 const SECRET = 'webhook-shared-secret';
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
-const basePlugins = [store, template, luaRuntime, moduleExec, workflow, engine, flows];
+const basePlugins: readonly Plugin[] = [store, template, luaRuntime, moduleExec, workflow, engine, flows];
 
 async function master(
   config: Record<string, unknown>,
-  extra = [eventQueue, eventHooks, notifications, scheduler, http, gitops],
+  extra: readonly Plugin[] = [eventQueue, eventHooks, notifications, scheduler, http, gitops],
 ) {
   const kernel = await createTestKernel({
     plugins: [...basePlugins, ...extra],
@@ -291,7 +293,7 @@ describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
     repo.push({ 'flows/web.yaml': flowYaml('web') }, 'web over ssh');
     execFileSync('chown', ['-R', `${sshd.user}:${sshd.user}`, repo.bare]);
     writeFileSync(join(root, 'known_hosts'), `${sshd.knownHostsLine}\n`);
-    kernel = await master({}, []);
+    kernel = await master({}, [secretsPlugin]);
   }, 60_000);
   afterAll(async () => {
     await kernel?.stop();
@@ -300,15 +302,12 @@ describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
 
   it('fetches with a key from the secrets service, kept in a file only while git runs', async () => {
     const url = `ssh://${sshd.user}@127.0.0.1:${sshd.port}${repo.bare}`;
-    // The secrets plugin is built on another branch: this stand-in keeps one value in memory.
-    const key = readFileSync(sshd.clientKey, 'utf8');
-    const secrets = {
-      reveal: async (scope: string, name: string) =>
-        scope === 'gitops' && name === 'deploy-key' ? key : Promise.reject(new Error('no such secret')),
-    } as unknown as SecretsService;
+    // The key is kept by the secrets plugin (sealed in the store), under a scope of GitOps' own.
+    const secrets = kernel.get(SecretsRef);
+    await secrets.put('gitops:repository', 'deploy-key', readFileSync(sshd.clientKey, 'utf8'), 'ann');
     const before = readdirSync(tmpdir()).filter((f) => f.startsWith('runner-gitops-')).length;
     const sync = service(kernel, url, {
-      openSession: () => openGitSession(credentials({ sshKeySecret: 'gitops/deploy-key' }), secrets),
+      openSession: () => openGitSession(credentials({ sshKeySecret: 'gitops:repository/deploy-key' }), secrets),
     });
     await sync.open();
     const result = await sync.sync('ann');

@@ -48,6 +48,7 @@ const testFlows = definePlugin({
   setup(ctx, { engine: runs }) {
     const flow = { name: 'nightly', description: '', tags: [], active: true, version: 1, yaml: FLOW_YAML };
     const flows: FlowsService = {
+      referencing: async () => [],
       get: async (name) => (name === 'nightly' ? { ...flow, created_at: '', updated_at: '' } : undefined),
       count: async () => ({ total: 1, active: 1 }),
       versions: async () => [],
