@@ -304,10 +304,10 @@ describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
     const url = `ssh://${sshd.user}@127.0.0.1:${sshd.port}${repo.bare}`;
     // The key is kept by the secrets plugin (sealed in the store), under a scope of GitOps' own.
     const secrets = kernel.get(SecretsRef);
-    await secrets.put('gitops:repository', 'deploy-key', readFileSync(sshd.clientKey, 'utf8'), 'ann');
+    await secrets.put('gitops:repository', 'deploy_key', readFileSync(sshd.clientKey, 'utf8'), 'ann');
     const before = readdirSync(tmpdir()).filter((f) => f.startsWith('runner-gitops-')).length;
     const sync = service(kernel, url, {
-      openSession: () => openGitSession(credentials({ sshKeySecret: 'gitops:repository/deploy-key' }), secrets),
+      openSession: () => openGitSession(credentials({ sshKeySecret: 'gitops:repository/deploy_key' }), secrets),
     });
     await sync.open();
     const result = await sync.sync('ann');
