@@ -57,3 +57,5 @@ export * from './src/event-queue.js';
 export * from './src/metrics.js';
 export * from './src/lua-args.js';
 export * from './src/tool-command.js';
+export * from './src/event-hooks.js';
+export * from './src/scheduler.js';

@@ -50,6 +50,41 @@ export type FlowStart =
   | { outcome: 'queued'; queueId: string }
   | { outcome: 'skipped'; reason: string };
 
+/** One version of a flow, as its history lists it. */
+export interface FlowVersionInfo {
+  version: number;
+  /** Who saved it: a user, a token, or a commit's author (`Ada <ada@example.org>`) for a GitOps sync. */
+  author: string;
+  message: string;
+  /** The git commit it was synced from (GitOps); null for a save made in the UI, the API or the CLI. */
+  commit: string | null;
+  /** ISO 8601 UTC. */
+  created_at: string;
+}
+
+/** Who and what a batch of saves records on each version it makes. */
+export interface FlowOrigin {
+  author: string;
+  message: string;
+  /** The commit the batch comes from; recorded on every version the batch makes. */
+  commit?: string;
+}
+
+/** Flows to save (created, or a new version when the YAML differs) and flows to delete, together. */
+export interface FlowBatch {
+  save: { name: string; yaml: string; description?: string }[];
+  remove: string[];
+}
+
+/** What a batch did to each flow it named. */
+export interface FlowBatchResult {
+  created: { name: string; version: number }[];
+  updated: { name: string; version: number }[];
+  /** Saved with the YAML of their current version: no new version. */
+  unchanged: string[];
+  removed: string[];
+}
+
 /**
  * The saved flows (provided by the flows plugin). Rejects with a NotFoundError (with a
  * did-you-mean) for an unknown flow, an InvalidInputError for an inactive flow started by a
@@ -60,6 +95,18 @@ export interface FlowsService {
   /** How many flows there are, and how many are active (the dashboard's counts). */
   count(): Promise<{ total: number; active: number }>;
   start(name: string, request: FlowStartRequest): Promise<FlowStart>;
+  /** The flow's versions, newest first; a NotFoundError for an unknown flow. */
+  versions(name: string): Promise<FlowVersionInfo[]>;
+  /**
+   * Applies a batch all or nothing (GitOps' sync): every YAML is validated first (a
+   * WorkflowValidationError naming `<name>.yaml`, nothing written), then every save and removal is
+   * written in one store transaction, each flow's row locked first so that a save made meanwhile on
+   * any master is ordered with it. A saved flow whose YAML differs from its current version gets the
+   * next version carrying `origin` (author, message, commit); a new one starts at version 1; a
+   * removed flow loses its versions and queued runs (a name not saved is ignored). Browsers and
+   * other masters hear of each change once the transaction committed.
+   */
+  applyBatch(batch: FlowBatch, origin: FlowOrigin): Promise<FlowBatchResult>;
   /** Names of the flows whose current YAML uses `word` (`secrets.db_password`) as a whole word, sorted. */
   referencing(word: string): Promise<string[]>;
 }

@@ -15,6 +15,11 @@ export interface HttpRequest {
   headers: IncomingMessage['headers'];
   /** Parsed JSON body; undefined when the request had none. */
   body: unknown;
+  /**
+   * The body's bytes exactly as received, before parsing: what a signature over the body (a
+   * webhook's `X-Hub-Signature-256`) is checked against. Undefined when the request had none.
+   */
+  bodyBytes?: Uint8Array;
   remoteAddress: string;
   /** The request's id (`x-request-id`), also in the error body and the log. */
   requestId: string;

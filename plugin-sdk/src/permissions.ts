@@ -37,6 +37,8 @@ export const Permissions = Object.freeze({
   scheduleManage: 'schedule:manage',
   eventView: 'event:view',
   eventRetry: 'event:retry',
+  gitopsView: 'gitops:view',
+  gitopsSync: 'gitops:sync',
 } as const);
 
 /** What each built-in permission allows, for the roles table the API and `runner auth roles` show. */
@@ -72,6 +74,8 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.scheduleManage]: 'add, change, enable, disable, remove and run scheduler jobs',
   [Permissions.eventView]: 'read the event queue and each hook result on an event',
   [Permissions.eventRetry]: 'retry a failed event (its failed hooks run again)',
+  [Permissions.gitopsView]: 'read the GitOps status (applied commit, drift) and what a sync would change',
+  [Permissions.gitopsSync]: 'sync flows, hooks and schedules from the GitOps repository',
 });
 
 /** A permission string such as `workflow:execute`; plugins may define their own `<resource>:<action>`. */
@@ -96,6 +100,8 @@ const P = Permissions;
  * - Developer writes and runs workflows, hooks (`hook:edit`) and schedules (`schedule:manage`,
  *   issue 20), retries failed events (`event:retry`), cancels runs, sees agents;
  * - every role that reads hooks reads the events they run on (`event:view`);
+ * - every role reads the GitOps status and diff (`gitops:view`); Developer, who edits workflows,
+ *   syncs them from the repository (`gitops:sync`);
  * - every role sees agent groups (`group:view`): they are targets workflows name;
  * - Viewer reads workflows, agents, agent groups, logs, metrics, hooks and schedules, and changes nothing;
  * - every role sees stacks (`stack:view`): runs name them; Operator and Developer, who run
@@ -119,6 +125,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.hookView,
     P.scheduleView,
     P.eventView,
+    P.gitopsView,
     P.stackView,
     P.secretView,
   ],
@@ -139,6 +146,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.scheduleManage,
     P.eventView,
     P.eventRetry,
+    P.gitopsView,
+    P.gitopsSync,
     P.stackView,
     P.secretView,
   ],
@@ -152,6 +161,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.hookView,
     P.scheduleView,
     P.eventView,
+    P.gitopsView,
     P.stackView,
   ],
 });

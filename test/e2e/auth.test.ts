@@ -69,7 +69,7 @@ describe('a master with default settings', () => {
     for (const address of listeners) expect(address).toMatch(/^(127\.0\.0\.1|\[::1\]):\d+$/);
   });
 
-  it('answers 401 without credentials on every route of its OpenAPI document except health, login, the providers list and the document', async () => {
+  it('answers 401 without credentials on every route of its OpenAPI document except health, login, the providers list, the document and the signed GitOps webhook', async () => {
     const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as OpenApi;
     const open: string[] = [];
     const checked: string[] = [];
@@ -101,6 +101,8 @@ describe('a master with default settings', () => {
       'GET /api/v1/health',
       'GET /api/v1/openapi.json',
       'POST /api/v1/auth/login',
+      // Authenticated by its shared secret's HMAC signature, not by a login (the gitops plugin).
+      'POST /api/v1/gitops/webhook',
     ]);
     expect(checked.length).toBeGreaterThan(20);
   });

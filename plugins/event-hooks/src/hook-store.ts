@@ -3,6 +3,8 @@ import {
   didYouMean,
   InvalidInputError,
   NotFoundError,
+  type HookDeclaration,
+  type HooksService,
   type Migration,
   type Store,
 } from '@runner/plugin-sdk';
@@ -318,6 +320,44 @@ export class HookStore {
     if (!row) throw new NotFoundError(`hook ${id} was deleted meanwhile`);
     this.onChange(row, change);
     return this.get(String(id));
+  }
+
+  /**
+   * HooksService for other plugins (GitOps' manifest): hooks by name, written whole (a field left
+   * out of a declaration returns to its default).
+   */
+  asService(): HooksService {
+    const find = (name: string) => [...this.hooks.values()].find((h) => h.name === name);
+    const whole = (hook: HookDeclaration): HookInput => ({
+      enabled: true,
+      priority: DEFAULT_PRIORITY,
+      timeout: DEFAULT_TIMEOUT_SECONDS,
+      retries: 0,
+      stack: null,
+      ...hook,
+    });
+    const compare = (hook: HookDeclaration) => {
+      const fields = this.checked(whole(hook), undefined);
+      const row = find(hook.name);
+      if (!row) return { change: 'created' as const };
+      const same = WRITTEN.every((column) => fields[column] === row[column]);
+      return { change: same ? ('unchanged' as const) : ('updated' as const), row };
+    };
+    return {
+      compare: (hook) => compare(hook).change,
+      check: (hook) => void this.checked(whole(hook), undefined),
+      put: async (hook) => {
+        const { change, row } = compare(hook);
+        if (change === 'created') await this.create(whole(hook));
+        else if (change === 'updated') await this.update(String(row!.id), whole(hook));
+        return change;
+      },
+      remove: async (name) => {
+        if (!find(name)) return false;
+        await this.delete(name);
+        return true;
+      },
+    };
   }
 
   /** The whole row a create or update writes: given fields checked, the others as they were. */

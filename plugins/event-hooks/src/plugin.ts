@@ -3,6 +3,7 @@ import {
   DashboardTilesRef,
   EventQueueRef,
   FlowsRef,
+  HooksRef,
   HttpRouterRef,
   InvalidInputError,
   LuaRuntimeRef,
@@ -29,6 +30,7 @@ export const plugin = definePlugin({
   routes,
   description: 'Lua hooks on events, in priority order, with retries, history and flows.run; /api/v1/hooks',
   profiles: ['master'],
+  provides: [HooksRef],
   dependsOn: {
     store: StoreRef,
     queue: EventQueueRef,
@@ -58,6 +60,7 @@ export const plugin = definePlugin({
       ctx.logger.info(`hook ${hook.name} (#${hook.id}) ${change}`);
     });
     await hooks.open();
+    ctx.provide(HooksRef, hooks.asService());
     const off = cluster?.subscribe<{ id: number }>('event-hooks.changed', ({ id }) => {
       hooks
         .refresh(id)

@@ -144,6 +144,7 @@ export const flowCommand: CommandSpec = resourceCommand({
         { header: 'VERSION', field: 'version' },
         { header: 'SAVED', field: 'created_at' },
         { header: 'AUTHOR', field: 'author' },
+        { header: 'COMMIT', value: (v) => (typeof v.commit === 'string' ? v.commit.slice(0, 12) : '') },
         { header: 'MESSAGE', field: 'message' },
       ],
     }),

@@ -5,6 +5,9 @@ import {
   InvalidInputError,
   NotFoundError,
   type Flow,
+  type FlowBatch,
+  type FlowBatchResult,
+  type FlowOrigin,
   type Migration,
   type Store,
   type StoreTransaction,
@@ -65,6 +68,11 @@ export const FLOW_MIGRATIONS: readonly Migration[] = [
     sql: `ALTER TABLE flow_slots ADD COLUMN stack TEXT;
     ALTER TABLE flow_slots ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    id: 3,
+    description: 'the git commit a flow version was synced from (GitOps)',
+    sql: 'ALTER TABLE flow_versions ADD COLUMN commit_id TEXT',
+  },
 ];
 
 export const MAX_DESCRIPTION = 2000;
@@ -99,8 +107,12 @@ export interface FlowVersion {
   version: number;
   author: string;
   message: string;
+  /** The git commit a GitOps sync made it from; absent (null) for other saves. */
+  commit?: string | null;
   created_at: string;
 }
+
+const VERSION_COLUMNS = 'version, author, message, commit_id AS "commit", created_at';
 
 interface FlowRow {
   name: string;
@@ -402,8 +414,8 @@ export class FlowStore {
         ],
       },
       ...flow.versions.map((v) => ({
-        sql: 'INSERT INTO flow_versions (flow, version, yaml, author, message, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-        params: [flow.name, v.version, v.yaml, v.author, v.message, v.created_at],
+        sql: 'INSERT INTO flow_versions (flow, version, yaml, author, message, commit_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        params: [flow.name, v.version, v.yaml, v.author, v.message, v.commit ?? null, v.created_at],
       })),
     ];
   }
@@ -459,7 +471,7 @@ export class FlowStore {
   /** The 409 of a save over a newer version: what was saved since, and the diff to now. */
   private async staleSave(name: string, base: number, current: number): Promise<ConflictError> {
     const since = await this.store.all<FlowVersion>(
-      'SELECT version, author, message, created_at FROM flow_versions WHERE flow = ? AND version > ? ORDER BY version',
+      `SELECT ${VERSION_COLUMNS} FROM flow_versions WHERE flow = ? AND version > ? ORDER BY version`,
       [name, base],
     );
     const diff = await this.diff(name, base, current).catch(() => undefined);
@@ -468,6 +480,54 @@ export class FlowStore {
       `flow "${name}" changed since version ${base} (now ${current}: ${who}); reload it and apply your change again`,
       { details: { flow: name, base_version: base, current_version: current, versions: since, diff: diff?.unified } },
     );
+  }
+
+  /**
+   * FlowsService.applyBatch: every YAML validated, then one transaction that locks each flow's
+   * row before it reads its version, so a save made meanwhile is ordered with it on every master.
+   */
+  async applyBatch(batch: FlowBatch, origin: FlowOrigin): Promise<FlowBatchResult> {
+    const saves = batch.save.map((flow) => ({ ...flow, name: checkFlowName(flow.name, `save.${flow.name}`) }));
+    for (const flow of saves) await this.validate(flow.name, flow.yaml);
+    const at = this.now().toISOString();
+    const message = origin.message.slice(0, MAX_MESSAGE);
+    const result: FlowBatchResult = { created: [], updated: [], unchanged: [], removed: [] };
+    await this.store.withTransaction(async (tx) => {
+      for (const flow of saves) {
+        await lockFlow(tx, flow.name);
+        const row = await tx.get<{ version: number; yaml: string }>(
+          'SELECT f.version, v.yaml FROM flows f JOIN flow_versions v ON v.flow = f.name AND v.version = f.version WHERE f.name = ?',
+          [flow.name],
+        );
+        const version = row ? Number(row.version) + 1 : 1;
+        if (row && row.yaml === flow.yaml) {
+          result.unchanged.push(flow.name);
+          continue;
+        }
+        if (row) await tx.run('UPDATE flows SET version = ?, updated_at = ? WHERE name = ?', [version, at, flow.name]);
+        else
+          await tx.run(
+            'INSERT INTO flows (name, description, tags, active, version, created_at, updated_at) VALUES (?, ?, ?, 1, 1, ?, ?)',
+            [flow.name, (flow.description ?? '').trim(), '', at, at],
+          );
+        await tx.run(
+          'INSERT INTO flow_versions (flow, version, yaml, author, message, commit_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          [flow.name, version, flow.yaml, origin.author, message, origin.commit ?? null, at],
+        );
+        (row ? result.updated : result.created).push({ name: flow.name, version });
+      }
+      for (const name of batch.remove) {
+        const gone = await tx.run('DELETE FROM flows WHERE name = ?', [name]);
+        if (gone.changes === 0) continue;
+        await tx.run('DELETE FROM flow_versions WHERE flow = ?', [name]);
+        await tx.run("DELETE FROM flow_slots WHERE flow = ? AND state = 'queued'", [name]);
+        result.removed.push(name);
+      }
+    });
+    for (const { name } of result.created) this.announce(name, 'created');
+    for (const { name } of result.updated) this.announce(name, 'updated');
+    for (const name of result.removed) this.announce(name, 'deleted');
+    return result;
   }
 
   async remove(name: string): Promise<void> {
@@ -483,7 +543,7 @@ export class FlowStore {
   async versions(name: string): Promise<{ versions: FlowVersion[]; total: number }> {
     await this.require(name);
     const versions = await this.store.all<FlowVersion>(
-      'SELECT version, author, message, created_at FROM flow_versions WHERE flow = ? ORDER BY version DESC',
+      `SELECT ${VERSION_COLUMNS} FROM flow_versions WHERE flow = ? ORDER BY version DESC`,
       [name],
     );
     return { versions: versions.map((v) => ({ ...v, version: Number(v.version) })), total: versions.length };
@@ -491,7 +551,7 @@ export class FlowStore {
 
   async version(name: string, version: number): Promise<FlowVersion & { yaml: string }> {
     const row = await this.store.get<FlowVersion & { yaml: string }>(
-      'SELECT version, author, message, created_at, yaml FROM flow_versions WHERE flow = ? AND version = ?',
+      `SELECT ${VERSION_COLUMNS}, yaml FROM flow_versions WHERE flow = ? AND version = ?`,
       [name, version],
     );
     if (row) return { ...row, version: Number(row.version) };
@@ -551,7 +611,7 @@ export class FlowStore {
       if (history)
         item.versions = (
           await this.store.all<FlowVersion & { yaml: string }>(
-            'SELECT version, author, message, created_at, yaml FROM flow_versions WHERE flow = ? ORDER BY version',
+            `SELECT ${VERSION_COLUMNS}, yaml FROM flow_versions WHERE flow = ? ORDER BY version`,
             [name],
           )
         ).map((v) => ({ ...v, version: Number(v.version) }));

@@ -82,6 +82,8 @@ export const plugin = definePlugin({
       count: () => flows.count(),
       referencing: (word) => flows.referencing(word),
       start: (name, request) => runs.start(name, request),
+      versions: async (name) => (await flows.versions(name)).versions.map((v) => ({ ...v, commit: v.commit ?? null })),
+      applyBatch: (batch, origin) => flows.applyBatch(batch, origin),
     };
     ctx.provide(FlowsRef, service);
     if (router) registerFlowRoutes(router, flows, runs, ctx.config);

@@ -109,6 +109,9 @@ const VersionFields = {
   version: Type.Integer(),
   author: Type.String({ description: 'who saved it' }),
   message: Type.String(),
+  commit: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], { description: 'the git commit a GitOps sync made it from' }),
+  ),
   created_at: Type.String({ description: 'ISO 8601 UTC' }),
 };
 export const VersionListSchema = Type.Object({

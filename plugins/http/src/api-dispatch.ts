@@ -5,7 +5,7 @@ import { isThenable, STREAMED, type HttpMethod, type HttpRequest, type Principal
 import type { LiveStreams } from './live-streams.js';
 import type { Request } from 'polka';
 import { finalStatus, type GuardChain } from './guard-chain.js';
-import { hasRequestBody, readJsonBody } from './json-body.js';
+import { hasRequestBody, readJsonBodyAndBytes } from './json-body.js';
 import { API_PREFIX, type CompiledRoute } from './route-declaration.js';
 import { firstValues, isReply } from './request-parts.js';
 
@@ -66,8 +66,14 @@ async function dispatchAsync(
 ): Promise<void> {
   try {
     const principal = await principalSoon;
-    const rawBody = await readJsonBody(req, route.bodyLimit);
-    answer(pipeline, req, res, await callHandler(req, res, route, requestId, principal, rawBody), principal);
+    const body = await readJsonBodyAndBytes(req, route.bodyLimit);
+    answer(
+      pipeline,
+      req,
+      res,
+      await callHandler(req, res, route, requestId, principal, body.value, body.bytes),
+      principal,
+    );
   } catch (error) {
     pipeline.sendError(req, res, error);
   }
@@ -95,6 +101,7 @@ function callHandler(
   requestId: string,
   principal: Principal | undefined,
   rawBody: unknown,
+  bodyBytes?: Uint8Array,
 ): unknown {
   const rawQuery = firstValues(req.query as Record<string, string | string[] | undefined>);
   const request: HttpRequest = {
@@ -105,6 +112,7 @@ function callHandler(
     query: (route.query ? route.query.check(rawQuery) : rawQuery) as Record<string, string>,
     headers: req.headers,
     body: route.body ? route.body.check(rawBody) : rawBody,
+    bodyBytes,
     remoteAddress: req.socket.remoteAddress ?? '',
     requestId,
     principal,

@@ -8,21 +8,29 @@ import { InvalidInputError, PayloadTooLargeError, RunnerError, UnsupportedMediaT
  * read.
  */
 export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
-  if (!hasRequestBody(req)) return undefined;
+  return (await readJsonBodyAndBytes(req, limitBytes)).value;
+}
+
+/** `readJsonBody`, with the bytes as received (what a webhook's signature is computed over). */
+export async function readJsonBodyAndBytes(
+  req: IncomingMessage,
+  limitBytes: number,
+): Promise<{ value: unknown; bytes?: Buffer }> {
+  if (!hasRequestBody(req)) return { value: undefined };
   const declared = req.headers['content-length'];
 
   checkContentType(req.headers['content-type']);
   if (declared !== undefined && Number(declared) > limitBytes) throw tooLarge(limitBytes);
 
   const raw = await collect(req, limitBytes);
-  if (raw.length === 0) return undefined;
+  if (raw.length === 0) return { value: undefined, bytes: raw };
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
   } catch {
     throw new InvalidInputError('request body is not valid UTF-8');
   }
-  return parseJson(text);
+  return { value: parseJson(text), bytes: raw };
 }
 
 /** True when the request says a body follows (a length above 0, or chunked). */

@@ -5,6 +5,7 @@ import {
   FlowsRef,
   HttpRouterRef,
   Permissions,
+  SchedulesRef,
   StoreRef,
   WorkflowEngineRef,
   definePlugin,
@@ -44,6 +45,7 @@ export const plugin = definePlugin({
   description:
     'Scheduler: cron jobs starting flows or workflow files, each slot claimed once; REST, CLI, notifications',
   profiles: ['master'],
+  provides: [SchedulesRef],
   dependsOn: {
     store: StoreRef,
     engine: WorkflowEngineRef,
@@ -155,6 +157,7 @@ export const plugin = definePlugin({
     ctx.onStop(() => clearInterval(reload));
     const offLost = cluster?.onMasterLost(async () => void (await scheduler.recover()));
     if (offLost) ctx.onStop(offLost);
+    ctx.provide(SchedulesRef, service.asService());
     if (router) registerSchedulerRoutes(router, service);
     const offTile = tiles?.contribute({
       id: 'scheduled-jobs',

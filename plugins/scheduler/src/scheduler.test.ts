@@ -51,6 +51,8 @@ const testFlows = definePlugin({
       referencing: async () => [],
       get: async (name) => (name === 'nightly' ? { ...flow, created_at: '', updated_at: '' } : undefined),
       count: async () => ({ total: 1, active: 1 }),
+      versions: async () => [],
+      applyBatch: () => Promise.reject(new Error('the scheduler saves no flow')),
       async start(name, request) {
         const { runId, done } = await runs.start({
           source: { content: FLOW_YAML, name },

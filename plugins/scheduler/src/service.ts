@@ -1,4 +1,10 @@
-import { InvalidInputError, type FlowsService, type WorkflowEngine } from '@runner/plugin-sdk';
+import {
+  InvalidInputError,
+  type FlowsService,
+  type ScheduleDeclaration,
+  type SchedulesService,
+  type WorkflowEngine,
+} from '@runner/plugin-sdk';
 import { mergeJob, newJob, type Job, type JobInput, type JobStore, type Slot } from './job-store.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -74,6 +80,42 @@ export class SchedulerService {
     return this.jobs.history(name, limit, offset);
   }
 
+  /** SchedulesService for other plugins (GitOps' manifest): jobs by name, written whole. */
+  asService(): SchedulesService {
+    return {
+      compare: (declaration) => this.compare(declaration).change,
+      check: (declaration) => void this.declared(declaration),
+      put: async (declaration) => {
+        const { change, fields } = this.compare(declaration);
+        if (change === 'created') await this.create({ ...fields, name: declaration.name });
+        else if (change === 'updated') await this.update(declaration.name, fields);
+        return change;
+      },
+      remove: async (name) => {
+        if (!this.jobs.get(name)) return false;
+        await this.remove(name);
+        return true;
+      },
+    };
+  }
+
+  private compare(declaration: ScheduleDeclaration) {
+    const fields = declaredFields(this.declared(declaration));
+    const current = this.jobs.get(declaration.name);
+    if (!current) return { change: 'created' as const, fields };
+    const same = JSON.stringify(fields) === JSON.stringify(declaredFields(current));
+    return { change: same ? ('unchanged' as const) : ('updated' as const), fields };
+  }
+
+  /** The job a declaration describes, omitted fields at their defaults, checked as a create is. */
+  private declared(declaration: ScheduleDeclaration): Job {
+    return mergeJob(newJob(declaration.name, this.deps.defaultTimezone, this.deps.now()), {
+      ...declaration,
+      flow: declaration.flow ?? null,
+      workflow: declaration.workflow ?? null,
+    });
+  }
+
   private async after(name: string): Promise<JobAnswer> {
     this.scheduler.forget(name);
     this.deps.changed(name);
@@ -102,4 +144,10 @@ export class SchedulerService {
       throw new InvalidInputError(`workflow: ${message}`, { field: 'workflow', details: { cause: message } });
     }
   }
+}
+
+/** The fields a declaration sets (every one, so that a field dropped from it returns to its default). */
+function declaredFields(job: Job): JobInput {
+  const { description, flow, workflow, schedule, timezone, missed, missed_cap, overlap, vars, enabled } = job;
+  return { description, flow, workflow, schedule, timezone, missed, missed_cap, overlap, vars, enabled };
 }

@@ -62,6 +62,12 @@ export const NAV: NavItem[] = [
     permission: 'event:view',
     icon: 'M4 6h16M4 12h16M4 18h16M8 4v4M12 10v4M16 16v4',
   },
+  {
+    href: '/gitops',
+    label: 'GitOps',
+    permission: 'gitops:view',
+    icon: 'M6 3v12M6 15a3 3 0 1 0 0 6 3 3 0 0 0 0-6zM18 9a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM18 9a9 9 0 0 1-9 9',
+  },
   { href: '/logs', label: 'Logs', permission: 'logs:view', icon: 'M5 4h14v16H5zM8 8h8M8 12h8M8 16h5' },
   {
     href: '/settings',

@@ -1,0 +1,45 @@
+import { createServiceRef } from './service-ref.js';
+
+/**
+ * A scheduler job as another plugin declares it (GitOps' manifest): the fields of
+ * `POST /api/v1/scheduler/jobs`. Exactly one of `flow` and `workflow`; omitted fields take the
+ * scheduler's defaults (the master's zone, missed `skip`, overlap `skip`, enabled).
+ */
+export interface ScheduleDeclaration {
+  name: string;
+  description?: string;
+  /** The saved flow it starts. */
+  flow?: string;
+  /** Or the workflow file (under engine.workflow_dirs) it starts. */
+  workflow?: string;
+  /** Five-field cron. */
+  schedule: string;
+  timezone?: string;
+  missed?: string;
+  overlap?: string;
+  vars?: Record<string, string>;
+  enabled?: boolean;
+}
+
+/**
+ * The scheduler's jobs, for plugins that manage jobs of their own (GitOps). Errors are the API's:
+ * an InvalidInputError whose `field` names the field at fault.
+ */
+export interface SchedulesService {
+  /** What `put` would do with the declaration, writing nothing (a diff before a sync). */
+  compare(job: ScheduleDeclaration): 'created' | 'updated' | 'unchanged';
+  /**
+   * Throws what `put` would refuse the declaration for (fields, schedule, time zone), writing
+   * nothing; whether its flow exists is not checked here (a sync creates flows before jobs).
+   */
+  check(job: ScheduleDeclaration): void;
+  /** Creates the job or replaces the one of that name (its history kept); `unchanged` when equal. */
+  put(job: ScheduleDeclaration): Promise<'created' | 'updated' | 'unchanged'>;
+  /** Deletes the job; false when there was none. */
+  remove(name: string): Promise<boolean>;
+}
+
+export const SchedulesRef = createServiceRef<SchedulesService>({
+  id: 'scheduler.jobs',
+  description: 'cron jobs starting flows: create, replace and delete them by name (scheduler plugin)',
+});

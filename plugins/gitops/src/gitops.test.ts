@@ -1,0 +1,371 @@
+// GitOps against real git repositories (the system git): a bare repository that a work clone
+// pushes to, reached over file:// and over SSH (a real sshd on loopback, test/support/sshd.ts).
+// The master is a test kernel with the real store, engine, flows, hooks, scheduler and HTTP
+// plugins; on PostgreSQL two kernels share one database and sync at once.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { plugin as engine } from '@runner/plugin-engine';
+import { plugin as eventHooks } from '@runner/plugin-event-hooks';
+import { plugin as eventQueue } from '@runner/plugin-event-queue';
+import { plugin as flows } from '@runner/plugin-flows';
+import { plugin as http } from '@runner/plugin-http';
+import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
+import { plugin as moduleExec } from '@runner/plugin-modules-host';
+import { plugin as notifications } from '@runner/plugin-notifications';
+import { plugin as scheduler } from '@runner/plugin-scheduler';
+import { plugin as secretsPlugin } from '@runner/plugin-secrets';
+import {
+  ConflictError,
+  FlowsRef,
+  HooksRef,
+  HttpRouterRef,
+  SchedulesRef,
+  StoreRef,
+  WorkflowEngineRef,
+  WorkflowValidationError,
+  SecretsRef,
+  type Logger,
+  type Plugin,
+} from '@runner/plugin-sdk';
+import { createTestKernel, gate, type TestKernel } from '@runner/plugin-sdk/testing';
+import { plugin as store } from '@runner/plugin-store';
+import { plugin as template } from '@runner/plugin-template';
+import { plugin as workflow } from '@runner/plugin-workflow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, postgresReachable, type TestDatabase } from '../../../test/support/postgres.js';
+import { sshdAvailable, startSshd, type TestSshd } from '../../../test/support/sshd.js';
+import { openGitSession } from './auth.js';
+import { GitOps } from './gitops.js';
+import { plugin as gitops } from './plugin.js';
+import { signature } from './webhook.js';
+
+const root = mkdtempSync(join(tmpdir(), 'runner-gitops-'));
+const AUTHOR = { name: 'Ada Lovelace', email: 'ada@example.org' };
+const gitEnv = {
+  ...process.env,
+  HOME: root,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: AUTHOR.name,
+  GIT_AUTHOR_EMAIL: AUTHOR.email,
+  GIT_COMMITTER_NAME: AUTHOR.name,
+  GIT_COMMITTER_EMAIL: AUTHOR.email,
+};
+const run = (args: string[], cwd?: string) => execFileSync('git', args, { cwd, env: gitEnv, encoding: 'utf8' }).trim();
+
+/** A bare repository on branch main and a clone that commits and pushes to it. */
+class Repo {
+  readonly work: string;
+  constructor(readonly bare: string) {
+    run(['init', '--quiet', '--bare', '--initial-branch=main', bare]);
+    this.work = mkdtempSync(join(root, 'work-'));
+    run(['init', '--quiet', '--initial-branch=main', this.work]);
+    run(['remote', 'add', 'origin', bare], this.work);
+  }
+
+  /** Writes (or, for null, deletes) files, commits and pushes; the commit's id. */
+  push(files: Record<string, string | null>, message: string): string {
+    for (const [path, text] of Object.entries(files)) {
+      const file = join(this.work, path);
+      if (text === null) rmSync(file);
+      else {
+        mkdirSync(dirname(file), { recursive: true });
+        writeFileSync(file, text);
+      }
+    }
+    run(['add', '-A'], this.work);
+    run(['commit', '--quiet', '-m', message], this.work);
+    run(['push', '--quiet', 'origin', 'HEAD:main'], this.work);
+    return run(['rev-parse', 'HEAD'], this.work);
+  }
+}
+
+const flowYaml = (task: string) => `version: "1.0"\ntasks:\n  - name: ${task}\n    exec:\n      script: return true\n`;
+// Line 6 holds a field no task has: the engine names it at 6:5.
+const BROKEN = `version: "1.0"\ntasks:\n  - name: oops\n    exec:\n      script: return true\n    colour: red\n`;
+const MANIFEST = `hooks:
+  - name: tell-ops
+    event: workflow.failed
+    script: return true
+schedules:
+  - name: nightly-deploy
+    flow: deploy
+    schedule: "0 2 * * *"
+    timezone: UTC
+`;
+
+const SECRET = 'webhook-shared-secret';
+const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+const basePlugins: readonly Plugin[] = [store, template, luaRuntime, moduleExec, workflow, engine, flows];
+
+async function master(
+  config: Record<string, unknown>,
+  extra: readonly Plugin[] = [eventQueue, eventHooks, notifications, scheduler, http, gitops],
+) {
+  const kernel = await createTestKernel({
+    plugins: [...basePlugins, ...extra],
+    profile: 'master',
+    config: { 'engine.run_as': 'self', 'http.port': 0, 'http.bind_address': '127.0.0.1', ...config },
+  });
+  await kernel.ready();
+  return kernel;
+}
+
+/** A GitOps service over a kernel's store, engine and flows, as the plugin builds it. */
+function service(kernel: TestKernel, url: string, options: Partial<ConstructorParameters<typeof GitOps>[0]> = {}) {
+  return new GitOps({
+    store: kernel.get(StoreRef),
+    engine: kernel.get(WorkflowEngineRef),
+    flows: kernel.get(FlowsRef),
+    settings: { url, branch: 'main', path: 'flows', manifest: 'runner.yaml' },
+    mirrorDir: mkdtempSync(join(root, 'mirror-')),
+    openSession: () => openGitSession(credentials(), undefined),
+    masterId: 'test',
+    logger: silent,
+    ...options,
+  });
+}
+const credentials = (more: Partial<Parameters<typeof openGitSession>[0]> = {}) => ({
+  sshKeyFile: '',
+  sshKeySecret: '',
+  passwordSecret: '',
+  username: '',
+  knownHosts: join(root, 'known_hosts'),
+  acceptNewHostKey: false,
+  ...more,
+});
+
+describe('GitOps over file://', () => {
+  let repo: Repo;
+  let kernel: TestKernel;
+  let sync: GitOps;
+  let base = '';
+
+  beforeAll(async () => {
+    repo = new Repo(join(root, 'origin.git'));
+    repo.push({ 'flows/deploy.yaml': flowYaml('one'), 'flows/runner.yaml': MANIFEST, 'README.md': '# ops\n' }, 'first');
+    kernel = await master({
+      'gitops.url': `file://${repo.bare}`,
+      'gitops.path': 'flows',
+      'gitops.webhook_secret': SECRET,
+    });
+    base = `http://127.0.0.1:${kernel.get(HttpRouterRef).address()?.port}/api/v1/gitops`;
+    sync = service(kernel, `file://${repo.bare}`, { hooks: kernel.get(HooksRef), schedules: kernel.get(SchedulesRef) });
+  }, 30_000);
+  afterAll(() => kernel?.stop());
+
+  it('a push followed by sync makes a flow version carrying the commit; diff before it shows the change', async () => {
+    const first = await sync.sync('ann');
+    expect(first.flows).toEqual([{ name: 'deploy', change: 'added', version: 1 }]);
+    expect(first.hooks).toEqual([{ name: 'tell-ops', change: 'added' }]);
+    expect(first.schedules).toEqual([{ name: 'nightly-deploy', change: 'added' }]);
+    expect(
+      kernel.get(HooksRef).compare({ name: 'tell-ops', event_type: 'workflow.failed', script: 'return true' }),
+    ).toBe('unchanged');
+
+    const pushed = repo.push({ 'flows/deploy.yaml': flowYaml('two') }, 'rename the task\n\nbody text');
+    const diff = await sync.diff();
+    expect(diff.commit).toEqual({ id: pushed, author: `${AUTHOR.name} <${AUTHOR.email}>`, message: 'rename the task' });
+    expect(diff.applied_commit).toBe(first.commit.id);
+    expect(diff.problems).toEqual([]);
+    expect(diff.flows).toHaveLength(1);
+    expect(diff.flows[0]).toMatchObject({
+      name: 'deploy',
+      path: 'flows/deploy.yaml',
+      change: 'changed',
+      current_version: 1,
+    });
+    expect(diff.flows[0]?.unified).toContain('-  - name: one\n+  - name: two');
+    expect(diff.hooks).toEqual([]);
+
+    const second = await sync.sync('ann');
+    expect(second).toMatchObject({
+      previous_commit: first.commit.id,
+      flows: [{ name: 'deploy', change: 'changed', version: 2 }],
+    });
+    const [latest] = await kernel.get(FlowsRef).versions('deploy');
+    expect(latest).toMatchObject({
+      version: 2,
+      commit: pushed,
+      author: `${AUTHOR.name} <${AUTHOR.email}>`,
+      message: 'rename the task',
+    });
+    expect((await kernel.get(FlowsRef).get('deploy'))?.yaml).toBe(flowYaml('two'));
+    expect((await sync.diff()).flows).toEqual([]);
+  });
+
+  it('status shows the applied commit, then the flows edited outside git since', async () => {
+    const status = await sync.status();
+    expect(status.applied).toMatchObject({ commit: run(['rev-parse', 'HEAD'], repo.work), by: 'ann' });
+    expect(status.drift).toEqual([]);
+    // An edit in the UI is a save by a user: a version without a commit.
+    await kernel.get(FlowsRef).applyBatch(
+      { save: [{ name: 'deploy', yaml: flowYaml('edited') }], remove: [] },
+      {
+        author: 'bob',
+        message: 'hotfix in the UI',
+      },
+    );
+    const drifted = await sync.status();
+    expect(drifted.drift).toEqual([
+      {
+        flow: 'deploy',
+        path: 'flows/deploy.yaml',
+        applied_version: 2,
+        current_version: 3,
+        edits: [expect.objectContaining({ version: 3, author: 'bob', message: 'hotfix in the UI' })],
+      },
+    ]);
+    expect((await sync.diff()).flows[0]).toMatchObject({ name: 'deploy', change: 'changed', current_version: 3 });
+  });
+
+  it('a sync with a broken workflow changes nothing and names the file and line', async () => {
+    const before = await sync.status();
+    const flowsBefore = await kernel.get(FlowsRef).count();
+    repo.push(
+      { 'flows/deploy.yaml': flowYaml('three'), 'flows/broken.yaml': BROKEN, 'flows/runner.yaml': null },
+      'add a broken flow',
+    );
+    const error = await sync.sync('ann').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowValidationError);
+    expect((error as Error).message).toMatch(/^flows\/broken\.yaml:6:5: /m);
+    // The same problem, in diff, before any sync.
+    expect((await sync.diff()).problems).toEqual([expect.stringMatching(/^flows\/broken\.yaml:6:5: /)]);
+    expect((await kernel.get(FlowsRef).get('deploy'))?.yaml).toBe(flowYaml('edited'));
+    expect(await kernel.get(FlowsRef).count()).toEqual(flowsBefore);
+    expect(
+      kernel
+        .get(SchedulesRef)
+        .compare({ name: 'nightly-deploy', flow: 'deploy', schedule: '0 2 * * *', timezone: 'UTC' }),
+    ).toBe('unchanged');
+    expect((await sync.status()).applied).toEqual(before.applied);
+
+    // Fixed: the flow comes, and the hook and schedule the dropped manifest declared go.
+    repo.push({ 'flows/broken.yaml': flowYaml('fixed') }, 'fix it');
+    const fixed = await sync.sync('ann');
+    expect(fixed.flows.map((f) => [f.name, f.change])).toEqual([
+      ['broken', 'added'],
+      ['deploy', 'changed'],
+    ]);
+    expect(fixed.hooks).toEqual([{ name: 'tell-ops', change: 'removed' }]);
+    expect(fixed.schedules).toEqual([{ name: 'nightly-deploy', change: 'removed' }]);
+  });
+
+  it('the webhook refuses a bad signature and syncs on a signed push to the branch', async () => {
+    const head = repo.push({ 'flows/deploy.yaml': flowYaml('four') }, 'webhook push');
+    const body = JSON.stringify({ ref: 'refs/heads/main', after: head });
+    const post = (headers: Record<string, string>, text = body) =>
+      fetch(`${base}/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: text,
+      });
+    const forged = await post({ 'x-hub-signature-256': signature('not-the-secret', body) });
+    expect(forged.status).toBe(401);
+    expect((await post({})).status).toBe(401);
+    // Signed, but over other bytes than those sent.
+    expect((await post({ 'x-hub-signature-256': signature(SECRET, body) }, `${body} `)).status).toBe(401);
+    const other = JSON.stringify({ ref: 'refs/heads/dev' });
+    expect(await (await post({ 'x-hub-signature-256': signature(SECRET, other) }, other)).json()).toMatchObject({
+      outcome: 'ignored',
+    });
+    expect((await sync.status()).applied?.commit).not.toBe(head);
+
+    const signed = await post({ 'x-hub-signature-256': signature(SECRET, body) });
+    expect(signed.status).toBe(202);
+    expect(await signed.json()).toMatchObject({ outcome: 'syncing' });
+    const deadline = Date.now() + 20_000;
+    while ((await sync.status()).applied?.commit !== head && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await sync.status()).applied).toMatchObject({ commit: head, by: 'webhook' });
+  });
+});
+
+describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
+  let sshd: TestSshd;
+  let kernel: TestKernel;
+  let repo: Repo;
+
+  beforeAll(async () => {
+    sshd = await startSshd('runner-gitops');
+    repo = new Repo(join(sshd.home, 'ops.git'));
+    repo.push({ 'flows/web.yaml': flowYaml('web') }, 'web over ssh');
+    execFileSync('chown', ['-R', `${sshd.user}:${sshd.user}`, repo.bare]);
+    writeFileSync(join(root, 'known_hosts'), `${sshd.knownHostsLine}\n`);
+    kernel = await master({}, [secretsPlugin]);
+  }, 60_000);
+  afterAll(async () => {
+    await kernel?.stop();
+    await sshd?.stop();
+  }, 30_000);
+
+  it('fetches with a key from the secrets service, kept in a file only while git runs', async () => {
+    const url = `ssh://${sshd.user}@127.0.0.1:${sshd.port}${repo.bare}`;
+    // The key is kept by the secrets plugin (sealed in the store), under a scope of GitOps' own.
+    const secrets = kernel.get(SecretsRef);
+    await secrets.put('gitops:repository', 'deploy_key', readFileSync(sshd.clientKey, 'utf8'), 'ann');
+    const before = readdirSync(tmpdir()).filter((f) => f.startsWith('runner-gitops-')).length;
+    const sync = service(kernel, url, {
+      openSession: () => openGitSession(credentials({ sshKeySecret: 'gitops:repository/deploy_key' }), secrets),
+    });
+    await sync.open();
+    const result = await sync.sync('ann');
+    expect(result.flows).toEqual([{ name: 'web', change: 'added', version: 1 }]);
+    expect((await kernel.get(FlowsRef).versions('web'))[0]?.commit).toBe(run(['rev-parse', 'HEAD'], repo.work));
+    expect(sshd.log()).toMatch(new RegExp(`Accepted publickey for ${sshd.user}`));
+    expect(readdirSync(tmpdir()).filter((f) => f.startsWith('runner-gitops-')).length).toBe(before);
+
+    // An unknown host key is refused: nothing fetched, nothing changed.
+    writeFileSync(join(root, 'other_known_hosts'), '');
+    const strict = service(kernel, url, {
+      openSession: () =>
+        openGitSession(
+          credentials({ sshKeyFile: sshd.clientKey, knownHosts: join(root, 'other_known_hosts') }),
+          undefined,
+        ),
+    });
+    await expect(strict.diff()).rejects.toThrow(/Host key verification failed/);
+    expect(existsSync(join(root, 'other_known_hosts'))).toBe(true);
+  });
+});
+
+describe.skipIf(!postgresReachable())('two syncs at once on PostgreSQL', () => {
+  let db: TestDatabase;
+  const kernels: TestKernel[] = [];
+
+  beforeAll(async () => {
+    db = createTestDatabase('gitops');
+    for (let i = 0; i < 2; i++) kernels.push(await master({ 'store.url': db.url }, []));
+  }, 60_000);
+  afterAll(async () => {
+    for (const kernel of kernels) await kernel.stop();
+    db?.drop();
+  });
+
+  it('one runs, the other is told a sync is in progress', async () => {
+    const repo = new Repo(join(root, 'shared.git'));
+    const head = repo.push({ 'flows/report.yaml': flowYaml('report') }, 'report');
+    const held = gate();
+    const claimed = gate();
+    const first = service(kernels[0]!, `file://${repo.bare}`, {
+      masterId: 'master-a',
+      afterClaim: async () => {
+        claimed.open();
+        await held.promise;
+      },
+    });
+    const second = service(kernels[1]!, `file://${repo.bare}`, { masterId: 'master-b' });
+    await Promise.all([first.open(), second.open()]);
+    const running = first.sync('ann');
+    await claimed.promise;
+    const refused = await second.sync('bob').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ConflictError);
+    expect((refused as Error).message).toMatch(/a GitOps sync is in progress \(started by ann on master master-a at /);
+    expect((await second.status()).syncing).toMatchObject({ master: 'master-a', by: 'ann' });
+    held.open();
+    expect((await running).flows).toEqual([{ name: 'report', change: 'added', version: 1 }]);
+    // The claim is released: the other master syncs now, with nothing left to change.
+    expect(await second.sync('bob')).toMatchObject({ commit: { id: head }, flows: [] });
+  });
+});

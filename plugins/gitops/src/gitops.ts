@@ -1,0 +1,527 @@
+import { posix } from 'node:path';
+import {
+  AGENT_NAME_PATTERN,
+  ConflictError,
+  isRunnerError,
+  WorkflowValidationError,
+  type FlowsService,
+  type HooksService,
+  type Logger,
+  type Migration,
+  type SchedulesService,
+  type Store,
+  type WorkflowEngine,
+  type WorkflowProblem,
+} from '@runner/plugin-sdk';
+import { createTwoFilesPatch } from 'diff';
+import type { GitSession } from './auth.js';
+import { GitMirror, type GitCommit } from './git.js';
+import { parseManifest, type Declared, type Manifest } from './manifest.js';
+
+export const GITOPS_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    description: 'the applied commit, the claim of the running sync, and what each sync applied',
+    sql: `CREATE TABLE gitops_state (
+      id TEXT PRIMARY KEY,
+      commit_id TEXT,
+      commit_author TEXT,
+      commit_message TEXT,
+      applied_at TEXT,
+      applied_by TEXT,
+      sync_owner TEXT,
+      sync_by TEXT,
+      sync_started_at TEXT,
+      sync_until INTEGER
+    );
+    CREATE TABLE gitops_items (
+      kind TEXT NOT NULL,
+      name TEXT NOT NULL,
+      path TEXT NOT NULL,
+      version INTEGER,
+      PRIMARY KEY (kind, name)
+    );`,
+  },
+];
+
+/** The one state row (one repository per installation). */
+const STATE = 'repository';
+/** A sync's claim lapses after this long, so a master that died in one does not block the next forever. */
+export const CLAIM_MS = 10 * 60_000;
+
+export type Change = 'added' | 'changed' | 'removed' | 'unchanged';
+
+export interface Settings {
+  url: string;
+  branch: string;
+  /** Directory inside the repository holding the workflows ('' = its root). */
+  path: string;
+  /** The manifest's file name at that directory's root. */
+  manifest: string;
+}
+
+export interface FlowChange {
+  name: string;
+  /** Its file in the repository (the flow's own path for a removed one). */
+  path: string;
+  change: Change;
+  /** The flow's version now (null for a new one). */
+  current_version: number | null;
+  /** Unified diff from the flow's current YAML to the repository's. */
+  unified: string;
+}
+
+export interface ItemChange {
+  name: string;
+  change: Change;
+}
+
+export interface Plan {
+  commit: GitCommit;
+  applied_commit: string | null;
+  flows: FlowChange[];
+  hooks: ItemChange[];
+  schedules: ItemChange[];
+  /** file:line:column problems: a sync of this commit would change nothing. */
+  problems: string[];
+}
+
+export interface SyncResult {
+  commit: GitCommit;
+  previous_commit: string | null;
+  flows: (ItemChange & { version: number | null })[];
+  hooks: ItemChange[];
+  schedules: ItemChange[];
+}
+
+export interface Drift {
+  flow: string;
+  path: string;
+  applied_version: number;
+  /** null: deleted since the sync. */
+  current_version: number | null;
+  edits: { version: number; author: string; message: string; created_at: string }[];
+}
+
+export interface Status {
+  configured: boolean;
+  url: string;
+  branch: string;
+  path: string;
+  applied: { commit: string; author: string; message: string; at: string; by: string } | null;
+  syncing: { master: string; by: string; since: string } | null;
+  drift: Drift[];
+}
+
+interface Target {
+  commit: GitCommit;
+  flows: { name: string; path: string; yaml: string }[];
+  manifest: Manifest;
+  problems: WorkflowProblem[];
+}
+
+interface StateRow {
+  commit_id: string | null;
+  commit_author: string | null;
+  commit_message: string | null;
+  applied_at: string | null;
+  applied_by: string | null;
+  sync_owner: string | null;
+  sync_by: string | null;
+  sync_started_at: string | null;
+  sync_until: number | string | null;
+}
+
+export interface GitOpsDeps {
+  store: Store;
+  engine: WorkflowEngine;
+  flows: FlowsService;
+  hooks?: HooksService;
+  schedules?: SchedulesService;
+  settings: Settings;
+  /** Where the bare copy of the branch is kept. */
+  mirrorDir: string;
+  /** Opens the credentials of one round of git commands. */
+  openSession: () => Promise<GitSession>;
+  /** This master's id: the owner of the syncs it claims. */
+  masterId: string;
+  logger: Logger;
+  now?: () => Date;
+  /** Called once a sync's claim is durable, before it reads the repository (tests hold a sync there). */
+  afterClaim?: () => Promise<void>;
+}
+
+const WORKFLOW_FILE = /\.ya?ml$/;
+const short = (id: string) => id.slice(0, 12);
+
+/**
+ * GitOps: the flows, hooks and schedules a git branch declares, compared with what the master
+ * holds (diff), applied all or nothing (sync, one at a time across masters: a claim on the state
+ * row), and the edits made outside git since the last sync (status's drift).
+ */
+export class GitOps {
+  private readonly mirror: GitMirror;
+  /** Git commands on the mirror, one round at a time on this master (a fetch locks its refs). */
+  private gitTurn: Promise<unknown> = Promise.resolve();
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: GitOpsDeps) {
+    this.mirror = new GitMirror(deps.mirrorDir, deps.settings.url, deps.settings.branch);
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async open(): Promise<void> {
+    await this.deps.store.migrate('gitops', GITOPS_MIGRATIONS);
+    await this.deps.store.run('INSERT INTO gitops_state (id) VALUES (?) ON CONFLICT (id) DO NOTHING', [STATE]);
+  }
+
+  async status(): Promise<Status> {
+    const row = await this.state();
+    const { url, branch, path } = this.deps.settings;
+    const until = Number(row.sync_until ?? 0);
+    return {
+      configured: url !== '',
+      url,
+      branch,
+      path,
+      applied: row.commit_id
+        ? {
+            commit: row.commit_id,
+            author: row.commit_author ?? '',
+            message: row.commit_message ?? '',
+            at: row.applied_at ?? '',
+            by: row.applied_by ?? '',
+          }
+        : null,
+      syncing:
+        row.sync_owner && until > this.now().getTime()
+          ? { master: row.sync_owner, by: row.sync_by ?? '', since: row.sync_started_at ?? '' }
+          : null,
+      drift: await this.drift(),
+    };
+  }
+
+  /** Flows changed outside git since the sync that applied them: newer versions, or deleted. */
+  private async drift(): Promise<Drift[]> {
+    const items = await this.deps.store.all<{ name: string; path: string; version: number }>(
+      "SELECT name, path, version FROM gitops_items WHERE kind = 'flow' ORDER BY name",
+    );
+    const drift: Drift[] = [];
+    for (const item of items) {
+      const applied = Number(item.version);
+      const flow = await this.deps.flows.get(item.name);
+      if (flow && flow.version === applied) continue;
+      const edits = flow
+        ? (await this.deps.flows.versions(item.name))
+            .filter((v) => v.version > applied)
+            .map(({ version, author, message, created_at }) => ({ version, author, message, created_at }))
+        : [];
+      drift.push({
+        flow: item.name,
+        path: item.path,
+        applied_version: applied,
+        current_version: flow?.version ?? null,
+        edits,
+      });
+    }
+    return drift;
+  }
+
+  /** What a sync of the branch's head would change, and the problems that would stop it. */
+  async diff(): Promise<Plan> {
+    const target = await this.read();
+    return this.plan(target);
+  }
+
+  /**
+   * Applies the branch's head: claims the sync (a ConflictError when one runs anywhere), reads
+   * and validates everything (a WorkflowValidationError listing every problem, nothing changed),
+   * writes the flows in one transaction, then the hooks and schedules, then records the commit.
+   */
+  async sync(by: string): Promise<SyncResult> {
+    const token = await this.claim(by);
+    try {
+      await this.deps.afterClaim?.();
+      const target = await this.read();
+      if (target.problems.length > 0) throw new WorkflowValidationError(target.problems);
+      return await this.apply(target, by);
+    } finally {
+      await this.deps.store
+        .run('UPDATE gitops_state SET sync_owner = NULL, sync_until = NULL WHERE id = ? AND sync_owner = ?', [
+          STATE,
+          token,
+        ])
+        .catch((error: Error) => this.deps.logger.warn(`releasing the GitOps sync claim failed: ${error.message}`));
+    }
+  }
+
+  /** Frees the claim of a master that died during a sync (told by the cluster). */
+  async releaseClaimsOf(masterId: string): Promise<void> {
+    await this.deps.store.run('UPDATE gitops_state SET sync_owner = NULL, sync_until = NULL WHERE sync_owner = ?', [
+      masterId,
+    ]);
+  }
+
+  /** The claim primitive: one conditional update of the state row; `changes === 1` won it. */
+  private async claim(by: string): Promise<string> {
+    const now = this.now();
+    const claimed = await this.deps.store.run(
+      `UPDATE gitops_state SET sync_owner = ?, sync_by = ?, sync_started_at = ?, sync_until = ?
+       WHERE id = ? AND (sync_owner IS NULL OR sync_until < ?)`,
+      [this.deps.masterId, by, now.toISOString(), now.getTime() + CLAIM_MS, STATE, now.getTime()],
+    );
+    if (claimed.changes === 1) return this.deps.masterId;
+    const row = await this.state();
+    throw new ConflictError(
+      `a GitOps sync is in progress (started by ${row.sync_by || 'someone'} on master ${row.sync_owner} at ${row.sync_started_at}); try again once it ended`,
+      { details: { master: row.sync_owner, by: row.sync_by, since: row.sync_started_at } },
+    );
+  }
+
+  private async state(): Promise<StateRow> {
+    const row = await this.deps.store.get<StateRow>('SELECT * FROM gitops_state WHERE id = ?', [STATE]);
+    return row ?? ({} as StateRow);
+  }
+
+  /** Fetches the branch and reads its workflows and manifest, every problem collected. */
+  private read(): Promise<Target> {
+    const turn = this.gitTurn.then(() => this.readNow());
+    this.gitTurn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async readNow(): Promise<Target> {
+    const { settings } = this.deps;
+    const session = await this.deps.openSession();
+    let head: string;
+    try {
+      head = await this.mirror.fetch(session.env);
+    } finally {
+      session.close();
+    }
+    const commit = await this.mirror.commit(head);
+    const root = settings.path.replace(/^\/+|\/+$/g, '');
+    const files = await this.mirror.files(head, root);
+    const manifestPath = posix.join(root, settings.manifest);
+    const blobs = new Map(files.map((file) => [file.path, file.blob]));
+    const problems: WorkflowProblem[] = [];
+    const seen = new Map<string, string>();
+    const flows: Target['flows'] = [];
+    for (const file of files) {
+      if (file.path === manifestPath || !WORKFLOW_FILE.test(file.path)) continue;
+      const name = posix.basename(file.path).replace(WORKFLOW_FILE, '');
+      const problem = (message: string) => problems.push({ file: file.path, line: 1, column: 1, path: '', message });
+      if (!AGENT_NAME_PATTERN.test(name)) {
+        problem(`"${name}" cannot name a flow: use letters, digits, ".", "_" and "-" (at most 63)`);
+        continue;
+      }
+      if (seen.has(name)) {
+        problem(`flow "${name}" is also ${seen.get(name)}: one file per flow name`);
+        continue;
+      }
+      seen.set(name, file.path);
+      const yaml = await this.mirror.read(file.blob);
+      flows.push({ name, path: file.path, yaml });
+      problems.push(...(await this.validate(name, file.path, yaml)));
+    }
+    const manifestBlob = blobs.get(manifestPath);
+    let manifest: Manifest = { hooks: [], schedules: [] };
+    if (manifestBlob) {
+      const parsed = await parseManifest(await this.mirror.read(manifestBlob), manifestPath, async (relative) => {
+        const blob = blobs.get(posix.join(root, relative));
+        return blob ? this.mirror.read(blob) : undefined;
+      });
+      manifest = parsed.manifest;
+      problems.push(...parsed.problems, ...(await this.checkManifest(manifest, seen)));
+    }
+    return { commit, flows, manifest, problems };
+  }
+
+  /** The engine's own check, the problems at the repository file (the errors of `runner run`). */
+  private async validate(name: string, path: string, yaml: string): Promise<WorkflowProblem[]> {
+    try {
+      await this.deps.engine.validate({ source: { content: yaml, name, label: path } });
+      return [];
+    } catch (error) {
+      if (error instanceof WorkflowValidationError) return [...error.problems];
+      return [{ file: path, line: 1, column: 1, path: '', message: (error as Error).message }];
+    }
+  }
+
+  /** Each hook and schedule checked by its service, at its place in the manifest. */
+  private async checkManifest(manifest: Manifest, repoFlows: Map<string, string>): Promise<WorkflowProblem[]> {
+    const problems: WorkflowProblem[] = [];
+    const at = (item: Declared<unknown>, message: string) =>
+      problems.push({
+        file: item.file,
+        line: item.line,
+        column: item.column,
+        path: item.path,
+        message: `${item.path}: ${message}`,
+      });
+    const check = (item: Declared<unknown>, service: { check(value: never): void } | undefined, plugin: string) => {
+      if (!service) return at(item, `no ${plugin} plugin runs on this master`);
+      try {
+        service.check(item.value as never);
+      } catch (error) {
+        if (!isRunnerError(error)) throw error;
+        at(item, error.message);
+      }
+    };
+    for (const hook of manifest.hooks) check(hook, this.deps.hooks, 'event-hooks');
+    for (const job of manifest.schedules) {
+      check(job, this.deps.schedules, 'scheduler');
+      const flow = job.value.flow;
+      if (flow && !repoFlows.has(flow) && !(await this.deps.flows.get(flow)))
+        at(job, `flow: there is no flow "${flow}" in the repository or on the master`);
+    }
+    const names = (list: Declared<{ name: string }>[], kind: string) => {
+      const seen = new Set<string>();
+      for (const item of list) {
+        if (seen.has(item.value.name)) at(item, `${kind} "${item.value.name}" is declared twice`);
+        seen.add(item.value.name);
+      }
+    };
+    names(manifest.hooks, 'hook');
+    names(manifest.schedules, 'schedule');
+    return problems;
+  }
+
+  private async managed(kind: 'flow' | 'hook' | 'schedule'): Promise<{ name: string; path: string }[]> {
+    return this.deps.store.all('SELECT name, path FROM gitops_items WHERE kind = ? ORDER BY name', [kind]);
+  }
+
+  private async plan(target: Target): Promise<Plan> {
+    const label = `${target.commit.id.slice(0, 12)}`;
+    const flows: FlowChange[] = [];
+    for (const file of target.flows) {
+      const current = await this.deps.flows.get(file.name);
+      const change: Change = !current ? 'added' : current.yaml === file.yaml ? 'unchanged' : 'changed';
+      if (change === 'unchanged') continue;
+      flows.push({
+        name: file.name,
+        path: file.path,
+        change,
+        current_version: current?.version ?? null,
+        unified: createTwoFilesPatch(
+          current ? `${file.name}@${current.version}` : '/dev/null',
+          `${file.path}@${label}`,
+          current?.yaml ?? '',
+          file.yaml,
+        ),
+      });
+    }
+    const inRepo = new Set(target.flows.map((f) => f.name));
+    for (const item of await this.managed('flow')) {
+      if (inRepo.has(item.name)) continue;
+      const current = await this.deps.flows.get(item.name);
+      if (!current) continue;
+      flows.push({
+        name: item.name,
+        path: item.path,
+        change: 'removed',
+        current_version: current.version,
+        unified: createTwoFilesPatch(`${item.name}@${current.version}`, '/dev/null', current.yaml, ''),
+      });
+    }
+    const problemsOnly = target.problems.length > 0;
+    return {
+      commit: target.commit,
+      applied_commit: (await this.state()).commit_id ?? null,
+      flows,
+      hooks: problemsOnly ? [] : await this.itemChanges('hook', target.manifest.hooks, this.deps.hooks),
+      schedules: problemsOnly ? [] : await this.itemChanges('schedule', target.manifest.schedules, this.deps.schedules),
+      problems: target.problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`),
+    };
+  }
+
+  private async itemChanges(
+    kind: 'hook' | 'schedule',
+    declared: Declared<{ name: string }>[],
+    service: { compare(value: never): 'created' | 'updated' | 'unchanged' } | undefined,
+  ): Promise<ItemChange[]> {
+    const changes: ItemChange[] = [];
+    if (!service) return changes;
+    for (const item of declared) {
+      const change = service.compare(item.value as never);
+      if (change !== 'unchanged')
+        changes.push({ name: item.value.name, change: change === 'created' ? 'added' : 'changed' });
+    }
+    const names = new Set(declared.map((item) => item.value.name));
+    for (const item of await this.managed(kind))
+      if (!names.has(item.name)) changes.push({ name: item.name, change: 'removed' });
+    return changes;
+  }
+
+  private async apply(target: Target, by: string): Promise<SyncResult> {
+    const { flows, hooks, schedules, store } = this.deps;
+    const previous = (await this.state()).commit_id ?? null;
+    const inRepo = new Set(target.flows.map((f) => f.name));
+    const gone = (await this.managed('flow')).map((item) => item.name).filter((name) => !inRepo.has(name));
+    const origin = { author: target.commit.author, message: target.commit.message, commit: target.commit.id };
+    const batch = await flows.applyBatch(
+      { save: target.flows.map(({ name, yaml }) => ({ name, yaml })), remove: gone },
+      origin,
+    );
+    const versions = new Map<string, number>();
+    for (const { name, version } of [...batch.created, ...batch.updated]) versions.set(name, version);
+    for (const name of batch.unchanged) versions.set(name, (await flows.get(name))?.version ?? 0);
+    const result: SyncResult = {
+      commit: target.commit,
+      previous_commit: previous,
+      flows: [
+        ...batch.created.map(({ name, version }) => ({ name, change: 'added' as Change, version })),
+        ...batch.updated.map(({ name, version }) => ({ name, change: 'changed' as Change, version })),
+        ...batch.removed.map((name) => ({ name, change: 'removed' as Change, version: null })),
+      ],
+      hooks: await this.applyItems('hook', target.manifest.hooks, hooks),
+      schedules: await this.applyItems('schedule', target.manifest.schedules, schedules),
+    };
+    const at = this.now().toISOString();
+    await store.transaction([
+      { sql: 'DELETE FROM gitops_items' },
+      ...target.flows.map((f) => ({
+        sql: 'INSERT INTO gitops_items (kind, name, path, version) VALUES (?, ?, ?, ?)',
+        params: ['flow', f.name, f.path, versions.get(f.name) ?? null],
+      })),
+      ...target.manifest.hooks.map((h) => ({
+        sql: 'INSERT INTO gitops_items (kind, name, path, version) VALUES (?, ?, ?, NULL)',
+        params: ['hook', h.value.name, `${h.file}:${h.line}`],
+      })),
+      ...target.manifest.schedules.map((s) => ({
+        sql: 'INSERT INTO gitops_items (kind, name, path, version) VALUES (?, ?, ?, NULL)',
+        params: ['schedule', s.value.name, `${s.file}:${s.line}`],
+      })),
+      {
+        sql: 'UPDATE gitops_state SET commit_id = ?, commit_author = ?, commit_message = ?, applied_at = ?, applied_by = ? WHERE id = ?',
+        params: [target.commit.id, target.commit.author, target.commit.message, at, by, STATE],
+      },
+    ]);
+    this.deps.logger.info(
+      `GitOps sync of ${short(target.commit.id)} by ${by}: ${result.flows.length} flow(s), ${result.hooks.length} hook(s), ${result.schedules.length} schedule(s) changed`,
+    );
+    return result;
+  }
+
+  /** Hooks or schedules: the declared ones put, the ones an earlier sync declared and this one does not removed. */
+  private async applyItems(
+    kind: 'hook' | 'schedule',
+    declared: Declared<{ name: string }>[],
+    service:
+      | { put(value: never): Promise<'created' | 'updated' | 'unchanged'>; remove(name: string): Promise<boolean> }
+      | undefined,
+  ): Promise<ItemChange[]> {
+    const changes: ItemChange[] = [];
+    if (!service) return changes;
+    for (const item of declared) {
+      const change = await service.put(item.value as never);
+      if (change !== 'unchanged')
+        changes.push({ name: item.value.name, change: change === 'created' ? 'added' : 'changed' });
+    }
+    const names = new Set(declared.map((item) => item.value.name));
+    for (const item of await this.managed(kind))
+      if (!names.has(item.name) && (await service.remove(item.name)))
+        changes.push({ name: item.name, change: 'removed' });
+    return changes;
+  }
+}
