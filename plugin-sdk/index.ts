@@ -7,6 +7,8 @@ export * from './src/logger.js';
 export * from './src/config.js';
 export * from './src/commands.js';
 export * from './src/lua-module.js';
+export * from './src/lua-module-plugin.js';
+export * from './src/notifications.js';
 export * from './src/plugin.js';
 export * from './src/store.js';
 export * from './src/http.js';

@@ -8,8 +8,10 @@
 import { plugin as engine } from '@runner/plugin-engine';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
-import { plugin as moduleExec } from '@runner/plugin-module-exec';
+import { plugin as moduleExec } from '@runner/plugin-modules-host';
+import { plugin as notifications } from '@runner/plugin-notifications';
 import {
+  NotificationsRef,
   definePlugin,
   FlowsRef,
   HttpRouterRef,
@@ -113,7 +115,7 @@ beforeAll(async () => {
 
   kernel = await createTestKernel({
     dataDir,
-    plugins: [http, store, template, luaRuntime, moduleExec, workflow, engine, testFlows],
+    plugins: [http, store, template, luaRuntime, moduleExec, notifications, workflow, engine, testFlows],
     profile: 'master',
     config: { 'http.port': 0, 'http.bind_address': '127.0.0.1' },
   });
@@ -140,7 +142,7 @@ function master(clock: ManualClock, masterId = 'local') {
     engine: engineService,
     flows: kernel.get(FlowsRef),
     workflowDirs: [join(dataDir, 'workflows')],
-    notifier: new Notifier({ url: `smtp://127.0.0.1:${smtpPort}`, from: 'runner@test' }),
+    notifier: new Notifier({ url: `smtp://127.0.0.1:${smtpPort}`, from: 'runner@test' }, kernel.get(NotificationsRef)),
     logger: quiet,
     missedAfterMs: 10_000,
     isAlive: async (id) => id === masterId,
