@@ -181,6 +181,24 @@ export function createRegistry(state: MasterState): AgentRegistry {
   };
 }
 
+const LOOPBACK = /^(?:ipv4:)?127\.|^(?:ipv6:)?\[?::1\]?|^(?:ipv6:)?\[?::ffff:127\./;
+
+/**
+ * A stack run's secrets (the task's `secrets` global) travel to an agent only over TLS, or over
+ * loopback (they never leave the host); `grpc.insecure_secrets` allows it otherwise.
+ */
+function refuseSecretsInClear(config: MasterTransportConfig, session: AgentSession, globals: Record<string, unknown>) {
+  const secrets = globals.secrets;
+  if (config.tlsCert || config.insecureSecrets || LOOPBACK.test(session.address)) return;
+  if (!secrets || typeof secrets !== 'object' || Object.keys(secrets).length === 0) return;
+  throw new RunnerError(
+    'secrets_need_tls',
+    `agent ${session.name} connects from ${session.address} over gRPC without TLS: a stack run's secrets are not sent in clear ` +
+      '(serve TLS with runner server --tls-cert/--tls-key or grpc.tls_cert/grpc.tls_key, or set grpc.insecure_secrets: true)',
+    { status: 400, details: { agent: session.name } },
+  );
+}
+
 export function createDelegator(state: MasterState): AgentDelegator {
   return {
     agent: (name) => {
@@ -191,6 +209,7 @@ export function createDelegator(state: MasterState): AgentDelegator {
     isAvailable: (name) => state.records.get(name)?.session !== undefined,
     execute: async (name, task, { signal, onLog }): Promise<DelegatedResult> => {
       const session = sessionOf(state, name);
+      refuseSecretsInClear(state.config, session, task.globals);
       const answer = await session.request(
         {
           execute_task: {

@@ -16,6 +16,8 @@ export interface MasterTransportConfig {
   tlsKey?: string;
   /** Whose keys named them (`grpc` or `http`), for errors reading them. */
   tlsSection?: 'grpc' | 'http';
+  /** grpc.insecure_secrets: a stack run's secrets may go to agents off loopback without TLS. */
+  insecureSecrets?: boolean;
   heartbeatIntervalMs: number;
   heartbeatTimeoutMs: number;
   /** Percent of CPU, memory or disk above which an agent's status is `warning`. */
@@ -55,6 +57,11 @@ export const TRANSPORT_CONFIG: ConfigDeclaration = {
     schema: { type: 'string' },
     help: 'PEM private key file of grpc.tls_cert',
     secret: true,
+  },
+  'grpc.insecure_secrets': {
+    schema: { type: 'boolean' },
+    default: false,
+    help: "send a stack run's secrets to agents over gRPC without TLS when they connect from another host (refused by default; loopback is always allowed)",
   },
   'agent.heartbeat_interval': positiveNumber(30, 'how often agents send a heartbeat (seconds)'),
   'agent.heartbeat_timeout': positiveNumber(
@@ -100,6 +107,7 @@ export function readMasterConfig(config: RunnerConfig): MasterTransportConfig {
     tlsCert: tls?.cert,
     tlsSection: section,
     tlsKey: tls?.key,
+    insecureSecrets: config.get<boolean>('grpc.insecure_secrets', false),
     heartbeatIntervalMs: interval * 1000,
     heartbeatTimeoutMs: timeout * 1000,
     warningThreshold: config.get<number>('agent.warning_threshold'),

@@ -17,7 +17,7 @@ import { runCommand } from './exec.js';
 import { MetricsCollector } from './metrics.js';
 import type { AgentEnd, AgentProcess } from './process.js';
 import { StateCalls } from './state-calls.js';
-import { runTask } from './task-runner.js';
+import { runTask, maskTaskSecrets } from './task-runner.js';
 
 export interface AgentServiceOptions {
   config: AgentConfig;
@@ -105,24 +105,31 @@ export class AgentService implements AgentProcess {
       masterCalls: this.stateCalls,
       handlers: {
         // What a task streams and returns leaves the process: its log lines, message and outputs.
-        runTask: async (request, context) =>
-          redactor.redact(
-            await runTask(
-              request,
-              {
-                agent: config.name,
-                runtime: options.runtime,
-                logger,
-                logBytes: config.taskLogBytes,
-                scriptEnvNames: config.scriptEnvNames,
-                minFree:
-                  options.resources?.minFreeBytes && options.dataDir
-                    ? { bytes: options.resources.minFreeBytes, path: options.dataDir }
-                    : undefined,
-              },
-              { ...context, log: (entry) => context.log(redactor.redact(entry)) },
-            ),
-          ),
+        runTask: async (request, context) => {
+          // A stack run's secrets (the `secrets` global) are masked here too while the task runs.
+          const forget = maskTaskSecrets(redactor, request.globals_json);
+          try {
+            return redactor.redact(
+              await runTask(
+                request,
+                {
+                  agent: config.name,
+                  runtime: options.runtime,
+                  logger,
+                  logBytes: config.taskLogBytes,
+                  scriptEnvNames: config.scriptEnvNames,
+                  minFree:
+                    options.resources?.minFreeBytes && options.dataDir
+                      ? { bytes: options.resources.minFreeBytes, path: options.dataDir }
+                      : undefined,
+                },
+                { ...context, log: (entry) => context.log(redactor.redact(entry)) },
+              ),
+            );
+          } finally {
+            forget();
+          }
+        },
         metrics: (request) => this.metrics.collect(request),
         usage: () => {
           try {

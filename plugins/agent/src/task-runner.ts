@@ -6,6 +6,7 @@ import {
   type Logger,
   type LuaRuntime,
   type LuaValue,
+  type Redactor,
 } from '@runner/plugin-sdk';
 import type { LogEntry, TaskRequest__Output, TaskResponse } from '@runner/proto';
 
@@ -86,6 +87,21 @@ export async function runTask(
     { workflow: request.workflow, task: request.task, run_id: request.run_id, duration: response.duration },
   );
   return response;
+}
+
+/**
+ * Registers the values of a delegated task's `secrets` global (a stack run's secrets, see the
+ * engine's RunInputs) with the agent's redactor; the function returned forgets them. Text that
+ * names no `secrets` costs a substring search.
+ */
+export function maskTaskSecrets(redactor: Redactor, globalsJson: string | undefined): () => void {
+  if (!globalsJson || !globalsJson.includes('"secrets"')) return () => {};
+  const secrets = (JSON.parse(globalsJson) as { secrets?: unknown }).secrets;
+  if (!secrets || typeof secrets !== 'object') return () => {};
+  const forgets = Object.values(secrets).flatMap((value) =>
+    typeof value === 'string' ? [redactor.addSecret(value)] : [],
+  );
+  return () => forgets.forEach((forget) => forget());
 }
 
 /** A script succeeds with nothing or true, fails with false (message second), outputs third: as the engine reads it. */

@@ -160,8 +160,9 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
       runTaps.beforeRun.taps.length === 0
         ? undefined
         : await askBefore(runTaps.beforeRun, { runId: run.id, workflowName: name, request });
-    // Kept without who started it and why: running it again is someone else's start.
-    const { user: _user, trigger: _trigger, rerunOf: _rerunOf, ...inputs } = request;
+    // Kept without who started it and why: running it again is someone else's start (and a
+    // production run's confirmation is theirs to give again).
+    const { user: _user, trigger: _trigger, rerunOf: _rerunOf, confirm: _confirm, ...inputs } = request;
     await deps.runs.insertRun(run, inputs).catch((error: unknown) => {
       forget();
       throw error;

@@ -31,7 +31,7 @@ function showStack(stack: StackAnswer): string {
   return text;
 }
 
-/** `runner stack list|add|get|update|remove|var set|var unset`: each one of the plugin's routes. */
+/** `runner stack list|add|get|update|activate|deactivate|remove|var set|var unset`: each one of the plugin's routes. */
 export const stackCommand: CommandSpec = resourceCommand({
   name: 'stack',
   description: 'stacks (environments): variables and secrets runs read with runner run --stack <name>',
@@ -59,7 +59,15 @@ export const stackCommand: CommandSpec = resourceCommand({
     },
     { name: 'add', route: postStacks, positional: ['name'], short: { description: '-d' }, text: showStack },
     { name: 'get', aliases: ['show'], route: getStacksName, text: showStack },
-    { name: 'update', route: putStacksName, short: { description: '-d' }, text: showStack },
+    { name: 'update', route: putStacksName, short: { description: '-d' }, omit: ['active'], text: showStack },
+    ...([true, false] as const).map((active) => ({
+      name: active ? 'activate' : 'deactivate',
+      route: putStacksName,
+      description: active ? 'let runs name the stack again' : 'refuse runs naming the stack',
+      omit: ['description', 'environment', 'active'],
+      body: () => ({ active }),
+      text: (stack: StackAnswer) => `stack ${stack.name} is ${stack.active ? 'active' : 'inactive'}\n`,
+    })),
     {
       name: 'remove',
       aliases: ['rm'],

@@ -25,7 +25,7 @@ export function stackRunInputs(stacks: StackStore, secrets: SecretsService | und
       const stack = stacks.require(request.stack as string);
       if (!stack.active)
         throw new InvalidInputError(
-          `stack "${stack.name}" is inactive: runs naming it are refused (runner stack update ${stack.name} --active true)`,
+          `stack "${stack.name}" is inactive: runs naming it are refused (runner stack activate ${stack.name})`,
           { field: 'stack' },
         );
       if (stack.environment === 'production' && request.confirm !== true && CONFIRMED_BY_PERSON.has(request.trigger))

@@ -114,7 +114,7 @@ describe('template variables', () => {
     const text = wf('when: "{{ itme }} {{ config.x }}"', 'loop: [1]', 'exec: { script: x }');
     expect(check(text, templates).problems).toEqual([
       '8:15 tasks[1].when | tasks[1].when: unknown template variable "itme" (did you mean "item"?)',
-      '8:26 tasks[1].when | tasks[1].when: unknown template variable "config" (known: vars, values, item, loop_index, task, workflow, env, tasks, dry_run, agent)',
+      '8:26 tasks[1].when | tasks[1].when: unknown template variable "config" (known: vars, values, item, loop_index, task, workflow, env, tasks, dry_run, agent, stack, secrets)',
     ]);
   });
 

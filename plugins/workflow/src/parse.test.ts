@@ -85,7 +85,7 @@ describe('the file as a whole', () => {
   it('reports an unknown top-level key, suggesting a near one or listing the known ones', () => {
     expect(check(task() + 'taks: []\nflavour: x\nname: deploy\n').problems).toEqual([
       '5:1 taks | unknown top-level key "taks" (did you mean "tasks"?)',
-      '6:1 flavour | unknown top-level key "flavour" (known keys: version, description, template, parallel, forks, memory_limit, vars, groups, tasks, values)',
+      '6:1 flavour | unknown top-level key "flavour" (known keys: version, description, template, parallel, forks, memory_limit, stack, vars, groups, tasks, values)',
       '7:1 name | unknown top-level key "name" (a workflow is named by the command line or the saved flow, not in the file)',
     ]);
   });

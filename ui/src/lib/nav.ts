@@ -63,6 +63,18 @@ export const NAV: NavItem[] = [
     icon: 'M4 6h16M4 12h16M4 18h16M8 4v4M12 10v4M16 16v4',
   },
   {
+    href: '/stacks',
+    label: 'Stacks',
+    permission: 'stack:view',
+    icon: 'M12 3l9 5-9 5-9-5zM3 13l9 5 9-5M3 17l9 5 9-5',
+  },
+  {
+    href: '/secrets',
+    label: 'Secrets',
+    permission: 'secret:view',
+    icon: 'M7 11V8a5 5 0 0 1 10 0v3M5 11h14v10H5zM12 15v2',
+  },
+  {
     href: '/gitops',
     label: 'GitOps',
     permission: 'gitops:view',
@@ -86,8 +98,6 @@ export interface PlannedPage {
 
 export const PLANNED: PlannedPage[] = [
   { href: '/terminal', label: 'Terminal', what: 'remote terminal sessions on agents, with file transfer' },
-  { href: '/stacks', label: 'Stacks', what: 'environments and their values' },
-  { href: '/secrets', label: 'Secrets', what: 'the secrets workflows can use (view only)' },
   { href: '/ssh', label: 'SSH profiles', what: 'SSH connection profiles for agentless hosts' },
 ];
 
