@@ -49,5 +49,6 @@ export * from './src/cluster.js';
 export * from './src/dashboard.js';
 export * from './src/flows.js';
 export * from './src/secrets.js';
+export * from './src/ssh.js';
 export * from './src/event-queue.js';
 export * from './src/metrics.js';

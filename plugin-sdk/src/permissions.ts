@@ -34,6 +34,10 @@ export const Permissions = Object.freeze({
   scheduleManage: 'schedule:manage',
   eventView: 'event:view',
   eventRetry: 'event:retry',
+  sshView: 'ssh:view',
+  sshUse: 'ssh:use',
+  sshManage: 'ssh:manage',
+  terminalOpen: 'terminal:open',
 } as const);
 
 /** What each built-in permission allows, for the roles table the API and `runner auth roles` show. */
@@ -66,6 +70,10 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.scheduleManage]: 'add, change, enable, disable, remove and run scheduler jobs',
   [Permissions.eventView]: 'read the event queue and each hook result on an event',
   [Permissions.eventRetry]: 'retry a failed event (its failed hooks run again)',
+  [Permissions.sshView]: 'read SSH profiles (never their credentials) and their audit logs',
+  [Permissions.sshUse]: 'test an SSH profile (connects to its host)',
+  [Permissions.sshManage]: "create, change and remove SSH profiles, and allow workflows to use one (the profile's workflows flag)",
+  [Permissions.terminalOpen]: "open an interactive shell on an agent's host or through an SSH profile",
 });
 
 /** A permission string such as `workflow:execute`; plugins may define their own `<resource>:<action>`. */
@@ -92,6 +100,11 @@ const P = Permissions;
  * - every role that reads hooks reads the events they run on (`event:view`);
  * - every role sees agent groups (`group:view`): they are targets workflows name;
  * - Viewer reads workflows, agents, agent groups, logs, metrics, hooks and schedules, and changes nothing;
+ * - SSH profiles (issue 22): Viewer, Developer and Operator read them and their audit logs
+ *   (`ssh:view`), Operator may test one (`ssh:use`); only Admin creates or changes one (`ssh:manage`),
+ *   which includes allowing workflows to use it (a profile's `workflows` flag: a workflow run acts
+ *   with no user's permissions, so the profile says whether any workflow may), and opens terminals
+ *   (`terminal:open`: a shell reaches past every reviewed workflow);
  * - only Admin manages users, tokens, secrets, agents (exec, stop, remove, enrol), agent groups,
  *   configuration and the database, and reads the audit log.
  * `GET /api/v1/auth/roles` and `runner auth roles` serve this table.
@@ -111,6 +124,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.hookView,
     P.scheduleView,
     P.eventView,
+    P.sshView,
+    P.sshUse,
   ],
   developer: [
     P.accountSelf,
@@ -129,6 +144,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.scheduleManage,
     P.eventView,
     P.eventRetry,
+    P.sshView,
   ],
   viewer: [
     P.accountSelf,
@@ -140,6 +156,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.hookView,
     P.scheduleView,
     P.eventView,
+    P.sshView,
   ],
 });
 
