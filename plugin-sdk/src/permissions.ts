@@ -72,7 +72,8 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.eventRetry]: 'retry a failed event (its failed hooks run again)',
   [Permissions.sshView]: 'read SSH profiles (never their credentials) and their audit logs',
   [Permissions.sshUse]: 'test an SSH profile (connects to its host)',
-  [Permissions.sshManage]: "create, change and remove SSH profiles, and allow workflows to use one (the profile's workflows flag)",
+  [Permissions.sshManage]:
+    "create, change and remove SSH profiles, and allow workflows to use one (the profile's workflows flag)",
   [Permissions.terminalOpen]: "open an interactive shell on an agent's host or through an SSH profile",
 });
 

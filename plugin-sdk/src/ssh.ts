@@ -126,7 +126,13 @@ export interface SshAuditEntry {
   at: string;
   /** Who acted: a user name, `workflow:<name>/<run id>`, `terminal:<user>`. */
   actor: string;
-  action: 'connection_established' | 'connection_failed' | 'command_executed' | 'file_uploaded' | 'file_downloaded' | 'connection_closed';
+  action:
+    | 'connection_established'
+    | 'connection_failed'
+    | 'command_executed'
+    | 'file_uploaded'
+    | 'file_downloaded'
+    | 'connection_closed';
   /** The command (its first 500 characters), the remote path, or why a connection failed. */
   detail: string;
   /** A command's exit code; a transfer's bytes. */

@@ -1,13 +1,11 @@
 // `runner agent install` / `update` against a real OpenSSH server on loopback: this test starts its
 // own sshd (Debian's openssh-server) with a temporary host key and config, as a throwaway user with
 // a temporary key pair, and runs the real `runner` CLI. Needs root (useradd) and /usr/sbin/sshd.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
-  chmodSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readFileSync,
   readdirSync,
   readlinkSync,
@@ -15,46 +13,26 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasTool, isRoot } from '../support/tools.js';
+import { freePort, sshdAvailable, startSshd, type TestSshd } from '../support/sshd.js';
 import { localToken, runRunner, selfSignedCert, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
-const SSHD = '/usr/sbin/sshd';
-const user = `runner-test-${randomBytes(4).toString('hex')}`;
-const home = `/home/${user}`;
-const work = mkdtempSync(join(tmpdir(), 'runner-sshd-'));
-const clientKey = join(work, 'client_ed25519');
-const hostKey = join(work, 'host_ed25519');
-const knownHosts = join(work, 'known_hosts');
 const dataDir = tempDataDir('runner-install-');
-let sshd: ChildProcess | undefined;
-let sshdLog = '';
+let sshd: TestSshd;
+let user = '';
+let home = '';
+let work = '';
+let clientKey = '';
+let hostKey = '';
+let knownHosts = '';
 let port = 0;
 let deadPort = 0;
 let uid = -1;
 const masters: ReturnType<typeof spawnRunner>[] = [];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port: p } = server.address() as { port: number };
-      server.close(() => resolve(p));
-    });
-  });
-}
-
-/** authorized_keys for the throwaway user; `path` replaces its PATH (sshd: PermitUserEnvironment PATH). */
-function authorize(path?: string): void {
-  const key = readFileSync(`${clientKey}.pub`, 'utf8').trim();
-  writeFileSync(join(home, '.ssh/authorized_keys'), `${path ? `environment="PATH=${path}" ` : ''}${key}\n`);
-  execFileSync('chown', [`${user}:${user}`, join(home, '.ssh/authorized_keys')]);
-  chmodSync(join(home, '.ssh/authorized_keys'), 0o600);
-}
+const authorize = (path?: string) => sshd.authorize(path);
+const hostFingerprint = () => sshd.hostFingerprint();
 
 function install(name: string, extra: string[] = [], env: Record<string, string> = {}) {
   return runRunner(
@@ -80,21 +58,6 @@ function install(name: string, extra: string[] = [], env: Record<string, string>
   );
 }
 
-const hostFingerprint = () =>
-  execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${hostKey}.pub`], { encoding: 'utf8' }).split(' ')[1];
-
-/** Processes of the throwaway user (all started by this test, through its sshd). */
-function userPids(): number[] {
-  try {
-    return execFileSync('ps', ['-o', 'pid=', '-u', user], { encoding: 'utf8' })
-      .split('\n')
-      .map((l) => Number(l.trim()))
-      .filter((n) => n > 0);
-  } catch {
-    return [];
-  }
-}
-
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -116,20 +79,13 @@ async function fileContains(file: string, text: string, timeoutMs = 15_000): Pro
 }
 
 // Root creates the throwaway user; sshd is Debian's openssh-server (`.ci/run` installs it).
-const canRun = isRoot() && (existsSync(SSHD) || hasTool(SSHD, 'openssh-server'));
+const canRun = sshdAvailable();
 
 beforeAll(async () => {
   if (!canRun) return;
-  chmodSync(work, 0o755);
-  execFileSync('useradd', ['-m', '-s', '/bin/bash', user]);
-  // useradd leaves the password "!" (locked), which sshd without PAM refuses even for keys.
-  execFileSync('usermod', ['-p', '*', user]);
-  uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
-  mkdirSync(join(home, '.ssh'), { mode: 0o700 });
-  execFileSync('chown', [`${user}:${user}`, join(home, '.ssh')]);
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', hostKey]);
-  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', clientKey]);
-  authorize();
+  sshd = await startSshd();
+  ({ user, home, work, clientKey, hostKey, port, uid } = sshd);
+  knownHosts = join(work, 'known_hosts');
 
   // PATHs for the Node checks: every tool but node, and a node that is too old.
   const noNode = join(work, 'no-node-bin');
@@ -139,55 +95,13 @@ beforeAll(async () => {
   const oldNode = join(work, 'old-node-bin');
   mkdirSync(oldNode);
   writeFileSync(join(oldNode, 'node'), '#!/bin/sh\necho v18.19.1\n', { mode: 0o755 });
-
-  port = await freePort();
   deadPort = await freePort();
-  mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
-  writeFileSync(
-    join(work, 'sshd_config'),
-    [
-      `Port ${port}`,
-      'ListenAddress 127.0.0.1',
-      `HostKey ${hostKey}`,
-      `PidFile ${join(work, 'sshd.pid')}`,
-      'AuthorizedKeysFile .ssh/authorized_keys',
-      'PubkeyAuthentication yes',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'UsePAM no',
-      'PermitRootLogin no',
-      'PermitUserEnvironment PATH',
-      `AllowUsers ${user}`,
-      'LogLevel VERBOSE',
-      '',
-    ].join('\n'),
-  );
-  sshd = spawn(SSHD, ['-D', '-e', '-f', join(work, 'sshd_config')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const listening = new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      sshdLog += d.toString();
-      if (sshdLog.includes(`Server listening on 127.0.0.1 port ${port}`)) resolve();
-    };
-    sshd?.stderr?.on('data', onData);
-    sshd?.stdout?.on('data', onData);
-    sshd?.once('exit', (code) => reject(new Error(`sshd exited (${code}):\n${sshdLog}`)));
-  });
-  await listening;
 }, 60_000);
 
 afterAll(async () => {
   if (!canRun) return;
   for (const m of masters) if (m.exitCode === null) m.kill('SIGKILL');
-  for (const pid of userPids()) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {}
-  }
-  sshd?.kill('SIGTERM');
-  for (let i = 0; i < 50 && userPids().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
-  try {
-    execFileSync('userdel', ['-r', '-f', user], { stdio: 'ignore' });
-  } catch {}
+  await sshd.stop();
 }, 30_000);
 
 describe.skipIf(!canRun)('runner agent install over SSH', () => {
@@ -200,7 +114,7 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
     expect(result.stderr).toContain('run again with --accept-new-host-key to trust and record it');
     expect(existsSync(knownHosts)).toBe(false);
     // Refused before authenticating: sshd saw no login.
-    expect(sshdLog).not.toMatch(/Accepted publickey/);
+    expect(sshd.log()).not.toMatch(/Accepted publickey/);
   });
 
   it('with --accept-new-host-key records the key, then says exactly that Node is missing', async () => {

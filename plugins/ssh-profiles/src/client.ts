@@ -161,9 +161,13 @@ class Ssh2Connection implements SshConnection {
         const timer = setTimeout(() => {
           channel.close();
           reject(
-            new RunnerError('ssh_timeout', `a command on ${where(this.endpoint)} did not finish within ${timeoutMs / 1000} s`, {
-              status: 504,
-            }),
+            new RunnerError(
+              'ssh_timeout',
+              `a command on ${where(this.endpoint)} did not finish within ${timeoutMs / 1000} s`,
+              {
+                status: 504,
+              },
+            ),
           );
         }, timeoutMs);
         options.signal?.addEventListener('abort', stop, { once: true });

@@ -1,12 +1,20 @@
 import { readFile } from 'node:fs/promises';
-import { InvalidInputError, resourceCommand, type CommandContext, type CommandSpec, type SshProfile } from '@runner/plugin-sdk';
+import {
+  InvalidInputError,
+  resourceCommand,
+  type CommandContext,
+  type CommandSpec,
+  type SshProfile,
+} from '@runner/plugin-sdk';
 import { deleteSshName, getSsh, getSshName, getSshNameAudit, postSsh, postSshNameTest, putSshName } from './api.js';
 
 /** Reads all of stdin (a password piped in stays out of shell history and `ps`). */
 async function readStdin(ctx: CommandContext): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** The credential options: never a value on the command line. */
@@ -37,7 +45,10 @@ function showProfile(profile: SshProfile): string {
   const lines = [
     ['name', profile.name],
     ['target', `${profile.user}@${profile.host}:${profile.port}`],
-    ['auth', profile.auth_type === 'key' ? (profile.key_path ?? 'key (stored encrypted)') : 'password (stored encrypted)'],
+    [
+      'auth',
+      profile.auth_type === 'key' ? (profile.key_path ?? 'key (stored encrypted)') : 'password (stored encrypted)',
+    ],
     ['host key', profile.host_key ? `${profile.host_key.type} ${profile.host_key.fingerprint}` : 'not pinned'],
     ['workflows', profile.workflows ? 'may use it' : 'may not use it'],
     ['connections', String(profile.connection_count)],
@@ -50,7 +61,8 @@ function showProfile(profile: SshProfile): string {
 /** `runner ssh list|add|get|update|remove|test|audit`: each one of the plugin's routes (api.ts). */
 export const sshCommand: CommandSpec = resourceCommand({
   name: 'ssh',
-  description: 'SSH profiles: hosts the master connects to (ssh module, terminal), with a pinned host key and an audit log',
+  description:
+    'SSH profiles: hosts the master connects to (ssh module, terminal), with a pinned host key and an audit log',
   actions: [
     {
       name: 'list',
@@ -62,7 +74,10 @@ export const sshCommand: CommandSpec = resourceCommand({
         { header: 'NAME', field: 'name' },
         { header: 'TARGET', value: (p) => `${p.user}@${p.host}:${p.port}` },
         { header: 'AUTH', field: 'auth_type' },
-        { header: 'HOST KEY', value: (p) => (p.host_key as { fingerprint: string } | undefined)?.fingerprint ?? 'not pinned' },
+        {
+          header: 'HOST KEY',
+          value: (p) => (p.host_key as { fingerprint: string } | undefined)?.fingerprint ?? 'not pinned',
+        },
         { header: 'CONNECTIONS', field: 'connection_count' },
         { header: 'LAST USED', value: (p) => p.last_used_at ?? 'never' },
       ],

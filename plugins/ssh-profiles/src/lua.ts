@@ -16,7 +16,9 @@ type SshFunction = 'exec' | 'upload' | 'download';
 
 function text(fn: SshFunction, position: number, value: LuaValue, what: string): string {
   if (typeof value !== 'string' || value === '')
-    throw new InvalidInputError(`ssh.${fn}: argument ${position} (${what}) must be a non-empty string, got ${luaType(value)}`);
+    throw new InvalidInputError(
+      `ssh.${fn}: argument ${position} (${what}) must be a non-empty string, got ${luaType(value)}`,
+    );
   return value;
 }
 
@@ -55,9 +57,17 @@ const actorOf = (call: LuaCallContext) =>
   call.run ? `workflow:${call.run.workflow}/${call.run.runId}/${call.run.task}` : 'workflow:repl';
 
 /** The `ssh` module over the profiles service. `root` is the directory local paths are confined to. */
-export function createSshModule(profiles: SshProfilesService, root: () => string = () => process.cwd()): LuaModuleImplementation<SshFunction> {
+export function createSshModule(
+  profiles: SshProfilesService,
+  root: () => string = () => process.cwd(),
+): LuaModuleImplementation<SshFunction> {
   /** Connects for one call: the profile must allow workflows and have a pinned key (never trusted from a workflow). */
-  async function withProfile<T>(fn: SshFunction, call: LuaCallContext, name: LuaValue, work: (c: SshConnection) => Promise<T>): Promise<T> {
+  async function withProfile<T>(
+    fn: SshFunction,
+    call: LuaCallContext,
+    name: LuaValue,
+    work: (c: SshConnection) => Promise<T>,
+  ): Promise<T> {
     const profile = await profiles.get(text(fn, 1, name, 'profile'));
     if (!profile.workflows)
       throw new RunnerError(

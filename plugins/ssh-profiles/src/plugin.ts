@@ -21,7 +21,8 @@ export const plugin = definePlugin({
   id: 'ssh-profiles',
   version: '0.1.0',
   routes,
-  description: 'SSH profiles: the shared SSH client, profiles with a pinned host key and an audit log, the Lua ssh module',
+  description:
+    'SSH profiles: the shared SSH client, profiles with a pinned host key and an audit log, the Lua ssh module',
   profiles: ['master', 'embedded'],
   luaModules: [sshModule],
   provides: [SshClientRef, SshProfilesRef],

@@ -230,14 +230,17 @@ export class ProfileStore {
   }
 
   async audit(entry: Omit<SshAuditEntry, 'id' | 'at'>): Promise<void> {
-    await this.store.run('INSERT INTO ssh_audit (profile, at, actor, action, detail, result) VALUES (?, ?, ?, ?, ?, ?)', [
-      entry.profile,
-      this.now().toISOString(),
-      entry.actor,
-      entry.action,
-      entry.detail.length > MAX_DETAIL ? `${entry.detail.slice(0, MAX_DETAIL)}...` : entry.detail,
-      entry.result ?? null,
-    ]);
+    await this.store.run(
+      'INSERT INTO ssh_audit (profile, at, actor, action, detail, result) VALUES (?, ?, ?, ?, ?, ?)',
+      [
+        entry.profile,
+        this.now().toISOString(),
+        entry.actor,
+        entry.action,
+        entry.detail.length > MAX_DETAIL ? `${entry.detail.slice(0, MAX_DETAIL)}...` : entry.detail,
+        entry.result ?? null,
+      ],
+    );
   }
 
   /** Newest first. */

@@ -64,10 +64,15 @@ export class SshProfilesService implements SshProfiles {
   async update(name: string, input: ProfileInput, actor: string): Promise<SshProfile> {
     const before = await this.profiles.require(name);
     const keepsSecret =
-      before.has_secret && before.auth_type === input.auth_type && !input.key_path && !input.password && !input.private_key;
+      before.has_secret &&
+      before.auth_type === input.auth_type &&
+      !input.key_path &&
+      !input.password &&
+      !input.private_key;
     const fields = this.fieldsOf(input, keepsSecret);
     const updated = await this.profiles.update(name, fields);
-    if (!keepsSecret && before.has_secret && !fields.has_secret) await this.secrets?.remove(secretScope(name), before.auth_type === 'password' ? PASSWORD : PRIVATE_KEY);
+    if (!keepsSecret && before.has_secret && !fields.has_secret)
+      await this.secrets?.remove(secretScope(name), before.auth_type === 'password' ? PASSWORD : PRIVATE_KEY);
     await this.storeCredential(name, input, actor);
     return publicProfile(updated);
   }
@@ -88,9 +93,12 @@ export class SshProfilesService implements SshProfiles {
     if (input.auth_type === 'password' && !input.password && !keepsSecret)
       throw new InvalidInputError('auth_type password needs a password', { field: 'password' });
     if (input.auth_type === 'key' && !input.key_path && !input.private_key && !keepsSecret)
-      throw new InvalidInputError('auth_type key needs key_path (a file on the master) or private_key (stored encrypted)', {
-        field: 'key_path',
-      });
+      throw new InvalidInputError(
+        'auth_type key needs key_path (a file on the master) or private_key (stored encrypted)',
+        {
+          field: 'key_path',
+        },
+      );
     if (input.auth_type === 'key' && input.key_path && input.private_key)
       throw new InvalidInputError('give key_path or private_key, not both', { field: 'private_key' });
     if (input.auth_type === 'key' && input.password)
@@ -131,10 +139,17 @@ export class SshProfilesService implements SshProfiles {
       }
     }
     if (!this.secrets)
-      throw new RunnerError('secrets_unavailable', `SSH profile ${profile.name} keeps its credential in the secrets plugin, which is not loaded here`, {
-        status: 503,
-      });
-    const value = await this.secrets.reveal(secretScope(profile.name), profile.auth_type === 'password' ? PASSWORD : PRIVATE_KEY);
+      throw new RunnerError(
+        'secrets_unavailable',
+        `SSH profile ${profile.name} keeps its credential in the secrets plugin, which is not loaded here`,
+        {
+          status: 503,
+        },
+      );
+    const value = await this.secrets.reveal(
+      secretScope(profile.name),
+      profile.auth_type === 'password' ? PASSWORD : PRIVATE_KEY,
+    );
     // The credential never appears in a log line, an answer or a run's output (kept registered:
     // an error message of a later connection could quote it).
     this.redactor?.addSecret(value);
@@ -158,7 +173,12 @@ export class SshProfilesService implements SshProfiles {
         },
       });
     } catch (error) {
-      await this.profiles.audit({ profile: name, actor: options.actor, action: 'connection_failed', detail: (error as Error).message });
+      await this.profiles.audit({
+        profile: name,
+        actor: options.actor,
+        action: 'connection_failed',
+        detail: (error as Error).message,
+      });
       throw error;
     }
     if (pinned) await this.profiles.pinHostKey(name, pinned);

@@ -11,9 +11,12 @@ export const ProfileSchema = Type.Object({
   key_path: Type.Optional(Type.String({ description: 'the private key file on the master' })),
   has_secret: Type.Boolean({ description: 'a password or key is stored encrypted (never returned)' }),
   host_key: Type.Optional(
-    Type.Object({ type: Type.String(), fingerprint: Type.String({ description: 'SHA256:...' }) }, {
-      description: 'the pinned host key; absent until a connection with trust_host_key',
-    }),
+    Type.Object(
+      { type: Type.String(), fingerprint: Type.String({ description: 'SHA256:...' }) },
+      {
+        description: 'the pinned host key; absent until a connection with trust_host_key',
+      },
+    ),
   ),
   description: Type.String(),
   workflows: Type.Boolean({ description: 'workflows may use the profile (the Lua ssh module)' }),
@@ -32,7 +35,9 @@ const fields = {
   port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'default 22' })),
   user: Type.String({ minLength: 1, maxLength: 64 }),
   auth_type: Type.Union([Type.Literal('key'), Type.Literal('password')]),
-  key_path: Type.Optional(Type.String({ minLength: 1, description: 'auth_type key: a private key file on the master' })),
+  key_path: Type.Optional(
+    Type.String({ minLength: 1, description: 'auth_type key: a private key file on the master' }),
+  ),
   private_key: Type.Optional(
     Type.String({ minLength: 1, description: 'auth_type key: a private key stored encrypted (secrets service)' }),
   ),

@@ -24,7 +24,8 @@ own files (its keys, its store) to a host. Remote paths are as the remote user s
     },
     upload: {
       signature: 'upload(profile: string, local: string, remote: string, opts?: {mode?: string}) -> {changed, bytes}',
-      description: 'Copies a file under the working directory to remote over SFTP (mode 0600 unless opts.mode, e.g. "0644").',
+      description:
+        'Copies a file under the working directory to remote over SFTP (mode 0600 unless opts.mode, e.g. "0644").',
       sideEffects: true,
       example: `ssh.upload("web-1", "build/app.tar.gz", "/tmp/app.tar.gz")`,
     },
