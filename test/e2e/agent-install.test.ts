@@ -101,7 +101,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!canRun) return;
   for (const m of masters) if (m.exitCode === null) m.kill('SIGKILL');
-  await sshd.stop();
+  await sshd?.stop();
 }, 30_000);
 
 describe.skipIf(!canRun)('runner agent install over SSH', () => {

@@ -51,6 +51,24 @@ export interface TestSshd {
   stop(): Promise<void>;
 }
 
+/**
+ * useradd and userdel lock /etc/passwd; other tests on the machine may hold the lock a moment
+ * ("cannot lock /etc/passwd; try again later", exit 1 or 10): tried again for up to 20 s.
+ */
+function accountCommand(command: string, args: string[]): void {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      execFileSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      return;
+    } catch (error) {
+      const stderr = String((error as { stderr?: Buffer }).stderr ?? '');
+      if (!/cannot lock/.test(stderr) || Date.now() > deadline) throw error;
+      execFileSync('sleep', ['0.2']);
+    }
+  }
+}
+
 /** Starts sshd for a new throwaway user. `extraConfig` lines are added to sshd_config. */
 export async function startSshd(options: { password?: boolean; extraConfig?: string[] } = {}): Promise<TestSshd> {
   const user = `runner-test-${randomBytes(4).toString('hex')}`;
@@ -59,7 +77,7 @@ export async function startSshd(options: { password?: boolean; extraConfig?: str
   chmodSync(work, 0o755);
   const clientKey = join(work, 'client_ed25519');
   let hostKey = join(work, 'host_ed25519');
-  execFileSync('useradd', ['-m', '-s', '/bin/bash', user]);
+  accountCommand('useradd', ['-m', '-s', '/bin/bash', user]);
   const password = options.password ? randomBytes(12).toString('hex') : undefined;
   // useradd leaves the password "!" (locked), which sshd without PAM refuses even for keys.
   if (password) execFileSync('chpasswd', { input: `${user}:${password}\n` });
@@ -164,7 +182,7 @@ export async function startSshd(options: { password?: boolean; extraConfig?: str
       await stopSshd();
       for (let i = 0; i < 50 && userPids().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
       try {
-        execFileSync('userdel', ['-r', '-f', user], { stdio: 'ignore' });
+        accountCommand('userdel', ['-r', '-f', user]);
       } catch {}
     },
   };

@@ -57,7 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!canRun) return;
   await kernel?.stop();
-  await sshd.stop();
+  await sshd?.stop();
 }, 30_000);
 
 describe.skipIf(!canRun)('SSH profiles on a real sshd', () => {
