@@ -81,7 +81,7 @@ export async function startSshd(options: { password?: boolean; extraConfig?: str
   const password = options.password ? randomBytes(12).toString('hex') : undefined;
   // useradd leaves the password "!" (locked), which sshd without PAM refuses even for keys.
   if (password) execFileSync('chpasswd', { input: `${user}:${password}\n` });
-  else execFileSync('usermod', ['-p', '*', user]);
+  else accountCommand('usermod', ['-p', '*', user]);
   const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
   mkdirSync(join(home, '.ssh'), { mode: 0o700 });
   execFileSync('chown', [`${user}:${user}`, join(home, '.ssh')]);

@@ -108,11 +108,11 @@ export class TerminalSessions {
     const cols = clampSize(size.cols, 80, 1000);
     const owner = principal ? { id: principal.id, name: principal.name } : { id: 'local', name: 'local' };
     const id = randomBytes(12).toString('hex');
-    const output: Buffer[] = [];
-    let session: Session | undefined;
-    const onOutput = (data: Buffer) => (session ? this.output(session, data) : output.push(data));
+    // What the shell prints before the session is recorded is kept for it, then it goes live.
+    const early: { output: Buffer[]; session?: Session } = { output: [] };
+    const onOutput = (data: Buffer) => (early.session ? this.output(early.session, data) : early.output.push(data));
     const backend = await this.backend(target, rows, cols, owner.name, onOutput);
-    session = {
+    const opened: Session = {
       id,
       target,
       owner,
@@ -126,9 +126,9 @@ export class TerminalSessions {
       backend,
       forget: () => {},
     };
-    const opened = session;
     this.sessions.set(id, opened);
-    for (const data of output) this.output(opened, data);
+    for (const data of early.output) this.output(opened, data);
+    early.session = opened;
     if (principal && this.options.track)
       opened.forget = this.options.track(principal, (reason) => this.close(opened, `credential revoked: ${reason}`));
     this.detached(opened);
