@@ -129,8 +129,10 @@ try {
   errors.length = 0;
 
   const total = Math.round(rate * seconds);
+  const cpuBefore = master.cpuMs();
   const start = await openLoop(total);
   await settle();
+  const cpuPerRun = (master.cpuMs() - cpuBefore) / total;
   const elapsed = (Math.max(...doneAt.values()) - start) / 1000;
   const latencies = [...sentAt].filter(([id]) => doneAt.has(id)).map(([id, t0]) => doneAt.get(id) - t0);
   const failedRuns = [...statuses.values()].filter((s) => s !== 'succeeded').length;
@@ -144,10 +146,12 @@ try {
     p50_ms: round(percentile(latencies, 50)),
     p99_ms: round(percentile(latencies, 99)),
     max_ms: round(Math.max(...latencies)),
+    // The master's CPU per run: comparable side by side even when the machine is busy, unlike the latencies.
+    master_cpu_ms_per_run: round(cpuPerRun, 3),
   });
   if (errors.length) console.log(`first errors: ${errors.slice(0, 3).join(' | ')}`);
   console.log(
-    `${result.completed}/${total} two-task runs at ${rate}/s: ${result.runs_per_minute} runs/min, submit to completion p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (max ${result.max_ms}); ${failedRuns} failed runs, ${errors.length} request errors`,
+    `${result.completed}/${total} two-task runs at ${rate}/s: ${result.runs_per_minute} runs/min, submit to completion p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms (max ${result.max_ms}); ${failedRuns} failed runs, ${errors.length} request errors; master CPU ${result.master_cpu_ms_per_run} ms a run`,
   );
   result.meets_target =
     result.completed === total &&

@@ -87,7 +87,9 @@ describe.skipIf(!postgresReachable())('the event queue on PostgreSQL', () => {
     hook.script += '\nif hook.payload.workflow_name == "crashing" then os.execute("sleep 2") end';
     expect((await callMaster(a, 'POST', '/hooks', hook)).status).toBe(201);
     // B learns of the hook through the cluster: wait until it lists it before its run emits events.
-    await expect.poll(async () => (await callMaster<{ total: number }>(b, 'GET', '/hooks')).body.total).toBe(1);
+    await expect
+      .poll(async () => (await callMaster<{ total: number }>(b, 'GET', '/hooks')).body.total, { timeout: 30_000 })
+      .toBe(1);
     const [onA, onB] = await Promise.all([run(a, 'from-a', 8), run(b, 'from-b', 8)]);
     const events = [...(await settled(a, onA, 8)), ...(await settled(b, onB, 8))];
     expect(events.every((e) => e.status === 'completed')).toBe(true);

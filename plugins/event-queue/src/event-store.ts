@@ -119,14 +119,28 @@ export class EventStore {
     await this.store.migrate('event-queue', EVENT_MIGRATIONS);
   }
 
-  /** Stores new events `pending`, in as few statements as fit. */
-  async insert(events: readonly { id: string; type: string; timestamp: number; data: unknown }[]): Promise<void> {
+  /**
+   * Stores new events in as few statements as fit: `pending` when a hook may want them,
+   * `completed` when none does (`idle`), so that most events cost one write and no claim.
+   */
+  async insert(
+    events: readonly { id: string; type: string; timestamp: number; data: unknown }[],
+    idle: (event: { id: string }) => boolean = () => false,
+  ): Promise<void> {
     const statements = [];
     for (let at = 0; at < events.length; at += INSERT_CHUNK) {
       const chunk = events.slice(at, at + INSERT_CHUNK);
       const params: SqlValue[] = [];
       for (const e of chunk)
-        params.push(e.id, e.type, 'pending', e.timestamp, JSON.stringify(e.data ?? {}), 0, e.timestamp);
+        params.push(
+          e.id,
+          e.type,
+          idle(e) ? 'completed' : 'pending',
+          e.timestamp,
+          JSON.stringify(e.data ?? {}),
+          0,
+          e.timestamp,
+        );
       statements.push({
         sql: `INSERT INTO events (id, event_type, status, emitted_at, data, depth, updated_at) VALUES ${chunk
           .map(() => '(?, ?, ?, ?, ?, ?, ?)')

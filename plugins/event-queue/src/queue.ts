@@ -107,28 +107,40 @@ export class DurableQueue implements EventQueue {
     if (this.#flushing || this.#buffer.length === 0) return this.#flushing ?? Promise.resolve();
     const events = this.#buffer;
     this.#buffer = [];
+    // Decided once, at the write: an event no enabled hook matches is complete as it is stored.
+    // Before the hooks are known (start-up) every event waits `pending` for the claim to decide.
+    const idleIds = new Set(
+      this.#handlers ? events.filter((e) => this.#matching(e.type).length === 0).map((e) => e.id) : [],
+    );
+    const idle = (e: { id: string }) => idleIds.has(e.id);
     this.#flushing = this.options.store
-      .insert(events)
-      .then(() => {
-        for (const e of events)
-          this.options.onUpdate({
-            id: e.id,
-            event_type: e.type,
-            status: 'pending',
-            timestamp: e.timestamp,
-            data: e.data as unknown as Record<string, unknown>,
-            attempts: 0,
-            last_error: null,
-            depth: 0,
-          });
-        this.wake();
-      })
+      .insert(events, idle)
+      .then(() => this.#stored(events, idle))
       .catch((error: Error) => this.options.logger.error(`storing ${events.length} event(s) failed: ${error.message}`))
       .finally(() => {
         this.#flushing = undefined;
         if (this.#buffer.length) void this.#flush();
       });
     return this.#flushing;
+  }
+
+  #stored(events: readonly BusEvent[], idle: (e: { id: string }) => boolean): void {
+    let pending = false;
+    for (const e of events) {
+      const done = idle(e);
+      pending ||= !done;
+      this.options.onUpdate({
+        id: e.id,
+        event_type: e.type,
+        status: done ? 'completed' : 'pending',
+        timestamp: e.timestamp,
+        data: e.data as unknown as Record<string, unknown>,
+        attempts: 0,
+        last_error: null,
+        depth: 0,
+      });
+    }
+    if (pending) this.wake();
   }
 
   /** Looks for events to take now (new ones, a freed slot, expired leases). */
