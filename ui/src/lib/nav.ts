@@ -62,6 +62,18 @@ export const NAV: NavItem[] = [
     permission: 'event:view',
     icon: 'M4 6h16M4 12h16M4 18h16M8 4v4M12 10v4M16 16v4',
   },
+  {
+    href: '/ssh',
+    label: 'SSH profiles',
+    permission: 'ssh:view',
+    icon: 'M4 5h16v14H4zM7 9l3 3-3 3M12 15h5',
+  },
+  {
+    href: '/terminal',
+    label: 'Terminal',
+    permission: 'terminal:open',
+    icon: 'M3 4h18v16H3zM6 8l4 4-4 4M12 16h6',
+  },
   { href: '/logs', label: 'Logs', permission: 'logs:view', icon: 'M5 4h14v16H5zM8 8h8M8 12h8M8 16h5' },
   {
     href: '/settings',
@@ -79,10 +91,8 @@ export interface PlannedPage {
 }
 
 export const PLANNED: PlannedPage[] = [
-  { href: '/terminal', label: 'Terminal', what: 'remote terminal sessions on agents, with file transfer' },
   { href: '/stacks', label: 'Stacks', what: 'environments and their values' },
   { href: '/secrets', label: 'Secrets', what: 'the secrets workflows can use (view only)' },
-  { href: '/ssh', label: 'SSH profiles', what: 'SSH connection profiles for agentless hosts' },
 ];
 
 /** The planned page a path belongs to (`/flows/x` is Flows), if any. */
