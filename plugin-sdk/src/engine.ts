@@ -57,6 +57,60 @@ export interface RunRequest {
   user?: string;
   /** The run this one runs again ("Run again"): recorded with it. */
   rerunOf?: string;
+  /**
+   * The stack (environment) the run uses (`runner run --stack prod`, `stack` in API bodies); absent:
+   * the workflow's `stack:`, if any. Recorded with the run; its inputs come from the run-input
+   * contributors (`WorkflowEngine.registerRunInputs`).
+   */
+  stack?: string;
+  /** The person starting it confirmed a run that asks for it (a `production` stack): `--yes`, `"confirm": true`. */
+  confirm?: boolean;
+}
+
+/**
+ * What a run-input contributor adds to a run before the engine merges its variables. Values of
+ * `secrets` are registered with the redactor from before the first task until the run's record is
+ * final, so every sink masks them; the engine never stores them.
+ */
+export interface RunInputs {
+  /**
+   * Values for the workflow's declared `vars:`: they override the file's values and are
+   * overridden by the request's own `vars` (`--var`). Names the workflow does not declare are
+   * ignored here (a contributor offers them under its own global).
+   */
+  vars?: Record<string, string>;
+  /** Script and template globals the run gets (names from SCRIPT_GLOBALS: `stack`, `secrets`). */
+  globals?: Record<string, Record<string, unknown>>;
+  /**
+   * Keys each added global holds: a script or template of the run that reads `<global>.<key>`
+   * (written out, as `secrets.db_password`) of any other key is refused before the run starts,
+   * naming the key and the global's owner (`what`), so an unknown name is never read as nil or ''.
+   */
+  strict?: Record<string, { keys: readonly string[]; what: string }>;
+  /** Plaintext values to mask in every output of the process while the run lives. */
+  secrets?: readonly string[];
+}
+
+/** What a contributor is asked with. */
+export interface RunInputsContext {
+  /** The request, its `stack` already defaulted from the workflow's `stack:`. */
+  request: RunRequest;
+  workflowName: string;
+}
+
+/**
+ * A plugin that contributes a run's inputs (the stacks plugin: a stack's variables and secrets).
+ * The engine asks every contributor whose `wants` holds, in the order registered, after the
+ * workflow is parsed and before its vars are merged (before `beforeRun`, which sees the merged
+ * run), for `start` and `validate` alike. A contributor refuses a run by throwing a RunnerError
+ * (an inactive stack, a production run not confirmed): nothing is recorded and the caller gets the
+ * error. Runs no contributor wants cost one `wants` call per contributor and nothing else.
+ */
+export interface RunInputsContributor {
+  name: string;
+  /** Synchronous and cheap (no I/O): whether this request concerns the contributor (it names a stack). */
+  wants(request: RunRequest): boolean;
+  contribute(context: RunInputsContext): Promise<RunInputs>;
 }
 
 /**
@@ -117,6 +171,8 @@ export interface RunRecord {
   cancelledBy?: string;
   /** The run this one ran again, when it was started with "Run again". */
   rerunOf?: string;
+  /** The stack the run used. */
+  stack?: string;
   /** Counts by status. */
   counts: Partial<Record<TaskStatus, number>>;
   tasks: TaskResult[];
@@ -144,6 +200,8 @@ export interface ExecutionFilter {
   user?: string;
   /** Runs with a unit on this agent. */
   agent?: string;
+  /** Runs of this stack. */
+  stack?: string;
   /** ISO 8601 or Unix seconds: runs started at or after. */
   since?: string;
   limit?: number;
@@ -209,6 +267,8 @@ export interface WorkflowEngine {
    * returned as it is.
    */
   cancel(runId: string, options?: { by?: string; reason?: string }): Promise<RunRecord | undefined>;
+  /** Adds a run-input contributor (see RunInputsContributor); returns a function that removes it. */
+  registerRunInputs(contributor: RunInputsContributor): () => void;
   /** Adds a kind of source (`flow`): `{ kind, ref, version }` sources of that kind resolve through it. */
   registerSource(
     kind: string,

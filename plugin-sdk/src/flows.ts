@@ -30,6 +30,10 @@ export interface FlowStartRequest {
   user?: string;
   /** Merged over the flow's `vars`, as `--var k=v`. */
   vars?: Record<string, string>;
+  /** The stack the run reads (default the flow's `stack:`; see RunRequest.stack). */
+  stack?: string;
+  /** A run on a production stack confirmed (RunRequest.confirm). */
+  confirm?: boolean;
   /** A version other than the current one (`runner run <name> --version n`). */
   version?: number;
   /** Hears the run's progress as it goes (the live view of `runner run <name>`); not for queued starts. */
@@ -56,6 +60,8 @@ export interface FlowsService {
   /** How many flows there are, and how many are active (the dashboard's counts). */
   count(): Promise<{ total: number; active: number }>;
   start(name: string, request: FlowStartRequest): Promise<FlowStart>;
+  /** Names of the flows whose current YAML uses `word` (`secrets.db_password`) as a whole word, sorted. */
+  referencing(word: string): Promise<string[]>;
 }
 
 export const FlowsRef = createServiceRef<FlowsService>({

@@ -360,6 +360,10 @@ export interface WebSocketMessages {
   /** An agent group was created, changed (description or members) or deleted (agent-groups plugin). */
   agent_group_update: { name: string; change: 'created' | 'updated' | 'deleted'; members: number };
   event_update: { id: number | string; event_type: string; status: string; data: unknown };
+  /** A stack's secret was set or removed (secrets plugin): its name, never its value. */
+  secret_update: { stack: string; name: string };
+  /** A stack was created, changed (its fields or variables) or removed (stacks plugin). */
+  stack_update: { name: string; change: 'created' | 'updated' | 'deleted' };
   hook_execution: { hook_id: number; hook_name: string; success: boolean; duration_ms: number };
   /** Fields not fixed by service.md. */
   workflow_update: Record<string, unknown>;

@@ -1,17 +1,37 @@
 import type { Logger } from './logger.js';
 import { createServiceRef } from './service-ref.js';
 
-/** Documentation of one function of a Lua module, shown by `runner modules info`. */
-export interface LuaFunctionSpec {
+/** One argument of a module function, as `runner modules info` shows it. */
+export interface LuaArgSpec {
+  /** As the docs call it; `...` for the rest of the arguments (`spawn(fn, ...)`). */
+  name: string;
   /**
-   * Lua-flavoured signature: `run(cmd: string|string[], opts?: table) -> table`. A parameter the
-   * function calls back must say `function` (`fn: function`): `lua.isolation: auto` then runs the
-   * scripts that call it in a worker, as it cannot bound what the callback does.
+   * Its Lua type(s): `string`, `string|string[]`, `{cwd?: string, env?: table}`, `any`. An argument
+   * that may hold a Lua function says `function` here, and its function must declare `callsLua`.
    */
-  signature: string;
+  type: string;
+  /** True when it may be nil or left out. */
+  optional?: boolean;
+}
+
+/**
+ * One function of a Lua module: what `runner modules info` documents, and what the runtime places
+ * and checks scripts by. Every property but `example` is required and checked by defineLuaModule.
+ */
+export interface LuaFunctionSpec {
+  args: readonly LuaArgSpec[];
+  /** What it returns, in Lua terms: `table`, `{changed, path}`, `string[]`, `nil`, `...`. */
+  result: string;
   description: string;
   /** True when calling it changes something outside the script; dry-run then skips it. */
   sideEffects: boolean;
+  /**
+   * True when it calls (or waits for) a Lua function of the script, such as `goroutine.parallel`'s
+   * tasks. `lua.isolation: auto` never runs a script that calls such a function inline, as it cannot
+   * bound what the callback does; and the runtime holds every other function to its word: a Lua
+   * function passed to it arrives as a handle that refuses to be called.
+   */
+  callsLua: boolean;
   /** A short Lua snippet. */
   example?: string;
 }
@@ -24,6 +44,12 @@ export interface LuaModuleSpec<F extends string = string> {
   /** Longer, free-form documentation. */
   docs?: string;
   functions: Readonly<Record<F, LuaFunctionSpec>>;
+}
+
+/** `run(cmd: string|string[], opts?: table) -> table`: a function's signature, from its declaration. */
+export function luaSignature(name: string, fn: Pick<LuaFunctionSpec, 'args' | 'result'>): string {
+  const args = fn.args.map((a) => (a.name === '...' ? '...' : `${a.name}${a.optional ? '?' : ''}: ${a.type}`));
+  return `${name}(${args.join(', ')})${fn.result === 'nil' ? '' : ` -> ${fn.result}`}`;
 }
 
 /** Values crossing between Lua and JavaScript. Tables become arrays (1..n keys) or objects. */
@@ -90,12 +116,39 @@ export function defineLuaModule<const F extends string>(spec: LuaModuleSpec<F>):
   if (!/^[a-z_][a-z0-9_]*$/.test(spec.name)) {
     throw new TypeError(`Lua module name "${spec.name}" must be a Lua identifier in lower case`);
   }
-  for (const fn of Object.keys(spec.functions)) {
+  for (const [fn, declared] of Object.entries<LuaFunctionSpec>(spec.functions)) {
     if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(fn)) {
       throw new TypeError(`Lua module "${spec.name}": function name "${fn}" is not a Lua identifier`);
     }
+    const problem = functionSpecProblem(declared);
+    if (problem) throw new TypeError(`Lua module "${spec.name}": function "${fn}" ${problem}`);
   }
   return Object.freeze(spec);
+}
+
+/**
+ * What is wrong with a function's declaration, or null. Checked at definition and again by the
+ * registry (a spec may be built without defineLuaModule), so placement never reads a guess.
+ */
+export function functionSpecProblem(fn: unknown): string | null {
+  if (typeof fn !== 'object' || fn === null) return 'is not declared as an object';
+  const spec = fn as Partial<Record<keyof LuaFunctionSpec, unknown>>;
+  if (!Array.isArray(spec.args)) return 'must declare args (a list, empty when it takes none)';
+  for (const [i, arg] of (spec.args as unknown[]).entries()) {
+    const a = arg as Partial<LuaArgSpec> | null;
+    if (typeof a?.name !== 'string' || a.name === '' || typeof a.type !== 'string' || a.type === '')
+      return `must declare a name and a type for argument #${i + 1}`;
+    if (a.optional !== undefined && typeof a.optional !== 'boolean')
+      return `argument "${a.name}": optional must be a boolean`;
+  }
+  if (typeof spec.result !== 'string' || spec.result === '') return "must declare its result ('nil' for none)";
+  if (typeof spec.description !== 'string' || spec.description.trim() === '') return 'must have a description';
+  if (typeof spec.sideEffects !== 'boolean') return 'must declare sideEffects (true or false)';
+  if (typeof spec.callsLua !== 'boolean') return 'must declare callsLua (true or false)';
+  const takesFunction = (spec.args as LuaArgSpec[]).find((a) => /\bfunction\b/.test(a.type));
+  if (takesFunction && !spec.callsLua)
+    return `takes a function (argument "${takesFunction.name}") but declares callsLua: false`;
+  return null;
 }
 
 /** The registry of Lua modules, provided by the Lua runtime plugin. */

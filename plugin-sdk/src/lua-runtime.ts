@@ -148,4 +148,7 @@ export const SCRIPT_GLOBALS: readonly string[] = Object.freeze([
   'tasks',
   'dry_run',
   'agent',
+  // A run of a stack (RunInputs): its name, environment and variables, and its secrets' values.
+  'stack',
+  'secrets',
 ]);

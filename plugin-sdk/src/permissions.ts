@@ -27,7 +27,10 @@ export const Permissions = Object.freeze({
   userManage: 'user:manage',
   tokenManage: 'token:manage',
   systemAdmin: 'system:admin',
+  secretView: 'secret:view',
   secretManage: 'secret:manage',
+  stackView: 'stack:view',
+  stackManage: 'stack:manage',
   hookView: 'hook:view',
   hookEdit: 'hook:edit',
   scheduleView: 'schedule:view',
@@ -63,7 +66,10 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.userManage]: 'manage users',
   [Permissions.tokenManage]: 'manage API tokens',
   [Permissions.systemAdmin]: 'database and system administration',
-  [Permissions.secretManage]: 'manage secrets',
+  [Permissions.secretView]: "read secrets' names, last update and the flows using them (never values)",
+  [Permissions.secretManage]: 'add, replace and remove secrets, rotate their key',
+  [Permissions.stackView]: 'read stacks (environments) and their variables',
+  [Permissions.stackManage]: 'create, change and remove stacks and their variables',
   [Permissions.hookView]: 'read hooks',
   [Permissions.hookEdit]: 'create and change hooks',
   [Permissions.scheduleView]: 'read scheduler jobs, their next runs and history',
@@ -106,7 +112,9 @@ const P = Permissions;
  *   which includes allowing workflows to use it (a profile's `workflows` flag: a workflow run acts
  *   with no user's permissions, so the profile says whether any workflow may), and opens terminals
  *   (`terminal:open`: a shell reaches past every reviewed workflow);
- * - only Admin manages users, tokens, secrets, agents (exec, stop, remove, enrol), agent groups,
+ * - every role sees stacks (`stack:view`): runs name them; Operator and Developer, who run
+ *   workflows, see the names of their secrets (`secret:view`, never a value);
+ * - only Admin manages users, tokens, secrets, stacks, agents (exec, stop, remove, enrol), agent groups,
  *   configuration and the database, and reads the audit log.
  * `GET /api/v1/auth/roles` and `runner auth roles` serve this table.
  */
@@ -127,6 +135,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.eventView,
     P.sshView,
     P.sshUse,
+    P.stackView,
+    P.secretView,
   ],
   developer: [
     P.accountSelf,
@@ -146,6 +156,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.eventView,
     P.eventRetry,
     P.sshView,
+    P.stackView,
+    P.secretView,
   ],
   viewer: [
     P.accountSelf,
@@ -158,6 +170,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.scheduleView,
     P.eventView,
     P.sshView,
+    P.stackView,
   ],
 });
 
@@ -192,6 +205,8 @@ const STREAM_PERMISSIONS: Readonly<Record<string, Permission>> = Object.freeze({
   hook: P.hookView,
   hook_execution: P.hookView,
   event_update: P.eventView,
+  secret_update: P.secretView,
+  stack_update: P.stackView,
   system_metrics: P.metricsView,
   system_alert: P.metricsView,
   log: P.logsView,

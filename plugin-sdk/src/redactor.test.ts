@@ -138,3 +138,50 @@ describe('createRedactor', () => {
     expect(r.redact('xabcdefx')).toBe(`x${REDACTED}x`);
   });
 });
+
+describe('the forms a secret is printed in (issue 22)', () => {
+  const secret = 'S3cr3t/V@lue+with space&"quote"';
+  const redactor = createRedactor();
+  redactor.addSecret(secret);
+  const leaks = (text: string) => {
+    const masked = redactor.redactText(text);
+    // The value, and what decoding any base64 or URL form left in the masked text gives back.
+    const decoded = [masked, decodeURIComponent(masked.replace(/\+/g, ' ').replace(/%(?![0-9a-f]{2})/gi, '%25'))];
+    for (const run of masked.match(/[A-Za-z0-9+/_-]{8,}/g) ?? [])
+      decoded.push(Buffer.from(run.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('latin1'));
+    return decoded.some((text) => text.includes(secret) || text.includes('S3cr3t/V@lue'));
+  };
+
+  it('masks it raw, inside strings, JSON-escaped, URL-encoded and base64 at every alignment', () => {
+    const samples = [
+      `password is ${secret}!`,
+      JSON.stringify({ note: `x${secret}y` }),
+      `https://h/?p=${encodeURIComponent(secret)}&q=1`,
+      `lower ${encodeURIComponent(secret).replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())}`,
+      `form ${encodeURIComponent(secret).replace(/%20/g, '+')}`,
+      ...['', 'a', 'ab', 'abc'].map((prefix) => `b64 ${Buffer.from(prefix + secret + 'tail').toString('base64')}`),
+      `url-safe ${Buffer.from('ab' + secret).toString('base64url')}`,
+    ];
+    for (const sample of samples) {
+      expect(leaks(sample), sample).toBe(false);
+      expect(redactor.redactText(sample)).toContain(REDACTED);
+    }
+    expect(redactor.redactText('nothing secret here')).toBe('nothing secret here');
+  });
+
+  it('masks a value split across the pieces of a stream, whatever the cut', () => {
+    const text = `start ${secret} middle ${Buffer.from(secret).toString('base64')} end ${secret}`;
+    for (let cut = 1; cut < text.length; cut += 3) {
+      const masker = redactor.streamMasker();
+      const out = masker.write(text.slice(0, cut)) + masker.write(text.slice(cut)) + masker.end();
+      expect(out, `cut at ${cut}`).toBe(redactor.redactText(text));
+    }
+    const byChar = redactor.streamMasker();
+    let out = '';
+    for (const char of text) out += byChar.write(char);
+    expect(out + byChar.end()).toBe(redactor.redactText(text));
+    // Nothing registered: pieces pass as they come.
+    const plain = createRedactor().streamMasker();
+    expect(plain.write('abc')).toBe('abc');
+  });
+});

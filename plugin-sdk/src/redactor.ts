@@ -15,8 +15,20 @@ export interface Redactor {
    * needed masking, so callers can compare by identity.
    */
   redact<T>(value: T): T;
-  /** `text` with every registered secret value masked (also a secret's JSON-escaped form). */
+  /**
+   * `text` with every registered secret value masked, also in the forms a script may print it in:
+   * JSON-escaped, URL-encoded (`%2F` and `%2f`, spaces as `%20` or `+`), and base64 (standard and
+   * URL-safe, at each of the three byte alignments, so the value is found inside a longer base64
+   * text, less the one or two characters it shares with its neighbours).
+   */
   redactText(text: string): string;
+  /**
+   * A masker for text that arrives in pieces (a command's output, a stream of chunks): each call
+   * returns what can be let out masked, holding back the end of the text that may be the start of
+   * a secret completed by the next piece; `end()` returns the rest. Forms split across two pieces
+   * are masked as if the text had come whole.
+   */
+  streamMasker(): { write(piece: string): string; end(): string };
   /**
    * Registers a secret value (the secrets plugin, credentials, `secret` config keys). Values
    * shorter than 4 characters are ignored: they would mask ordinary words wherever they appear.
@@ -49,6 +61,29 @@ const MAX_DEPTH = 32;
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
+ * The spellings of a value masked wherever they appear: itself, JSON-escaped, URL-encoded, and
+ * base64 at each byte alignment (the characters that depend on the value's bytes alone, so the
+ * value is found inside a longer base64 text), standard and URL-safe. Shorter spellings than
+ * MIN_SECRET_LENGTH are left out: they would mask ordinary text.
+ */
+export function formsOf(value: string): string[] {
+  const forms = new Set<string>([value, JSON.stringify(value).slice(1, -1)]);
+  const url = encodeURIComponent(value);
+  forms.add(url);
+  forms.add(url.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()));
+  forms.add(url.replace(/%20/g, '+'));
+  const bytes = Buffer.from(value, 'utf8');
+  for (let shift = 0; shift < 3; shift++) {
+    const encoded = Buffer.concat([Buffer.alloc(shift), bytes]).toString('base64');
+    // Characters of whole 6-bit groups inside the value's bits: the neighbours' bits change the rest.
+    const core = encoded.slice(Math.ceil((8 * shift) / 6), Math.floor((8 * (shift + bytes.length)) / 6));
+    forms.add(core);
+    forms.add(core.replace(/\+/g, '-').replace(/\//g, '_'));
+  }
+  return [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH);
+}
+
+/**
  * Creates the redactor. The kernel makes one per process (the test kernel one per test kernel).
  *
  * Text: one regular expression over every registered form answers "is anything here?" in a
@@ -71,11 +106,7 @@ export function createRedactor(): Redactor {
   const rebuild = () => {
     generation++;
     const all = new Set<string>();
-    for (const value of counts.keys()) {
-      all.add(value);
-      const escaped = JSON.stringify(value).slice(1, -1);
-      if (escaped !== value) all.add(escaped);
-    }
+    for (const value of counts.keys()) for (const form of formsOf(value)) all.add(form);
     forms = [...all].sort((a, b) => b.length - a.length);
     detector = forms.length === 0 ? undefined : new RegExp(forms.map(escapeRegExp).join('|'));
   };
@@ -165,7 +196,34 @@ export function createRedactor(): Redactor {
     return Object.assign(copy, fields);
   };
 
+  const streamMasker = () => {
+    let held = '';
+    return {
+      write(piece: string): string {
+        const text = held + piece;
+        if (detector === undefined) {
+          held = '';
+          return text;
+        }
+        const masked = redactText(text);
+        // Keep back what could still grow into a form: up to the longest form less one character,
+        // taken from the masked text's end (a mask itself is never held, nor anything before it).
+        const keep = Math.min(forms[0].length - 1, masked.length);
+        const lastMask = masked.lastIndexOf(REDACTED);
+        const from = Math.max(masked.length - keep, lastMask < 0 ? 0 : lastMask + REDACTED.length);
+        held = masked === text ? text.slice(from) : masked.slice(from);
+        return masked.slice(0, from);
+      },
+      end(): string {
+        const rest = redactText(held);
+        held = '';
+        return rest;
+      },
+    };
+  };
+
   return {
+    streamMasker,
     redact: <T>(value: T): T => {
       // Strings and primitives are the common case on the hot path: no Set for them.
       if (value === null || typeof value !== 'object') return walk(value, 0, undefined as never) as T;

@@ -87,6 +87,8 @@ export interface WorkflowDefinition {
    * `engine.memory_limit`. In worker isolation the script's worker gets it as its heap limit.
    */
   memoryLimitBytes?: number;
+  /** The stack a run uses when its request names none (`stack:`); see RunRequest.stack. */
+  stack?: string;
   vars: Record<string, string>;
   groups: Record<string, string[]>;
   tasks: TaskDefinition[];

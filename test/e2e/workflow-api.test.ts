@@ -318,7 +318,7 @@ tasks:
       { content: hello, dryrun: true },
       {
         message:
-          'dryrun: is not a known field (known: file, content, workflow_name, content_label, delegate_to, forks, values, vars, dry_run, group, verbose, trigger)',
+          'dryrun: is not a known field (known: file, content, workflow_name, content_label, delegate_to, forks, values, vars, dry_run, group, verbose, stack, confirm, trigger)',
         field: 'dryrun',
       },
     ],

@@ -2,7 +2,7 @@
 import { LuaModulesRef, LuaRuntimeRef, type Logger } from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
-import { plugin as moduleLog } from '@runner/plugin-module-log';
+import { plugin as moduleLog } from '@runner/plugin-modules-script';
 import type { LogEntry, TaskRequest__Output } from '@runner/proto';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

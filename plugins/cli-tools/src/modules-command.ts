@@ -1,5 +1,6 @@
 import {
   formatTable,
+  luaSignature,
   NotFoundError,
   type CommandContext,
   type LuaModuleSpec,
@@ -75,8 +76,14 @@ export function moduleText(info: ReturnType<typeof moduleInfo>): string {
   ];
   if (info.docs) out.push('', info.docs.trim());
   out.push('', 'Functions:');
-  for (const spec of Object.values(info.functions)) {
-    out.push('', `  ${info.name}.${spec.signature}${spec.sideEffects ? '   [side effects: skipped in dry-run]' : ''}`);
+  for (const [fnName, spec] of Object.entries(info.functions)) {
+    out.push('', `  ${info.name}.${luaSignature(fnName, spec)}`);
+    const args = spec.args.map((a) => `${a.name}: ${a.type}${a.optional ? ' (optional)' : ''}`);
+    out.push(`      arguments: ${args.length === 0 ? 'none' : args.join('; ')}`);
+    out.push(`      result: ${spec.result}`);
+    out.push(`      side effects: ${spec.sideEffects ? 'yes (skipped in dry-run)' : 'no'}`);
+    if (spec.callsLua)
+      out.push('      calls Lua back: yes (a script calling it runs in a worker under lua.isolation: auto)');
     out.push(...spec.description.split('\n').map((l) => `      ${l}`));
     if (spec.example)
       out.push(

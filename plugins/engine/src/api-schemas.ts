@@ -44,6 +44,15 @@ export const RunBody = Type.Object(
     dry_run: Type.Optional(Type.Boolean()),
     group: Type.Optional(Type.String({ minLength: 1 })),
     verbose: Type.Optional(Type.Boolean()),
+    stack: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "the stack (environment) whose variables and secrets the run reads; default the workflow's stack:",
+      }),
+    ),
+    confirm: Type.Optional(
+      Type.Boolean({ description: 'true: the caller confirmed a run that asks for it (a production stack)' }),
+    ),
     // Only what a client may start runs as; the scheduler, hooks and flows start theirs in-process.
     trigger: Type.Optional(
       literals(['api', 'cli'], { description: 'what started the run: `cli` for `runner run` (default `api`)' }),
@@ -80,6 +89,7 @@ export const ExecutionsQuery = Type.Object(
     trigger: Type.Optional(Trigger),
     user: Type.Optional(Type.String({ minLength: 1, description: 'who started the run' })),
     agent: Type.Optional(Type.String({ minLength: 1, description: 'runs with a unit on this agent' })),
+    stack: Type.Optional(Type.String({ minLength: 1, description: 'runs of this stack' })),
     since: Type.Optional(Type.String({ description: 'ISO 8601 or Unix seconds: runs started at or after' })),
     limit: Type.Integer({ minimum: 0, maximum: 500, default: 50 }),
     offset: Type.Integer({ minimum: 0, default: 0 }),
@@ -123,6 +133,7 @@ export const RunSchema = Type.Object({
   user: Type.Optional(Type.String({ description: 'who started the run' })),
   cancelled_by: Type.Optional(Type.String({ description: 'who cancelled the run' })),
   rerun_of: Type.Optional(Type.String({ description: 'the run this one ran again (Run again)' })),
+  stack: Type.Optional(Type.String({ description: 'the stack (environment) the run used' })),
   counts: Type.Record(Type.String(), Type.Integer()),
   tasks: Type.Optional(Type.Array(Task)),
 });
@@ -204,6 +215,7 @@ export const RunInputs = Type.Object({
       group: Type.Optional(Type.String()),
       delegate_to: Type.Optional(Type.Array(Type.String())),
       forks: Type.Optional(Type.Integer()),
+      stack: Type.Optional(Type.String()),
       vars: Type.Optional(Type.Record(Type.String(), Type.String())),
       values: Type.Optional(Type.Record(Type.String(), Type.Record(Type.String(), Type.Unknown()))),
       dry_run: Type.Boolean(),

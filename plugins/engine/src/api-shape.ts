@@ -43,6 +43,7 @@ export function runToApi(
     ...(run.user !== undefined ? { user: run.user } : {}),
     ...(run.cancelledBy !== undefined ? { cancelled_by: run.cancelledBy } : {}),
     ...(run.rerunOf !== undefined ? { rerun_of: run.rerunOf } : {}),
+    ...(run.stack !== undefined ? { stack: run.stack } : {}),
     counts: run.counts,
     ...(run.tasks !== undefined ? { tasks: run.tasks.map(taskToApi) } : {}),
   };
@@ -63,6 +64,7 @@ export function runFromApi(run: ApiRun & { tasks: (ApiTask & { log: TaskResult['
     user: run.user,
     cancelledBy: run.cancelled_by,
     rerunOf: run.rerun_of,
+    stack: run.stack,
     counts: run.counts,
     tasks: run.tasks.map((t) => ({
       name: t.name,

@@ -2,8 +2,8 @@
 import { WorkflowEngineRef, type RunRecord, type TaskTapContext, type WorkflowEngine } from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
-import { plugin as moduleExec } from '@runner/plugin-module-exec';
-import { plugin as moduleLog } from '@runner/plugin-module-log';
+import { plugin as moduleExec } from '@runner/plugin-modules-host';
+import { plugin as moduleLog } from '@runner/plugin-modules-script';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';

@@ -11,6 +11,7 @@ import {
   type Logger,
   type LuaRuntime,
   type LuaValue,
+  type Redactor,
   type RunProgress,
   type RunRecord,
   type RunRequest,
@@ -26,6 +27,7 @@ import {
 import { askBefore, createRunTaps, tellAfter } from './run-taps.js';
 import { expandTargets, type GroupLookup } from './group-targets.js';
 import { prepareRun } from './prepare.js';
+import { RunInputContributors } from './run-inputs.js';
 import { newRunId } from './run-id.js';
 import type { RemoteRuns } from './remote-runs.js';
 import type { RunStore } from './run-store.js';
@@ -67,6 +69,8 @@ export interface EngineDeps {
   scriptEnvNames?: readonly string[];
   /** Runs other masters sharing the store execute (remote-runs.ts); absent with one master. */
   remote?: Pick<RemoteRuns, 'cancel'>;
+  /** Masks a run's contributed secrets (RunInputs.secrets) while it lives; absent in tests that contribute none. */
+  redactor?: Redactor;
 }
 
 interface TaskView {
@@ -121,18 +125,24 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
   // runs at once are many listeners by design, not a leak to warn about.
   setMaxListeners(0, deps.signal);
 
-  const prepare = (request: RunRequest) => prepareRun(deps, sources, request);
+  const contributors = new RunInputContributors();
+  const prepare = (request: RunRequest) => prepareRun(deps, sources, request, contributors);
 
   async function start(
     request: RunRequest,
     observer?: (progress: RunProgress) => void,
   ): ReturnType<WorkflowEngine['start']> {
     if (deps.signal.aborted) throw stoppingError();
-    const { workflow, tasks, name, runAgents, warnings } = await prepare(request);
+    const { workflow, tasks, name, runAgents, warnings, stack, inputs: contributed } = await prepare(request);
+    // Masked from here until the run's record is final (released in the `finally` below).
+    const forget = maskAll(contributed?.secrets);
     for (const warning of warnings)
       deps.logger.warn(`${warning.file}:${warning.line}:${warning.column}: ${warning.message}`);
     // The kernel may have begun to stop while the workflow was validated.
-    if (deps.signal.aborted) throw stoppingError();
+    if (deps.signal.aborted) {
+      forget();
+      throw stoppingError();
+    }
     const run: Omit<RunRecord, 'tasks'> = {
       id: newRunId(),
       workflowName: name,
@@ -143,6 +153,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
       trigger: request.trigger ?? 'api',
       ...(request.user === undefined ? {} : { user: request.user }),
       ...(request.rerunOf === undefined ? {} : { rerunOf: request.rerunOf }),
+      ...(stack === undefined ? {} : { stack }),
       counts: {},
     };
     const refused =
@@ -151,7 +162,10 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
         : await askBefore(runTaps.beforeRun, { runId: run.id, workflowName: name, request });
     // Kept without who started it and why: running it again is someone else's start.
     const { user: _user, trigger: _trigger, rerunOf: _rerunOf, ...inputs } = request;
-    await deps.runs.insertRun(run, inputs);
+    await deps.runs.insertRun(run, inputs).catch((error: unknown) => {
+      forget();
+      throw error;
+    });
     let done: Promise<RunRecord>;
     if (refused !== undefined) {
       done = refuseRun(run, refused, observer);
@@ -164,12 +178,13 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
       );
       // The run's --delegate-to with its groups expanded (prepare did the tasks' own).
       const expanded = { ...request, delegateTo: runAgents };
-      done = execute(run, workflow, tasks, expanded, observer ?? (() => {}), control);
+      done = execute(run, workflow, tasks, expanded, observer ?? (() => {}), control, contributed?.globals);
     }
     // Tracked either way: the kernel's stop waits for every run to be recorded as ended.
     running.set(run.id, done);
     done
       .finally(() => {
+        forget();
         running.delete(run.id);
         controls.delete(run.id);
         planned.delete(run.id);
@@ -235,6 +250,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
     request: RunRequest,
     observe: (progress: RunProgress) => void,
     control: RunControl,
+    contributed?: Record<string, Record<string, unknown>>,
   ): Promise<RunRecord> {
     const { controller } = control;
     const onStop = () => {
@@ -254,6 +270,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
       tasks: views,
       workflow: { name: run.workflowName, run_id: run.id },
       dry_run: run.dryRun,
+      ...contributed,
     };
     const payload = (status: string, completedAt = 0): WorkflowEventPayload => ({
       workflow_name: run.workflowName,
@@ -527,8 +544,18 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
     return { ...finished, tasks: results.slice().sort((a, b) => (seqOf.get(a) ?? 0) - (seqOf.get(b) ?? 0)) };
   }
 
+  /** Registers each value with the redactor; the function returned forgets them all. */
+  function maskAll(values: readonly string[] | undefined): () => void {
+    if (!values?.length || !deps.redactor) return () => {};
+    const forgets = values.map((value) => deps.redactor!.addSecret(value));
+    return () => {
+      for (const forgetOne of forgets.splice(0)) forgetOne();
+    };
+  }
+
   return {
     runTaps,
+    registerRunInputs: (contributor) => contributors.register(contributor),
     cancel,
     registerSource: (kind, resolve) => sources.register(kind, resolve),
     start,

@@ -146,6 +146,7 @@ export const plugin = definePlugin({
       runLogBytes: ctx.config.get<number>('engine.run_log_bytes'),
       ...runLimits(ctx.config),
       remote: shared,
+      redactor: ctx.redactor,
     });
     shared?.serve(engine);
     ctx.provide(WorkflowEngineRef, engine);

@@ -1,6 +1,7 @@
 import {
   InvalidInputError,
   isMasterHost,
+  type RunInputs,
   type RunRequest,
   type WorkflowProblem,
   WorkflowValidationError,
@@ -8,6 +9,7 @@ import {
 import { refuseUnknownAgents } from './agent-check.js';
 import { expandRunGroups, expandTargets } from './group-targets.js';
 import type { EngineDeps } from './engine.js';
+import { contributedVars, refuseUnknownKeys, type RunInputContributors } from './run-inputs.js';
 import type { WorkflowSources } from './sources.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 
@@ -21,12 +23,17 @@ export async function prepareRun(
   deps: Pick<EngineDeps, 'parser' | 'runtime' | 'template' | 'logger' | 'delegator' | 'groups'>,
   sources: WorkflowSources,
   request: RunRequest,
+  contributors?: RunInputContributors,
 ): Promise<{
   workflow: WorkflowDefinition;
   tasks: TaskDefinition[];
   name: string;
   warnings: WorkflowProblem[];
   runAgents?: string[];
+  /** The run's stack: the request's, else the workflow's `stack:`. */
+  stack?: string;
+  /** What the run-input contributors added (RunInputsContributor); undefined when none wanted the run. */
+  inputs?: RunInputs;
 }> {
   const { text, file, name: sourceName } = await sources.resolve(request.source);
   const { workflow: parsed, warnings } = deps.parser.parse(text, {
@@ -48,7 +55,15 @@ export async function prepareRun(
     },
     templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
   });
-  const workflow = deps.parser.applyOverrides(parsed, { vars: request.vars, values: request.values });
+  const name = request.workflowName ?? sourceName;
+  const stack = request.stack ?? parsed.stack;
+  // Before the vars merge: a contributor's values for declared vars sit under --var's.
+  const inputs = await contributors?.gather(stack === request.stack ? request : { ...request, stack }, name);
+  if (inputs?.strict) refuseUnknownKeys(text, inputs.strict);
+  const workflow = deps.parser.applyOverrides(parsed, {
+    vars: contributedVars(parsed.vars, inputs?.vars, request.vars),
+    values: request.values,
+  });
   const chosen = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;
   // Without an agent transport (`runner run` with no master) a delegated task could never run:
   // refuse the run before any task starts, rather than after the tasks before it had effects.
@@ -67,13 +82,14 @@ export async function prepareRun(
       selected,
       { ...request, delegateTo: runAgents },
     );
-  const name = request.workflowName ?? sourceName;
   return {
     workflow,
     tasks: deps.parser.topologicalOrder(selected),
     name,
     warnings: [...warnings],
     ...(runAgents === undefined ? {} : { runAgents }),
+    ...(stack === undefined ? {} : { stack }),
+    ...(inputs === undefined ? {} : { inputs }),
   };
 }
 

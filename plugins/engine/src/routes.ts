@@ -47,6 +47,8 @@ export function runRequestFromBody(b: Static<typeof RunBody>, user?: string, wor
     verbose: b.verbose === true,
     trigger: b.trigger ?? 'api',
     ...(user === undefined ? {} : { user }),
+    ...(b.stack === undefined ? {} : { stack: b.stack }),
+    ...(b.confirm === undefined ? {} : { confirm: b.confirm }),
   };
 }
 
@@ -249,6 +251,7 @@ function inputsToApi(request: RunRequest) {
     ...(request.group === undefined ? {} : { group: request.group }),
     ...(request.delegateTo === undefined ? {} : { delegate_to: request.delegateTo }),
     ...(request.forks === undefined ? {} : { forks: request.forks }),
+    ...(request.stack === undefined ? {} : { stack: request.stack }),
     ...(request.vars === undefined ? {} : { vars: request.vars }),
     ...(request.values === undefined ? {} : { values: request.values }),
     dry_run: request.dryRun === true,

@@ -40,7 +40,14 @@ export const runCommand: CommandSpec = {
     },
     { flags: '-n, --dry-run', description: 'report what would change; no module with side effects acts' },
     { flags: '-v, --verbose', description: 'show every log line of every task' },
-    { flags: '-y, --yes', description: 'do not ask for confirmation before delegating to agents' },
+    {
+      flags: '--stack <name>',
+      description: "the stack (environment) whose variables and secrets the run reads (default: the workflow's stack:)",
+    },
+    {
+      flags: '-y, --yes',
+      description: 'do not ask for confirmation before delegating to agents; confirms a run on a production stack',
+    },
     {
       flags: '-o, --output <format>',
       description: 'text (live view on a terminal) or json (one object a line)',

@@ -30,6 +30,7 @@ export interface RunOptions {
   dryRun?: boolean;
   verbose?: boolean;
   yes?: boolean;
+  stack?: string;
   output: 'text' | 'json';
 }
 
@@ -90,6 +91,8 @@ export async function runWorkflowCommand(input: CommandInput, ctx: CommandContex
     dryRun: options.dryRun === true,
     verbose: options.verbose === true,
     trigger: 'cli',
+    ...(options.stack === undefined ? {} : { stack: options.stack }),
+    ...(options.yes === true ? { confirm: true } : {}),
     // Embedded, the person at this terminal; through a master, who the master authenticates.
     ...(master ? {} : { user: osUser() }),
   };
@@ -174,7 +177,14 @@ async function runSavedFlow(
     const answer = await client.call<{ outcome: string; id?: string; reason?: string }>(
       'POST',
       `/flows/${encodeURIComponent(flow)}/run`,
-      { body: { ...(Object.keys(vars).length ? { vars } : {}), ...(version === undefined ? {} : { version }) } },
+      {
+        body: {
+          ...(Object.keys(vars).length ? { vars } : {}),
+          ...(version === undefined ? {} : { version }),
+          ...(options.stack === undefined ? {} : { stack: options.stack }),
+          ...(options.yes === true ? { confirm: true } : {}),
+        },
+      },
     );
     if (answer.outcome !== 'started' || !answer.id) return notStarted(answer);
     return followOnMaster(client, answer.id, ctx, options);
@@ -193,6 +203,8 @@ async function runSavedFlow(
     user: osUser(),
     ...(Object.keys(vars).length ? { vars } : {}),
     ...(version === undefined ? {} : { version }),
+    ...(options.stack === undefined ? {} : { stack: options.stack }),
+    ...(options.yes === true ? { confirm: true } : {}),
     observer: view.observe,
   });
   if (started.outcome !== 'started') return notStarted(started);

@@ -40,7 +40,9 @@ export class RunList {
     const since = filter.since === undefined ? undefined : sinceToIso(filter.since);
     const key =
       offset === 0
-        ? [filter.workflow, filter.status, since, filter.trigger, filter.user, filter.agent, limit].join('\0')
+        ? [filter.workflow, filter.status, since, filter.trigger, filter.user, filter.agent, filter.stack, limit].join(
+            '\0',
+          )
         : undefined;
     const cached = key === undefined ? undefined : this.pages.get(key);
     if (cached) return cached;
@@ -48,7 +50,7 @@ export class RunList {
     const generation = this.generation;
     const { clause, params } = whereOf({ ...filter, since });
     // The kept totals are by workflow and status: other filters count in the store.
-    const counted = since === undefined && !filter.trigger && !filter.user && !filter.agent;
+    const counted = since === undefined && !filter.trigger && !filter.user && !filter.agent && !filter.stack;
     const total = counted
       ? await this.count(filter.workflow || undefined, filter.status)
       : ((await this.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM runs ${clause}`, params))?.n ?? 0);
@@ -170,6 +172,7 @@ function whereOf(filter: Omit<ExecutionFilter, 'limit' | 'offset'>): { clause: s
   add('status = ?', filter.status);
   add('trigger = ?', filter.trigger);
   add('"user" = ?', filter.user);
+  add('stack = ?', filter.stack);
   add('id IN (SELECT run_id FROM run_tasks WHERE agent = ?)', filter.agent);
   add('started_at >= ?', filter.since);
   return { clause: where.length ? `WHERE ${where.join(' AND ')}` : '', params };

@@ -87,6 +87,13 @@ export const RUN_MIGRATIONS: readonly Migration[] = [
     description: 'the order a run wrote its log lines in',
     sql: 'ALTER TABLE runs ADD COLUMN log_order TEXT;',
   },
+  {
+    id: 5,
+    description: 'the stack (environment) a run used',
+    sql: `
+      ALTER TABLE runs ADD COLUMN stack TEXT;
+      CREATE INDEX runs_by_stack ON runs (stack, started_at);`,
+  },
 ];
 
 const TRIGGERS: readonly RunTrigger[] = ['cli', 'api', 'scheduler', 'hook', 'flow'];
@@ -109,6 +116,7 @@ interface RunRow {
   user: string | null;
   cancelled_by: string | null;
   rerun_of: string | null;
+  stack?: string | null;
   counts: string;
 }
 
@@ -196,7 +204,7 @@ export class RunStore {
   insertRun(run: Omit<RunRecord, 'tasks'>, request?: RunRequest): Promise<WriteResult> {
     const statements = [
       {
-        sql: 'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, "user", rerun_of, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)',
+        sql: 'INSERT INTO runs (id, workflow_name, status, dry_run, started_at, duration, trigger, "user", rerun_of, stack, counts, lease_owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)',
         params: [
           run.id,
           run.workflowName,
@@ -206,6 +214,7 @@ export class RunStore {
           run.trigger ?? null,
           run.user ?? null,
           run.rerunOf ?? null,
+          run.stack ?? null,
           JSON.stringify(run.counts),
           ...(this.leases?.params() ?? [null, null]),
         ],
@@ -487,6 +496,7 @@ function fromRunRow(row: RunRow): Omit<RunRecord, 'tasks'> {
     ...(row.user === null ? {} : { user: row.user }),
     ...(row.cancelled_by === null ? {} : { cancelledBy: row.cancelled_by }),
     ...(row.rerun_of === null || row.rerun_of === undefined ? {} : { rerunOf: row.rerun_of }),
+    ...(row.stack === null || row.stack === undefined ? {} : { stack: row.stack }),
     counts: JSON.parse(row.counts) as RunRecord['counts'],
   };
 }

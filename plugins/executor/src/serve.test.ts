@@ -14,7 +14,7 @@ import {
 } from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
-import { plugin as moduleLog } from '@runner/plugin-module-log';
+import { plugin as moduleLog } from '@runner/plugin-modules-script';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ExecutorServer } from './serve.js';
 

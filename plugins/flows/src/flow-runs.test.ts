@@ -14,7 +14,7 @@ import {
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as engine } from '@runner/plugin-engine';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
-import { plugin as moduleExec } from '@runner/plugin-module-exec';
+import { plugin as moduleExec } from '@runner/plugin-modules-host';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';

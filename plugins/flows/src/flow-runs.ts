@@ -28,6 +28,8 @@ interface SlotRow {
   started_by: string | null;
   inactive: number | boolean;
   vars: string | null;
+  stack?: string | null;
+  confirmed?: number;
   started_at: string | null;
 }
 
@@ -81,6 +83,8 @@ export class FlowRuns {
       started_by: request.user ?? null,
       inactive: flow.active ? 0 : 1,
       vars: request.vars ? JSON.stringify(request.vars) : null,
+      stack: request.stack ?? null,
+      confirmed: request.confirm === true ? 1 : 0,
       started_at: this.now().toISOString(),
     };
     const decision = await this.store.withTransaction((tx) => this.claim(tx, slot));
@@ -130,6 +134,8 @@ export class FlowRuns {
       trigger: slot.run_trigger as FlowStartRequest['trigger'],
       ...(slot.started_by ? { user: slot.started_by } : {}),
       ...(slot.vars ? { vars: JSON.parse(slot.vars) as Record<string, string> } : {}),
+      ...(slot.stack ? { stack: slot.stack } : {}),
+      ...(Number(slot.confirmed) === 1 ? { confirm: true } : {}),
     });
     let started;
     try {
@@ -261,8 +267,8 @@ export class FlowRuns {
 
 async function insertSlot(tx: StoreTransaction, slot: SlotRow, now: Date): Promise<void> {
   await tx.run(
-    `INSERT INTO flow_slots (id, flow, version, state, run_trigger, started_by, inactive, vars, queued_at, started_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO flow_slots (id, flow, version, state, run_trigger, started_by, inactive, vars, stack, confirmed, queued_at, started_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       slot.id,
       slot.flow,
@@ -272,6 +278,8 @@ async function insertSlot(tx: StoreTransaction, slot: SlotRow, now: Date): Promi
       slot.started_by,
       slot.inactive ? 1 : 0,
       slot.vars,
+      slot.stack ?? null,
+      slot.confirmed ?? 0,
       now.toISOString(),
       slot.started_at,
     ],
@@ -286,5 +294,7 @@ export function runRequest(name: string, version: number, request: Omit<FlowStar
     trigger: request.trigger,
     ...(request.user === undefined ? {} : { user: request.user }),
     ...(request.vars === undefined ? {} : { vars: request.vars }),
+    ...(request.stack === undefined ? {} : { stack: request.stack }),
+    ...(request.confirm === undefined ? {} : { confirm: request.confirm }),
   };
 }

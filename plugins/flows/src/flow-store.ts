@@ -59,6 +59,12 @@ export const FLOW_MIGRATIONS: readonly Migration[] = [
     CREATE INDEX flow_slots_open ON flow_slots (flow, state, queued_at);
     CREATE INDEX flow_slots_run ON flow_slots (run_id);`,
   },
+  {
+    id: 2,
+    description: 'the stack a queued start runs on, and whether its production run was confirmed',
+    sql: `ALTER TABLE flow_slots ADD COLUMN stack TEXT;
+    ALTER TABLE flow_slots ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];
 
 export const MAX_DESCRIPTION = 2000;
@@ -304,6 +310,20 @@ export class FlowStore {
       'SELECT count(*) AS total, sum(active) AS active FROM flows',
     );
     return { total: Number(row?.total ?? 0), active: Number(row?.active ?? 0) };
+  }
+
+  /**
+   * Names of the flows whose current YAML holds `word` not followed by a letter, digit or `_`
+   * (`secrets.db` is not in `secrets.db_password`): the secrets page's "used by".
+   */
+  async referencing(word: string): Promise<string[]> {
+    const like = `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const rows = await this.store.all<{ name: string; yaml: string }>(
+      "SELECT f.name, v.yaml FROM flows f JOIN flow_versions v ON v.flow = f.name AND v.version = f.version WHERE v.yaml LIKE ? ESCAPE '\\' ORDER BY f.name",
+      [like],
+    );
+    const whole = new RegExp(`${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_])`);
+    return rows.filter((row) => whole.test(row.yaml)).map((row) => row.name);
   }
 
   async get(name: string): Promise<FlowRecord | undefined> {

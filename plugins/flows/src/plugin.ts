@@ -80,6 +80,7 @@ export const plugin = definePlugin({
     const service: FlowsService = {
       get: (name) => flows.get(name),
       count: () => flows.count(),
+      referencing: (word) => flows.referencing(word),
       start: (name, request) => runs.start(name, request),
     };
     ctx.provide(FlowsRef, service);

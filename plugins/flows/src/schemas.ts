@@ -156,6 +156,10 @@ export const RunBody = Type.Object(
   {
     vars: Type.Optional(Vars),
     version: Type.Optional(Type.Integer({ minimum: 1, description: 'run this version (default the current one)' })),
+    stack: Type.Optional(
+      Type.String({ minLength: 1, description: "the stack the run reads (default the flow's stack:)" }),
+    ),
+    confirm: Type.Optional(Type.Boolean({ description: 'true: a run on a production stack is confirmed' })),
   },
   { additionalProperties: false },
 );

@@ -1,6 +1,10 @@
 import {
   ConflictError,
+  functionSpecProblem,
+  LuaError,
   SCRIPT_GLOBALS,
+  type LuaFunctionRef,
+  type LuaValue,
   type LuaModuleImplementation,
   type LuaModules,
   type LuaModuleSpec,
@@ -69,13 +73,20 @@ export class ModuleRegistry implements LuaModules {
       throw new ConflictError(`Lua module "${spec.name}" is already provided`);
     }
     const functions = new Map<string, ModuleFunction>();
-    const declared = Object.keys(spec.functions);
-    for (const name of declared) {
+    for (const [name, declared] of Object.entries(spec.functions)) {
+      // A spec made without defineLuaModule is checked here: placement reads these properties.
+      const problem = functionSpecProblem(declared);
+      if (problem) throw new TypeError(`Lua module "${spec.name}": function "${name}" ${problem}`);
       const fn = (implementation as Record<string, unknown>)[name];
       if (typeof fn !== 'function') {
         throw new TypeError(`Lua module "${spec.name}": function "${name}" is declared but not implemented`);
       }
-      functions.set(name, fn as ModuleFunction);
+      functions.set(
+        name,
+        (declared as { callsLua: boolean }).callsLua
+          ? (fn as ModuleFunction)
+          : holdToNoCallbacks(`${spec.name}.${name}`, fn as ModuleFunction),
+      );
     }
     // An undeclared function would work but be missing from `runner modules info`.
     for (const name of Object.keys(implementation)) {
@@ -102,4 +113,53 @@ export class ModuleRegistry implements LuaModules {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
+}
+
+/**
+ * A function declared `callsLua: false` is held to it: a Lua function among its arguments (at any
+ * depth of a table) reaches it as a handle whose call fails, so a wrong declaration shows as an
+ * error rather than as an unbounded callback run inline (script-bounds.ts trusts the declaration).
+ */
+function holdToNoCallbacks(qualified: string, fn: ModuleFunction): ModuleFunction {
+  return (context: unknown, ...args: unknown[]) => {
+    for (let i = 0; i < args.length; i++) {
+      if (holdsFunction(args[i], new Set())) args[i] = refuseCalls(args[i], qualified, new Map());
+    }
+    return fn(context, ...args);
+  };
+}
+
+const isFunctionRef = (value: unknown): value is LuaFunctionRef =>
+  (value as { kind?: unknown } | null)?.kind === 'lua-function';
+
+/** Plain tables as arguments arrive: arrays and objects that are not a runtime handle. */
+const isPlainTable = (value: unknown): value is object =>
+  typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === undefined;
+
+function holdsFunction(value: unknown, seen: Set<object>): boolean {
+  if (isFunctionRef(value)) return true;
+  if (!isPlainTable(value) || seen.has(value)) return false;
+  seen.add(value);
+  return Object.values(value).some((v) => holdsFunction(v, seen));
+}
+
+/** A copy of `value` with each Lua function replaced by a handle that refuses to be called. */
+function refuseCalls(value: unknown, qualified: string, copies: Map<object, unknown>): unknown {
+  if (isFunctionRef(value)) {
+    return {
+      kind: 'lua-function',
+      call: () =>
+        Promise.reject(
+          new LuaError(`${qualified} is declared not to call Lua functions back (callsLua: false), yet called one`),
+        ),
+    } satisfies LuaFunctionRef;
+  }
+  if (!isPlainTable(value)) return value;
+  const done = copies.get(value);
+  if (done !== undefined) return done;
+  const copy: Record<string, unknown> | unknown[] = Array.isArray(value) ? [] : {};
+  copies.set(value, copy);
+  for (const [key, v] of Object.entries(value))
+    (copy as Record<string, unknown>)[key] = refuseCalls(v, qualified, copies);
+  return copy as LuaValue;
 }

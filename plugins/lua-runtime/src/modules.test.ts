@@ -35,6 +35,30 @@ describe('the module registry', () => {
     );
   });
 
+  it('refuses a function whose declaration lacks what placement reads', () => {
+    const registry = new ModuleRegistry();
+    const { callsLua: _dropped, ...undeclared } = fn();
+    const bare = { name: 'bare', description: 'x', functions: { go: undeclared } };
+    expect(() => registry.provide(bare as never, { go: () => 1 })).toThrow('function "go" must declare callsLua');
+    // defineLuaModule checks the same, and that a function taking a function says it calls it.
+    expect(() => defineLuaModule(bare as never)).toThrow('must declare callsLua');
+    const taking = { ...fn(), args: [{ name: 'cb', type: 'function' }] };
+    expect(() => defineLuaModule({ name: 'cb', description: 'x', functions: { go: taking } })).toThrow(
+      'takes a function (argument "cb") but declares callsLua: false',
+    );
+  });
+
+  it('holds a function declared not to call Lua back to it, at any depth of its arguments', async () => {
+    const { registry, run } = testRuntime();
+    const liar = defineLuaModule({ name: 'liar', description: 'calls back undeclared', functions: { go: fn() } });
+    registry.provide(liar, {
+      go: async (_call, opts) => (opts as { nested: { cb: LuaFunctionRef } }).nested.cb.call(),
+    });
+    await expect(run('return liar.go({ nested = { cb = function() return 1 end } })')).rejects.toThrow(
+      'liar.go is declared not to call Lua functions back (callsLua: false), yet called one',
+    );
+  });
+
   it('makes a module provided after a run visible to the next run', async () => {
     const { registry, values } = testRuntime();
     expect(await values('return type(greet)')).toEqual(['nil']);
@@ -47,7 +71,7 @@ describe('the module registry', () => {
 const par = defineLuaModule({
   name: 'par',
   description: 'runs Lua functions concurrently',
-  functions: { parallel: fn(), keep: fn(), wait: fn() },
+  functions: { parallel: fn(false, true), keep: fn(false, true), wait: fn(false, true) },
 });
 
 function parModule(kept: LuaFunctionRef[], log: string[]) {

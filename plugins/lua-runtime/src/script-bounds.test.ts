@@ -12,7 +12,13 @@ registry.provide(
     name: 'exec',
     description: 'test',
     functions: {
-      run: { signature: 'run(cmd: string) -> table', description: 'runs', sideEffects: true },
+      run: {
+        args: [{ name: 'cmd', type: 'string' }],
+        result: 'table',
+        description: 'runs',
+        sideEffects: true,
+        callsLua: false,
+      },
     },
   },
   { run: (_call, cmd) => ({ stdout: `ran ${String(cmd)}`, success: true }) },
@@ -22,8 +28,20 @@ registry.provide(
     name: 'goroutine',
     description: 'test',
     functions: {
-      parallel: { signature: 'parallel(fns: function[]) -> table', description: 'calls back', sideEffects: false },
-      sleep: { signature: 'sleep(duration: string|number)', description: 'waits', sideEffects: false },
+      parallel: {
+        args: [{ name: 'fns', type: 'function[]' }],
+        result: 'table',
+        description: 'calls back',
+        sideEffects: false,
+        callsLua: true,
+      },
+      sleep: {
+        args: [{ name: 'duration', type: 'string|number' }],
+        result: 'nil',
+        description: 'waits',
+        sideEffects: false,
+        callsLua: false,
+      },
     },
   },
   { parallel: () => [], sleep: () => undefined },

@@ -64,17 +64,18 @@ export interface ChunkRules {
 
 export type Verdict = { bounded: true } | { bounded: false; reason: string; line?: number };
 
-/** The rules for the modules provided (by name, with their functions' signatures) and a state's globals. */
+/** The rules for the modules provided (by name, with their functions' declarations) and a state's globals. */
 export function chunkRules(
-  modules: readonly { name: string; functions: Readonly<Record<string, { signature: string }>> }[],
+  modules: readonly { name: string; functions: Readonly<Record<string, { callsLua: boolean }>> }[],
   initialGlobals: Iterable<string>,
 ): ChunkRules {
   const globals = new Set(initialGlobals);
   const callable = new Map<string, ReadonlySet<string>>();
   for (const spec of modules) {
-    // A module function that takes a function calls it, with arguments the script cannot see.
+    // A function that calls Lua back runs what the script cannot see; the registry has checked
+    // that every function declares it, and holds the others to it (module-registry.ts).
     const fns = Object.entries(spec.functions)
-      .filter(([, fn]) => !/\bfunction\b/.test(fn.signature))
+      .filter(([, fn]) => fn.callsLua === false)
       .map(([name]) => name);
     callable.set(spec.name, new Set(fns));
   }

@@ -13,7 +13,13 @@ registry.provide(
     description: 'test',
     functions: {
       // Read-only, so not a side effect for dry-run; still a way to the master's files.
-      read: { signature: 'read(path: string) -> string', description: 'reads', sideEffects: false },
+      read: {
+        args: [{ name: 'path', type: 'string' }],
+        result: 'string',
+        description: 'reads',
+        sideEffects: false,
+        callsLua: false,
+      },
     },
   },
   { read: () => 'content' },

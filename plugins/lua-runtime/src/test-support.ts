@@ -85,7 +85,7 @@ export function testRuntime(
   };
 }
 
-/** A function spec for test modules. */
-export function fn(sideEffects = false) {
-  return { signature: '(...)', description: 'test function', sideEffects };
+/** A function spec for test modules; `callsLua` for one that calls a Lua function it is given. */
+export function fn(sideEffects = false, callsLua = false) {
+  return { args: [{ name: '...', type: 'any' }], result: 'any', description: 'test function', sideEffects, callsLua };
 }

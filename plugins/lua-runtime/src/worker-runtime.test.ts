@@ -16,7 +16,15 @@ function setup() {
     defineLuaModule({
       name: 'probe',
       description: 'test',
-      functions: { echo: fn(), fail: fn(), each: fn(), ctx: fn(true), keep: fn(), adder: fn(), wait: fn() },
+      functions: {
+        echo: fn(),
+        fail: fn(),
+        each: fn(false, true),
+        ctx: fn(true),
+        keep: fn(false, true),
+        adder: fn(),
+        wait: fn(false, true),
+      },
     }),
     {
       echo: (_call, ...args) => {

@@ -20,25 +20,49 @@ on the agent's own listener (agent.metrics_port); under runner run and in the lo
 (a master's local scripts that call modules) they are checked and recorded nowhere.`,
   functions: {
     inc: {
-      signature: 'inc(name: string, labels?: table, by?: number)',
+      args: [
+        { name: 'name', type: 'string' },
+        { name: 'labels', type: 'table', optional: true },
+        { name: 'by', type: 'number', optional: true },
+      ],
+      result: 'nil',
+      callsLua: false,
       description: 'Adds by (default 1, not negative) to the counter runner_workflow_<name>_total.',
       sideEffects: false,
       example: 'metrics.inc("deploys", { env = vars.env })',
     },
     set: {
-      signature: 'set(name: string, value: number, labels?: table)',
+      args: [
+        { name: 'name', type: 'string' },
+        { name: 'value', type: 'number' },
+        { name: 'labels', type: 'table', optional: true },
+      ],
+      result: 'nil',
+      callsLua: false,
       description: 'Sets the gauge runner_workflow_<name> to value.',
       sideEffects: false,
       example: 'metrics.set("queue_length", #items)',
     },
     observe: {
-      signature: 'observe(name: string, seconds: number, labels?: table)',
+      args: [
+        { name: 'name', type: 'string' },
+        { name: 'seconds', type: 'number' },
+        { name: 'labels', type: 'table', optional: true },
+      ],
+      result: 'nil',
+      callsLua: false,
       description: 'Records seconds in the histogram runner_workflow_<name>_seconds.',
       sideEffects: false,
       example: 'metrics.observe("backup", elapsed, { db = "main" })',
     },
     time: {
-      signature: 'time(name: string, fn: function, labels?: table) -> ...',
+      args: [
+        { name: 'name', type: 'string' },
+        { name: 'fn', type: 'function' },
+        { name: 'labels', type: 'table', optional: true },
+      ],
+      result: '...',
+      callsLua: true,
       description:
         "Calls fn, records the seconds it took in runner_workflow_<name>_seconds (also when it raises) and returns fn's results.",
       sideEffects: false,

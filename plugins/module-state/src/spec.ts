@@ -27,13 +27,24 @@ on the master sees what the agent stored. There every call waits for the master,
 local first where Lua cannot wait (a table.sort comparator, a string.gsub callback).`,
   functions: {
     get: {
-      signature: 'get(key: string, opts?: {scope?: "workflow"|"task"|"global"}) -> any',
+      args: [
+        { name: 'key', type: 'string' },
+        { name: 'opts', type: '{scope?: "workflow"|"task"|"global"}', optional: true },
+      ],
+      result: 'any',
+      callsLua: false,
       description: 'Returns the stored value, or nil when the key has none.',
       sideEffects: false,
       example: `local last = state.get("last_deployed_version") or "none"`,
     },
     set: {
-      signature: 'set(key: string, value: any, opts?: {scope?: string}) -> {changed}',
+      args: [
+        { name: 'key', type: 'string' },
+        { name: 'value', type: 'any' },
+        { name: 'opts', type: '{scope?: string}', optional: true },
+      ],
+      result: '{changed}',
+      callsLua: false,
       description: `Stores value under key (durably: it returns once written to disk). changed tells whether the
 stored value differed. Setting nil clears the key.`,
       sideEffects: true,
@@ -41,7 +52,13 @@ stored value differed. Setting nil clears the key.`,
 state.set("maintenance", true, { scope = "global" })`,
     },
     changed: {
-      signature: 'changed(key: string, value: any, opts?: {scope?: string}) -> boolean',
+      args: [
+        { name: 'key', type: 'string' },
+        { name: 'value', type: 'any' },
+        { name: 'opts', type: '{scope?: string}', optional: true },
+      ],
+      result: 'boolean',
+      callsLua: false,
       description: `True when value differs from the stored one (or none is stored); the new value is then stored.
 False, and nothing written, when it is the same. The usual guard for "only act when the input
 changed".`,
@@ -52,13 +69,20 @@ if state.changed("app_conf", cfg, { scope = "task" }) then
 end`,
     },
     clear: {
-      signature: 'clear(key: string, opts?: {scope?: string}) -> {changed}',
+      args: [
+        { name: 'key', type: 'string' },
+        { name: 'opts', type: '{scope?: string}', optional: true },
+      ],
+      result: '{changed}',
+      callsLua: false,
       description: 'Removes the key; changed = false when it had no value.',
       sideEffects: true,
       example: `state.clear("maintenance", { scope = "global" })`,
     },
     keys: {
-      signature: 'keys(opts?: {scope?: string}) -> string[]',
+      args: [{ name: 'opts', type: '{scope?: string}', optional: true }],
+      result: 'string[]',
+      callsLua: false,
       description: 'The keys that have a value in the scope, sorted.',
       sideEffects: false,
       example: `for _, k in ipairs(state.keys({ scope = "global" })) do log.info(k) end`,

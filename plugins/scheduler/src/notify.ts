@@ -1,5 +1,4 @@
-import { messageOf } from '@runner/plugin-sdk';
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Notifications } from '@runner/plugin-sdk';
 import type { Job, Slot } from './job-store.js';
 
 /** What a notification says: the job, the slot and what came of it. */
@@ -26,15 +25,16 @@ export function wants(on: Job['notify_on'], failure: boolean): boolean {
   return on === 'both' || (on === 'failure' && failure) || (on === 'success' && !failure);
 }
 
-const WEBHOOK_TIMEOUT_MS = 10_000;
-
 /**
- * Sends a job's notifications (webhook and e-mail) and says in one line what each came to; a
- * channel that fails does not stop the other. Nothing is retried: the line is kept with the slot.
+ * Sends a job's notifications (webhook and e-mail) through the notifications service and says in
+ * one line what each came to; a channel that fails does not stop the other. Nothing is retried:
+ * the line is kept with the slot.
  */
 export class Notifier {
-  private transport?: Transporter;
-  constructor(private readonly mail: MailSettings) {}
+  constructor(
+    private readonly mail: MailSettings,
+    private readonly sender: Notifications,
+  ) {}
 
   async send(job: Job, notice: Notice): Promise<string> {
     const said: string[] = [];
@@ -44,29 +44,20 @@ export class Notifier {
   }
 
   private async webhook(url: string, notice: Notice): Promise<string> {
-    try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'runner-scheduler' },
-        body: JSON.stringify({ type: 'scheduler.run', ...notice }),
-        signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-      });
-      await response.body?.cancel();
-      return `webhook ${response.status}`;
-    } catch (error) {
-      return `webhook failed: ${messageOf(error)}`;
-    }
+    const outcome = await this.sender.send(
+      { kind: 'webhook', url, headers: { 'user-agent': 'runner-scheduler' } },
+      { text: `scheduled job ${notice.job}: ${notice.status}`, data: { type: 'scheduler.run', ...notice } },
+    );
+    return outcome.detail;
   }
 
   private async email(to: string[], notice: Notice): Promise<string> {
     if (!this.mail.url) return 'e-mail not sent: scheduler.smtp_url is not set';
-    this.transport ??= createTransport(this.mail.url);
     const what = notice.failure ? 'failed' : 'succeeded';
-    try {
-      await this.transport.sendMail({
-        from: this.mail.from,
-        to,
-        subject: `[runner] scheduled job ${notice.job} ${what} (${notice.status})`,
+    const outcome = await this.sender.send(
+      { kind: 'email', smtpUrl: this.mail.url, from: this.mail.from, to },
+      {
+        title: `[runner] scheduled job ${notice.job} ${what} (${notice.status})`,
         text: [
           `Job:     ${notice.job}`,
           `Slot:    ${notice.slot_at}`,
@@ -75,14 +66,8 @@ export class Notifier {
           ...(notice.run_id ? [`Run:     ${notice.run_id}`] : []),
           ...(notice.detail ? [`Detail:  ${notice.detail}`] : []),
         ].join('\n'),
-      });
-      return `e-mail sent to ${to.join(', ')}`;
-    } catch (error) {
-      return `e-mail failed: ${messageOf(error)}`;
-    }
-  }
-
-  close(): void {
-    this.transport?.close();
+      },
+    );
+    return outcome.detail;
   }
 }

@@ -1,4 +1,5 @@
 import {
+  NotificationsRef,
   ClusterRef,
   DashboardTilesRef,
   FlowsRef,
@@ -50,6 +51,7 @@ export const plugin = definePlugin({
     cluster: optional(ClusterRef),
     flows: optional(FlowsRef),
     tiles: optional(DashboardTilesRef),
+    notifications: NotificationsRef,
   },
   config: {
     [CONFIG.timezone]: {
@@ -94,7 +96,7 @@ export const plugin = definePlugin({
     return [{ owner: 'scheduler', migrations: SCHEDULER_MIGRATIONS }];
   },
   commands: [schedulerCommand],
-  async setup(ctx, { store, engine, router, cluster, flows, tiles }) {
+  async setup(ctx, { store, engine, router, cluster, flows, tiles, notifications }) {
     const [{ JobStore }, { Scheduler }, { SchedulerService }, { Notifier }, { registerSchedulerRoutes }, clocks] =
       await Promise.all([
         import('./job-store.js'),
@@ -110,10 +112,10 @@ export const plugin = definePlugin({
       rate > 1 ? clocks.fastClock(config.get<number>(CONFIG.clockEpoch) || Date.now(), rate) : clocks.systemClock;
     const jobs = new JobStore(store);
     await jobs.open();
-    const notifier = new Notifier({
-      url: config.get<string>(CONFIG.smtpUrl),
-      from: config.get<string>(CONFIG.smtpFrom),
-    });
+    const notifier = new Notifier(
+      { url: config.get<string>(CONFIG.smtpUrl), from: config.get<string>(CONFIG.smtpFrom) },
+      notifications,
+    );
     const dirs = workflowDirs(config);
     const scheduler = new Scheduler({
       jobs,
@@ -169,7 +171,6 @@ export const plugin = definePlugin({
     ctx.lifecycle.ready.tapPromise('scheduler', async () => scheduler.start());
     ctx.onStop(async () => {
       await scheduler.close();
-      notifier.close();
     });
   },
 });

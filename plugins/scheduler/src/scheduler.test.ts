@@ -8,8 +8,10 @@
 import { plugin as engine } from '@runner/plugin-engine';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
-import { plugin as moduleExec } from '@runner/plugin-module-exec';
+import { plugin as moduleExec } from '@runner/plugin-modules-host';
+import { plugin as notifications } from '@runner/plugin-notifications';
 import {
+  NotificationsRef,
   definePlugin,
   FlowsRef,
   HttpRouterRef,
@@ -46,6 +48,7 @@ const testFlows = definePlugin({
   setup(ctx, { engine: runs }) {
     const flow = { name: 'nightly', description: '', tags: [], active: true, version: 1, yaml: FLOW_YAML };
     const flows: FlowsService = {
+      referencing: async () => [],
       get: async (name) => (name === 'nightly' ? { ...flow, created_at: '', updated_at: '' } : undefined),
       count: async () => ({ total: 1, active: 1 }),
       async start(name, request) {
@@ -112,7 +115,7 @@ beforeAll(async () => {
 
   kernel = await createTestKernel({
     dataDir,
-    plugins: [http, store, template, luaRuntime, moduleExec, workflow, engine, testFlows],
+    plugins: [http, store, template, luaRuntime, moduleExec, notifications, workflow, engine, testFlows],
     profile: 'master',
     config: { 'http.port': 0, 'http.bind_address': '127.0.0.1' },
   });
@@ -139,7 +142,7 @@ function master(clock: ManualClock, masterId = 'local') {
     engine: engineService,
     flows: kernel.get(FlowsRef),
     workflowDirs: [join(dataDir, 'workflows')],
-    notifier: new Notifier({ url: `smtp://127.0.0.1:${smtpPort}`, from: 'runner@test' }),
+    notifier: new Notifier({ url: `smtp://127.0.0.1:${smtpPort}`, from: 'runner@test' }, kernel.get(NotificationsRef)),
     logger: quiet,
     missedAfterMs: 10_000,
     isAlive: async (id) => id === masterId,

@@ -16,21 +16,40 @@ the script (relative paths, no "..", no symlink out of it): workflow code cannot
 own files (its keys, its store) to a host. Remote paths are as the remote user sees them.`,
   functions: {
     exec: {
-      signature: 'exec(profile: string, cmd: string, opts?: {timeout?: number}) -> {code, stdout, stderr, changed}',
+      args: [
+        { name: 'profile', type: 'string' },
+        { name: 'cmd', type: 'string' },
+        { name: 'opts', type: '{timeout?: number}', optional: true },
+      ],
+      result: '{code, stdout, stderr, changed}',
+      callsLua: false,
       description:
         "Runs cmd through the remote user's shell and waits for it. code is the exit code (nil when a signal ended it); a non-zero code is returned, not raised. timeout in seconds (default 600).",
       sideEffects: true,
       example: `local r = ssh.exec("web-1", "systemctl is-active nginx")\nif r.code ~= 0 then error(r.stderr) end`,
     },
     upload: {
-      signature: 'upload(profile: string, local: string, remote: string, opts?: {mode?: string}) -> {changed, bytes}',
+      args: [
+        { name: 'profile', type: 'string' },
+        { name: 'local', type: 'string' },
+        { name: 'remote', type: 'string' },
+        { name: 'opts', type: '{mode?: string}', optional: true },
+      ],
+      result: '{changed, bytes}',
+      callsLua: false,
       description:
         'Copies a file under the working directory to remote over SFTP (mode 0600 unless opts.mode, e.g. "0644").',
       sideEffects: true,
       example: `ssh.upload("web-1", "build/app.tar.gz", "/tmp/app.tar.gz")`,
     },
     download: {
-      signature: 'download(profile: string, remote: string, local: string) -> {changed, bytes}',
+      args: [
+        { name: 'profile', type: 'string' },
+        { name: 'remote', type: 'string' },
+        { name: 'local', type: 'string' },
+      ],
+      result: '{changed, bytes}',
+      callsLua: false,
       description: 'Copies a remote file to a path under the working directory over SFTP (written 0600).',
       sideEffects: true,
       example: `ssh.download("web-1", "/var/log/nginx/error.log", "logs/web-1-error.log")`,

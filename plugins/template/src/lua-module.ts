@@ -26,7 +26,13 @@ export const templateModule = defineLuaModule({
   ].join('\n'),
   functions: {
     render: {
-      signature: 'render(source: string, context?: table, opts?: {syntax?: "jinja"|"go", name?: string}) -> string',
+      args: [
+        { name: 'source', type: 'string' },
+        { name: 'context', type: 'table', optional: true },
+        { name: 'opts', type: '{syntax?: "jinja"|"go", name?: string}', optional: true },
+      ],
+      result: 'string',
+      callsLua: false,
       description: 'Renders a template string with the given context table.',
       sideEffects: false,
       example: [
@@ -36,7 +42,13 @@ export const templateModule = defineLuaModule({
       ].join('\n'),
     },
     render_file: {
-      signature: 'render_file(path: string, context?: table, opts?: {syntax?: "jinja"|"go", name?: string}) -> string',
+      args: [
+        { name: 'path', type: 'string' },
+        { name: 'context', type: 'table', optional: true },
+        { name: 'opts', type: '{syntax?: "jinja"|"go", name?: string}', optional: true },
+      ],
+      result: 'string',
+      callsLua: false,
       description:
         "Reads a UTF-8 template file (a relative path is resolved against runner's working directory) and renders it; errors name the file.",
       sideEffects: false,

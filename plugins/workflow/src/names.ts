@@ -8,6 +8,7 @@ export const WORKFLOW_KEYS = [
   'parallel',
   'forks',
   'memory_limit',
+  'stack',
   'vars',
   'groups',
   'tasks',

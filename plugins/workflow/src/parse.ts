@@ -88,6 +88,7 @@ function build(reader: Reader, draft: WorkflowDraft): WorkflowDefinition {
   };
   if (draft.description !== undefined) workflow.description = draft.description;
   if (draft.forks !== undefined) workflow.forks = draft.forks;
+  if (draft.stack !== undefined) workflow.stack = draft.stack;
   if (draft.memoryLimitBytes !== undefined) workflow.memoryLimitBytes = draft.memoryLimitBytes;
   return workflow;
 }

@@ -48,6 +48,7 @@ export interface WorkflowDraft {
   parallel: number;
   forks?: number;
   memoryLimitBytes?: number;
+  stack?: string;
   vars: Record<string, string>;
   groups: { name: string; members: NameRef[] }[];
   tasks: TaskDraft[];

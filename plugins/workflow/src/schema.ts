@@ -59,6 +59,8 @@ export class WorkflowSchema extends TaskPartsReader {
     const memoryLimit = e.get('memory_limit');
     // 32 MiB: below that a Lua worker cannot hold fengari and a state.
     if (memoryLimit) draft.memoryLimitBytes = this.byteSize(memoryLimit.value, 'memory_limit', 32);
+    const stack = e.get('stack');
+    if (stack) draft.stack = this.string(stack.value, 'stack')?.value;
     const vars = e.get('vars');
     if (vars) draft.vars = this.vars(vars.value);
     const groups = e.get('groups');

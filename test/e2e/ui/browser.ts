@@ -128,12 +128,25 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 export type Look = readonly [Theme, keyof typeof VIEWPORTS];
 
 /** Both themes at both sizes, each one change from the one before. */
-export const LOOKS: readonly Look[] = [
+export const ALL_LOOKS: readonly Look[] = [
   ['light', 'desktop'],
   ['dark', 'desktop'],
   ['dark', 'phone'],
   ['light', 'phone'],
 ];
+
+/**
+ * The looks a test run takes: each theme once and each size once, every axe rule at both (so dark
+ * contrast and the phone layout are checked on every page), in half the screenshots and scans of
+ * all four. `RUNNER_UI_LOOKS=all` takes all four, for a person reviewing the screenshots.
+ */
+export const LOOKS: readonly Look[] =
+  process.env.RUNNER_UI_LOOKS === 'all'
+    ? ALL_LOOKS
+    : [
+        ['light', 'desktop'],
+        ['dark', 'phone'],
+      ];
 
 /**
  * Screenshots of the page as it stands in each look (`<name>-<theme>-<viewport>.png`), and axe-core's

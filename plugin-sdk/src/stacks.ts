@@ -1,0 +1,29 @@
+import { createServiceRef } from './service-ref.js';
+
+/** A stack's environment type (service.md, "Stack (environment)"). */
+export type StackEnvironment = 'production' | 'staging' | 'development';
+export const STACK_ENVIRONMENTS: readonly StackEnvironment[] = Object.freeze(['production', 'staging', 'development']);
+
+/** A stack (environment): what runs naming it read (`stack.vars.<key>`, `secrets.<name>`). */
+export interface Stack {
+  name: string;
+  description: string;
+  environment: StackEnvironment;
+  /** An inactive stack refuses runs naming it. */
+  active: boolean;
+  variables: Record<string, string>;
+  /** ISO 8601 UTC. */
+  created_at: string;
+  updated_at: string;
+}
+
+/** The stacks (stacks plugin): read from memory, so a lookup costs no store read. */
+export interface Stacks {
+  get(name: string): Stack | undefined;
+  names(): string[];
+}
+
+export const StacksRef = createServiceRef<Stacks>({
+  id: 'stacks',
+  description: 'stacks (environments) with their variables; runs name one (stacks plugin)',
+});

@@ -1,2 +1,0 @@
-export { plugin } from './src/plugin.js';
-export { factsModule } from './src/spec.js';

@@ -1,2 +1,0 @@
-export { plugin } from './src/plugin.js';
-export { netModule } from './src/spec.js';
