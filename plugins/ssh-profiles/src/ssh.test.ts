@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { plugin as httpPlugin } from '@runner/plugin-http';
 import { HttpRouterRef, SshProfilesRef, type LuaCallContext, type SshProfiles } from '@runner/plugin-sdk';
 import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
+import { plugin as secretsPlugin } from '@runner/plugin-secrets';
 import { plugin as storePlugin } from '@runner/plugin-store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshdAvailable, startSshd, type TestSshd } from '../../../test/support/sshd.js';
@@ -35,9 +36,9 @@ const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex')
 
 beforeAll(async () => {
   if (!canRun) return;
-  sshd = await startSshd();
+  sshd = await startSshd({ password: true });
   kernel = await createTestKernel({
-    plugins: [storePlugin, httpPlugin, plugin],
+    plugins: [storePlugin, secretsPlugin, httpPlugin, plugin],
     profile: 'master',
     config: { 'http.port': 0, 'http.bind_address': '127.0.0.1' },
   });
@@ -158,6 +159,28 @@ describe.skipIf(!canRun)('SSH profiles on a real sshd', () => {
     expect((await call('GET', '/ssh/box')).body.connection_count).toBe(before);
     const actors = (await call('GET', '/ssh/box/audit')).body.entries.map((e: { actor: string }) => e.actor);
     expect(actors).toContain('workflow:deploy/r1/copy');
+  });
+
+  it('authenticates with a password kept by the secrets service, never shown', async () => {
+    const created = await call('POST', '/ssh', {
+      name: 'pw',
+      host: '127.0.0.1',
+      port: sshd.port,
+      user: sshd.user,
+      auth_type: 'password',
+      password: sshd.password,
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ auth_type: 'password', has_secret: true });
+    const tested = await call('POST', '/ssh/pw/test', { trust_host_key: true });
+    expect(tested.status, JSON.stringify(tested.body)).toBe(200);
+    expect(sshd.log()).toMatch(new RegExp(`Accepted password for ${sshd.user}`));
+    for (const path of ['/ssh', '/ssh/pw', '/ssh/pw/audit'])
+      expect(JSON.stringify((await call('GET', path)).body)).not.toContain(sshd.password);
+    // Removing the profile removes its credential from the secrets service.
+    expect((await call('DELETE', '/ssh/pw')).status).toBe(204);
+    const { SecretsRef } = await import('@runner/plugin-sdk');
+    expect(await kernel.get(SecretsRef).list('ssh-profile:pw')).toEqual([]);
   });
 
   it('refuses a changed host key, naming both fingerprints, and keeps the pinned one', async () => {

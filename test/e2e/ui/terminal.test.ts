@@ -82,6 +82,7 @@ describe('the terminal page', () => {
     expect(sha256(readFileSync(saved))).toBe(sha256(data));
 
     await page.setViewportSize({ width: 1280, height: 800 });
+    await page.evaluate('window.scrollTo(0, 0)');
     await screenshot(page, 'terminal-light-desktop');
     expect(await seriousViolations(page)).toEqual([]);
 
