@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
-  ForbiddenError,
   RunnerError,
   type Logger,
   type Principal,
@@ -10,7 +9,7 @@ import {
   type WebSocketRoute,
 } from '@runner/plugin-sdk';
 import { WebSocket, WebSocketServer } from 'ws';
-import { originAllowed } from './network-checks.js';
+import { upgradeRefusal } from './network-checks.js';
 import { writeRawError } from './raw-response.js';
 import { API_PREFIX } from './route-declaration.js';
 
@@ -108,20 +107,8 @@ export class WebSocketRoutes {
     params: Record<string, string>,
     query: URLSearchParams,
   ): void {
-    if (this.closing)
-      return writeRawError(
-        socket,
-        new RunnerError('unavailable', 'the server is stopping', { status: 503 }),
-        requestId,
-      );
-    // Browsers do not apply CORS to WebSockets, so the origin is checked here, as the hub does.
-    const origin = req.headers.origin;
-    if (!originAllowed(origin, req.headers.host, this.options.corsOrigins))
-      return writeRawError(
-        socket,
-        new ForbiddenError(`origin ${origin} is not allowed (config http.cors_origins)`),
-        requestId,
-      );
+    const refusal = upgradeRefusal(req, this.options.corsOrigins, this.closing);
+    if (refusal) return writeRawError(socket, refusal, requestId);
     this.options.authorize(compiled.meta, req, socket, requestId).then(
       (principal) =>
         compiled.wss.handleUpgrade(req, socket, head, (ws) =>
