@@ -94,7 +94,7 @@ describe('the terminal page', () => {
     await run(page, `rm /tmp/${name}; exit`);
     await page.getByText('ended (exit 0)').waitFor();
     expect(problems).toEqual([]);
-  });
+  }, 120_000);
 
   it('offers a Viewer no terminal, and refuses to open one', async () => {
     await apiCall(ui.master, 'POST', '/users', { name: 'viv', role: 'viewer', password: 'viewer-password-7' });
