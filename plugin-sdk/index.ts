@@ -52,6 +52,7 @@ export * from './src/cluster.js';
 export * from './src/dashboard.js';
 export * from './src/flows.js';
 export * from './src/secrets.js';
+export * from './src/ssh.js';
 export * from './src/stacks.js';
 export * from './src/event-queue.js';
 export * from './src/metrics.js';

@@ -24,6 +24,13 @@ export type { HeartbeatResponse, HeartbeatResponse__Output } from './generated/r
 export type { LogEntry, LogEntry__Output } from './generated/runner/v1/LogEntry.js';
 export type { LogLevel, LogLevel__Output } from './generated/runner/v1/LogLevel.js';
 export type { LogRequest, LogRequest__Output } from './generated/runner/v1/LogRequest.js';
+export type { TerminalOpen, TerminalOpen__Output } from './generated/runner/v1/TerminalOpen.js';
+export type { TerminalInput, TerminalInput__Output } from './generated/runner/v1/TerminalInput.js';
+export type { TerminalData, TerminalData__Output } from './generated/runner/v1/TerminalData.js';
+export type { TerminalExit, TerminalExit__Output } from './generated/runner/v1/TerminalExit.js';
+export type { PutFileRequest, PutFileRequest__Output } from './generated/runner/v1/PutFileRequest.js';
+export type { GetFileRequest, GetFileRequest__Output } from './generated/runner/v1/GetFileRequest.js';
+export type { FileResult, FileResult__Output } from './generated/runner/v1/FileResult.js';
 export type { MasterMessage, MasterMessage__Output } from './generated/runner/v1/MasterMessage.js';
 export type { Memory, Memory__Output } from './generated/runner/v1/Memory.js';
 export type { Metrics, Metrics__Output } from './generated/runner/v1/Metrics.js';

@@ -128,3 +128,36 @@ export const AgentRegistryRef = createServiceRef<AgentRegistry>({
   id: 'agents.registry',
   description: 'the agents connected to this master (master agent transport)',
 });
+
+/** A shell on a PTY on an agent's host (AgentTerminals.open). */
+export interface AgentTerminal {
+  write(data: Uint8Array): void;
+  resize(rows: number, cols: number): void;
+  /** Closes the shell (SIGHUP); `exited` then settles. */
+  close(): void;
+  /** The shell's exit code; rejects when the agent went away or could not open one. */
+  readonly exited: Promise<number>;
+}
+
+/**
+ * Terminals and file copies on agents' hosts, for the terminal page: provided by the master side
+ * of the agent transport, over each agent's own connection (OpenTerminal, PutFile and GetFile in
+ * runner.proto). What runs, runs as the agent's user.
+ */
+export interface AgentTerminals {
+  /** Opens the agent user's login shell on a PTY; `output` hears what it prints. */
+  open(
+    name: string,
+    size: { rows: number; cols: number; term?: string },
+    output: (data: Buffer) => void,
+  ): Promise<AgentTerminal>;
+  /** Writes a file on the agent's host (0600 unless `mode`); answers the bytes written. */
+  putFile(name: string, path: string, data: Buffer, mode?: number): Promise<number>;
+  /** Reads a file on the agent's host, refused (413) past `maxBytes`. */
+  getFile(name: string, path: string, maxBytes: number): Promise<Buffer>;
+}
+
+export const AgentTerminalsRef = createServiceRef<AgentTerminals>({
+  id: 'agents.terminals',
+  description: "shells on a PTY and file copies on agents' hosts (the terminal page)",
+});

@@ -21,6 +21,10 @@ export interface RunnerEvents {
   'agent.enrolled': AgentEventPayload;
   /** The master found a join token other than the one it used before (`runner agent token create --force`; audited). */
   'agent.join_token_rotated': { source: string };
+  /** A terminal session opened (terminal plugin; audited): `target` is `agent:<name>` or `ssh:<profile>`. */
+  'terminal.opened': { id: string; target: string; user: string };
+  /** A terminal session ended: the shell exited, its user closed it or was revoked, or nobody attached (audited). */
+  'terminal.closed': { id: string; target: string; user: string; reason: string };
   /** Every plugin is set up; the profile is serving. */
   'kernel.ready': { profile: string; plugins: string[] };
   /** The kernel began to stop. */

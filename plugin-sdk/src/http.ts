@@ -253,8 +253,58 @@ export interface PlainRoute {
   handler(req: IncomingMessage, res: ServerResponse, context: { principal?: Principal }): void | Promise<void>;
 }
 
+/**
+ * One WebSocket connection a plugin owns (`HttpRouter.webSocket`). Frames are the plugin's own
+ * protocol: the hub's batching, filtering and redaction do not apply, so a plugin that sends
+ * run output passes it through the redactor itself.
+ */
+export interface WebSocketChannel {
+  /** A string goes as a text frame, bytes as a binary frame. Dropped once closed. */
+  send(data: string | Uint8Array): void;
+  close(code?: number, reason?: string): void;
+  /** Each frame the client sends, whole (at most the route's `maxMessageBytes`). */
+  onMessage(listener: (data: Buffer, binary: boolean) => void): void;
+  /** Once, when the connection ends for any reason (client, server, revoked credential, stop). */
+  onClose(listener: (code: number, reason: string) => void): void;
+  /** Bytes queued and not yet written: a producer faster than the client waits while it is large. */
+  readonly bufferedAmount: number;
+}
+
+/**
+ * A WebSocket endpoint a plugin owns at `path` under /api/v1 (`/terminal/sessions/:id/socket`).
+ * The upgrade goes through the same doors as the hub's: the origin check, then the guard chain
+ * (authentication, `permission`, audit) with `method: 'WS'`; only then the handshake, then
+ * `open`. The connection is tracked like every open stream: revoking the credential it was opened
+ * with (logout, a revoked token, a removed user) closes it with 1008. The server's stop closes it
+ * with 1001.
+ */
+export interface WebSocketRoute {
+  /** Under /api/v1, with `:name` segments; may not be `/ws` (the hub's). */
+  path: string;
+  summary: string;
+  permission: Permission;
+  /** Largest frame accepted from the client; default 1 MiB. */
+  maxMessageBytes?: number;
+  /**
+   * Called after the handshake. `params` are the path's segments; a throw closes the socket with
+   * 1011 and its message (a RunnerError's message is meant for the client). May be async.
+   */
+  open(
+    channel: WebSocketChannel,
+    request: { params: Record<string, string>; query: URLSearchParams; principal?: Principal; requestId: string },
+  ): void | Promise<void>;
+}
+
 /** The REST API under `/api/v1` and the other mounts of the HTTP port, provided by the HTTP plugin. */
 export interface HttpRouter {
+  /** Adds a WebSocket endpoint owned by a plugin (see WebSocketRoute). Paths must not overlap. */
+  webSocket(route: WebSocketRoute): void;
+  /**
+   * Keeps something long-lived a principal opened outside an HTTP answer (a terminal session that
+   * outlives its socket) so that revoking the credential ends it like an open stream: `end` is
+   * called with the reason. The returned function forgets it (call it when the thing ends).
+   */
+  trackPrincipal(principal: Principal, end: (reason: string) => void): () => void;
   /** Adds a declared route. */
   add(route: RouteSpec<any, any, any>): void;
   /** Adds a guard to the chain. */

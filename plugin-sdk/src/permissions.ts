@@ -39,6 +39,10 @@ export const Permissions = Object.freeze({
   eventRetry: 'event:retry',
   gitopsView: 'gitops:view',
   gitopsSync: 'gitops:sync',
+  sshView: 'ssh:view',
+  sshUse: 'ssh:use',
+  sshManage: 'ssh:manage',
+  terminalOpen: 'terminal:open',
 } as const);
 
 /** What each built-in permission allows, for the roles table the API and `runner auth roles` show. */
@@ -76,6 +80,11 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.eventRetry]: 'retry a failed event (its failed hooks run again)',
   [Permissions.gitopsView]: 'read the GitOps status (applied commit, drift) and what a sync would change',
   [Permissions.gitopsSync]: 'sync flows, hooks and schedules from the GitOps repository',
+  [Permissions.sshView]: 'read SSH profiles (never their credentials) and their audit logs',
+  [Permissions.sshUse]: 'test an SSH profile (connects to its host)',
+  [Permissions.sshManage]:
+    "create, change and remove SSH profiles, and allow workflows to use one (the profile's workflows flag)",
+  [Permissions.terminalOpen]: "open an interactive shell on an agent's host or through an SSH profile",
 });
 
 /** A permission string such as `workflow:execute`; plugins may define their own `<resource>:<action>`. */
@@ -104,6 +113,11 @@ const P = Permissions;
  *   syncs them from the repository (`gitops:sync`);
  * - every role sees agent groups (`group:view`): they are targets workflows name;
  * - Viewer reads workflows, agents, agent groups, logs, metrics, hooks and schedules, and changes nothing;
+ * - SSH profiles (issue 22): Viewer, Developer and Operator read them and their audit logs
+ *   (`ssh:view`), Operator may test one (`ssh:use`); only Admin creates or changes one (`ssh:manage`),
+ *   which includes allowing workflows to use it (a profile's `workflows` flag: a workflow run acts
+ *   with no user's permissions, so the profile says whether any workflow may), and opens terminals
+ *   (`terminal:open`: a shell reaches past every reviewed workflow);
  * - every role sees stacks (`stack:view`): runs name them; Operator and Developer, who run
  *   workflows, see the names of their secrets (`secret:view`, never a value);
  * - only Admin manages users, tokens, secrets, stacks, agents (exec, stop, remove, enrol), agent groups,
@@ -126,6 +140,8 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.scheduleView,
     P.eventView,
     P.gitopsView,
+    P.sshView,
+    P.sshUse,
     P.stackView,
     P.secretView,
   ],
@@ -148,6 +164,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.eventRetry,
     P.gitopsView,
     P.gitopsSync,
+    P.sshView,
     P.stackView,
     P.secretView,
   ],
@@ -162,6 +179,7 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, readonly Permission[] | '*'
     P.scheduleView,
     P.eventView,
     P.gitopsView,
+    P.sshView,
     P.stackView,
   ],
 });

@@ -50,6 +50,14 @@ import type {
   ExecResponse__Output as _runner_v1_ExecResponse__Output,
 } from './runner/v1/ExecResponse.js';
 import type {
+  FileResult as _runner_v1_FileResult,
+  FileResult__Output as _runner_v1_FileResult__Output,
+} from './runner/v1/FileResult.js';
+import type {
+  GetFileRequest as _runner_v1_GetFileRequest,
+  GetFileRequest__Output as _runner_v1_GetFileRequest__Output,
+} from './runner/v1/GetFileRequest.js';
+import type {
   HeartbeatRequest as _runner_v1_HeartbeatRequest,
   HeartbeatRequest__Output as _runner_v1_HeartbeatRequest__Output,
 } from './runner/v1/HeartbeatRequest.js';
@@ -99,6 +107,10 @@ import type {
   Process__Output as _runner_v1_Process__Output,
 } from './runner/v1/Process.js';
 import type {
+  PutFileRequest as _runner_v1_PutFileRequest,
+  PutFileRequest__Output as _runner_v1_PutFileRequest__Output,
+} from './runner/v1/PutFileRequest.js';
+import type {
   Register as _runner_v1_Register,
   Register__Output as _runner_v1_Register__Output,
 } from './runner/v1/Register.js';
@@ -134,6 +146,22 @@ import type {
   TaskStart as _runner_v1_TaskStart,
   TaskStart__Output as _runner_v1_TaskStart__Output,
 } from './runner/v1/TaskStart.js';
+import type {
+  TerminalData as _runner_v1_TerminalData,
+  TerminalData__Output as _runner_v1_TerminalData__Output,
+} from './runner/v1/TerminalData.js';
+import type {
+  TerminalExit as _runner_v1_TerminalExit,
+  TerminalExit__Output as _runner_v1_TerminalExit__Output,
+} from './runner/v1/TerminalExit.js';
+import type {
+  TerminalInput as _runner_v1_TerminalInput,
+  TerminalInput__Output as _runner_v1_TerminalInput__Output,
+} from './runner/v1/TerminalInput.js';
+import type {
+  TerminalOpen as _runner_v1_TerminalOpen,
+  TerminalOpen__Output as _runner_v1_TerminalOpen__Output,
+} from './runner/v1/TerminalOpen.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
   new (...args: ConstructorParameters<Constructor>): Subtype;
@@ -162,6 +190,8 @@ export interface ProtoGrpcType {
       DiskUsage: MessageTypeDefinition<_runner_v1_DiskUsage, _runner_v1_DiskUsage__Output>;
       ExecRequest: MessageTypeDefinition<_runner_v1_ExecRequest, _runner_v1_ExecRequest__Output>;
       ExecResponse: MessageTypeDefinition<_runner_v1_ExecResponse, _runner_v1_ExecResponse__Output>;
+      FileResult: MessageTypeDefinition<_runner_v1_FileResult, _runner_v1_FileResult__Output>;
+      GetFileRequest: MessageTypeDefinition<_runner_v1_GetFileRequest, _runner_v1_GetFileRequest__Output>;
       HeartbeatRequest: MessageTypeDefinition<_runner_v1_HeartbeatRequest, _runner_v1_HeartbeatRequest__Output>;
       HeartbeatResponse: MessageTypeDefinition<_runner_v1_HeartbeatResponse, _runner_v1_HeartbeatResponse__Output>;
       LogEntry: MessageTypeDefinition<_runner_v1_LogEntry, _runner_v1_LogEntry__Output>;
@@ -181,6 +211,7 @@ export interface ProtoGrpcType {
       NetworkInterface: MessageTypeDefinition<_runner_v1_NetworkInterface, _runner_v1_NetworkInterface__Output>;
       NetworkRate: MessageTypeDefinition<_runner_v1_NetworkRate, _runner_v1_NetworkRate__Output>;
       Process: MessageTypeDefinition<_runner_v1_Process, _runner_v1_Process__Output>;
+      PutFileRequest: MessageTypeDefinition<_runner_v1_PutFileRequest, _runner_v1_PutFileRequest__Output>;
       Register: MessageTypeDefinition<_runner_v1_Register, _runner_v1_Register__Output>;
       Registered: MessageTypeDefinition<_runner_v1_Registered, _runner_v1_Registered__Output>;
       ResourceUsage: MessageTypeDefinition<_runner_v1_ResourceUsage, _runner_v1_ResourceUsage__Output>;
@@ -190,6 +221,10 @@ export interface ProtoGrpcType {
       TaskRequest: MessageTypeDefinition<_runner_v1_TaskRequest, _runner_v1_TaskRequest__Output>;
       TaskResponse: MessageTypeDefinition<_runner_v1_TaskResponse, _runner_v1_TaskResponse__Output>;
       TaskStart: MessageTypeDefinition<_runner_v1_TaskStart, _runner_v1_TaskStart__Output>;
+      TerminalData: MessageTypeDefinition<_runner_v1_TerminalData, _runner_v1_TerminalData__Output>;
+      TerminalExit: MessageTypeDefinition<_runner_v1_TerminalExit, _runner_v1_TerminalExit__Output>;
+      TerminalInput: MessageTypeDefinition<_runner_v1_TerminalInput, _runner_v1_TerminalInput__Output>;
+      TerminalOpen: MessageTypeDefinition<_runner_v1_TerminalOpen, _runner_v1_TerminalOpen__Output>;
     };
   };
 }

@@ -18,8 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, sshdAvailable, startSshd, type TestSshd } from '../support/sshd.js';
 import { localToken, runRunner, selfSignedCert, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
 
+const dataDir = tempDataDir('runner-install-');
 let sshd: TestSshd;
-// Set once sshd runs (beforeAll); the tests read them as the server's facts.
 let user = '';
 let home = '';
 let work = '';
@@ -27,11 +27,12 @@ let clientKey = '';
 let hostKey = '';
 let knownHosts = '';
 let port = 0;
-let uid = -1;
 let deadPort = 0;
-const dataDir = tempDataDir('runner-install-');
+let uid = -1;
 const masters: ReturnType<typeof spawnRunner>[] = [];
+
 const authorize = (path?: string) => sshd.authorize(path);
+const hostFingerprint = () => sshd.hostFingerprint();
 
 function install(name: string, extra: string[] = [], env: Record<string, string> = {}) {
   return runRunner(
@@ -56,9 +57,6 @@ function install(name: string, extra: string[] = [], env: Record<string, string>
     { env: { RUNNER_DATA_DIR: dataDir, SSH_AUTH_SOCK: '', ...env } },
   );
 }
-
-const hostFingerprint = () =>
-  execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${hostKey}.pub`], { encoding: 'utf8' }).split(' ')[1];
 
 function alive(pid: number): boolean {
   try {
@@ -86,7 +84,7 @@ const canRun = sshdAvailable();
 beforeAll(async () => {
   if (!canRun) return;
   sshd = await startSshd();
-  ({ user, home, uid, port, clientKey, hostKey, dir: work } = sshd);
+  ({ user, home, work, clientKey, hostKey, port, uid } = sshd);
   knownHosts = join(work, 'known_hosts');
 
   // PATHs for the Node checks: every tool but node, and a node that is too old.
@@ -103,9 +101,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!canRun) return;
   for (const m of masters) if (m.exitCode === null) m.kill('SIGKILL');
-  // userdel -r removes the installed agents' releases: half a minute on a busy machine.
-  await sshd.stop();
-}, 90_000);
+  await sshd?.stop();
+}, 30_000);
 
 describe.skipIf(!canRun)('runner agent install over SSH', () => {
   it('refuses a host whose key is not known, naming the key and the way to trust it', async () => {

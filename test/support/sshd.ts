@@ -1,6 +1,6 @@
-// A real OpenSSH server on loopback for tests (Debian's openssh-server): a throwaway user with a
-// temporary client key pair, a temporary host key and config, started with `sshd -D -e`. Needs
-// root (useradd) and /usr/sbin/sshd; `sshdAvailable()` says whether this machine can run it.
+// A real OpenSSH server on loopback for tests: Debian's openssh-server started with a temporary host
+// key and config, for a throwaway user with a temporary key pair (and a password when asked). Needs
+// root (useradd) and /usr/sbin/sshd; `sshdAvailable()` says whether both are there.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,33 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hasTool, isRoot } from './tools.js';
 
-const SSHD = '/usr/sbin/sshd';
+export const SSHD = '/usr/sbin/sshd';
 
-export interface TestSshd {
-  /** The throwaway user sshd lets in (only that one). */
-  user: string;
-  home: string;
-  uid: number;
-  port: number;
-  /** A temporary directory (mode 0755) holding the keys and the config; tests may put files there. */
-  dir: string;
-  /** The client's private key (`.pub` beside it), authorized for `user`. */
-  clientKey: string;
-  /** The host's private key (`.pub` beside it). */
-  hostKey: string;
-  /** A known_hosts line for this server's key (`[127.0.0.1]:port ssh-ed25519 ...`). */
-  knownHostsLine: string;
-  /** What sshd logged so far. */
-  log(): string;
-  /** Writes the user's authorized_keys with the client key; `path` replaces its PATH. */
-  authorize(path?: string): void;
-  /** Processes of the throwaway user. */
-  userPids(): number[];
-  /** Stops sshd, kills the user's processes and removes the user. */
-  stop(): Promise<void>;
-}
-
-/** Whether this machine can run the server: root, and sshd installed. */
 export function sshdAvailable(): boolean {
   return isRoot() && (existsSync(SSHD) || hasTool(SSHD, 'openssh-server'));
 }
@@ -45,23 +20,68 @@ export function freePort(): Promise<number> {
     const server = createServer();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+      const { port: p } = server.address() as { port: number };
+      server.close(() => resolve(p));
     });
   });
 }
 
-/** Starts sshd on a free loopback port for a new throwaway user; resolves once it listens. */
-export async function startSshd(prefix = 'runner-test'): Promise<TestSshd> {
-  const user = `${prefix}-${randomBytes(4).toString('hex')}`;
+export interface TestSshd {
+  port: number;
+  user: string;
+  home: string;
+  uid: number;
+  /** The temporary directory holding the keys and the config. */
+  work: string;
+  /** The client's private key file (its `.pub` beside it is authorized). */
+  clientKey: string;
+  /** The host key file in use (its `.pub` beside it). */
+  hostKey: string;
+  /** The user's password, when `password` was asked for (PasswordAuthentication yes). */
+  password?: string;
+  /** What sshd printed so far (LogLevel VERBOSE). */
+  log(): string;
+  /** `SHA256:...` of the host key in use. */
+  hostFingerprint(): string;
+  /** Writes authorized_keys; `path` replaces the user's PATH (PermitUserEnvironment PATH). */
+  authorize(path?: string): void;
+  /** Restarts sshd with a new host key on the same port (a reinstalled host, or a man in the middle). */
+  changeHostKey(): Promise<void>;
+  /** Stops sshd, kills the user's processes and removes the user. */
+  stop(): Promise<void>;
+}
+
+/**
+ * useradd and userdel lock /etc/passwd; other tests on the machine may hold the lock a moment
+ * ("cannot lock /etc/passwd; try again later", exit 1 or 10): tried again for up to 20 s.
+ */
+function accountCommand(command: string, args: string[]): void {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      execFileSync(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+      return;
+    } catch (error) {
+      const stderr = String((error as { stderr?: Buffer }).stderr ?? '');
+      if (!/cannot lock/.test(stderr) || Date.now() > deadline) throw error;
+      execFileSync('sleep', ['0.2']);
+    }
+  }
+}
+
+/** Starts sshd for a new throwaway user. `extraConfig` lines are added to sshd_config. */
+export async function startSshd(options: { password?: boolean; extraConfig?: string[] } = {}): Promise<TestSshd> {
+  const user = `runner-test-${randomBytes(4).toString('hex')}`;
   const home = `/home/${user}`;
-  const dir = mkdtempSync(join(tmpdir(), 'runner-sshd-'));
-  const clientKey = join(dir, 'client_ed25519');
-  const hostKey = join(dir, 'host_ed25519');
-  chmodSync(dir, 0o755);
-  execFileSync('useradd', ['-m', '-s', '/bin/bash', user]);
+  const work = mkdtempSync(join(tmpdir(), 'runner-sshd-'));
+  chmodSync(work, 0o755);
+  const clientKey = join(work, 'client_ed25519');
+  let hostKey = join(work, 'host_ed25519');
+  accountCommand('useradd', ['-m', '-s', '/bin/bash', user]);
+  const password = options.password ? randomBytes(12).toString('hex') : undefined;
   // useradd leaves the password "!" (locked), which sshd without PAM refuses even for keys.
-  execFileSync('usermod', ['-p', '*', user]);
+  if (password) execFileSync('chpasswd', { input: `${user}:${password}\n` });
+  else accountCommand('usermod', ['-p', '*', user]);
   const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
   mkdirSync(join(home, '.ssh'), { mode: 0o700 });
   execFileSync('chown', [`${user}:${user}`, join(home, '.ssh')]);
@@ -74,42 +94,54 @@ export async function startSshd(prefix = 'runner-test'): Promise<TestSshd> {
     chmodSync(join(home, '.ssh/authorized_keys'), 0o600);
   };
   authorize();
-
   const port = await freePort();
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
-  writeFileSync(
-    join(dir, 'sshd_config'),
-    [
-      `Port ${port}`,
-      'ListenAddress 127.0.0.1',
-      `HostKey ${hostKey}`,
-      `PidFile ${join(dir, 'sshd.pid')}`,
-      'AuthorizedKeysFile .ssh/authorized_keys',
-      'PubkeyAuthentication yes',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'UsePAM no',
-      'PermitRootLogin no',
-      'PermitUserEnvironment PATH',
-      `AllowUsers ${user}`,
-      'LogLevel VERBOSE',
-      '',
-    ].join('\n'),
-  );
+  let sshd: ChildProcess | undefined;
   let log = '';
-  const sshd: ChildProcess = spawn(SSHD, ['-D', '-e', '-f', join(dir, 'sshd_config')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      log += d.toString();
-      if (log.includes(`Server listening on 127.0.0.1 port ${port}`)) resolve();
-    };
-    sshd.stderr?.on('data', onData);
-    sshd.stdout?.on('data', onData);
-    sshd.once('exit', (code) => reject(new Error(`sshd exited (${code}):\n${log}`)));
-  });
-  const userPids = () => {
+  const start = async () => {
+    writeFileSync(
+      join(work, 'sshd_config'),
+      [
+        `Port ${port}`,
+        'ListenAddress 127.0.0.1',
+        `HostKey ${hostKey}`,
+        `PidFile ${join(work, 'sshd.pid')}`,
+        'AuthorizedKeysFile .ssh/authorized_keys',
+        'PubkeyAuthentication yes',
+        `PasswordAuthentication ${password ? 'yes' : 'no'}`,
+        'KbdInteractiveAuthentication no',
+        'UsePAM no',
+        'PermitRootLogin no',
+        'PermitUserEnvironment PATH',
+        `AllowUsers ${user}`,
+        'LogLevel VERBOSE',
+        'Subsystem sftp internal-sftp',
+        ...(options.extraConfig ?? []),
+        '',
+      ].join('\n'),
+    );
+    const child = spawn(SSHD, ['-D', '-e', '-f', join(work, 'sshd_config')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    sshd = child;
+    await new Promise<void>((resolve, reject) => {
+      let mine = '';
+      const onData = (d: Buffer) => {
+        log += d.toString();
+        mine += d.toString();
+        if (mine.includes(`Server listening on 127.0.0.1 port ${port}`)) resolve();
+      };
+      child.stderr?.on('data', onData);
+      child.stdout?.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`sshd exited (${code}):\n${log}`)));
+    });
+  };
+  const stopSshd = async () => {
+    const child = sshd;
+    if (!child || child.exitCode !== null) return;
+    const gone = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await gone;
+  };
+  const userPids = (): number[] => {
     try {
       return execFileSync('ps', ['-o', 'pid=', '-u', user], { encoding: 'utf8' })
         .split('\n')
@@ -119,29 +151,38 @@ export async function startSshd(prefix = 'runner-test'): Promise<TestSshd> {
       return [];
     }
   };
-  const hostPub = readFileSync(`${hostKey}.pub`, 'utf8').split(' ').slice(0, 2).join(' ');
+  await start();
   return {
+    port,
     user,
     home,
     uid,
-    port,
-    dir,
+    work,
     clientKey,
-    hostKey,
-    knownHostsLine: `[127.0.0.1]:${port} ${hostPub}`,
+    get hostKey() {
+      return hostKey;
+    },
+    password,
     log: () => log,
+    hostFingerprint: () =>
+      execFileSync('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${hostKey}.pub`], { encoding: 'utf8' }).split(' ')[1],
     authorize,
-    userPids,
+    async changeHostKey() {
+      await stopSshd();
+      hostKey = join(work, `host_ed25519_${randomBytes(3).toString('hex')}`);
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', hostKey]);
+      await start();
+    },
     async stop() {
       for (const pid of userPids()) {
         try {
           process.kill(pid, 'SIGKILL');
         } catch {}
       }
-      sshd.kill('SIGTERM');
+      await stopSshd();
       for (let i = 0; i < 50 && userPids().length > 0; i++) await new Promise((r) => setTimeout(r, 100));
       try {
-        execFileSync('userdel', ['-r', '-f', user], { stdio: 'ignore' });
+        accountCommand('userdel', ['-r', '-f', user]);
       } catch {}
     },
   };

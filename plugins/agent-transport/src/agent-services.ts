@@ -8,6 +8,7 @@ import {
   type AgentDelegator,
   type AgentExecResult,
   type AgentRegistry,
+  type AgentTerminals,
   type DelegatedResult,
   type EventBus,
   type Logger,
@@ -247,6 +248,56 @@ export function createDelegator(state: MasterState): AgentDelegator {
         message: result?.message || undefined,
         outputs: result?.outputs_json ? (JSON.parse(result.outputs_json) as Record<string, LuaValue>) : undefined,
       };
+    },
+  };
+}
+
+/** Terminals and file copies on this master's agents, each on the agent's own session. */
+export function createTerminals(state: MasterState): AgentTerminals {
+  return {
+    open: async (name, size, output) => {
+      const session = sessionOf(state, name);
+      const controller = new AbortController();
+      let id = 0;
+      const exited = session
+        .request(
+          { open_terminal: { rows: size.rows, cols: size.cols, term: size.term ?? '' } },
+          {
+            what: 'OpenTerminal',
+            signal: controller.signal,
+            abortError: () => new StreamEnded(),
+            onId: (callId) => (id = callId),
+            onOutput: output,
+          },
+        )
+        .then(
+          (answer) => answer.terminal_exit?.exit_code ?? -1,
+          (error: unknown) => {
+            // Closed from here: the shell was hung up on, which is its end.
+            if (error instanceof StreamEnded) return -1;
+            throw error;
+          },
+        );
+      return {
+        write: (data) => session.send({ call_id: id, terminal_input: { data: Buffer.from(data), rows: 0, cols: 0 } }),
+        resize: (rows, cols) => session.send({ call_id: id, terminal_input: { data: Buffer.alloc(0), rows, cols } }),
+        close: () => controller.abort(),
+        exited,
+      };
+    },
+    putFile: async (name, path, data, mode = 0o600) => {
+      const answer = await sessionOf(state, name).request(
+        { put_file: { path, data, mode } },
+        { what: 'PutFile', timeoutMs: state.config.callTimeoutMs * 4 },
+      );
+      return Number(answer.file_result?.bytes ?? 0);
+    },
+    getFile: async (name, path, maxBytes) => {
+      const answer = await sessionOf(state, name).request(
+        { get_file: { path, max_bytes: maxBytes } },
+        { what: 'GetFile', timeoutMs: state.config.callTimeoutMs * 4 },
+      );
+      return Buffer.from(answer.file_result?.data ?? Buffer.alloc(0));
     },
   };
 }

@@ -5,6 +5,7 @@ import {
   RunnerError,
   type Agent,
   type AgentDelegator,
+  type AgentTerminals,
   type AgentRegistry,
   type AgentStatus,
   type EventBus,
@@ -23,7 +24,7 @@ import {
   type MasterMessage,
   type Register__Output,
 } from '@runner/proto';
-import { createDelegator, createRegistry, type MasterState } from './agent-services.js';
+import { createDelegator, createRegistry, createTerminals, type MasterState } from './agent-services.js';
 import { AgentStore } from './agent-store.js';
 import { readPem, type MasterTransportConfig } from './config.js';
 import { formatMs } from './errors.js';
@@ -62,6 +63,7 @@ export interface AgentMasterOptions {
 export class AgentMaster {
   readonly registry: AgentRegistry;
   readonly delegator: AgentDelegator;
+  readonly terminals: AgentTerminals;
   private readonly records = new Map<string, AgentRecord>();
   private readonly listeners = new Set<(agent: Agent) => void>();
   private readonly server: grpc.Server;
@@ -115,6 +117,7 @@ export class AgentMaster {
     };
     this.registry = createRegistry(state);
     this.delegator = createDelegator(state);
+    this.terminals = createTerminals(state);
   }
 
   /** Keeps agent identities the same on every master sharing the store. */

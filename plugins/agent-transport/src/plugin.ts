@@ -1,6 +1,7 @@
 import {
   AgentDelegatorRef,
   AgentRegistryRef,
+  AgentTerminalsRef,
   ClusterRef,
   definePlugin,
   HttpRouterRef,
@@ -22,7 +23,7 @@ export const plugin = definePlugin({
   description:
     'Master side of the agent transport: gRPC server, join tokens, TLS, heartbeats, agent registry, task delegation',
   profiles: ['master'],
-  provides: [AgentRegistryRef, AgentDelegatorRef],
+  provides: [AgentRegistryRef, AgentDelegatorRef, AgentTerminalsRef],
   dependsOn: {
     store: optional(StoreRef),
     http: optional(HttpRouterRef),
@@ -100,6 +101,7 @@ export const plugin = definePlugin({
     const unshare = cluster?.shared ? master.shareIdentities(cluster) : undefined;
     ctx.provide(AgentRegistryRef, shared?.registry ?? master.registry);
     ctx.provide(AgentDelegatorRef, shared?.delegator ?? master.delegator);
+    ctx.provide(AgentTerminalsRef, master.terminals);
     const { host, port } = await master.listen();
     shared?.start();
     const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;

@@ -3,10 +3,13 @@ import type { AgentMessage__Output, LogEntry__Output, MasterMessage } from '@run
 import { AgentCallError, AgentLostError, AgentTimeoutError, AgentUnreachableError } from './errors.js';
 
 /** The request bodies of MasterMessage, by the oneof name. */
-export type MasterRequest = Pick<MasterMessage, 'execute_task' | 'stream_logs' | 'get_metrics' | 'exec' | 'control'>;
+export type MasterRequest = Pick<
+  MasterMessage,
+  'execute_task' | 'stream_logs' | 'get_metrics' | 'exec' | 'control' | 'open_terminal' | 'put_file' | 'get_file'
+>;
 
 /** The answer kinds of AgentMessage that complete a call. */
-type Answer = 'task_result' | 'metrics' | 'exec_result' | 'control_result';
+type Answer = 'task_result' | 'metrics' | 'exec_result' | 'control_result' | 'terminal_exit' | 'file_result';
 
 /** What the master delegated with an ExecuteTask call: the state it lets the task reach follows from it. */
 export interface DelegatedTask {
@@ -27,6 +30,7 @@ interface PendingCall {
   resolve(message: AgentMessage__Output): void;
   reject(error: Error): void;
   onLog?(entry: LogEntry__Output): void;
+  onOutput?(data: Buffer): void;
   cleanup(): void;
 }
 
@@ -41,6 +45,10 @@ export interface CallOptions {
   /** What an abort rejects with (default: the signal's reason). */
   abortError?: () => Error;
   onLog?(entry: LogEntry__Output): void;
+  /** OpenTerminal: what the shell printed. */
+  onOutput?(data: Buffer): void;
+  /** Told the call's id as it is sent (a terminal's input goes with it). */
+  onId?(id: number): void;
 }
 
 /**
@@ -100,6 +108,7 @@ export class AgentSession {
         resolve: (message) => settle(() => resolve(message)),
         reject: (error) => settle(() => reject(error)),
         onLog: options.onLog,
+        onOutput: options.onOutput,
         cleanup: () => {
           clearTimeout(timer);
           options.signal?.removeEventListener('abort', onAbort);
@@ -112,6 +121,7 @@ export class AgentSession {
         }, options.timeoutMs);
       }
       options.signal?.addEventListener('abort', onAbort, { once: true });
+      options.onId?.(id);
       this.send({ call_id: id, ...body });
     });
   }
@@ -139,6 +149,9 @@ export class AgentSession {
       case 'log':
         if (message.log) call.onLog?.(message.log);
         return;
+      case 'terminal_output':
+        if (message.terminal_output) call.onOutput?.(message.terminal_output.data);
+        return;
       case 'failed':
         call.reject(
           new AgentCallError(this.name, message.failed?.code ?? '', message.failed?.message ?? 'the call failed'),
@@ -148,6 +161,8 @@ export class AgentSession {
       case 'metrics':
       case 'exec_result':
       case 'control_result':
+      case 'terminal_exit':
+      case 'file_result':
         call.resolve(message as AgentMessage__Output & Record<Answer, unknown>);
         return;
     }

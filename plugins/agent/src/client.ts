@@ -16,6 +16,9 @@ import {
   type ResourceUsage,
   type TaskRequest__Output,
   type TaskResponse,
+  type GetFileRequest__Output,
+  type PutFileRequest__Output,
+  type TerminalOpen__Output,
 } from '@runner/proto';
 import { Reconnector, type ReconnectPolicy } from './reconnect.js';
 
@@ -39,6 +42,15 @@ export interface AgentHandlers {
   };
   /** Called once the master has the answer to a Control call. */
   control(action: 'restart' | 'stop'): void;
+  /** OpenTerminal: a shell on a PTY; `output` streams what it prints. Absent: the call is refused. */
+  terminal?(
+    request: TerminalOpen__Output,
+    output: (data: Buffer) => void,
+  ): { write(data: Buffer): void; resize(rows: number, cols: number): void; exited: Promise<number>; close(): void };
+  /** PutFile: writes the file, answers the bytes written. */
+  putFile?(request: PutFileRequest__Output): Promise<number>;
+  /** GetFile: the file's content. */
+  getFile?(request: GetFileRequest__Output): Promise<Buffer>;
 }
 
 export interface TlsOptions {
@@ -134,6 +146,8 @@ export class AgentClient {
   private current?: { stream: grpc.ClientDuplexStream<AgentMessage, MasterMessage__Output>; client: MasterClient };
   private readonly registeredListeners = new Set<() => void>();
   private readonly running = new Map<number, AbortController>();
+  /** Open terminals by the call id of their OpenTerminal (their input arrives with it). */
+  private readonly terminals = new Map<number, ReturnType<NonNullable<AgentHandlers['terminal']>>>();
   /** Tasks accepted and waiting for the master's `start_task`. */
   private readonly accepted = new Map<number, TaskRequest__Output>();
   private credential?: string;
@@ -463,6 +477,44 @@ export class AgentClient {
           .exec(message.exec as ExecRequest__Output, controller.signal)
           .then((result) => send({ call_id: id, exec_result: result }), fail)
           .finally(() => untrack(controller));
+        return;
+      }
+      case 'open_terminal': {
+        if (!handlers.terminal) return fail({ code: 'unsupported_call', message: 'this agent serves no terminal' });
+        const controller = track();
+        const request = message.open_terminal as TerminalOpen__Output;
+        logger.info(`opening a terminal for the master (${request.cols}x${request.rows})`);
+        const pty = handlers.terminal(request, (data) => send({ call_id: id, terminal_output: { data } }));
+        this.terminals.set(id, pty);
+        controller.signal.addEventListener('abort', () => pty.close(), { once: true });
+        pty.exited
+          .then((code) => send({ call_id: id, terminal_exit: { exit_code: code } }), fail)
+          .finally(() => {
+            this.terminals.delete(id);
+            untrack(controller);
+          });
+        return;
+      }
+      case 'terminal_input': {
+        const pty = this.terminals.get(id);
+        const input = message.terminal_input;
+        if (!pty || !input) return;
+        if (input.data.length > 0) pty.write(input.data);
+        if (input.rows > 0 && input.cols > 0) pty.resize(input.rows, input.cols);
+        return;
+      }
+      case 'put_file': {
+        if (!handlers.putFile) return fail({ code: 'unsupported_call', message: 'this agent serves no file upload' });
+        handlers
+          .putFile(message.put_file as PutFileRequest__Output)
+          .then((bytes) => send({ call_id: id, file_result: { bytes } }), fail);
+        return;
+      }
+      case 'get_file': {
+        if (!handlers.getFile) return fail({ code: 'unsupported_call', message: 'this agent serves no file download' });
+        handlers
+          .getFile(message.get_file as GetFileRequest__Output)
+          .then((data) => send({ call_id: id, file_result: { data, bytes: data.length } }), fail);
         return;
       }
       case 'control': {

@@ -18,6 +18,7 @@ import { MetricsCollector } from './metrics.js';
 import type { AgentEnd, AgentProcess } from './process.js';
 import { StateCalls } from './state-calls.js';
 import { runTask, maskTaskSecrets } from './task-runner.js';
+import { getFile, openPty, putFile } from './pty.js';
 
 export interface AgentServiceOptions {
   config: AgentConfig;
@@ -158,6 +159,15 @@ export class AgentService implements AgentProcess {
           subscribe: (listener) => this.log.follow(listener),
         }),
         control: (action) => this.control(action === 'restart' ? { kind: 'restart' } : { kind: 'stop-requested' }),
+        terminal: (request, output) => openPty({ rows: request.rows, cols: request.cols, term: request.term }, output),
+        putFile: (request) => {
+          logger.info(`writing ${request.path} for the master (terminal upload, ${request.data.length} bytes)`);
+          return putFile(request.path, request.data, request.mode);
+        },
+        getFile: (request) => {
+          logger.info(`reading ${request.path} for the master (terminal download)`);
+          return getFile(request.path, Number(request.max_bytes));
+        },
       },
     });
     this.ended = Promise.race([this.client.finished, controlled]);

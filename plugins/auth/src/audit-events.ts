@@ -3,7 +3,8 @@ import type { AuditLog } from './audit-log.js';
 
 /**
  * What changes who may connect as an agent happens over gRPC or in files, not through a route the
- * audit guard sees: enrolments and join-token rotations reach the audit log as events.
+ * audit guard sees: enrolments and join-token rotations reach the audit log as events. So do the
+ * start and end of terminal sessions, which outlive the request that opened them.
  */
 export function auditAgentEvents(events: EventBus, audit: AuditLog): () => void {
   const base = { user: 'system', ip: '', result: 'success' as const, status: 200, request_id: '' };
@@ -25,6 +26,26 @@ export function auditAgentEvents(events: EventBus, audit: AuditLog): () => void 
         resource: 'agent-token',
         action: 'join token replaced',
         detail: `a new join token in ${data.source}; agents enrol with it from now on`,
+      }),
+    ),
+    events.on('terminal.opened', ({ data }) =>
+      audit.record({
+        ...base,
+        user: data.user,
+        event: 'terminal.opened',
+        resource: `terminal/${data.id}`,
+        action: 'terminal session opened',
+        detail: `a shell on ${data.target}`,
+      }),
+    ),
+    events.on('terminal.closed', ({ data }) =>
+      audit.record({
+        ...base,
+        user: data.user,
+        event: 'terminal.closed',
+        resource: `terminal/${data.id}`,
+        action: 'terminal session ended',
+        detail: `the shell on ${data.target}: ${data.reason}`,
       }),
     ),
   ];

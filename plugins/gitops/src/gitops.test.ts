@@ -288,11 +288,14 @@ describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
   let repo: Repo;
 
   beforeAll(async () => {
-    sshd = await startSshd('runner-gitops');
+    sshd = await startSshd();
     repo = new Repo(join(sshd.home, 'ops.git'));
     repo.push({ 'flows/web.yaml': flowYaml('web') }, 'web over ssh');
     execFileSync('chown', ['-R', `${sshd.user}:${sshd.user}`, repo.bare]);
-    writeFileSync(join(root, 'known_hosts'), `${sshd.knownHostsLine}\n`);
+    writeFileSync(
+      join(root, 'known_hosts'),
+      `[127.0.0.1]:${sshd.port} ${readFileSync(`${sshd.hostKey}.pub`, 'utf8').trim()}\n`,
+    );
     kernel = await master({}, [secretsPlugin]);
   }, 60_000);
   afterAll(async () => {

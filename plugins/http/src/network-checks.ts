@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
-import { ForbiddenError, InvalidInputError, type Guard, type Logger } from '@runner/plugin-sdk';
+import type { IncomingMessage } from 'node:http';
+import { ForbiddenError, InvalidInputError, RunnerError, type Guard, type Logger } from '@runner/plugin-sdk';
 
 /** True for an address only this host reaches: 127.0.0.0/8, ::1, localhost. */
 export function isLoopback(address: string): boolean {
@@ -106,4 +107,21 @@ export function securityHeaders(path: string, tls: boolean): [string, string][] 
   if (path.startsWith('/api/v1/auth/')) headers.push(['cache-control', 'no-store']);
   if (tls) headers.push(['strict-transport-security', 'max-age=31536000']);
   return headers;
+}
+
+/**
+ * Why a WebSocket upgrade may not proceed yet, before its guards: the server stopping (503), or an
+ * origin not allowed (403: browsers do not apply CORS to WebSockets, so the origin is checked
+ * here, the master's own or one listed). Undefined when it may. The hub and plugins' routes share it.
+ */
+export function upgradeRefusal(
+  req: IncomingMessage,
+  corsOrigins: readonly string[],
+  closing: boolean,
+): RunnerError | undefined {
+  if (closing) return new RunnerError('unavailable', 'the server is stopping', { status: 503 });
+  const origin = req.headers.origin;
+  if (!originAllowed(origin, req.headers.host, corsOrigins))
+    return new ForbiddenError(`origin ${origin} is not allowed (config http.cors_origins)`);
+  return undefined;
 }

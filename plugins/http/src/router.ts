@@ -14,6 +14,7 @@ import {
   type RouteMeta,
   type RouteSpec,
   type StaticMount,
+  type WebSocketRoute,
   buildOpenApi,
 } from '@runner/plugin-sdk';
 import polka, { type NextHandler, type Polka, type Request } from 'polka';
@@ -31,6 +32,7 @@ import { pathOf, QueryStrings, requestIdOf, searchOf } from './request-parts.js'
 export { API_PREFIX } from './route-declaration.js';
 export { requestIdOf } from './request-parts.js';
 import { StaticFiles } from './static-files.js';
+import { WebSocketRoutes } from './websocket-routes.js';
 
 const DEFAULT_ALLOWED_HEADERS = 'content-type, authorization, x-request-id';
 
@@ -56,6 +58,8 @@ export class ApiRouter implements HttpRouter {
   private readonly guards = new GuardChain();
   /** Open WebSocket and server-sent event answers, ended when their credential is revoked. */
   readonly streams = new LiveStreams();
+  /** WebSocket endpoints plugins own (webSocket); the server's upgrade listener asks them before the hub. */
+  readonly webSockets: WebSocketRoutes;
   private readonly queries = new QueryStrings();
   /** What dispatchRoute needs of the router: its guards and its two ways of answering. */
   private readonly pipeline: DispatchPipeline = {
@@ -80,6 +84,20 @@ export class ApiRouter implements HttpRouter {
       onError: (error, req, res) => this.sendError(req, res, error),
     });
     this.metas.push(WEBSOCKET_ROUTE);
+    this.webSockets = new WebSocketRoutes({
+      logger: options.logger,
+      corsOrigins: options.corsOrigins,
+      authorize: (meta, req, socket, requestId) => this.guards.run(meta, req, requestId, socket, () => 101),
+      track: (principal, end) => this.streams.track(principal, end),
+    });
+  }
+
+  webSocket(route: WebSocketRoute): void {
+    this.metas.push(this.webSockets.add(route));
+  }
+
+  trackPrincipal(principal: Principal, end: (reason: string) => void): () => void {
+    return this.streams.track(principal, end);
   }
 
   add(route: RouteSpec<any, any, any>): void {

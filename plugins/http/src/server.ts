@@ -11,7 +11,7 @@ import { connectHost, formatHostPort } from './address.js';
 import type { HttpConfig } from './config.js';
 import { ListenError } from './errors.js';
 import { writeRawError } from './raw-response.js';
-import { ApiRouter } from './router.js';
+import { ApiRouter, requestIdOf } from './router.js';
 import { WebSocketHubService } from './websocket-hub.js';
 
 export interface HttpServiceOptions {
@@ -94,7 +94,11 @@ export class HttpService {
         error: error.code ?? error.message,
       }),
     );
-    server.on('upgrade', (req, socket, head) => this.hub.handleUpgrade(req, socket, head));
+    // A plugin's own WebSocket endpoint (HttpRouter.webSocket) first; everything else is the hub's.
+    server.on('upgrade', (req, socket, head) => {
+      if (!this.router.webSockets.handle(req, socket, head, requestIdOf(req)))
+        this.hub.handleUpgrade(req, socket, head);
+    });
     server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => this.onClientError(error, socket));
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error: NodeJS.ErrnoException) => reject(new ListenError(bindAddress, port, error)));
@@ -149,6 +153,7 @@ export class HttpService {
     // Their connections close after the answer instead of waiting for another request.
     for (const res of this.inFlight) if (!res.headersSent) res.setHeader('connection', 'close');
     const clientsGone = this.hub.closeAll();
+    this.router.webSockets.closeAll();
     const { shutdownTimeoutMs } = this.options.config;
     if (this.inFlight.size > 0)
       this.options.logger.info(`waiting for ${this.inFlight.size} HTTP request(s) to finish`, {
@@ -162,6 +167,7 @@ export class HttpService {
           `HTTP shutdown: ${this.inFlight.size} request(s) and ${this.hub.clientCount()} WebSocket client(s) still open after ${shutdownTimeoutMs / 1000} s; closing them`,
         );
         this.hub.terminateAll();
+        this.router.webSockets.terminateAll();
         server.closeAllConnections();
         resolve();
       }, shutdownTimeoutMs);

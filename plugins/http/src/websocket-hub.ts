@@ -2,7 +2,6 @@ import { performance } from 'node:perf_hooks';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
-  ForbiddenError,
   NotFoundError,
   RunnerError,
   streamPermission,
@@ -18,7 +17,7 @@ import {
 } from '@runner/plugin-sdk';
 import { WebSocket, WebSocketServer } from 'ws';
 import { writeRawError } from './raw-response.js';
-import { originAllowed } from './network-checks.js';
+import { upgradeRefusal } from './network-checks.js';
 import { API_PREFIX, requestIdOf } from './router.js';
 
 export const WEBSOCKET_PATH = `${API_PREFIX}/ws`;
@@ -153,21 +152,8 @@ export class WebSocketHubService implements WebSocketHub {
         new NotFoundError(`no WebSocket endpoint at ${path}; use ${WEBSOCKET_PATH}`),
         requestId,
       );
-    if (this.closing)
-      return writeRawError(
-        socket,
-        new RunnerError('unavailable', 'the server is stopping', { status: 503 }),
-        requestId,
-      );
-    // Browsers do not apply CORS to WebSockets, so the origin is checked here: the master's own, or listed.
-    const origin = req.headers.origin;
-    if (!originAllowed(origin, req.headers.host, this.options.corsOrigins)) {
-      return writeRawError(
-        socket,
-        new ForbiddenError(`origin ${origin} is not allowed (config http.cors_origins)`),
-        requestId,
-      );
-    }
+    const refusal = upgradeRefusal(req, this.options.corsOrigins, this.closing);
+    if (refusal) return writeRawError(socket, refusal, requestId);
     const accept = (principal: Principal | undefined) => {
       this.requestIds.set(req, requestId);
       this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, socket, req, requestId, principal));

@@ -80,6 +80,18 @@ export const NAV: NavItem[] = [
     permission: 'gitops:view',
     icon: 'M6 3v12M6 15a3 3 0 1 0 0 6 3 3 0 0 0 0-6zM18 9a3 3 0 1 0 0-6 3 3 0 0 0 0 6zM18 9a9 9 0 0 1-9 9',
   },
+  {
+    href: '/ssh',
+    label: 'SSH profiles',
+    permission: 'ssh:view',
+    icon: 'M4 5h16v14H4zM7 9l3 3-3 3M12 15h5',
+  },
+  {
+    href: '/terminal',
+    label: 'Terminal',
+    permission: 'terminal:open',
+    icon: 'M3 4h18v16H3zM6 8l4 4-4 4M12 16h6',
+  },
   { href: '/logs', label: 'Logs', permission: 'logs:view', icon: 'M5 4h14v16H5zM8 8h8M8 12h8M8 16h5' },
   {
     href: '/settings',
@@ -96,10 +108,7 @@ export interface PlannedPage {
   what: string;
 }
 
-export const PLANNED: PlannedPage[] = [
-  { href: '/terminal', label: 'Terminal', what: 'remote terminal sessions on agents, with file transfer' },
-  { href: '/ssh', label: 'SSH profiles', what: 'SSH connection profiles for agentless hosts' },
-];
+export const PLANNED: PlannedPage[] = [];
 
 /** The planned page a path belongs to (`/flows/x` is Flows), if any. */
 export function plannedPage(pathname: string): PlannedPage | undefined {

@@ -20,6 +20,14 @@ import type {
   ExecResponse__Output as _runner_v1_ExecResponse__Output,
 } from '../../runner/v1/ExecResponse.js';
 import type {
+  FileResult as _runner_v1_FileResult,
+  FileResult__Output as _runner_v1_FileResult__Output,
+} from '../../runner/v1/FileResult.js';
+import type {
+  GetFileRequest as _runner_v1_GetFileRequest,
+  GetFileRequest__Output as _runner_v1_GetFileRequest__Output,
+} from '../../runner/v1/GetFileRequest.js';
+import type {
   HeartbeatRequest as _runner_v1_HeartbeatRequest,
   HeartbeatRequest__Output as _runner_v1_HeartbeatRequest__Output,
 } from '../../runner/v1/HeartbeatRequest.js';
@@ -44,6 +52,10 @@ import type {
   MetricsResponse__Output as _runner_v1_MetricsResponse__Output,
 } from '../../runner/v1/MetricsResponse.js';
 import type {
+  PutFileRequest as _runner_v1_PutFileRequest,
+  PutFileRequest__Output as _runner_v1_PutFileRequest__Output,
+} from '../../runner/v1/PutFileRequest.js';
+import type {
   TaskRequest as _runner_v1_TaskRequest,
   TaskRequest__Output as _runner_v1_TaskRequest__Output,
 } from '../../runner/v1/TaskRequest.js';
@@ -51,6 +63,14 @@ import type {
   TaskResponse as _runner_v1_TaskResponse,
   TaskResponse__Output as _runner_v1_TaskResponse__Output,
 } from '../../runner/v1/TaskResponse.js';
+import type {
+  TerminalExit as _runner_v1_TerminalExit,
+  TerminalExit__Output as _runner_v1_TerminalExit__Output,
+} from '../../runner/v1/TerminalExit.js';
+import type {
+  TerminalOpen as _runner_v1_TerminalOpen,
+  TerminalOpen__Output as _runner_v1_TerminalOpen__Output,
+} from '../../runner/v1/TerminalOpen.js';
 
 /**
  * The operations carried by Connect (see the top of this file). The master calls ExecuteTask,
@@ -212,6 +232,53 @@ export interface AgentClient extends grpc.Client {
   ): grpc.ClientUnaryCall;
 
   /**
+   * Reads a file on the agent's host (the terminal's download), refused past `max_bytes`.
+   */
+  GetFile(
+    argument: _runner_v1_GetFileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  GetFile(
+    argument: _runner_v1_GetFileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  GetFile(
+    argument: _runner_v1_GetFileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  GetFile(
+    argument: _runner_v1_GetFileRequest,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Reads a file on the agent's host (the terminal's download), refused past `max_bytes`.
+   */
+  getFile(
+    argument: _runner_v1_GetFileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  getFile(
+    argument: _runner_v1_GetFileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  getFile(
+    argument: _runner_v1_GetFileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  getFile(
+    argument: _runner_v1_GetFileRequest,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
    * The metrics object of service.md section 2, with process, network and disk detail on request.
    */
   GetMetrics(
@@ -303,6 +370,104 @@ export interface AgentClient extends grpc.Client {
   heartbeat(
     argument: _runner_v1_HeartbeatRequest,
     callback: grpc.requestCallback<_runner_v1_HeartbeatResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
+   * An interactive shell on a pseudo-terminal, as the agent's user, for the terminal page. The
+   * master sends `terminal_input` (keystrokes, a resize) with the call's id while it is open; the
+   * agent streams `terminal_output` and ends with `terminal_exit`; `cancel` closes the shell.
+   */
+  OpenTerminal(
+    argument: _runner_v1_TerminalOpen,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_TerminalExit__Output>,
+  ): grpc.ClientUnaryCall;
+  OpenTerminal(
+    argument: _runner_v1_TerminalOpen,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_runner_v1_TerminalExit__Output>,
+  ): grpc.ClientUnaryCall;
+  OpenTerminal(
+    argument: _runner_v1_TerminalOpen,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_TerminalExit__Output>,
+  ): grpc.ClientUnaryCall;
+  OpenTerminal(
+    argument: _runner_v1_TerminalOpen,
+    callback: grpc.requestCallback<_runner_v1_TerminalExit__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * An interactive shell on a pseudo-terminal, as the agent's user, for the terminal page. The
+   * master sends `terminal_input` (keystrokes, a resize) with the call's id while it is open; the
+   * agent streams `terminal_output` and ends with `terminal_exit`; `cancel` closes the shell.
+   */
+  openTerminal(
+    argument: _runner_v1_TerminalOpen,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_TerminalExit__Output>,
+  ): grpc.ClientUnaryCall;
+  openTerminal(
+    argument: _runner_v1_TerminalOpen,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_runner_v1_TerminalExit__Output>,
+  ): grpc.ClientUnaryCall;
+  openTerminal(
+    argument: _runner_v1_TerminalOpen,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_TerminalExit__Output>,
+  ): grpc.ClientUnaryCall;
+  openTerminal(
+    argument: _runner_v1_TerminalOpen,
+    callback: grpc.requestCallback<_runner_v1_TerminalExit__Output>,
+  ): grpc.ClientUnaryCall;
+
+  /**
+   * Writes a file on the agent's host (the terminal's upload), as the agent's user.
+   */
+  PutFile(
+    argument: _runner_v1_PutFileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  PutFile(
+    argument: _runner_v1_PutFileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  PutFile(
+    argument: _runner_v1_PutFileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  PutFile(
+    argument: _runner_v1_PutFileRequest,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  /**
+   * Writes a file on the agent's host (the terminal's upload), as the agent's user.
+   */
+  putFile(
+    argument: _runner_v1_PutFileRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  putFile(
+    argument: _runner_v1_PutFileRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  putFile(
+    argument: _runner_v1_PutFileRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
+  ): grpc.ClientUnaryCall;
+  putFile(
+    argument: _runner_v1_PutFileRequest,
+    callback: grpc.requestCallback<_runner_v1_FileResult__Output>,
   ): grpc.ClientUnaryCall;
 
   /**
@@ -359,6 +524,11 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
   ExecuteTask: grpc.handleUnaryCall<_runner_v1_TaskRequest__Output, _runner_v1_TaskResponse>;
 
   /**
+   * Reads a file on the agent's host (the terminal's download), refused past `max_bytes`.
+   */
+  GetFile: grpc.handleUnaryCall<_runner_v1_GetFileRequest__Output, _runner_v1_FileResult>;
+
+  /**
    * The metrics object of service.md section 2, with process, network and disk detail on request.
    */
   GetMetrics: grpc.handleUnaryCall<_runner_v1_MetricsRequest__Output, _runner_v1_MetricsResponse>;
@@ -367,6 +537,18 @@ export interface AgentHandlers extends grpc.UntypedServiceImplementation {
    * The agent's sign of life with a summary of its resource usage.
    */
   Heartbeat: grpc.handleUnaryCall<_runner_v1_HeartbeatRequest__Output, _runner_v1_HeartbeatResponse>;
+
+  /**
+   * An interactive shell on a pseudo-terminal, as the agent's user, for the terminal page. The
+   * master sends `terminal_input` (keystrokes, a resize) with the call's id while it is open; the
+   * agent streams `terminal_output` and ends with `terminal_exit`; `cancel` closes the shell.
+   */
+  OpenTerminal: grpc.handleUnaryCall<_runner_v1_TerminalOpen__Output, _runner_v1_TerminalExit>;
+
+  /**
+   * Writes a file on the agent's host (the terminal's upload), as the agent's user.
+   */
+  PutFile: grpc.handleUnaryCall<_runner_v1_PutFileRequest__Output, _runner_v1_FileResult>;
 
   /**
    * The agent's own log: `tail` recent lines, then new ones while `follow`, until `cancel`.
@@ -393,6 +575,12 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
     _runner_v1_TaskRequest__Output,
     _runner_v1_TaskResponse__Output
   >;
+  GetFile: MethodDefinition<
+    _runner_v1_GetFileRequest,
+    _runner_v1_FileResult,
+    _runner_v1_GetFileRequest__Output,
+    _runner_v1_FileResult__Output
+  >;
   GetMetrics: MethodDefinition<
     _runner_v1_MetricsRequest,
     _runner_v1_MetricsResponse,
@@ -404,6 +592,18 @@ export interface AgentDefinition extends grpc.ServiceDefinition {
     _runner_v1_HeartbeatResponse,
     _runner_v1_HeartbeatRequest__Output,
     _runner_v1_HeartbeatResponse__Output
+  >;
+  OpenTerminal: MethodDefinition<
+    _runner_v1_TerminalOpen,
+    _runner_v1_TerminalExit,
+    _runner_v1_TerminalOpen__Output,
+    _runner_v1_TerminalExit__Output
+  >;
+  PutFile: MethodDefinition<
+    _runner_v1_PutFileRequest,
+    _runner_v1_FileResult,
+    _runner_v1_PutFileRequest__Output,
+    _runner_v1_FileResult__Output
   >;
   StreamLogs: MethodDefinition<
     _runner_v1_LogRequest,

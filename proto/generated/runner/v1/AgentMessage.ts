@@ -41,6 +41,18 @@ import type {
   StateRequest as _runner_v1_StateRequest,
   StateRequest__Output as _runner_v1_StateRequest__Output,
 } from '../../runner/v1/StateRequest.js';
+import type {
+  TerminalData as _runner_v1_TerminalData,
+  TerminalData__Output as _runner_v1_TerminalData__Output,
+} from '../../runner/v1/TerminalData.js';
+import type {
+  TerminalExit as _runner_v1_TerminalExit,
+  TerminalExit__Output as _runner_v1_TerminalExit__Output,
+} from '../../runner/v1/TerminalExit.js';
+import type {
+  FileResult as _runner_v1_FileResult,
+  FileResult__Output as _runner_v1_FileResult__Output,
+} from '../../runner/v1/FileResult.js';
 
 /**
  * What the agent sends on Connect.
@@ -75,6 +87,18 @@ export interface AgentMessage {
    * with the same call_id (an id the agent picks, as for heartbeat).
    */
   state?: _runner_v1_StateRequest | null;
+  /**
+   * OpenTerminal: what the shell printed (call_id of the OpenTerminal request).
+   */
+  terminal_output?: _runner_v1_TerminalData | null;
+  /**
+   * OpenTerminal: the shell ended; the call is over.
+   */
+  terminal_exit?: _runner_v1_TerminalExit | null;
+  /**
+   * PutFile and GetFile.
+   */
+  file_result?: _runner_v1_FileResult | null;
   body?:
     | 'register'
     | 'heartbeat'
@@ -85,7 +109,10 @@ export interface AgentMessage {
     | 'exec_result'
     | 'control_result'
     | 'failed'
-    | 'state';
+    | 'state'
+    | 'terminal_output'
+    | 'terminal_exit'
+    | 'file_result';
 }
 
 /**
@@ -121,6 +148,18 @@ export interface AgentMessage__Output {
    * with the same call_id (an id the agent picks, as for heartbeat).
    */
   state?: _runner_v1_StateRequest__Output | null;
+  /**
+   * OpenTerminal: what the shell printed (call_id of the OpenTerminal request).
+   */
+  terminal_output?: _runner_v1_TerminalData__Output | null;
+  /**
+   * OpenTerminal: the shell ended; the call is over.
+   */
+  terminal_exit?: _runner_v1_TerminalExit__Output | null;
+  /**
+   * PutFile and GetFile.
+   */
+  file_result?: _runner_v1_FileResult__Output | null;
   body?:
     | 'register'
     | 'heartbeat'
@@ -131,5 +170,8 @@ export interface AgentMessage__Output {
     | 'exec_result'
     | 'control_result'
     | 'failed'
-    | 'state';
+    | 'state'
+    | 'terminal_output'
+    | 'terminal_exit'
+    | 'file_result';
 }

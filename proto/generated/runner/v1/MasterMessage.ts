@@ -45,6 +45,22 @@ import type {
   StateResponse as _runner_v1_StateResponse,
   StateResponse__Output as _runner_v1_StateResponse__Output,
 } from '../../runner/v1/StateResponse.js';
+import type {
+  TerminalOpen as _runner_v1_TerminalOpen,
+  TerminalOpen__Output as _runner_v1_TerminalOpen__Output,
+} from '../../runner/v1/TerminalOpen.js';
+import type {
+  TerminalInput as _runner_v1_TerminalInput,
+  TerminalInput__Output as _runner_v1_TerminalInput__Output,
+} from '../../runner/v1/TerminalInput.js';
+import type {
+  PutFileRequest as _runner_v1_PutFileRequest,
+  PutFileRequest__Output as _runner_v1_PutFileRequest__Output,
+} from '../../runner/v1/PutFileRequest.js';
+import type {
+  GetFileRequest as _runner_v1_GetFileRequest,
+  GetFileRequest__Output as _runner_v1_GetFileRequest__Output,
+} from '../../runner/v1/GetFileRequest.js';
 
 /**
  * What the master sends on Connect.
@@ -77,6 +93,16 @@ export interface MasterMessage {
    * The answer to the agent's `state` (call_id: the agent's id).
    */
   state_result?: _runner_v1_StateResponse | null;
+  /**
+   * Opens a shell on a PTY (see OpenTerminal in the Agent service).
+   */
+  open_terminal?: _runner_v1_TerminalOpen | null;
+  /**
+   * Keystrokes or a new size for the terminal `call_id`.
+   */
+  terminal_input?: _runner_v1_TerminalInput | null;
+  put_file?: _runner_v1_PutFileRequest | null;
+  get_file?: _runner_v1_GetFileRequest | null;
   body?:
     | 'registered'
     | 'heartbeat'
@@ -88,7 +114,11 @@ export interface MasterMessage {
     | 'cancel'
     | 'disconnect'
     | 'start_task'
-    | 'state_result';
+    | 'state_result'
+    | 'open_terminal'
+    | 'terminal_input'
+    | 'put_file'
+    | 'get_file';
 }
 
 /**
@@ -122,6 +152,16 @@ export interface MasterMessage__Output {
    * The answer to the agent's `state` (call_id: the agent's id).
    */
   state_result?: _runner_v1_StateResponse__Output | null;
+  /**
+   * Opens a shell on a PTY (see OpenTerminal in the Agent service).
+   */
+  open_terminal?: _runner_v1_TerminalOpen__Output | null;
+  /**
+   * Keystrokes or a new size for the terminal `call_id`.
+   */
+  terminal_input?: _runner_v1_TerminalInput__Output | null;
+  put_file?: _runner_v1_PutFileRequest__Output | null;
+  get_file?: _runner_v1_GetFileRequest__Output | null;
   body?:
     | 'registered'
     | 'heartbeat'
@@ -133,5 +173,9 @@ export interface MasterMessage__Output {
     | 'cancel'
     | 'disconnect'
     | 'start_task'
-    | 'state_result';
+    | 'state_result'
+    | 'open_terminal'
+    | 'terminal_input'
+    | 'put_file'
+    | 'get_file';
 }

@@ -1,0 +1,2 @@
+export { plugin } from './src/plugin.js';
+export { sshModule } from './src/spec.js';

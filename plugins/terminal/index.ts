@@ -1,0 +1,1 @@
+export { plugin } from './src/plugin.js';
