@@ -5,7 +5,6 @@ import {
   localAction,
   resourceCommand,
   type CommandContext,
-  type CommandSpec,
 } from '@runner/plugin-sdk';
 
 const SHELLS = ['bash', 'zsh', 'fish'];
@@ -15,23 +14,11 @@ const modules = () => import('./src/modules-command.js');
  * Utilities of the `runner` CLI that need no running kernel: they read the plugins' declarations,
  * the command tree and the machine. Implementations load only when their command runs.
  */
-/**
- * Commands of service.md whose features are not built yet: running one says so instead of
- * "unknown command" or a far did-you-mean. The feature's plugin replaces its entry when it comes.
- */
-const PLANNED: readonly CommandSpec[] = [
-  { name: 'secret', aliases: ['secrets'], description: 'secrets', planned: 'secrets of a stack (add, list, remove)' },
-  { name: 'ssh', description: 'SSH connections', planned: 'saved SSH connections (list, add, remove, test)' },
-  { name: 'gitops', description: 'GitOps', planned: 'workflows synced from a Git repository (sync, status, diff)' },
-  { name: 'terminal', description: 'terminal', planned: 'a terminal on an agent' },
-];
-
 export const plugin = definePlugin({
   id: 'cli-tools',
   version: '0.1.0',
   description: 'runner modules list/info, runner config show, runner doctor and runner completion',
   commands: [
-    ...PLANNED,
     resourceCommand({
       name: 'modules',
       description: 'Lua modules available to workflows',

@@ -3,6 +3,7 @@
 // over the session's WebSocket (browser -> master -> gRPC -> agent -> PTY -> shell echo -> back),
 // timed from the send to the frame that carries it back. Target: p99 under 30 ms.
 //   nice node test/bench/terminal-echo.mjs [keystrokes=500]
+import { performance } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -14,14 +15,18 @@ import { bin, percentile, round, startMaster } from './support/master.mjs';
 const KEYSTROKES = Number(process.argv[2] ?? 500);
 const master = await startMaster();
 const agentDir = mkdtempSync(join(tmpdir(), 'runner-bench-agent-'));
-const agent = spawn(process.execPath, [bin, 'agent', 'start', 'bench-term', '--master', `127.0.0.1:${master.grpcPort}`], {
-  env: {
-    ...process.env,
-    RUNNER_DATA_DIR: agentDir,
-    RUNNER_JOIN_TOKEN: readFileSync(join(master.dataDir, 'agent-token'), 'utf8').trim(),
+const agent = spawn(
+  process.execPath,
+  [bin, 'agent', 'start', 'bench-term', '--master', `127.0.0.1:${master.grpcPort}`],
+  {
+    env: {
+      ...process.env,
+      RUNNER_DATA_DIR: agentDir,
+      RUNNER_JOIN_TOKEN: readFileSync(join(master.dataDir, 'agent-token'), 'utf8').trim(),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
+);
 let agentLog = '';
 agent.stderr.on('data', (d) => (agentLog += d));
 agent.stdout.on('data', (d) => (agentLog += d));
@@ -30,7 +35,11 @@ try {
     if (i > 600) throw new Error(`the agent did not register in 30 s:\n${agentLog}`);
     await sleep(50);
   }
-  const opened = await master.request('POST', '/api/v1/terminal/sessions', { target: 'bench-term', rows: 24, cols: 80 });
+  const opened = await master.request('POST', '/api/v1/terminal/sessions', {
+    target: 'bench-term',
+    rows: 24,
+    cols: 80,
+  });
   if (opened.status !== 201) throw new Error(`opening a session: ${opened.status} ${JSON.stringify(opened.body)}`);
   const ws = new WebSocket(`ws://127.0.0.1:${master.httpPort}/api/v1/terminal/sessions/${opened.body.id}/socket`, {
     headers: master.headers(),

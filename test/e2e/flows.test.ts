@@ -47,7 +47,7 @@ describe('runner flow and /api/v1/flows', () => {
     const update = await runner('flow', 'update', 'greet', '--file', file('g2.yaml', says('bonjour')), '-m', 'french');
     expect(update.stdout).toBe('flow greet saved (version 2)\n');
     const history = await runner('flow', 'history', 'greet');
-    expect(history.stdout).toMatch(/^VERSION +SAVED +AUTHOR +MESSAGE\n2 .+ french\n1 .+ created\n$/);
+    expect(history.stdout).toMatch(/^VERSION +SAVED +AUTHOR +COMMIT +MESSAGE\n2 .+ - +french\n1 .+ - +created\n$/);
     const diff = await runner('flow', 'diff', 'greet');
     expect(diff.stdout).toContain(
       `-      script: 'log.info("hello"); return true, "hello"'\n+      script: 'log.info("bonjour")`,

@@ -94,31 +94,19 @@ describe('runner run through the master', () => {
   });
 });
 
-describe('commands of features not built yet', () => {
-  it('say so, whatever they are given, and are not offered for near names', async () => {
-    for (const args of [['gitops'], ['secret', 'add', 'prod', 'x'], ['terminal', 'web-1'], ['ssh', '--help']]) {
-      const answer = await runRunner(args, { env: { RUNNER_DATA_DIR: tempDataDir('runner-new-user-planned-') } });
-      expect(answer.code).toBe(1);
-      expect(answer.stderr).toMatch(/^runner: runner (gitops|secret|terminal|ssh) is not built yet: .+\(planned; /);
-    }
+describe('the commands of every feature', () => {
+  it('are offered in the help, answer --help, and a typo gets a did-you-mean', async () => {
     const help = await runRunner(['--help']);
-    expect(help.stdout).not.toMatch(/^\s+(gitops|secret|terminal|ssh)\b/m);
+    for (const name of ['flow', 'scheduler', 'hook', 'events', 'stack', 'secret', 'ssh', 'terminal', 'gitops'])
+      expect(help.stdout).toMatch(new RegExp(`^\\s+${name}\\b`, 'm'));
+    for (const name of ['gitops', 'secret', 'terminal', 'ssh']) {
+      const answer = await runRunner([name, '--help'], {
+        env: { RUNNER_DATA_DIR: tempDataDir('runner-new-user-help-') },
+      });
+      expect(answer.code, answer.stderr).toBe(0);
+      expect(answer.stdout).toMatch(new RegExp(`^Usage: runner ${name} `));
+    }
     const typo = await runRunner(['agnet', 'list']);
     expect(typo.stderr).toBe("runner: unknown command 'agnet'\n(Did you mean agent?)\n");
-  });
-});
-
-describe('without a master', () => {
-  it('runner doctor checks the loopback addresses a master would bind, not 0.0.0.0', async () => {
-    const doctor = await runRunner(['doctor'], { env: { RUNNER_DATA_DIR: tempDataDir('runner-new-user-none-') } });
-    expect(doctor.stdout).toMatch(/master\s+none found \(.*\); runner run works embedded/);
-    expect(doctor.stdout).toMatch(/agent gRPC port\s+127\.0\.0\.1:50053 is (free|in use)/);
-    expect(doctor.stdout).not.toContain('0.0.0.0');
-  });
-
-  it('runner ui --help says it serves the web interface', async () => {
-    const help = await runRunner(['ui', '--help']);
-    expect(help.stdout).toContain('serve the web interface at /');
-    expect(help.stdout).not.toContain('not in this build');
   });
 });

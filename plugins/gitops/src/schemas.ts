@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '@runner/plugin-sdk/schema';
 
 const Commit = Type.Object({
   id: Type.String({ description: 'the commit id' }),

@@ -1,7 +1,8 @@
 // Every Lua module of every built-in plugin, as `runner modules list` finds them: each function
 // declares what placement and `runner modules info` read (args, result, sideEffects, callsLua), and
 // the registry accepts every module, so none can be left out of the check by being set up late.
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { functionSpecProblem, isPlugin, LuaModulesRef, luaSignature, type Plugin } from '@runner/plugin-sdk';
@@ -29,7 +30,10 @@ async function builtinPlugins(): Promise<Plugin[]> {
 }
 
 describe('every Lua module of the built-in plugins', async () => {
-  const offering = (await builtinPlugins()).filter((p) => (p.luaModules ?? []).length > 0);
+  const builtin = await builtinPlugins();
+  const offering = builtin.filter((p) => (p.luaModules ?? []).length > 0);
+  // Some module plugins keep tables (state, SSH profiles): the real store, in a temporary directory.
+  const store = builtin.filter((p) => p.id === 'store');
   const declared = offering.flatMap((p) => p.luaModules!.map((spec) => ({ plugin: p.id, spec })));
 
   it('declares args, result, side effects and whether it calls Lua back for each function', () => {
@@ -49,7 +53,10 @@ describe('every Lua module of the built-in plugins', async () => {
   it('has unique names, and every one is registered once its plugin is set up', async () => {
     const names = declared.map((d) => d.spec.name);
     expect(new Set(names).size).toBe(names.length);
-    const kernel = await createTestKernel({ plugins: [luaRuntime, ...offering] });
+    const kernel = await createTestKernel({
+      plugins: [luaRuntime, ...store, ...offering],
+      dataDir: mkdtempSync(join(tmpdir(), 'declared-modules-')),
+    });
     try {
       const registered = kernel.get(LuaModulesRef).list();
       expect(registered.map((s) => s.name).sort()).toEqual([...names].sort());

@@ -523,11 +523,113 @@ function buildState(modules: readonly RegisteredModule[], stdFiles: StdFiles): L
   installIoLibrary(L, stdFiles);
   installOsLibrary(L);
   installStringLimits(L);
-  for (const module of modules) installModule(L, module);
+  installModulesOnFirstUse(L, modules);
   return L;
 }
 
-function installModule(L: LuaState, module: RegisteredModule): void {
+/** The registry field holding `_G`'s metatable of module tables made on first use. */
+const MODULES_ON_FIRST_USE = luaString('runner.modules_on_first_use');
+const ASSIGNED = luaString('assigned');
+
+/**
+ * Module tables are made in a state at a script's first use of their name (`_G`'s `__index`), not
+ * up front: every run's state is a copy of the template, and with forty modules the copy of their
+ * tables (and the garbage it left) cost a two-task run more CPU than its own work. A script sees
+ * no difference: a module global it assigns (even nil) stays as assigned, `getmetatable(_G)` is
+ * nil, `setmetatable(_G, mt)` makes every module first; only `pairs(_G)` lists just the modules
+ * used so far.
+ */
+function installModulesOnFirstUse(L: LuaState, modules: readonly RegisteredModule[]): void {
+  if (modules.length === 0) return;
+  const byName = new Map(modules.map((module) => [module.spec.name, module]));
+  const moduleAt = (L1: LuaState, idx: number) =>
+    lua.lua_type(L1, idx) === lua.LUA_TSTRING ? byName.get(jsString(lua.lua_tostring(L1, idx)!)) : undefined;
+  lua.lua_pushglobaltable(L);
+  lua.lua_createtable(L, 0, 3);
+  lua.lua_createtable(L, 0, 0);
+  lua.lua_setfield(L, -2, ASSIGNED);
+  // __index(globals, name): a module not made yet, unless the script assigned its name.
+  lua.lua_pushjsfunction(L, (L1: LuaState) => {
+    const module = moduleAt(L1, 2);
+    if (module === undefined || assignedByScript(L1)) return 0;
+    lua.lua_settop(L1, 2);
+    lua.lua_pushvalue(L1, 2);
+    moduleTable(L1, module);
+    lua.lua_rawset(L1, 1);
+    lua.lua_rawget(L1, 1);
+    return 1;
+  });
+  lua.lua_setfield(L, -2, luaString('__index'));
+  // __newindex(globals, name, value): only for names not set yet; a module's name is noted.
+  lua.lua_pushjsfunction(L, (L1: LuaState) => {
+    lua.lua_settop(L1, 3);
+    if (moduleAt(L1, 2) !== undefined && lua.lua_getmetatable(L1, 1)) {
+      lua.lua_getfield(L1, -1, ASSIGNED);
+      lua.lua_pushvalue(L1, 2);
+      lua.lua_pushboolean(L1, true);
+      lua.lua_rawset(L1, -3);
+      lua.lua_settop(L1, 3);
+    }
+    lua.lua_rawset(L1, 1);
+    return 0;
+  });
+  lua.lua_setfield(L, -2, luaString('__newindex'));
+  lua.lua_pushvalue(L, -1);
+  lua.lua_setfield(L, lua.LUA_REGISTRYINDEX, MODULES_ON_FIRST_USE);
+  lua.lua_setmetatable(L, -2);
+  lua.lua_pop(L, 1);
+  hideModulesMetatable(L, [...byName.keys()]);
+}
+
+/** Whether the module name at index 2 was assigned by the script (the globals table at index 1). */
+function assignedByScript(L1: LuaState): boolean {
+  if (!lua.lua_getmetatable(L1, 1)) return false;
+  lua.lua_getfield(L1, -1, ASSIGNED);
+  lua.lua_pushvalue(L1, 2);
+  lua.lua_rawget(L1, -2);
+  const assigned = lua.lua_toboolean(L1, -1);
+  lua.lua_pop(L1, 3);
+  return assigned;
+}
+
+/** Whether the value at `idx` has the modules' metatable (`_G` before a script replaced it). */
+function hasModulesMetatable(L1: LuaState, idx: number): boolean {
+  if (!lua.lua_getmetatable(L1, idx)) return false;
+  lua.lua_getfield(L1, lua.LUA_REGISTRYINDEX, MODULES_ON_FIRST_USE);
+  const same = lua.lua_rawequal(L1, -1, -2);
+  lua.lua_pop(L1, 2);
+  return same;
+}
+
+/** getmetatable(_G) answers nil, and setmetatable(_G, mt) first makes every module not made yet. */
+function hideModulesMetatable(L: LuaState, names: readonly string[]): void {
+  const original = (name: string) => {
+    lua.lua_getglobal(L, luaString(name));
+    const fn = lua.lua_tocfunction(L, -1)!;
+    lua.lua_pop(L, 1);
+    return fn;
+  };
+  const getmetatable = original('getmetatable');
+  const setmetatable = original('setmetatable');
+  lua.lua_pushjsfunction(L, (L1: LuaState) => {
+    if (!hasModulesMetatable(L1, 1)) return getmetatable(L1);
+    lua.lua_pushnil(L1);
+    return 1;
+  });
+  lua.lua_setglobal(L, luaString('getmetatable'));
+  lua.lua_pushjsfunction(L, (L1: LuaState) => {
+    if (hasModulesMetatable(L1, 1))
+      for (const name of names) {
+        lua.lua_getfield(L1, 1, luaString(name));
+        lua.lua_pop(L1, 1);
+      }
+    return setmetatable(L1);
+  });
+  lua.lua_setglobal(L, luaString('setmetatable'));
+}
+
+/** Pushes a new table of the module's functions. */
+function moduleTable(L: LuaState, module: RegisteredModule): void {
   lua.lua_createtable(L, 0, module.functions.size);
   for (const [fnName, fn] of module.functions) {
     const qualified = `${module.spec.name}.${fnName}`;
@@ -537,5 +639,4 @@ function installModule(L: LuaState, module: RegisteredModule): void {
     );
     lua.lua_setfield(L, -2, luaString(fnName));
   }
-  lua.lua_setglobal(L, luaString(module.spec.name));
 }

@@ -148,6 +148,9 @@ export class LuaRuntimeService implements LuaRuntime {
         lua.lua_pop(L, 1);
       }
       lua.lua_pop(L, 1);
+      // Module tables are made on first use (host.ts): their names are globals all the same.
+      for (const module of this.#registry.modules())
+        if (!names.includes(module.spec.name)) names.push(module.spec.name);
       return names;
     } finally {
       host.release();

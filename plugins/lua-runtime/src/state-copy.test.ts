@@ -169,7 +169,9 @@ describe('runs on copied states', () => {
     const { values } = testRuntime({
       modules: [[defineLuaModule({ name: 'm', description: 'test', functions: { f: fn() } }), { f: () => 1 }]],
     });
+    // A module's table is made at its first use (host.ts): listed from then on.
     const [names] = await values(`
+      local used = m
       local names = {}
       for k in pairs(_G) do names[#names + 1] = k end
       table.sort(names)
@@ -191,6 +193,8 @@ describe('runs on copied states', () => {
     });
     expect(await values('m = { f = function() return "mine" end } return m.f()')).toEqual(['mine']);
     expect(await values('m = nil return m')).toEqual([null]);
+    // Its own metatable on _G: the modules are made first, and stay reachable.
+    expect(await values('setmetatable(_G, {}) return m.f(), getmetatable(_G) ~= nil')).toEqual([1, true]);
     expect(await values('return m.f()')).toEqual([1]);
   });
 

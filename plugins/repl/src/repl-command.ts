@@ -7,8 +7,9 @@ export const HISTORY_FILE = 'repl_history';
 
 /** The banner's and `.help`'s facts. */
 export function bannerText(version: string, modules: readonly string[], dryRun: boolean): string {
-  const list = modules.length > 0 ? modules.join(', ') : 'none';
-  return `runner ${version} Lua 5.3 REPL${dryRun ? ' (dry run)' : ''} — modules: ${list} — .help for help`;
+  // A count, not the names: forty names wrapped the banner over three lines; .help lists them.
+  const count = modules.length === 1 ? '1 module' : `${modules.length} modules`;
+  return `runner ${version} Lua 5.3 REPL${dryRun ? ' (dry run)' : ''} — ${count} — .help for help and their names`;
 }
 
 export function helpText(modules: readonly string[]): string {

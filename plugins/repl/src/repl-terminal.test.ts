@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -5,8 +6,12 @@ import { hasTool } from '../../../test/support/tools.js';
 import { runnerBin, tempDir, TmuxPane } from './test-support.js';
 
 // A real terminal: tmux runs `runner repl` in a pane, and the assertions read the screen it renders.
-const BANNER =
-  'runner 0.1.0 Lua 5.3 REPL — modules: exec, facts, file, goroutine, log, metrics, net, reliability, state, template — .help for help';
+const moduleCount = (
+  JSON.parse(
+    execFileSync(process.execPath, [runnerBin, 'modules', 'list', '--output', 'json'], { encoding: 'utf8' }),
+  ) as unknown[]
+).length;
+const BANNER = `runner 0.1.0 Lua 5.3 REPL — ${moduleCount} modules — .help for help and their names`;
 
 describe.skipIf(!hasTool('tmux', 'tmux'))('runner repl on a terminal', () => {
   let pane: TmuxPane | undefined;

@@ -176,6 +176,11 @@ describe('the web UI with a real master', () => {
       'Scheduler',
       'Hooks',
       'Events',
+      'Stacks',
+      'Secrets',
+      'GitOps',
+      'SSH profiles',
+      'Terminal',
       'Logs',
       'Settings',
     ]);

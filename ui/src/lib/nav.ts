@@ -1,8 +1,7 @@
 /**
  * The registry the menu is built from: the pages of service.md ("Web UI pages") that exist in this
  * build, in menu order, with the permission each needs (a role without it is not offered the page).
- * A feature adds its page here. Pages whose feature is not built yet are in `PLANNED` instead: not
- * in the menu, but their address says so rather than showing a bare 404.
+ * A feature adds its page here.
  */
 export interface NavItem {
   href: string;
@@ -100,20 +99,6 @@ export const NAV: NavItem[] = [
     icon: 'M12 8a4 4 0 1 0 0 8 4 4 0 0 0 0-8zM3 12h2m14 0h2M12 3v2m0 14v2',
   },
 ];
-
-/** Pages service.md names that this build has no feature for yet, with what they will show. */
-export interface PlannedPage {
-  href: string;
-  label: string;
-  what: string;
-}
-
-export const PLANNED: PlannedPage[] = [];
-
-/** The planned page a path belongs to (`/flows/x` is Flows), if any. */
-export function plannedPage(pathname: string): PlannedPage | undefined {
-  return PLANNED.find((p) => pathname === p.href || pathname.startsWith(`${p.href}/`));
-}
 
 /** The nav item a path belongs to (`/executions/abc` is Executions). */
 export function activeItem(pathname: string): NavItem | undefined {
