@@ -102,7 +102,7 @@ afterAll(async () => {
   if (!canRun) return;
   for (const m of masters) if (m.exitCode === null) m.kill('SIGKILL');
   await sshd?.stop();
-}, 30_000);
+}, 60_000);
 
 describe.skipIf(!canRun)('runner agent install over SSH', () => {
   it('refuses a host whose key is not known, naming the key and the way to trust it', async () => {

@@ -136,10 +136,14 @@ export async function startSshd(options: { password?: boolean; extraConfig?: str
   };
   const stopSshd = async () => {
     const child = sshd;
-    if (!child || child.exitCode !== null) return;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
+    // sshd stops at once at rest; on a loaded machine it is killed after 10 s rather than holding
+    // the file's clean-up until its hook times out.
+    const late = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await gone;
+    clearTimeout(late);
   };
   const userPids = (): number[] => {
     try {

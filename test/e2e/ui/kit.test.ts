@@ -368,10 +368,10 @@ describe('the /flows page', () => {
     await page.getByRole('searchbox', { name: 'Search' }).fill('backup');
     await page.waitForURL((url) => url.searchParams.get('q') === 'backup');
     await expect.poll(() => table.getByRole('link', { name: 'web-deploy' }).count()).toBe(0);
-    await page.getByRole('checkbox', { name: 'nightly-backup active' }).click();
-    await expect
-      .poll(async () => (await apiCall<{ active: boolean }>(ui.master, 'GET', '/flows/nightly-backup')).active)
-      .toBe(true);
+    await page.getByRole('switch', { name: 'nightly-backup active' }).click();
+    await expect.poll(() => page.getByRole('switch', { name: 'nightly-backup active' }).isChecked()).toBe(true);
+    // The switch shows the state read back after the change, so the server holds it already.
+    expect((await apiCall<{ active: boolean }>(ui.master, 'GET', '/flows/nightly-backup')).active).toBe(true);
 
     await page.goto('/flows/web-deploy');
     const editor = page.locator('.cm-content');
