@@ -133,6 +133,12 @@ it('when the channel closes (the master ended), stops every task and ends servin
   expect(done.error?.message).toMatch(/the master ended its local executor/);
 });
 
+it('ends at once when the master ended before it began serving (the channel already closed)', async () => {
+  const channel = Object.assign(new Channel(), { connected: false });
+  await new ExecutorServer(kernel.get(LuaRuntimeRef), channel).serve();
+  expect(channel.sent).toEqual([]);
+});
+
 it("sends a task's log up to its logBytes and one line past them, then only counts: a flood costs the master nothing more", async () => {
   const { channel } = serve();
   channel.deliver({ type: 'run', task: task(6, 'for i = 1, 100000 do print("line " .. i) end', { logBytes: 2000 }) });

@@ -59,6 +59,12 @@ export class ExecutorServer implements StateForwarder {
     return new Promise((resolve) => {
       this.channel.on('message', (message) => this.#receive(message));
       this.channel.once('disconnect', () => void this.stop().then(resolve));
+      // A master that ended while this process booted closed the channel before anyone listened:
+      // its 'disconnect' is gone, and serving on would keep this process alive with no master.
+      if (this.channel.connected === false) {
+        void this.stop().then(resolve);
+        return;
+      }
       this.#send({ type: 'ready', pid: process.pid, uid: process.getuid?.() ?? -1 });
     });
   }

@@ -61,7 +61,9 @@ describe('the run log, tail first', () => {
 });
 
 describe('a running run', () => {
-  const TICKS = 60;
+  // Enough ticks that the search below (matching "tick 2" and 20 to 29) opens while they still
+  // come: 6 s of them, which the test waits out before its looks of the live view.
+  const TICKS = 30;
   // Two tasks at once, whose lines interleave as they are written (10 lines a second in all, so
   // that the first ones are still in the view's window when the page has loaded).
   const ticker = [
