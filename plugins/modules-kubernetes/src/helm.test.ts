@@ -35,7 +35,8 @@ describe('helm module against a stand-in helm', () => {
     process.env.FAKE_HELM_STATE = join(dir, 'state.json');
   });
   afterAll(() => {
-    process.env.FAKE_HELM_STATE = saved;
+    if (saved === undefined) delete process.env.FAKE_HELM_STATE;
+    else process.env.FAKE_HELM_STATE = saved;
     rmSync(dir, { recursive: true, force: true });
   });
   const helm = createHelmModule({ bin: join(import.meta.dirname, 'fixtures/fake-helm.mjs') });
