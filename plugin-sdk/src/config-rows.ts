@@ -1,5 +1,5 @@
 import type { DeclaredConfigKey, RunnerConfig } from './config.js';
-import type { Redactor } from './redactor.js';
+import { REDACTED, type Redactor } from './redactor.js';
 
 /** One row of `runner config show`: a declared key with its effective value and where it came from. */
 export interface ConfigRow {
@@ -11,11 +11,9 @@ export interface ConfigRow {
   secret: boolean;
 }
 
-const MASK = '[redacted]';
-
 /**
  * Every declared key with its effective value. A `secret: true` key, or one whose name holds a
- * word the redactor treats as secret (`password`, `token`, ...), shows `[redacted]` when set; every value
+ * word the redactor treats as secret (`password`, `token`, ...), shows `***` when set; every value
  * also passes through the redactor, so a registered secret never prints inside another value.
  * Also the answer of `GET /api/v1/config` (plugins/ui), for the web UI's settings page: in the SDK
  * so that both read the one implementation without importing each other's files.
@@ -28,7 +26,7 @@ export function configRows(ctx: { config: RunnerConfig; redactor: Redactor }): C
       entry.spec.secret === true ||
       ctx.redactor.isSecretKey(lastPart) ||
       lastPart.split(/[_-]/).some((word) => ctx.redactor.isSecretKey(word));
-    const value = secret && entry.value !== undefined && entry.value !== '' ? MASK : ctx.redactor.redact(entry.value);
+    const value = secret && entry.value !== undefined && entry.value !== '' ? REDACTED : ctx.redactor.redact(entry.value);
     return { key: entry.key, value, source: entry.source, plugin: entry.pluginId, help: entry.spec.help, secret };
   });
 }

@@ -53,7 +53,7 @@ describe('openEventStream', () => {
     setTimeout(() => stop.abort(), 100);
     const body = await text;
     expect(body.startsWith('retry: 3000\n: test\n\n')).toBe(true);
-    expect(body).toContain('data: {"message":"token [redacted]"}\n\n');
+    expect(body).toContain('data: {"message":"token ***"}\n\n');
     expect(body).toContain('event: lines\ndata: [1,2]\n\n');
     expect(body).toMatch(/^: heartbeat \d{4}-\d\d-\d\dT[\d:.]+Z\n\n/m);
     expect(body.endsWith('event: end\ndata: {"reason":"the master is stopping"}\n\n')).toBe(true);

@@ -10,7 +10,7 @@ import { createServiceRef } from './service-ref.js';
 export interface Redactor {
   /**
    * A copy of `value` with values under secret-looking keys (`password`, `token`, `secret`, ...)
-   * replaced by `[redacted]` at any depth, and every registered secret value masked wherever it
+   * replaced by `***` at any depth, and every registered secret value masked wherever it
    * appears, also inside longer strings and object keys. Returns `value` itself when nothing
    * needed masking, so callers can compare by identity.
    */
@@ -52,7 +52,7 @@ export const RedactorRef = createServiceRef<Redactor>({
 });
 
 /** What a masked value or masked part of a string is replaced with. */
-export const REDACTED = '[redacted]';
+export const REDACTED = '***';
 /** Registered values shorter than this are ignored (see `addSecret`). */
 export const MIN_SECRET_LENGTH = 4;
 // Deeper structures are cut rather than walked: redaction must terminate on cyclic or hostile input.
@@ -90,7 +90,7 @@ export function formsOf(value: string): string[] {
  * single native scan, so text without secrets costs one scan and no allocation (and nothing at
  * all while no secret is registered). Only text that matches is masked, and then as the union of
  * every occurrence of every secret: with `abcd` and `cdef` registered, `xabcdefx` becomes
- * `x[redacted]x`, where a leftmost-match replace would leave `ef` (part of the second secret).
+ * `x***x`, where a leftmost-match replace would leave `ef` (part of the second secret).
  *
  * Values: objects and arrays are walked to any depth (cut at 32 levels and on cycles); they are
  * copied only along paths where something was masked.

@@ -109,7 +109,7 @@ describe('agent identities', () => {
       record = await (await api(`${base}/executions/${id}`)).text();
     }
     expect(record).toMatch(/"status":"succeeded"/);
-    expect(record).toContain('[redacted]');
+    expect(record).toContain('***');
     const everything = [listed.stdout, JSON.stringify(shown), record, master.output.stdout, master.output.stderr];
     for (const text of [...everything, agent.output.stdout, agent.output.stderr, masterFiles()])
       expect(text).not.toContain(credential);

@@ -114,7 +114,7 @@ describe('GET /api/v1/config', () => {
     const key = (k: string) => keys.find((row: any) => row.key === k);
     expect(key('health.memory_threshold')).toMatchObject({ value: 0.01, plugin: 'dashboard' });
     expect(key('health.memory_threshold').source).toMatch(/config\.yaml/);
-    expect(key('auth.jwt.secret')).toMatchObject({ value: '[redacted]', secret: true });
+    expect(key('auth.jwt.secret')).toMatchObject({ value: '***', secret: true });
     expect(JSON.stringify(keys)).not.toContain(SECRET);
   });
 });

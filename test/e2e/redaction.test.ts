@@ -15,7 +15,7 @@ import { localAuth, repoRoot, runRunner, spawnRunner, stopAll, tempDataDir, wait
 type Child = ReturnType<typeof spawnRunner>;
 
 const SECRET = `e2e-${randomBytes(8).toString('hex')}-pw`;
-const MASK = '[redacted]';
+const MASK = '***';
 const pluginsDir = join(repoRoot, 'test/fixtures/secret-plugins');
 const FAST = {
   RUNNER_AGENT_HEARTBEAT_INTERVAL: '0.2',

@@ -19,7 +19,7 @@ const hex = () => randomBytes(6).toString('hex');
 // '/', '+' and ' ' make the URL-encoded forms differ from the values.
 const SECRETS = { db_password: `db/${hex()}+pw`, api_token: `tok ${hex()}/x`, ssh_key: `key+${hex()}=k` };
 const VALUES = Object.values(SECRETS);
-const MASK = '[redacted]';
+const MASK = '***';
 const FAST = {
   RUNNER_AGENT_HEARTBEAT_INTERVAL: '0.2',
   RUNNER_GRPC_BIND_ADDRESS: '127.0.0.1',

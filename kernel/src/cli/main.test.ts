@@ -208,14 +208,14 @@ describe('runner CLI', () => {
     expect(table.code).toBe(0);
     expect(table.out).toMatch(/^KEY\s+VALUE\s+SOURCE\s+HELP\n/);
     expect(table.out).toMatch(/\nlistener\.port\s+7000\s+default\s+port to listen on\n/);
-    expect(table.out).toMatch(/\nlistener\.password\s+\[redacted\]\s+env RUNNER_LISTENER_PASSWORD\s+password/);
+    expect(table.out).toMatch(/\nlistener\.password\s+\*\*\*\s+env RUNNER_LISTENER_PASSWORD\s+password/);
     expect(table.out).not.toContain('hunter22');
     expect(table.out).not.toContain('tok-123456');
     const json = await run(['--plugins-dir', extensionDir, 'config', 'show', '--output', 'json'], env);
     const rows = JSON.parse(json.out) as { key: string }[];
     expect(rows.find((r) => r.key === 'listener.api_token')).toEqual({
       key: 'listener.api_token',
-      value: '[redacted]',
+      value: '***',
       source: 'env RUNNER_LISTENER_API_TOKEN',
       plugin: 'listener',
       help: 'named like a secret',

@@ -32,7 +32,7 @@ describe('redactWrites', () => {
     restore();
     out.write('restored hunter22\n');
     expect(out.text).toBe(
-      'before any secret: hunter22\ntext [redacted]\nbytes [redacted]\n[wrapped] wrapped [redacted]\nrestored hunter22\n',
+      'before any secret: hunter22\ntext ***\nbytes ***\n[wrapped] wrapped ***\nrestored hunter22\n',
     );
   });
 });

@@ -24,7 +24,7 @@ describe("the agent's own log", () => {
     logger.debug('four');
     expect(passed).toEqual(['one', 'two', 'three', 'four']);
     expect(followed.map((e) => e.message)).toEqual(['one', 'two']);
-    expect(followed[1]).toMatchObject({ level: 'LOG_LEVEL_WARN', fields_json: '{"task":"t","token":"[redacted]"}' });
+    expect(followed[1]).toMatchObject({ level: 'LOG_LEVEL_WARN', fields_json: '{"task":"t","token":"***"}' });
     expect(log.recent(10).map((e) => e.message)).toEqual(['two', 'three', 'four']);
     expect(log.recent(1).map((e) => e.message)).toEqual(['four']);
     expect(log.recent(0)).toEqual([]);

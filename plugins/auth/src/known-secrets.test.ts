@@ -8,9 +8,9 @@ describe('KnownSecrets', () => {
     const secrets = new KnownSecrets(redactor);
     secrets.set('password:alice', 'first-password-1');
     secrets.set('password:alice', 'first-password-1');
-    expect(redactor.redactText('x first-password-1 y')).toBe('x [redacted] y');
+    expect(redactor.redactText('x first-password-1 y')).toBe('x *** y');
     secrets.set('password:alice', 'second-password-2');
-    expect(redactor.redactText('first-password-1 second-password-2')).toBe('first-password-1 [redacted]');
+    expect(redactor.redactText('first-password-1 second-password-2')).toBe('first-password-1 ***');
     secrets.forget('password:alice');
     expect(redactor.hasSecrets()).toBe(false);
   });

@@ -15,7 +15,7 @@ export const getConfig = declareRoute({
       keys: Type.Array(
         Type.Object({
           key: Type.String(),
-          value: Type.Unknown({ description: 'the effective value; [redacted] for a secret that is set' }),
+          value: Type.Unknown({ description: 'the effective value; *** for a secret that is set' }),
           source: Type.String({ description: 'default, the config file, an environment variable or a flag' }),
           plugin: Type.String(),
           help: Type.String(),
