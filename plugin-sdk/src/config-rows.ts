@@ -26,7 +26,8 @@ export function configRows(ctx: { config: RunnerConfig; redactor: Redactor }): C
       entry.spec.secret === true ||
       ctx.redactor.isSecretKey(lastPart) ||
       lastPart.split(/[_-]/).some((word) => ctx.redactor.isSecretKey(word));
-    const value = secret && entry.value !== undefined && entry.value !== '' ? REDACTED : ctx.redactor.redact(entry.value);
+    const value =
+      secret && entry.value !== undefined && entry.value !== '' ? REDACTED : ctx.redactor.redact(entry.value);
     return { key: entry.key, value, source: entry.source, plugin: entry.pluginId, help: entry.spec.help, secret };
   });
 }
