@@ -14,7 +14,7 @@ import {
   type RunRequest,
 } from '@runner/plugin-sdk';
 import { confirmationQuestion, delegationSummary } from './delegation-summary.js';
-import { followOnMaster, runOnMaster } from './run-on-master.js';
+import { followOnMaster, RunInterrupt, runOnMaster } from './run-on-master.js';
 import { runViewFor } from './run-view.js';
 import { parse } from 'yaml';
 
@@ -174,20 +174,26 @@ async function runSavedFlow(
   };
   if (master) {
     const client = createMasterClient(master, { dataDir: ctx.config.dataDir });
-    const answer = await client.call<{ outcome: string; id?: string; reason?: string }>(
-      'POST',
-      `/flows/${encodeURIComponent(flow)}/run`,
-      {
-        body: {
-          ...(Object.keys(vars).length ? { vars } : {}),
-          ...(version === undefined ? {} : { version }),
-          ...(options.stack === undefined ? {} : { stack: options.stack }),
-          ...(options.yes === true ? { confirm: true } : {}),
+    // Ctrl-C from before the run is asked for, as `runner run` does (runOnMaster).
+    const interrupt = new RunInterrupt(ctx);
+    try {
+      const answer = await client.call<{ outcome: string; id?: string; reason?: string }>(
+        'POST',
+        `/flows/${encodeURIComponent(flow)}/run`,
+        {
+          body: {
+            ...(Object.keys(vars).length ? { vars } : {}),
+            ...(version === undefined ? {} : { version }),
+            ...(options.stack === undefined ? {} : { stack: options.stack }),
+            ...(options.yes === true ? { confirm: true } : {}),
+          },
         },
-      },
-    );
-    if (answer.outcome !== 'started' || !answer.id) return notStarted(answer);
-    return followOnMaster(client, answer.id, ctx, options);
+      );
+      if (answer.outcome !== 'started' || !answer.id) return notStarted(answer);
+      return await followOnMaster(client, answer.id, ctx, options, interrupt);
+    } finally {
+      interrupt.dispose();
+    }
   }
   const kernel = await ctx.boot('embedded');
   const flows = kernel.find(FlowsRef);

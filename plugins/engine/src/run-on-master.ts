@@ -32,9 +32,25 @@ export async function runOnMaster(
           // Problems name the file as typed, as they do when the master reads it (bad.yaml:4:18).
           content_label: (request.source as { file: string }).file,
         };
+  // Ctrl-C is taken from before the run is submitted: one pressed while the master answers (or
+  // starts the run's first command before this process gets the CPU back) cancels the run as soon
+  // as its id is known, instead of ending this process with the run left going.
+  const interrupt = new RunInterrupt(ctx);
+  try {
+    return await followOnMaster(master, (await submit(master, request, source)).id, ctx, options, interrupt);
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+function submit(
+  master: MasterClient,
+  request: RunRequest,
+  source: { file: string } | { content: string; workflow_name: string; content_label: string },
+) {
   // The master's error answer comes back as a RunnerError of its kind and code: a workflow the
   // master refused exits 2 as it does when run embedded.
-  const answer = await callRoute(master, postWorkflowsRun, {
+  return callRoute(master, postWorkflowsRun, {
     body: {
       workflow_name: request.workflowName,
       ...source,
@@ -48,7 +64,29 @@ export async function runOnMaster(
       trigger: 'cli',
     },
   });
-  return followOnMaster(master, answer.id, ctx, options);
+}
+
+/**
+ * Ctrl-C (or TERM) while a run on the master is submitted or followed: the first asks for the run
+ * to be cancelled (`signal`, and `wake` ends the wait between two reads), a second exits at once.
+ */
+export class RunInterrupt {
+  signal: NodeJS.Signals | undefined;
+  readonly wake = new AbortController();
+  readonly #onSignal = (signal: NodeJS.Signals) => {
+    if (this.signal) process.exit(signalExitCode(signal));
+    this.signal = signal;
+    this.ctx.stderr.write(`runner: ${signal}: cancelling the run on the master (again to exit at once)\n`);
+    this.wake.abort();
+  };
+
+  constructor(private readonly ctx: CommandContext) {
+    process.on('SIGINT', this.#onSignal).on('SIGTERM', this.#onSignal);
+  }
+
+  dispose(): void {
+    process.off('SIGINT', this.#onSignal).off('SIGTERM', this.#onSignal);
+  }
 }
 
 /**
@@ -61,16 +99,10 @@ export async function followOnMaster(
   runId: string,
   ctx: CommandContext,
   options: RunOptions,
+  /** Taken before the run was submitted (runOnMaster); else from now on. */
+  given?: RunInterrupt,
 ): Promise<number> {
-  let interrupted: NodeJS.Signals | undefined;
-  const wake = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (interrupted) process.exit(signalExitCode(signal));
-    interrupted = signal;
-    ctx.stderr.write(`runner: ${signal}: cancelling the run on the master (again to exit at once)\n`);
-    wake.abort();
-  };
-  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  const interrupt = given ?? new RunInterrupt(ctx);
   try {
     const view = runViewFor(ctx, options);
     const path = `/executions/${encodeURIComponent(runId)}`;
@@ -87,14 +119,14 @@ export async function followOnMaster(
       }
     };
     for (;;) {
-      if (interrupted) {
+      if (interrupt.signal) {
         // Answers once the run has ended there, with its final record (the tasks without logs of
         // the run's own view are read again, so the view shows every task's end).
         await master.call('POST', `${path}/cancel`, { timeoutMs: 60_000 });
         const record = runFromApi(await master.call<ApiRecord>('GET', path));
         show(record);
         view.finish(record);
-        return signalExitCode(interrupted);
+        return signalExitCode(interrupt.signal);
       }
       const record = runFromApi(await master.call<ApiRecord>('GET', path));
       show(record);
@@ -102,9 +134,9 @@ export async function followOnMaster(
         view.finish(record);
         return exitCodeOf(record);
       }
-      await sleep(POLL_MS, undefined, { signal: wake.signal }).catch(() => {});
+      await sleep(POLL_MS, undefined, { signal: interrupt.wake.signal }).catch(() => {});
     }
   } finally {
-    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    if (!given) interrupt.dispose();
   }
 }
