@@ -13,10 +13,16 @@ declare module 'vitest' {
 /**
  * End-to-end tests start real `runner` processes, which run the built JavaScript: build once
  * before any test file runs (esbuild, well under a second). The run's browser tests share one
- * chromium, started on the first file's request (a run of unit tests starts none).
+ * chromium, started on the first file's request (a run of unit tests starts none); a project
+ * whose files ask for none starts none.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  execFileSync(process.execPath, [resolve(import.meta.dirname, '../build.mjs')], { stdio: 'pipe' });
+  // Once a run: each project (vitest.config.ts) runs this set-up, in the same process.
+  const run = globalThis as { runnerTestsBuilt?: boolean };
+  if (!run.runnerTestsBuilt) {
+    execFileSync(process.execPath, [resolve(import.meta.dirname, '../build.mjs')], { stdio: 'pipe' });
+    run.runnerTestsBuilt = true;
+  }
   const broker = await startChromiumBroker();
   project.provide('chromiumBroker', broker.url);
   return () => broker.close();
