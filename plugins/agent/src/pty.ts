@@ -36,13 +36,8 @@ while fd in watched:
         if not data:
             break
         write_all(1, data)
-    if 0 in ready:
-        data = os.read(0, 65536)
-        if data:
-            write_all(fd, data)
-        else:
-            watched.remove(0)
-            os.kill(pid, signal.SIGHUP)
+    # A resize before the keys: the agent writes them to the two pipes in the order they came,
+    # and a key typed after a resize (stty size) must find the new size.
     if 3 in ready:
         data = os.read(3, 1024)
         if not data:
@@ -52,6 +47,13 @@ while fd in watched:
             line, pending = pending.split(b'\n', 1)
             r, c = line.split()
             size(int(r), int(c))
+    if 0 in ready:
+        data = os.read(0, 65536)
+        if data:
+            write_all(fd, data)
+        else:
+            watched.remove(0)
+            os.kill(pid, signal.SIGHUP)
 _, status = os.waitpid(pid, 0)
 sys.exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 255)
 `;
