@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { context, type Look, looks, screenshot, watch } from './browser.js';
+import { type Look, looks, screenshot } from './browser.js';
 import { apiCall, runWorkflow } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -217,11 +217,8 @@ const PAGES: PageCase[] = [
 ];
 
 async function visit(item: PageCase) {
-  const ctx = await context(ui.browser, { origin: ui.master.origin, session: item.anonymous ? undefined : ui.admin });
-  const page = await ctx.newPage();
-  const { problems } = watch(page);
+  const { page, problems } = await ui.open(item.path(), { session: item.anonymous ? null : undefined });
   try {
-    await page.goto(item.path());
     await item.ready(page);
     // Charts and late requests settle.
     await page.waitForLoadState('networkidle').catch(() => undefined);
@@ -229,16 +226,13 @@ async function visit(item: PageCase) {
     const violations = await looks(page, item.name, { check: check && ((look) => check(page, look)) });
     return { problems, violations };
   } finally {
-    await ctx.close();
+    await page.context().close();
   }
 }
 
 describe('the frame', () => {
   it('opens the menu on a phone and closes it once a link is followed', async () => {
-    const ctx = await context(ui.browser, { viewport: 'phone', origin: ui.master.origin, session: ui.admin });
-    const page = await ctx.newPage();
-    const { problems } = watch(page);
-    await page.goto('/');
+    const { page, problems } = await ui.open('/', { viewport: 'phone' });
     await page.getByRole('button', { name: 'Menu' }).click();
     const nav = page.getByRole('navigation', { name: 'Main' });
     await nav.getByRole('link', { name: 'Logs' }).waitFor();
@@ -247,19 +241,17 @@ describe('the frame', () => {
     await page.getByRole('heading', { name: 'Logs', level: 1 }).waitFor();
     expect(await nav.isVisible()).toBe(false);
     expect(problems).toEqual([]);
-    await ctx.close();
+    await page.context().close();
   });
 
   it('offers a skip link first for keyboard users, and moves focus to the page', async () => {
-    const ctx = await context(ui.browser, { origin: ui.master.origin, session: ui.admin });
-    const page = await ctx.newPage();
-    await page.goto('/agents');
+    const { page } = await ui.open('/agents');
     await page.getByRole('heading', { name: 'web-1' }).waitFor();
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
     await page.keyboard.press('Enter');
     expect(await page.evaluate('document.activeElement.id')).toBe('main');
-    await ctx.close();
+    await page.context().close();
   });
 });
 
@@ -322,11 +314,8 @@ describe('every page', () => {
 
 describe('the scheduler page', () => {
   it('adds a job through the form (a bad schedule shown at its field), runs it now and disables it', async () => {
-    const ctx = await context(ui.browser, { origin: ui.master.origin, session: ui.admin });
-    const page = await ctx.newPage();
-    const { problems } = watch(page);
+    const { page, problems } = await ui.open('/scheduler');
     try {
-      await page.goto('/scheduler');
       await page.getByRole('button', { name: 'Add job' }).click();
       const form = page.getByRole('form', { name: 'Add a job' });
       await form.getByLabel('Name').fill('hourly-sync');
@@ -365,7 +354,7 @@ describe('the scheduler page', () => {
       // The refused schedule's 400 is the one expected; nothing else went wrong.
       expect(problems.filter((p) => !/400|POST http:\/\/[\d.:]+\/api\/v1\/scheduler\/jobs$/.test(p))).toEqual([]);
     } finally {
-      await ctx.close();
+      await page.context().close();
     }
   });
 });
