@@ -17,6 +17,12 @@ export interface RunnerEvents {
   'task.failed': TaskEventPayload;
   'agent.connected': AgentEventPayload;
   'agent.disconnected': AgentEventPayload;
+  /**
+   * A connected agent's status changed by what its heartbeat says: `warning` (a resource above its
+   * threshold), `error` (the agent reports one), or back to `online`. Going offline and coming
+   * back are `agent.disconnected` and `agent.connected`.
+   */
+  'agent.status_changed': AgentEventPayload & { previous_status: string; reason: string };
   /** The join token enrolled a new agent: the master issued it its own credential (audited). */
   'agent.enrolled': AgentEventPayload;
   /** The master found a join token other than the one it used before (`runner agent token create --force`; audited). */

@@ -172,6 +172,11 @@ describe('hooks at save and on test', () => {
     expect(bad.body.error.message).toMatch(/^script: hook bad:3:/);
     const unknown = await api('POST', '/hooks', { name: 'typo', event_type: 'workflow.fialed', script: 'return true' });
     expect(unknown.body.error.message).toMatch(/did you mean "workflow.failed"/);
+    // A name nothing emits is refused too: such a hook would never run.
+    const never = await api('POST', '/hooks', { name: 'never', event_type: 'schedule.missed', script: 'return true' });
+    expect(never.status).toBe(400);
+    expect(never.body.error).toMatchObject({ field: 'event_type' });
+    expect(never.body.error.message).toContain('agent.status_changed');
   });
 
   it('tests a hook on a sample payload; dry run starts nothing', async () => {
@@ -193,7 +198,7 @@ describe('hooks at save and on test', () => {
     expect((await api('GET', '/hooks/tested')).body).toMatchObject({ executions: 0, success_rate: null });
   });
 
-  it('is driven by the CLI: hook add from a file, list, and events list', async () => {
+  it('is driven by the CLI: hook add from a file, the events a hook may name, and events list', async () => {
     const script = join(out, 'cli.lua');
     writeFileSync(script, 'return true\n');
     const master = ['--master-url', base.replace('/api/v1', '')];
@@ -204,6 +209,9 @@ describe('hooks at save and on test', () => {
     );
     expect(added.stderr).toBe('');
     expect(added.stdout).toMatch(/^hook from-cli \(#\d+\) added on task.failed/);
+    const names = await runRunner(['hook', 'events', ...master], { env });
+    expect(names.stdout).toMatch(/^agent\.status_changed +event +a connected agent became warning or error/m);
+    expect(names.stdout).toMatch(/^task\.\* +pattern +every task event$/m);
     const events = await runRunner(['events', 'list', '--type', 'workflow.failed', '-o', 'json', ...master], { env });
     expect(JSON.parse(events.stdout).events.length).toBeGreaterThanOrEqual(3);
     expect((await api('GET', '/hooks/from-cli')).body).toMatchObject({ priority: 5, script: 'return true\n' });

@@ -219,6 +219,21 @@ describe('heartbeats and liveness', () => {
     );
     usage = { ...usage, memory_percent: 50 };
     await m.status('busy', 'online');
+    // Hooks and the event queue hear of each change (connected and disconnected say the rest).
+    expect(m.recorded.events.filter((e) => e.type === 'agent.status_changed').map((e) => e.data)).toEqual([
+      expect.objectContaining({
+        agent_name: 'busy',
+        status: 'warning',
+        previous_status: 'online',
+        reason: 'memory at 93.4% (above 80%)',
+      }),
+      expect.objectContaining({
+        agent_name: 'busy',
+        status: 'online',
+        previous_status: 'warning',
+        reason: 'back to normal',
+      }),
+    ]);
   });
 
   it('an agent reporting an error has status error', async () => {

@@ -381,6 +381,13 @@ export class AgentMaster {
         status,
       });
       record.status = status;
+      this.options.events?.emit('agent.status_changed', {
+        agent_name: record.name,
+        address: record.address,
+        status,
+        previous_status: before.status,
+        reason: why ?? '',
+      });
     }
     session.send({ call_id: callId, heartbeat: { server_time_ms: Date.now() } });
     this.store?.touch(record);

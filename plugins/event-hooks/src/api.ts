@@ -5,6 +5,7 @@ import {
   CreateHookBody,
   HistoryQuery,
   HistorySchema,
+  HookEventsSchema,
   HookListSchema,
   HookParams,
   HookSchema,
@@ -108,8 +109,18 @@ export const postHooksIdTest = declareRoute({
   responses: { 200: TestResultSchema },
 });
 
+export const getHookEvents = declareRoute({
+  method: 'GET',
+  path: '/hook-events',
+  summary: 'the events and patterns a hook may name, with what each means',
+  tags,
+  permission: Permissions.hookView,
+  responses: { 200: HookEventsSchema },
+});
+
 /** Every route above, for the plugin's definition. */
 export const routes = [
+  getHookEvents,
   getHooks,
   postHooks,
   getHooksId,

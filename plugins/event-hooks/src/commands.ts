@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { InvalidInputError, resourceCommand, type ActionInput, type CommandSpec } from '@runner/plugin-sdk';
 import {
   deleteHooksId,
+  getHookEvents,
   getHooks,
   getHooksId,
   getHooksIdHistory,
@@ -15,7 +16,10 @@ import {
 type Row = Record<string, unknown>;
 
 const scriptOption = { flags: '--script <file>', description: 'the Lua script (a file; - reads stdin)' };
-const eventOption = { flags: '--event <event>', description: 'the event it runs on: workflow.failed, task.*, ...' };
+const eventOption = {
+  flags: '--event <event>',
+  description: 'the event it runs on: workflow.failed, task.*, ... (runner hook events lists them)',
+};
 const payloadOption = {
   flags: '--payload <json>',
   description: 'the payload as JSON (default: a sample of the event)',
@@ -78,6 +82,17 @@ export const hookCommand: CommandSpec = resourceCommand({
       text: (hook: Row) => `hook ${String(hook.name)} (#${String(hook.id)}) added on ${String(hook.event_type)}\n`,
     },
     { name: 'get', aliases: ['show'], route: getHooksId, text: showHook },
+    {
+      name: 'events',
+      route: getHookEvents,
+      description: 'the events and patterns a hook may name (--event)',
+      rows: 'events',
+      columns: [
+        { header: 'EVENT', field: 'name' },
+        { header: 'KIND', value: (e) => (e.pattern ? 'pattern' : 'event') },
+        { header: 'MEANS', field: 'description' },
+      ],
+    },
     {
       name: 'update',
       route: putHooksId,

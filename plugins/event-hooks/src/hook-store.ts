@@ -52,20 +52,38 @@ export const MAX_TIMEOUT_SECONDS = 3600;
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 export const DEFAULT_PRIORITY = 100;
 
-/** The events hooks may name (service.md section 6, and the families later features emit). */
-export const HOOK_EVENTS: readonly string[] = Object.freeze([
-  'workflow.started',
-  'workflow.completed',
-  'workflow.failed',
-  'task.started',
-  'task.completed',
-  'task.failed',
-  'agent.connected',
-  'agent.disconnected',
-  'agent.status_changed',
+/** An event a hook may name, or a pattern of them, with what it means (`GET /hook-events`). */
+export interface HookEvent {
+  name: string;
+  pattern: boolean;
+  description: string;
+}
+
+/**
+ * What hooks may name: the events the master emits and the event queue stores (service.md
+ * section 6, and agent.status_changed), and the patterns over them. Only events that fire: a
+ * hook saved on a name nothing emits would never run, and say nothing of it.
+ */
+export const HOOK_EVENTS: readonly HookEvent[] = Object.freeze([
+  { name: 'workflow.started', pattern: false, description: 'a run started' },
+  { name: 'workflow.completed', pattern: false, description: 'a run ended (its status says how)' },
+  { name: 'workflow.failed', pattern: false, description: 'a run ended failed' },
+  { name: 'task.started', pattern: false, description: 'a task of a run started' },
+  { name: 'task.completed', pattern: false, description: 'a task ended (its status says how)' },
+  { name: 'task.failed', pattern: false, description: 'a task failed' },
+  { name: 'agent.connected', pattern: false, description: 'an agent connected to this master' },
+  { name: 'agent.disconnected', pattern: false, description: 'an agent went offline' },
+  {
+    name: 'agent.status_changed',
+    pattern: false,
+    description: 'a connected agent became warning or error, or online again',
+  },
+  { name: 'workflow.*', pattern: true, description: 'every workflow event' },
+  { name: 'task.*', pattern: true, description: 'every task event' },
+  { name: 'agent.*', pattern: true, description: 'every agent event' },
+  { name: '*', pattern: true, description: 'every event' },
 ]);
-/** Families whose every name is accepted (`flow.started`) and whose `<family>.*` is a pattern. */
-const FAMILIES = ['workflow', 'task', 'agent', 'flow', 'schedule'];
+const HOOK_EVENT_NAMES = HOOK_EVENTS.map((event) => event.name);
 
 export interface HookRow {
   id: number;
@@ -138,13 +156,9 @@ const NAME_RULE = 'letters, digits, ".", "_" and "-" (at most 63, starting with 
 
 /** An event name or pattern a hook may name: the error says what is accepted. */
 export function checkEventType(value: string): string {
-  if (value === '*' || HOOK_EVENTS.includes(value)) return value;
-  const [family, rest] = value.split(/\.(.*)/s);
-  if (FAMILIES.includes(family) && rest && (rest === '*' || /^[a-z_]+$/.test(rest))) {
-    if (rest === '*' || family === 'flow' || family === 'schedule') return value;
-  }
+  if (HOOK_EVENT_NAMES.includes(value)) return value;
   throw new InvalidInputError(
-    `event_type: "${value}" is not a hook event${didYouMean(value, HOOK_EVENTS)}: use one of ${HOOK_EVENTS.join(', ')}, flow.<name>, schedule.<name>, a pattern such as task.* or * for every event`,
+    `event_type: "${value}" is not a hook event${didYouMean(value, HOOK_EVENT_NAMES)}: use one of ${HOOK_EVENT_NAMES.join(', ')} (runner hook events)`,
     { field: 'event_type' },
   );
 }

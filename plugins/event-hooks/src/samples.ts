@@ -29,6 +29,14 @@ export function samplePayload(type: string): Record<string, unknown> {
       duration: what === 'started' ? 0 : 0.5,
       ...(what === 'failed' ? { error: 'sample failure' } : {}),
     };
+  if (type === 'agent.status_changed')
+    return {
+      agent_name: 'web-1',
+      address: '10.0.0.5:50053',
+      status: 'warning',
+      previous_status: 'online',
+      reason: 'memory at 93.4% (above 80%)',
+    };
   if (family === 'agent')
     return { agent_name: 'web-1', address: '10.0.0.5:50053', status: what === 'disconnected' ? 'offline' : 'online' };
   return { name: 'sample' };

@@ -119,3 +119,13 @@ export const TestResultSchema = Type.Object({
     }),
   ),
 });
+
+export const HookEventsSchema = Type.Object({
+  events: Type.Array(
+    Type.Object({
+      name: Type.String({ description: 'what a hook names in event_type' }),
+      pattern: Type.Boolean({ description: 'a pattern over several events (task.*, *)' }),
+      description: Type.String(),
+    }),
+  ),
+});

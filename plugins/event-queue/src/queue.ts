@@ -2,11 +2,12 @@ import type { BusEvent, EventHandlers, EventQueue, HandlerOutcome, Logger, Queue
 import type { EventStore } from './event-store.js';
 
 /**
- * The events the queue keeps (service.md section 6 and the later features' own): every
- * `workflow.*`, `task.*`, `flow.*` and `schedule.*` event, and the agent events that say an agent
- * came, went or changed. The kernel's own (`kernel.*`) and token rotations are not kept.
+ * The events the queue keeps (service.md section 6): every `workflow.*` and `task.*` event, and
+ * the agent events that say an agent came, went or changed. The kernel's own (`kernel.*`), the
+ * terminal's and token rotations are audited, not kept. What hooks may name is this list
+ * (event-hooks' HOOK_EVENTS).
  */
-const STORED = /^(workflow|task|flow|schedule)\.|^agent\.(connected|disconnected|status_changed)$/;
+const STORED = /^(workflow|task)\.|^agent\.(connected|disconnected|status_changed)$/;
 
 export function isStored(type: string): boolean {
   return STORED.test(type);

@@ -400,7 +400,7 @@ describe('hooks and events', () => {
     await page.context().close();
   });
 
-  it('turns a hook off from the list, and filters events by status', async () => {
+  it('turns a hook off from the list, and filters events by type and status', async () => {
     const { page, problems } = await ui.open('/hooks');
     const toggle = page.getByRole('switch', { name: 'Enable notify' });
     await toggle.waitFor();
@@ -408,7 +408,14 @@ describe('hooks and events', () => {
     await toggle.click();
     await expect.poll(() => toggle.isChecked()).toBe(false);
     expect((await apiCall<{ enabled: boolean }>(ui.master, 'GET', '/hooks/notify')).enabled).toBe(false);
-    await page.goto('/events');
+    await page.goto('/events?type=workflow.completed');
+    // The type filter offers what the master emits (agent.status_changed among them), the
+    // address's type chosen.
+    const typeFilter = page.getByRole('combobox', { name: 'Type' });
+    await typeFilter.locator('option', { hasText: 'agent.status_changed' }).waitFor({ state: 'attached' });
+    expect(await typeFilter.inputValue()).toBe('workflow.completed');
+    await typeFilter.selectOption('');
+    await page.waitForURL((url) => !url.searchParams.has('type'));
     await page.getByRole('combobox', { name: 'Status' }).selectOption('completed');
     await page.waitForURL((url) => url.searchParams.get('status') === 'completed');
     // The run's start: both hooks' matching one (flaky) succeeded on it.

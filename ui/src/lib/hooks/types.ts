@@ -1,3 +1,4 @@
+import { api, data } from '$lib/api/client';
 import type { paths } from '$lib/api/schema';
 
 /** Shapes of the hooks and events APIs, from the generated OpenAPI types. */
@@ -9,21 +10,24 @@ export type TestResult = Json<paths['/api/v1/hooks/{id}/test']['post']['response
 export type QueuedEvent = Json<paths['/api/v1/events']['get']['responses'][200]>['events'][number];
 export type EventDetail = Json<paths['/api/v1/events/{id}']['get']['responses'][200]>;
 
-/** The events a hook may name (the event-hooks plugin's list), and the patterns offered. */
-export const HOOK_EVENTS = [
-  'workflow.started',
-  'workflow.completed',
-  'workflow.failed',
-  'task.started',
-  'task.completed',
-  'task.failed',
-  'agent.connected',
-  'agent.disconnected',
-  'workflow.*',
-  'task.*',
-  'agent.*',
-  '*',
-] as const;
+export type HookEvent = Json<paths['/api/v1/hook-events']['get']['responses'][200]>['events'][number];
+
+let hookEventsRead: Promise<HookEvent[]> | undefined;
+
+/**
+ * The events and patterns a hook may name, with what each means, as the master lists them (the
+ * events it emits; read once a tab). The hook form offers them; the events page filters by them.
+ */
+export function hookEvents(): Promise<HookEvent[]> {
+  hookEventsRead ??= data(api.GET('/api/v1/hook-events')).then(
+    (answer) => answer.events,
+    (error: unknown) => {
+      hookEventsRead = undefined;
+      throw error;
+    },
+  );
+  return hookEventsRead;
+}
 
 export const EVENT_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
 
