@@ -49,6 +49,8 @@ export default defineConfig({
   ssr: { resolve: { conditions: ['runner-source'] } },
   test: {
     globalSetup: ['test/global-setup.ts'],
+    // Each file's temporary files in a directory of its own, removed after the file.
+    setupFiles: ['test/temp-dir.ts'],
     // Ceilings, far above what a test needs at rest: a busy machine stretches real processes'
     // start-ups several times over (a delegated-run test took 27 s of its 30 with four workers).
     testTimeout: 60_000,

@@ -14,7 +14,7 @@ import {
   type RunRequest,
 } from '@runner/plugin-sdk';
 import { confirmationQuestion, delegationSummary } from './delegation-summary.js';
-import { followOnMaster, RunInterrupt, runOnMaster } from './run-on-master.js';
+import { followOnMaster, runOnMaster, withInterrupt } from './run-on-master.js';
 import { runViewFor } from './run-view.js';
 import { parse } from 'yaml';
 
@@ -175,8 +175,7 @@ async function runSavedFlow(
   if (master) {
     const client = createMasterClient(master, { dataDir: ctx.config.dataDir });
     // Ctrl-C from before the run is asked for, as `runner run` does (runOnMaster).
-    const interrupt = new RunInterrupt(ctx);
-    try {
+    return withInterrupt(ctx, async (interrupt) => {
       const answer = await client.call<{ outcome: string; id?: string; reason?: string }>(
         'POST',
         `/flows/${encodeURIComponent(flow)}/run`,
@@ -190,10 +189,8 @@ async function runSavedFlow(
         },
       );
       if (answer.outcome !== 'started' || !answer.id) return notStarted(answer);
-      return await followOnMaster(client, answer.id, ctx, options, interrupt);
-    } finally {
-      interrupt.dispose();
-    }
+      return followOnMaster(client, answer.id, ctx, options, interrupt);
+    });
   }
   const kernel = await ctx.boot('embedded');
   const flows = kernel.find(FlowsRef);

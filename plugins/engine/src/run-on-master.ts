@@ -35,12 +35,9 @@ export async function runOnMaster(
   // Ctrl-C is taken from before the run is submitted: one pressed while the master answers (or
   // starts the run's first command before this process gets the CPU back) cancels the run as soon
   // as its id is known, instead of ending this process with the run left going.
-  const interrupt = new RunInterrupt(ctx);
-  try {
-    return await followOnMaster(master, (await submit(master, request, source)).id, ctx, options, interrupt);
-  } finally {
-    interrupt.dispose();
-  }
+  return withInterrupt(ctx, async (interrupt) =>
+    followOnMaster(master, (await submit(master, request, source)).id, ctx, options, interrupt),
+  );
 }
 
 function submit(
@@ -90,6 +87,19 @@ export class RunInterrupt {
 }
 
 /**
+ * Runs `body` with Ctrl-C (and TERM) taken by a RunInterrupt from now until it ends: a command
+ * that submits a run and follows it takes the signal before it submits (see runOnMaster).
+ */
+export async function withInterrupt<T>(ctx: CommandContext, body: (interrupt: RunInterrupt) => Promise<T>): Promise<T> {
+  const interrupt = new RunInterrupt(ctx);
+  try {
+    return await body(interrupt);
+  } finally {
+    interrupt.dispose();
+  }
+}
+
+/**
  * Follows a run on the master until it ends. Ctrl-C (or TERM) cancels the run on the master, which
  * stops its tasks there and on agents, shows the final record and exits 130 (143); a second
  * signal exits at once, leaving the run to the master.
@@ -99,44 +109,39 @@ export async function followOnMaster(
   runId: string,
   ctx: CommandContext,
   options: RunOptions,
-  /** Taken before the run was submitted (runOnMaster); else from now on. */
-  given?: RunInterrupt,
+  /** Taken before the run was submitted (withInterrupt). */
+  interrupt: RunInterrupt,
 ): Promise<number> {
-  const interrupt = given ?? new RunInterrupt(ctx);
-  try {
-    const view = runViewFor(ctx, options);
-    const path = `/executions/${encodeURIComponent(runId)}`;
-    const seen = new Map<string, string>();
-    const show = (record: RunRecord) => {
-      for (const task of record.tasks) {
-        const key = `${task.name}:${task.status}`;
-        if (seen.get(task.name) === key) continue;
-        seen.set(task.name, key);
-        const { log, ...summary } = task;
-        if (options.verbose)
-          for (const line of log) view.observe({ kind: 'log', runId: record.id, task: task.name, line });
-        view.observe({ kind: 'task', runId: record.id, task: summary });
-      }
-    };
-    for (;;) {
-      if (interrupt.signal) {
-        // Answers once the run has ended there, with its final record (the tasks without logs of
-        // the run's own view are read again, so the view shows every task's end).
-        await master.call('POST', `${path}/cancel`, { timeoutMs: 60_000 });
-        const record = runFromApi(await master.call<ApiRecord>('GET', path));
-        show(record);
-        view.finish(record);
-        return signalExitCode(interrupt.signal);
-      }
+  const view = runViewFor(ctx, options);
+  const path = `/executions/${encodeURIComponent(runId)}`;
+  const seen = new Map<string, string>();
+  const show = (record: RunRecord) => {
+    for (const task of record.tasks) {
+      const key = `${task.name}:${task.status}`;
+      if (seen.get(task.name) === key) continue;
+      seen.set(task.name, key);
+      const { log, ...summary } = task;
+      if (options.verbose)
+        for (const line of log) view.observe({ kind: 'log', runId: record.id, task: task.name, line });
+      view.observe({ kind: 'task', runId: record.id, task: summary });
+    }
+  };
+  for (;;) {
+    if (interrupt.signal) {
+      // Answers once the run has ended there, with its final record (the tasks without logs of
+      // the run's own view are read again, so the view shows every task's end).
+      await master.call('POST', `${path}/cancel`, { timeoutMs: 60_000 });
       const record = runFromApi(await master.call<ApiRecord>('GET', path));
       show(record);
-      if (record.status !== 'running') {
-        view.finish(record);
-        return exitCodeOf(record);
-      }
-      await sleep(POLL_MS, undefined, { signal: interrupt.wake.signal }).catch(() => {});
+      view.finish(record);
+      return signalExitCode(interrupt.signal);
     }
-  } finally {
-    if (!given) interrupt.dispose();
+    const record = runFromApi(await master.call<ApiRecord>('GET', path));
+    show(record);
+    if (record.status !== 'running') {
+      view.finish(record);
+      return exitCodeOf(record);
+    }
+    await sleep(POLL_MS, undefined, { signal: interrupt.wake.signal }).catch(() => {});
   }
 }
