@@ -21,6 +21,14 @@ export interface SecretsService {
   remove(scope: string, name: string): Promise<boolean>;
   /** Names and last update times only (ISO 8601 UTC). */
   list(scope: string): Promise<Array<{ name: string; updated_at: string }>>;
+  /**
+   * Has `check` vet the stack the API names (`GET` and `PUT /secrets/:stack/...`, so the CLI
+   * too) before anything is read or stored: it throws, a NotFoundError naming the stacks there
+   * are, for a name that is no stack, so that a typo (`prdo`) does not store a value no run
+   * reads. The stacks plugin registers it; without one, any stack name is taken. Scopes other
+   * plugins own (`ssh-profile:<name>`) never reach it. A later call replaces the check.
+   */
+  checkStacksWith(check: (stack: string) => Promise<void>): void;
 }
 
 export const SecretsRef = createServiceRef<SecretsService>({

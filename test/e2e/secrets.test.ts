@@ -139,6 +139,11 @@ describe('the secrets of a stack run', () => {
     expect(added.stdout + added.stderr).toContain('secret db_password added to prod');
     for (const name of ['api_token', 'ssh_key'] as const)
       expect((await api('PUT', `/secrets/prod/${name}`, { value: SECRETS[name] })).status).toBe(200);
+    // A stack name with a typo stores nothing that no run would read: 404, naming the stacks.
+    const typo = await runRunner(['secret', 'add', 'prdo', 'db_password'], { env: cli, input: 'x\n' });
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toContain('stack "prdo" does not exist (did you mean "prod"?) (stacks: old, prod)');
+    expect((await api('GET', '/secrets/prdo')).status).toBe(404);
     const listed = await runRunner(['secret', 'list', 'prod'], { env: cli });
     answers.push(listed.stdout);
     expect(listed.stdout).toMatch(/api_token[\s\S]*db_password[\s\S]*ssh_key/);

@@ -3,12 +3,18 @@ import * as api from './api.js';
 import { checkScope, checkSecretName, type SecretStore } from './secret-store.js';
 
 /** A stack's name as a scope: the reserved owner scopes (`ssh-profile:<name>`) are their plugins', not the API's. */
-function stackScope(stack: string): string {
+function apiScope(stack: string): string {
   checkScope(stack);
   if (stack.includes(':'))
     throw new InvalidInputError(`${stack} is a scope another plugin owns (its values are managed through it)`, {
       field: 'stack',
     });
+  return stack;
+}
+
+/** An API scope that names an existing stack (the stacks plugin's check): a typo stores nothing. */
+async function stackScope(secrets: SecretStore, stack: string): Promise<string> {
+  await secrets.checkStack(apiScope(stack));
   return stack;
 }
 
@@ -20,7 +26,7 @@ export function registerSecretRoutes(
 ): void {
   router.add(
     serve(api.getSecretsStack, async ({ params }) => {
-      const stack = stackScope(params.stack);
+      const stack = await stackScope(secrets, params.stack);
       const listed = await secrets.list(stack);
       const usedBy = await Promise.all(
         listed.map((secret) => deps.flows?.referencing(`secrets.${secret.name}`) ?? Promise.resolve([])),
@@ -35,7 +41,7 @@ export function registerSecretRoutes(
 
   router.add(
     serve(api.putSecretsStackName, async ({ params, body, principal }) => {
-      const stack = stackScope(params.stack);
+      const stack = await stackScope(secrets, params.stack);
       const name = checkSecretName(params.name);
       const existed = (await secrets.list(stack)).some((secret) => secret.name === name);
       await secrets.put(stack, name, body.value ?? '', principal?.name ?? 'anonymous');
@@ -47,7 +53,8 @@ export function registerSecretRoutes(
 
   router.add(
     serve(api.deleteSecretsStackName, async ({ params }) => {
-      const stack = stackScope(params.stack);
+      // A removed stack's values can still be removed: its name is not checked against the stacks.
+      const stack = apiScope(params.stack);
       if (!(await secrets.remove(stack, params.name))) throw await secrets.missing(stack, params.name);
       deps.onChange(stack, params.name);
       return reply(204, undefined);

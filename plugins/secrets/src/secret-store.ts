@@ -74,6 +74,8 @@ const contextOf = (scope: string, name: string) => `${scope}/${name}`;
  * with the id of the key that sealed it; plaintext only from `reveal`/`revealAll`, to master code.
  */
 export class SecretStore implements SecretsService {
+  #checkStack: (stack: string) => Promise<void> = () => Promise.resolve();
+
   constructor(
     private readonly store: Store,
     readonly keys: KeySource,
@@ -165,6 +167,15 @@ export class SecretStore implements SecretsService {
   async remove(scope: string, name: string): Promise<boolean> {
     const { changes } = await this.store.run('DELETE FROM secrets WHERE scope = ? AND name = ?', [scope, name]);
     return changes > 0;
+  }
+
+  checkStacksWith(check: (stack: string) => Promise<void>): void {
+    this.#checkStack = check;
+  }
+
+  /** Rejects when the API names a stack that does not exist (see checkStacksWith). */
+  checkStack(stack: string): Promise<void> {
+    return this.#checkStack(stack);
   }
 
   async list(scope: string): Promise<SecretListing[]> {

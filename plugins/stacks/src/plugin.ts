@@ -57,6 +57,12 @@ export const plugin = definePlugin({
     });
     if (off) ctx.onStop(off);
     ctx.onStop(engine.registerRunInputs(stackRunInputs(stacks, secrets)));
+    // The secrets API takes only stacks that exist; one another master made a moment ago is
+    // read from the store before it is refused.
+    secrets?.checkStacksWith(async (name) => {
+      if (!stacks.get(name)) await stacks.refresh(name);
+      stacks.require(name);
+    });
     ctx.provide(StacksRef, stacks);
     if (router) registerStackRoutes(router, stacks, { engine, secrets });
   },
