@@ -217,6 +217,14 @@ describe('heartbeats and liveness', () => {
     expect(m.recorded.lines.some((l) => /agent busy is warning: memory at 93.4% \(above 80%\)/.test(l.message))).toBe(
       true,
     );
+    // Back under the threshold by less than its margin: still warning (no flip at each beat).
+    usage = { ...usage, memory_percent: 78 };
+    await new Promise<void>((resolve) => {
+      const off = m.master.registry.onChange((agent) => {
+        if (agent.name === 'busy' && agent.memory_usage === 78) (off(), resolve());
+      });
+    });
+    expect(m.master.registry.get('busy')?.status).toBe('warning');
     usage = { ...usage, memory_percent: 50 };
     await m.status('busy', 'online');
     // Hooks and the event queue hear of each change (connected and disconnected say the rest).

@@ -41,6 +41,9 @@ import { serveState } from './state-proxy.js';
 import type { JoinTokens } from './token.js';
 import { round, toAgent, type AgentRecord } from './wire-shapes.js';
 
+/** Points below the warning threshold every resource must fall to for a warning agent to be online again. */
+const WARNING_MARGIN = 5;
+
 export interface AgentMasterOptions {
   config: MasterTransportConfig;
   logger: Logger;
@@ -430,17 +433,23 @@ export class AgentMaster {
   private statusOf(record: AgentRecord): AgentStatus {
     if (!record.session) return 'offline';
     if (record.error) return 'error';
-    return this.overThreshold(record) ? 'warning' : 'online';
+    if (this.overThreshold(record)) return 'warning';
+    // A warning ends once every resource is WARNING_MARGIN points below the threshold: a CPU
+    // hovering at it flipped the status at each heartbeat, each flip an agent.status_changed
+    // event (stored, and run by hooks), a log line and an agent_update.
+    if (record.status === 'warning' && this.overThreshold(record, WARNING_MARGIN)) return 'warning';
+    return 'online';
   }
 
-  private overThreshold(record: AgentRecord): string {
+  /** The resources above the threshold (less `margin` points), as the warning says them. */
+  private overThreshold(record: AgentRecord, margin = 0): string {
     const limit = this.options.config.warningThreshold;
     return [
       ['CPU', record.cpu_usage],
       ['memory', record.memory_usage],
       ['disk', record.disk_usage],
     ]
-      .filter(([, value]) => (value as number) > limit)
+      .filter(([, value]) => (value as number) > limit - margin)
       .map(([what, value]) => `${what} at ${value}% (above ${limit}%)`)
       .join(', ');
   }
