@@ -221,7 +221,9 @@ describe('heartbeats and liveness', () => {
     usage = { ...usage, memory_percent: 78 };
     await new Promise<void>((resolve) => {
       const off = m.master.registry.onChange((agent) => {
-        if (agent.name === 'busy' && agent.memory_usage === 78) (off(), resolve());
+        if (agent.name !== 'busy' || agent.memory_usage !== 78) return;
+        off();
+        resolve();
       });
     });
     expect(m.master.registry.get('busy')?.status).toBe('warning');
