@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
+import { finished, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
 const children: ReturnType<typeof spawnRunner>[] = [];
 const dataDir = tempDataDir('runner-new-user-');
@@ -24,7 +24,12 @@ beforeAll(async () => {
   pid = master.pid!;
 }, 60_000);
 
-afterAll(() => stopAll(children, 'SIGTERM'));
+afterAll(async () => {
+  // Waited for: a master writes its snapshot as it stops, into the directory removed after the file.
+  const exits = children.filter((c) => c.exitCode === null && c.signalCode === null).map((c) => finished(c));
+  stopAll(children, 'SIGTERM');
+  await Promise.all(exits);
+});
 
 const cli = (args: string[], env: Record<string, string> = {}) =>
   runRunner(args, { env: { RUNNER_DATA_DIR: dataDir, ...env } });
