@@ -140,10 +140,11 @@ export const ALL_LOOKS: readonly Look[] = [
 /**
  * The looks a test run takes: each theme once and each size once, every axe rule at both (so dark
  * contrast and the phone layout are checked on every page), in half the screenshots and scans of
- * all four. `RUNNER_UI_LOOKS=all` takes all four, for a person reviewing the screenshots.
+ * all four. `UI_TEST_LOOKS=all` takes all four, for a person reviewing the screenshots (not RUNNER_*: the
+ * masters the tests start inherit the environment and read RUNNER_* variables as their config).
  */
 export const LOOKS: readonly Look[] =
-  process.env.RUNNER_UI_LOOKS === 'all'
+  process.env.UI_TEST_LOOKS === 'all'
     ? ALL_LOOKS
     : [
         ['light', 'desktop'],
