@@ -80,6 +80,27 @@ export function encodedJson(text: string): EncodedJson {
   return { kind: 'encoded-json', text };
 }
 
+/**
+ * The EncodedJson of each object a source hands back, made once per object: for a cached page that
+ * the source returns again (the same object) until a write drops it. `encode` turns the object
+ * (and `context`, which must be the same for every request the source answers with this object,
+ * such as the limit a first page was read with) into the answer's JSON text. Kept in a WeakMap, so
+ * a dropped page takes its encoding with it.
+ */
+export function encodedPer<T extends object, C extends unknown[]>(
+  encode: (page: T, ...context: C) => string,
+): (page: T, ...context: C) => EncodedJson {
+  const kept = new WeakMap<T, EncodedJson>();
+  return (page, ...context) => {
+    let encoded = kept.get(page);
+    if (encoded === undefined) {
+      encoded = encodedJson(encode(page, ...context));
+      kept.set(page, encoded);
+    }
+    return encoded;
+  };
+}
+
 /** Returned by a handler that wrote the response itself. */
 export const STREAMED: unique symbol = Symbol.for('runner.http.streamed') as never;
 

@@ -2,13 +2,12 @@ import * as api from './api.js';
 import {
   ConflictError,
   serve,
-  encodedJson,
+  encodedPer,
   InvalidInputError,
   NotFoundError,
   noteForAudit,
   reply,
   STREAMED,
-  type EncodedJson,
   type HttpRouter,
   type Redactor,
   type RunRequest,
@@ -75,7 +74,9 @@ export function registerRoutes(
   logSources?: LogSources,
   histogram?: (filter: HistogramFilter) => Promise<{ start: string; counts: Record<string, number> }[]>,
 ): void {
-  const encodedPages = new WeakMap<object, EncodedJson>();
+  const encodedPage = encodedPer((page: Awaited<ReturnType<WorkflowEngine['list']>>, limit?: number, offset?: number) =>
+    JSON.stringify({ executions: page.runs.map(runToApi), total: page.total, limit, offset }),
+  );
   /** The answer to a started run: 202 while it goes on. */
   const accepted = async (runId: string) => {
     const run = await engine.get(runId, { log: false });
@@ -178,15 +179,7 @@ export function registerRoutes(
       // cached): the same EncodedJson goes with it, so the router serves the bytes it kept (masked,
       // encoded, with an ETag) and a busy list costs no serialisation per request. Every caller
       // that passed workflow:view sees the same runs, so one encoding per page serves them all.
-      let encoded = encodedPages.get(page);
-      if (encoded === undefined) {
-        const { runs, total } = page;
-        encoded = encodedJson(
-          JSON.stringify({ executions: runs.map(runToApi), total, limit: query.limit, offset: query.offset }),
-        );
-        encodedPages.set(page, encoded);
-      }
-      return encoded;
+      return encodedPage(page, query.limit, query.offset);
     }),
   );
 
