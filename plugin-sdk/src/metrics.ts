@@ -61,6 +61,29 @@ export interface MetricGauge<L extends string = string> {
   reset(): void;
 }
 
+/**
+ * A gauge with one series per member of a large set that changes a member at a time (an agent's
+ * CPU, set at each heartbeat): each series is set when its value changes and removed when its
+ * member goes, and its exposition line is kept written, so a scrape of thousands of them is a join
+ * rather than a formatting pass (see `MetricsService.keyedGauge`).
+ */
+export interface KeyedGaugeDefinition {
+  /** Full exported name (METRIC_NAME_PATTERN), not ending in `_total`. */
+  name: string;
+  help: string;
+  /** The one label naming the member (METRIC_LABEL_PATTERN): `agent`. */
+  label: string;
+  /** Members kept (DEFAULT_MAX_SERIES); a new one beyond it is dropped and counted. */
+  maxSeries?: number;
+}
+
+export interface MetricKeyedGauge {
+  /** The member's value (its label value is cut like any label value). */
+  set(key: string, value: number): void;
+  /** Forgets the member's series (it left). */
+  remove(key: string): void;
+}
+
 export interface MetricHistogram<L extends string = string> {
   observe(labels: MetricLabels<L>, value: number): void;
   /** Starts a clock; calling the function it returns observes the seconds elapsed and returns them. */
@@ -76,6 +99,8 @@ export interface MetricsService {
   counter<L extends string = never>(definition: CounterDefinition<L>): MetricCounter<L>;
   gauge<L extends string = never>(definition: GaugeDefinition<L>): MetricGauge<L>;
   histogram<L extends string = never>(definition: HistogramDefinition<L>): MetricHistogram<L>;
+  /** A gauge of one series per member of a large set, each set or removed on its own (KeyedGaugeDefinition). */
+  keyedGauge(definition: KeyedGaugeDefinition): MetricKeyedGauge;
 }
 
 export const MetricsRef = createServiceRef<MetricsService>({

@@ -239,10 +239,15 @@ values:
     expect(agentText).toMatch(/^flow_agent_memory_usage_bytes\{agent="a1"\} [1-9]\d*$/m);
     expect(agentText).toMatch(/^runner_workflow_greetings_total\{workflow="[^"]*"\} 1$/m);
     expect(agentText).toContain('process_cpu_seconds_total');
-    const masterText = await (await master.fetch(`${master.base.replace(/\/api\/v1$/, '')}/metrics`)).text();
+    const masterMetrics = async () => (await master.fetch(`${master.base.replace(/\/api\/v1$/, '')}/metrics`)).text();
+    // Memory and disk bytes are asked of each agent a second after it joins.
+    await expect.poll(masterMetrics, { timeout: 20_000 }).toMatch(/^flow_agent_disk_usage_bytes\{agent="a3"\} [1-9]/m);
+    const masterText = await masterMetrics();
     expect(masterText).toMatch(/^flow_agents_connected 3$/m);
-    for (const name of ['a1', 'a2', 'a3'])
-      expect(masterText).toContain(`flow_agent_cpu_usage_percent{agent="${name}"}`);
+    for (const name of ['a1', 'a2', 'a3']) {
+      expect(masterText).toMatch(new RegExp(`^flow_agent_cpu_usage_percent\\{agent="${name}"\\} \\d`, 'm'));
+      expect(masterText).toMatch(new RegExp(`^flow_agent_memory_usage_bytes\\{agent="${name}"\\} [1-9]\\d*$`, 'm'));
+    }
   });
 
   it('a loop with delegate_to "{{ item }}" runs each iteration on its agent', async () => {

@@ -6,10 +6,12 @@ import {
   type CounterDefinition,
   type GaugeDefinition,
   type HistogramDefinition,
+  type KeyedGaugeDefinition,
   type Logger,
   type MetricCounter,
   type MetricGauge,
   type MetricHistogram,
+  type MetricKeyedGauge,
   type MetricLabels,
   type MetricsService,
 } from '@runner/plugin-sdk';
@@ -24,7 +26,7 @@ const GAUGES_NAMED_AS_COUNTERS = [
   'nodejs_active_resources_total',
 ];
 
-type Kind = 'counter' | 'gauge' | 'histogram';
+type Kind = 'counter' | 'gauge' | 'histogram' | 'keyed gauge';
 
 interface Declared {
   kind: Kind;
@@ -39,6 +41,8 @@ interface Declared {
 export class MetricsRegistry implements MetricsService {
   readonly registry = new Registry();
   private readonly declared = new Map<string, Declared>();
+  /** The keyed gauges' written series, exported after prom-client's metrics. */
+  private readonly keyed: KeyedSeries[] = [];
   private readonly dropped: Counter<'metric'>;
   private readonly lastExposition: Gauge;
 
@@ -62,7 +66,7 @@ export class MetricsRegistry implements MetricsService {
   /** The exposition in Prometheus' text format, and its content type. */
   async exposition(): Promise<{ text: string; contentType: string }> {
     const started = process.hrtime.bigint();
-    const text = await this.registry.metrics();
+    const text = (await this.registry.metrics()) + this.keyed.map((family) => family.exposition()).join('');
     this.lastExposition.set(Number(process.hrtime.bigint() - started) / 1e9);
     return { text, contentType: this.registry.contentType };
   }
@@ -145,6 +149,17 @@ export class MetricsRegistry implements MetricsService {
     });
   }
 
+  keyedGauge(definition: KeyedGaugeDefinition): MetricKeyedGauge {
+    const { name, help, label, maxSeries } = definition;
+    return this.declare('keyed gauge', { name, help, labelNames: [label], maxSeries }, () => {
+      const family = new KeyedSeries(name, help, label, maxSeries ?? DEFAULT_MAX_SERIES, () =>
+        this.dropped.inc({ metric: name }),
+      );
+      this.keyed.push(family);
+      return { set: (key, value) => family.set(key, value), remove: (key) => family.remove(key) };
+    });
+  }
+
   private base<L extends string>(definition: CounterDefinition<L>) {
     return {
       name: definition.name,
@@ -197,6 +212,49 @@ export class MetricsRegistry implements MetricsService {
       return values;
     };
     return Object.assign(bounded, { forget: () => seen.clear() });
+  }
+}
+
+/** Prometheus' text format: `\`, newline (and in label values `"`) escaped. */
+const escapeHelp = (text: string) => text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+const escapeLabelValue = (text: string) => escapeHelp(text).replace(/"/g, '\\"');
+/** A value as prom-client writes it. */
+const valueText = (value: number) =>
+  Number.isNaN(value) ? 'NaN' : Number.isFinite(value) ? String(value) : value < 0 ? '-Inf' : '+Inf';
+
+/**
+ * A keyed gauge's series, each kept as its exposition line and written again only when its value
+ * changes; the exposition joins them (in the order members came) under the gauge's HELP and TYPE.
+ */
+class KeyedSeries {
+  private readonly lines = new Map<string, string>();
+  private readonly head: string;
+
+  constructor(
+    private readonly name: string,
+    help: string,
+    private readonly label: string,
+    private readonly cap: number,
+    private readonly onDropped: () => void,
+  ) {
+    this.head = `# HELP ${name} ${escapeHelp(help)}\n# TYPE ${name} gauge\n`;
+  }
+
+  set(key: string, value: number): void {
+    const member = key.slice(0, MAX_LABEL_VALUE);
+    if (!this.lines.has(member) && this.lines.size >= this.cap) return this.onDropped();
+    this.lines.set(member, `${this.name}{${this.label}="${escapeLabelValue(member)}"} ${valueText(value)}\n`);
+  }
+
+  remove(key: string): void {
+    this.lines.delete(key.slice(0, MAX_LABEL_VALUE));
+  }
+
+  /** The gauge's part of the exposition, after prom-client's (which ends in a newline). */
+  exposition(): string {
+    let text = `\n${this.head}`;
+    for (const line of this.lines.values()) text += line;
+    return text;
   }
 }
 
