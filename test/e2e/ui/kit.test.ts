@@ -405,6 +405,49 @@ describe('the /flows page', () => {
     expect(problems).toEqual([]);
     await page.context().close();
   });
+
+  it('exports a selected flow with its history and imports the file back; a conflicting or broken file says why', async () => {
+    await apiCall(ui.master, 'POST', '/flows', { name: 'to-move', yaml: yaml('first'), tags: ['move'] });
+    await apiCall(ui.master, 'PUT', '/flows/to-move', { yaml: yaml('second'), base_version: 1, message: 'second' });
+    const { page, problems } = await ui.open('/flows?q=to-move');
+    const table = page.getByRole('table', { name: 'Flows' });
+    await table.getByRole('link', { name: 'to-move' }).waitFor();
+    await page.getByRole('checkbox', { name: 'Select to-move' }).check();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export with history' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('to-move.flows.json');
+    const file = join(tempDataDir('flows-export'), 'to-move.flows.json');
+    await download.saveAs(file);
+
+    // Back into the master that holds it: refused whole, naming the flow.
+    const input = page.getByLabel('Import flows from an export file');
+    await input.setInputFiles(file);
+    // Shown as an error, not as a notice of success.
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'nothing imported: to-move (a flow of that name exists)' })
+      .waitFor();
+    await screenshot(page, 'flows-import-refused');
+    await apiCall(ui.master, 'DELETE', '/flows/to-move');
+    await input.setInputFiles(file);
+    await page.getByRole('status').filter({ hasText: 'imported to-move' }).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await table.getByRole('link', { name: 'to-move' }).waitFor();
+    const versions = await apiCall<{ versions: { version: number }[] }>(ui.master, 'GET', '/flows/to-move/versions');
+    expect(versions.versions.map((v) => v.version).sort()).toEqual([1, 2]);
+    expect((await apiCall<{ yaml: string }>(ui.master, 'GET', '/flows/to-move')).yaml).toBe(yaml('second'));
+
+    await input.setInputFiles({ name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('not json') });
+    await page.getByRole('alert').filter({ hasText: 'notes.json is not an export file' }).waitFor();
+    // The refused import, and nothing else.
+    expect(problems.filter((p) => !p.includes('409'))).toEqual([]);
+    expect(problems.filter((p) => p.startsWith('HTTP 409'))).toEqual([
+      `HTTP 409: POST ${ui.master.origin}/api/v1/flows/import`,
+    ]);
+    await page.context().close();
+  });
 });
 
 /** WCAG's contrast ratio of two computed colours (`rgb(...)`), as the browser resolved them. */
