@@ -1,11 +1,12 @@
 // Stacks and secrets in the web UI, in Debian's chromium against a real master: /stacks lists the
 // stacks with their Active/Inactive badge; a production stack's page shows its variables and its
 // secret names (never a value) and asks before running a flow on it; /secrets lists names per stack
-// with the flows using them, adds one through its form and removes one. One light desktop
-// screenshot per page (ui/screenshots/stacks-*, secrets-*).
+// with the flows using them, adds one through its form and removes one. Each page in the suite's
+// looks (light desktop and dark phone; all four with UI_TEST_LOOKS=all), axe-scanned in each
+// (ui/screenshots/stacks-*, secrets-*).
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { screenshot, seriousViolations } from './browser.js';
+import { looks } from './browser.js';
 import { apiCall } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -39,8 +40,7 @@ describe('stacks and secrets pages', () => {
     await prod.waitFor();
     expect(await prod.textContent()).toMatch(/production.*active/);
     expect(await page.getByRole('row').filter({ hasText: 'old' }).textContent()).toContain('inactive');
-    await screenshot(page, 'stacks-list-light-desktop');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await looks(page, 'stacks-list')).toEqual([]);
     expect(problems).toEqual([]);
   });
 
@@ -54,8 +54,7 @@ describe('stacks and secrets pages', () => {
     await page.getByRole('button', { name: 'Run on prod' }).click();
     const dialog = page.getByRole('dialog', { name: 'Run on a production stack' });
     await dialog.waitFor();
-    await screenshot(page, 'stacks-detail-light-desktop');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await looks(page, 'stacks-detail')).toEqual([]);
     await dialog.getByRole('button', { name: 'Run hello on prod' }).click();
     await page.getByRole('status').filter({ hasText: 'Started:' }).waitFor();
     const { executions } = await apiCall<{ executions: { stack?: string }[] }>(
@@ -78,8 +77,7 @@ describe('stacks and secrets pages', () => {
     await page.getByRole('button', { name: 'Add secret' }).click();
     await page.getByRole('row').filter({ hasText: 'db_password' }).waitFor();
     expect(await page.getByLabel('Value').inputValue()).toBe('');
-    await screenshot(page, 'secrets-light-desktop');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await looks(page, 'secrets')).toEqual([]);
     expect(await page.content()).not.toContain(VALUE);
     await page.getByRole('button', { name: 'Remove db_password of prod' }).click();
     await page

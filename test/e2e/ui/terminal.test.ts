@@ -1,14 +1,14 @@
 // The terminal and SSH profile pages in Debian's chromium against a real master and a real agent:
 // an admin opens a terminal tab on the agent, types a command and reads its output, resizes the
 // window (the shell sees the new size), uploads a file and downloads it back (checksums equal); a
-// Viewer is offered no terminal and cannot open one. One look of each page (light, desktop).
+// Viewer is offered no terminal and cannot open one. Each page in the suite's looks, axe-scanned.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { logIn, screenshot, seriousViolations } from './browser.js';
+import { logIn, looks } from './browser.js';
 import { apiCall } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -81,10 +81,8 @@ describe('the terminal page', () => {
     await download.saveAs(saved);
     expect(sha256(readFileSync(saved))).toBe(sha256(data));
 
-    await page.setViewportSize({ width: 1280, height: 800 });
     await page.evaluate('window.scrollTo(0, 0)');
-    await screenshot(page, 'terminal-light-desktop');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await looks(page, 'terminal')).toEqual([]);
 
     // A reload reattaches to the live session, with what it printed.
     await page.reload();
@@ -135,8 +133,7 @@ describe('the terminal page', () => {
     });
     const { page, problems } = await ui.open('/ssh');
     await page.getByRole('link', { name: 'build-box' }).waitFor();
-    await screenshot(page, 'ssh-light-desktop');
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await looks(page, 'ssh')).toEqual([]);
     await page.getByRole('link', { name: 'build-box' }).click();
     await page.getByRole('heading', { name: 'build-box' }).waitFor();
     await page.getByRole('button', { name: 'Test connection' }).click();
