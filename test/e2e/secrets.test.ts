@@ -5,12 +5,15 @@
 // URL-encoded, through log, print, exec.run("echo ..."), templates, outputs, an error and a task
 // delegated to the agent. Then every way out is searched: every API answer fetched, every
 // WebSocket message, the run's log stream (SSE) and the agent's, both processes' terminals and
-// every file of both data directories (runner.log, the store), and an offline backup.
+// every file of both data directories (runner.log, the store), and an offline backup. All of it
+// twice: the master on its embedded store, then on PostgreSQL (whose dump is searched too).
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { createTestDatabase, postgresReachable, type TestDatabase } from '../support/postgres.js';
 import { localAuth, localToken, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
@@ -81,190 +84,214 @@ tasks:
         return true, "agent says " .. secrets.db_password, { out = r.stdout }
 `;
 
-describe('the secrets of a stack run', () => {
-  let master: Child;
-  let agent: Child;
-  let masterDir: string;
-  let agentDir: string;
-  let base: string;
-  const answers: string[] = [];
-  const wsMessages: string[] = [];
-  let agentSse = '';
-  let runSse = '';
-  let run: {
-    status: string;
-    stack?: string;
-    tasks: { name: string; status: string; message?: string; outputs?: Record<string, unknown> }[];
-  };
-  const refusals: Record<string, { status: number; message: string }> = {};
-
-  const api = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', ...localAuth(masterDir) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    answers.push(text);
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
-  };
-
-  beforeAll(async () => {
-    masterDir = tempDataDir('runner-e2e-secrets-master-');
-    agentDir = tempDataDir('runner-e2e-secrets-agent-');
-    master = spawnRunner(['--debug', 'server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
-      env: { RUNNER_DATA_DIR: masterDir, ...FAST },
-    });
-    children.push(master);
-    const [, grpcPort] = await waitForOutput(master, /gRPC listening on 127\.0\.0\.1:(\d+)/);
-    const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
-    base = `http://${http}/api/v1`;
-    const token = readFileSync(join(masterDir, 'agent-token'), 'utf8').trim();
-    agent = spawnRunner(['--debug', 'agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
-      env: { RUNNER_DATA_DIR: agentDir, RUNNER_JOIN_TOKEN: token, ...FAST },
-    });
-    children.push(agent);
-    await waitForOutput(master, /agent a1 connected from/);
-
-    expect(
-      (await api('POST', '/stacks', { name: 'prod', environment: 'production', variables: { region: 'eu-1' } })).status,
-    ).toBe(201);
-    expect((await api('POST', '/stacks', { name: 'old', environment: 'staging', active: false })).status).toBe(201);
-    // One value through the CLI, piped on stdin: never on a command line.
-    const cli = { RUNNER_MASTER_URL: `http://${http}`, RUNNER_TOKEN: localToken(masterDir) };
-    const added = await runRunner(['secret', 'add', 'prod', 'db_password'], {
-      env: cli,
-      input: `${SECRETS.db_password}\n`,
-    });
-    expect(added.stdout + added.stderr).toContain('secret db_password added to prod');
-    for (const name of ['api_token', 'ssh_key'] as const)
-      expect((await api('PUT', `/secrets/prod/${name}`, { value: SECRETS[name] })).status).toBe(200);
-    // A stack name with a typo stores nothing that no run would read: 404, naming the stacks.
-    const typo = await runRunner(['secret', 'add', 'prdo', 'db_password'], { env: cli, input: 'x\n' });
-    expect(typo.code).not.toBe(0);
-    expect(typo.stderr).toContain('stack "prdo" does not exist (did you mean "prod"?) (stacks: old, prod)');
-    expect((await api('GET', '/secrets/prdo')).status).toBe(404);
-    const listed = await runRunner(['secret', 'list', 'prod'], { env: cli });
-    answers.push(listed.stdout);
-    expect(listed.stdout).toMatch(/api_token[\s\S]*db_password[\s\S]*ssh_key/);
-
-    // Refused before anything runs: production unconfirmed, an inactive stack, an unknown name.
-    const start = (extra: Record<string, unknown>, content = WORKFLOW) =>
-      api('POST', '/workflows/run', { content, workflow_name: 'secrets', ...extra });
-    for (const [what, extra, content] of [
-      ['unconfirmed', {}, WORKFLOW],
-      ['inactive', { stack: 'old' }, WORKFLOW],
-      [
-        'unknown',
-        { confirm: true },
-        WORKFLOW.replace('error("failed holding " .. secrets.db_password)', 'error(secrets.db_pasword)'),
-      ],
-    ] as const) {
-      const refused = await start(extra, content);
-      refusals[what] = { status: refused.status, message: refused.body.error?.message };
-    }
-
-    const ws = new WebSocket(`ws://${http}/api/v1/ws`, { headers: localAuth(masterDir) });
-    ws.on('message', (data: Buffer) => wsMessages.push(data.toString('utf8')));
-    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
-    const follow = async (path: string, append: (text: string) => void, signal: AbortSignal) => {
-      const stream = await fetch(`${base}${path}`, { signal, headers: localAuth(masterDir) });
-      const reader = stream.body!.getReader();
-      for (;;) {
-        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-        if (done) return;
-        append(new TextDecoder().decode(value));
-      }
-    };
-    const stopStreams = new AbortController();
-    const agentStream = follow('/agents/a1/logs/stream', (text) => (agentSse += text), stopStreams.signal);
-
-    const started = await start({ confirm: true });
-    expect(started.status, JSON.stringify(started.body)).toBe(202);
-    const id = started.body.id as string;
-    const runStream = follow(`/executions/${id}/log/stream`, (text) => (runSse += text), stopStreams.signal);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`run ${id} did not finish`)), 60_000);
-      const check = () => {
-        if (wsMessages.some((m) => m.includes(id) && /"type":"workflow\.(completed|failed)"/.test(m))) {
-          clearTimeout(timer);
-          resolve();
-        }
+for (const backend of ['embedded', 'postgres'] as const)
+  describe.skipIf(backend === 'postgres' && !postgresReachable())(
+    `the secrets of a stack run (${backend} store)`,
+    () => {
+      let master: Child;
+      let database: TestDatabase | undefined;
+      /** The master's store: its data directory's, or a database of this file's on PostgreSQL. */
+      let storeEnv: Record<string, string> = {};
+      // The master stopped at the end of beforeAll; its database goes whatever the tests found.
+      afterAll(() => database?.drop());
+      let agent: Child;
+      let masterDir: string;
+      let agentDir: string;
+      let base: string;
+      const answers: string[] = [];
+      const wsMessages: string[] = [];
+      let agentSse = '';
+      let runSse = '';
+      let run: {
+        status: string;
+        stack?: string;
+        tasks: { name: string; status: string; message?: string; outputs?: Record<string, unknown> }[];
       };
-      ws.on('message', check);
-      check();
-    });
-    run = (await api('GET', `/executions/${id}`)).body as typeof run;
-    await api('GET', `/executions/${id}/log?limit=1000`);
-    await api('GET', '/secrets/prod');
-    await api('GET', '/stacks/prod');
-    await api('GET', '/stacks');
-    const deadline = Date.now() + 20_000;
-    while (!agentSse.includes('task remote of secrets') && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
-    stopStreams.abort();
-    await Promise.all([agentStream.catch(() => {}), runStream.catch(() => {})]);
-    ws.close();
-    agent.kill('SIGTERM');
-    master.kill('SIGTERM');
-    await Promise.all([agent, master].map((child) => new Promise((resolve) => child.once('close', resolve))));
-  }, 150_000);
+      const refusals: Record<string, { status: number; message: string }> = {};
 
-  it('refuses a production run unconfirmed, an inactive stack and an unknown secret name', () => {
-    expect(refusals.unconfirmed.status).toBe(409);
-    expect(refusals.unconfirmed.message).toMatch(/stack "prod" is production: confirm the run/);
-    expect(refusals.inactive.status).toBe(400);
-    expect(refusals.inactive.message).toMatch(/stack "old" is inactive/);
-    expect(refusals.unknown.status).toBe(400);
-    expect(refusals.unknown.message).toContain(
-      'secrets.db_pasword: no such name in stack prod (did you mean "db_password"?)',
-    );
-  });
+      const api = async (method: string, path: string, body?: unknown) => {
+        const response = await fetch(`${base}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json', ...localAuth(masterDir) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        const text = await response.text();
+        answers.push(text);
+        return { status: response.status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
+      };
 
-  it('ran with the stack: its variables, its secrets (masked in the record), the agent task', () => {
-    expect(run.stack).toBe('prod');
-    expect(run.tasks.map((t) => [t.name, t.status])).toEqual([
-      ['local', 'succeeded'],
-      ['fails', 'ignored'],
-      ['remote', 'succeeded'],
-    ]);
-    const [local, fails, remote] = run.tasks;
-    // The stack's value of a declared var overrides the file's; stack.vars reads it too.
-    expect(local.message).toBe(`region eu-1/eu-1 ${MASK}`);
-    expect(local.outputs?.url).toBe(MASK);
-    expect(local.outputs?.nested).toEqual({ v: MASK });
-    expect(String(local.outputs?.echoed)).toContain(MASK);
-    expect(String(local.outputs?.b64)).toContain(MASK);
-    expect(fails.message).toContain(`failed holding ${MASK}`);
-    expect(remote.message).toBe(`agent says ${MASK}`);
-  });
+      beforeAll(async () => {
+        if (backend === 'postgres') {
+          database = createTestDatabase('secrets_e2e');
+          storeEnv = { RUNNER_STORE_URL: database.url };
+        }
+        masterDir = tempDataDir('runner-e2e-secrets-master-');
+        agentDir = tempDataDir('runner-e2e-secrets-agent-');
+        master = spawnRunner(['--debug', 'server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
+          env: { RUNNER_DATA_DIR: masterDir, ...storeEnv, ...FAST },
+        });
+        children.push(master);
+        const [, grpcPort] = await waitForOutput(master, /gRPC listening on 127\.0\.0\.1:(\d+)/);
+        const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
+        base = `http://${http}/api/v1`;
+        const token = readFileSync(join(masterDir, 'agent-token'), 'utf8').trim();
+        agent = spawnRunner(['--debug', 'agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
+          env: { RUNNER_DATA_DIR: agentDir, RUNNER_JOIN_TOKEN: token, ...FAST },
+        });
+        children.push(agent);
+        await waitForOutput(master, /agent a1 connected from/);
 
-  it('appears in no API answer, WebSocket message or log stream, in any form', () => {
-    expect(answers.length).toBeGreaterThan(8);
-    for (const text of [...answers, ...wsMessages, runSse, agentSse]) expect(leaksIn(text)).toEqual([]);
-    expect(runSse).toContain(MASK);
-    // The agent's own log names the task it ran; the task's lines went to the run (runSse above).
-    expect(agentSse).toContain('task remote of secrets');
-    expect(answers.join('\n')).toContain('db_password');
-  });
+        expect(
+          (await api('POST', '/stacks', { name: 'prod', environment: 'production', variables: { region: 'eu-1' } }))
+            .status,
+        ).toBe(201);
+        expect((await api('POST', '/stacks', { name: 'old', environment: 'staging', active: false })).status).toBe(201);
+        // One value through the CLI, piped on stdin: never on a command line.
+        const cli = { RUNNER_MASTER_URL: `http://${http}`, RUNNER_TOKEN: localToken(masterDir) };
+        const added = await runRunner(['secret', 'add', 'prod', 'db_password'], {
+          env: cli,
+          input: `${SECRETS.db_password}\n`,
+        });
+        expect(added.stdout + added.stderr).toContain('secret db_password added to prod');
+        for (const name of ['api_token', 'ssh_key'] as const)
+          expect((await api('PUT', `/secrets/prod/${name}`, { value: SECRETS[name] })).status).toBe(200);
+        // A stack name with a typo stores nothing that no run would read: 404, naming the stacks.
+        const typo = await runRunner(['secret', 'add', 'prdo', 'db_password'], { env: cli, input: 'x\n' });
+        expect(typo.code).not.toBe(0);
+        expect(typo.stderr).toContain('stack "prdo" does not exist (did you mean "prod"?) (stacks: old, prod)');
+        expect((await api('GET', '/secrets/prdo')).status).toBe(404);
+        const listed = await runRunner(['secret', 'list', 'prod'], { env: cli });
+        answers.push(listed.stdout);
+        expect(listed.stdout).toMatch(/api_token[\s\S]*db_password[\s\S]*ssh_key/);
 
-  it('is in no file of either data directory (runner.log at debug, the store) nor in a backup', async () => {
-    const masterLog = readFileSync(join(masterDir, 'logs/runner.log'), 'utf8');
-    expect(masterLog).toMatch(/"level":"debug"/);
-    const keyFile = join(masterDir, 'secrets/master.key');
-    for (const file of [...everyFile(masterDir), ...everyFile(agentDir)]) {
-      if (file === keyFile) continue;
-      expect(leaksIn(readFileSync(file).toString('latin1')), file).toEqual([]);
-    }
-    const backup = join(tempDataDir('runner-e2e-secrets-backup-'), 'backup.db');
-    const made = await runRunner(['db', 'backup', '--output', backup], { env: { RUNNER_DATA_DIR: masterDir } });
-    expect(made.code, made.stderr).toBe(0);
-    const bytes = readFileSync(backup).toString('latin1');
-    expect(bytes).toContain('db_password');
-    expect(leaksIn(bytes)).toEqual([]);
-  }, 60_000);
+        // Refused before anything runs: production unconfirmed, an inactive stack, an unknown name.
+        const start = (extra: Record<string, unknown>, content = WORKFLOW) =>
+          api('POST', '/workflows/run', { content, workflow_name: 'secrets', ...extra });
+        for (const [what, extra, content] of [
+          ['unconfirmed', {}, WORKFLOW],
+          ['inactive', { stack: 'old' }, WORKFLOW],
+          [
+            'unknown',
+            { confirm: true },
+            WORKFLOW.replace('error("failed holding " .. secrets.db_password)', 'error(secrets.db_pasword)'),
+          ],
+        ] as const) {
+          const refused = await start(extra, content);
+          refusals[what] = { status: refused.status, message: refused.body.error?.message };
+        }
 
-  it("is in neither process's terminal output", () => {
-    for (const child of [master, agent]) expect(leaksIn(child.output.stdout + child.output.stderr)).toEqual([]);
-  });
-});
+        const ws = new WebSocket(`ws://${http}/api/v1/ws`, { headers: localAuth(masterDir) });
+        ws.on('message', (data: Buffer) => wsMessages.push(data.toString('utf8')));
+        await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+        const follow = async (path: string, append: (text: string) => void, signal: AbortSignal) => {
+          const stream = await fetch(`${base}${path}`, { signal, headers: localAuth(masterDir) });
+          const reader = stream.body!.getReader();
+          for (;;) {
+            const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+            if (done) return;
+            append(new TextDecoder().decode(value));
+          }
+        };
+        const stopStreams = new AbortController();
+        const agentStream = follow('/agents/a1/logs/stream', (text) => (agentSse += text), stopStreams.signal);
+
+        const started = await start({ confirm: true });
+        expect(started.status, JSON.stringify(started.body)).toBe(202);
+        const id = started.body.id as string;
+        const runStream = follow(`/executions/${id}/log/stream`, (text) => (runSse += text), stopStreams.signal);
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`run ${id} did not finish`)), 60_000);
+          const check = () => {
+            if (wsMessages.some((m) => m.includes(id) && /"type":"workflow\.(completed|failed)"/.test(m))) {
+              clearTimeout(timer);
+              resolve();
+            }
+          };
+          ws.on('message', check);
+          check();
+        });
+        run = (await api('GET', `/executions/${id}`)).body as typeof run;
+        await api('GET', `/executions/${id}/log?limit=1000`);
+        await api('GET', '/secrets/prod');
+        await api('GET', '/stacks/prod');
+        await api('GET', '/stacks');
+        const deadline = Date.now() + 20_000;
+        while (!agentSse.includes('task remote of secrets') && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 50));
+        stopStreams.abort();
+        await Promise.all([agentStream.catch(() => {}), runStream.catch(() => {})]);
+        ws.close();
+        agent.kill('SIGTERM');
+        master.kill('SIGTERM');
+        await Promise.all([agent, master].map((child) => new Promise((resolve) => child.once('close', resolve))));
+      }, 150_000);
+
+      it('refuses a production run unconfirmed, an inactive stack and an unknown secret name', () => {
+        expect(refusals.unconfirmed.status).toBe(409);
+        expect(refusals.unconfirmed.message).toMatch(/stack "prod" is production: confirm the run/);
+        expect(refusals.inactive.status).toBe(400);
+        expect(refusals.inactive.message).toMatch(/stack "old" is inactive/);
+        expect(refusals.unknown.status).toBe(400);
+        expect(refusals.unknown.message).toContain(
+          'secrets.db_pasword: no such name in stack prod (did you mean "db_password"?)',
+        );
+      });
+
+      it('ran with the stack: its variables, its secrets (masked in the record), the agent task', () => {
+        expect(run.stack).toBe('prod');
+        expect(run.tasks.map((t) => [t.name, t.status])).toEqual([
+          ['local', 'succeeded'],
+          ['fails', 'ignored'],
+          ['remote', 'succeeded'],
+        ]);
+        const [local, fails, remote] = run.tasks;
+        // The stack's value of a declared var overrides the file's; stack.vars reads it too.
+        expect(local.message).toBe(`region eu-1/eu-1 ${MASK}`);
+        expect(local.outputs?.url).toBe(MASK);
+        expect(local.outputs?.nested).toEqual({ v: MASK });
+        expect(String(local.outputs?.echoed)).toContain(MASK);
+        expect(String(local.outputs?.b64)).toContain(MASK);
+        expect(fails.message).toContain(`failed holding ${MASK}`);
+        expect(remote.message).toBe(`agent says ${MASK}`);
+      });
+
+      it('appears in no API answer, WebSocket message or log stream, in any form', () => {
+        expect(answers.length).toBeGreaterThan(8);
+        for (const text of [...answers, ...wsMessages, runSse, agentSse]) expect(leaksIn(text)).toEqual([]);
+        expect(runSse).toContain(MASK);
+        // The agent's own log names the task it ran; the task's lines went to the run (runSse above).
+        expect(agentSse).toContain('task remote of secrets');
+        expect(answers.join('\n')).toContain('db_password');
+      });
+
+      it('is in no file of either data directory (runner.log at debug, the store) nor in a backup', async () => {
+        const masterLog = readFileSync(join(masterDir, 'logs/runner.log'), 'utf8');
+        expect(masterLog).toMatch(/"level":"debug"/);
+        const keyFile = join(masterDir, 'secrets/master.key');
+        for (const file of [...everyFile(masterDir), ...everyFile(agentDir)]) {
+          if (file === keyFile) continue;
+          expect(leaksIn(readFileSync(file).toString('latin1')), file).toEqual([]);
+        }
+        const backup = join(tempDataDir('runner-e2e-secrets-backup-'), 'backup.db');
+        const made = await runRunner(['db', 'backup', '--output', backup], {
+          env: { RUNNER_DATA_DIR: masterDir, ...storeEnv },
+        });
+        expect(made.code, made.stderr).toBe(0);
+        const bytes = readFileSync(backup).toString('latin1');
+        expect(bytes).toContain('db_password');
+        expect(leaksIn(bytes)).toEqual([]);
+        if (database) {
+          const dump = execFileSync('pg_dump', ['-h', '127.0.0.1', '-U', 'postgres', database.name], {
+            encoding: 'latin1',
+            maxBuffer: 256 * 1024 * 1024,
+          });
+          expect(dump).toContain('db_password');
+          expect(leaksIn(dump)).toEqual([]);
+        }
+      }, 60_000);
+
+      it("is in neither process's terminal output", () => {
+        for (const child of [master, agent]) expect(leaksIn(child.output.stdout + child.output.stderr)).toEqual([]);
+      });
+    },
+  );
