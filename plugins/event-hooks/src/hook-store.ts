@@ -3,9 +3,11 @@ import {
   didYouMean,
   InvalidInputError,
   NotFoundError,
+  TurnBatch,
   type HookDeclaration,
   type HooksService,
   type Migration,
+  type SqlValue,
   type Store,
 } from '@runner/plugin-sdk';
 
@@ -140,6 +142,9 @@ export interface HookExecution {
   error: string | null;
 }
 
+/** An execution as `record` is given it. */
+export type ExecutionRecord = Omit<HookExecution, 'id' | 'executed_at'> & { executedAt: number };
+
 export interface HookInput {
   name?: string;
   event_type?: string;
@@ -197,6 +202,9 @@ export class HookStore {
   private readonly hooks = new Map<number, HookRow>();
   private byType = new Map<string, HookRow[]>();
   private writesSincePrune = new Map<number, number>();
+  private readonly records = new TurnBatch<{ hookId: number; execution: ExecutionRecord }, void>((batch) =>
+    this.writeRecords(batch),
+  );
 
   constructor(
     private readonly store: Store,
@@ -412,12 +420,18 @@ export class HookStore {
     };
   }
 
-  /** Keeps one execution in the hook's history (the oldest beyond HISTORY_PER_HOOK go now and then). */
-  async record(hookId: number, execution: Omit<HookExecution, 'id' | 'executed_at'> & { executedAt: number }) {
-    await this.store.run(
-      `INSERT INTO hook_executions (hook_id, executed_at, event_id, event_type, attempt, success, duration_ms, output, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
+  /**
+   * Keeps one execution in the hook's history (the oldest beyond HISTORY_PER_HOOK go now and then).
+   * The executions of one turn are written together (the queue runs many events' hooks at once).
+   */
+  record(hookId: number, execution: ExecutionRecord): Promise<void> {
+    return this.records.add({ hookId, execution });
+  }
+
+  private async writeRecords(batch: { hookId: number; execution: ExecutionRecord }[]): Promise<void> {
+    const params: SqlValue[] = [];
+    for (const { hookId, execution } of batch)
+      params.push(
         hookId,
         execution.executedAt,
         execution.event_id,
@@ -427,13 +441,19 @@ export class HookStore {
         Math.round(execution.duration_ms),
         capText(execution.output ?? undefined) ?? null,
         capText(execution.error ?? undefined) ?? null,
-      ],
+      );
+    await this.store.run(
+      `INSERT INTO hook_executions (hook_id, executed_at, event_id, event_type, attempt, success, duration_ms, output, error)
+       VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+      params,
     );
-    const writes = (this.writesSincePrune.get(hookId) ?? 0) + 1;
-    this.writesSincePrune.set(hookId, writes);
-    if (writes >= 50) {
-      this.writesSincePrune.set(hookId, 0);
-      await this.prune(hookId);
+    for (const { hookId } of batch) {
+      const writes = (this.writesSincePrune.get(hookId) ?? 0) + 1;
+      this.writesSincePrune.set(hookId, writes);
+      if (writes >= 50) {
+        this.writesSincePrune.set(hookId, 0);
+        await this.prune(hookId);
+      }
     }
   }
 

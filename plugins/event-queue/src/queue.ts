@@ -1,5 +1,13 @@
-import type { BusEvent, EventHandlers, EventQueue, HandlerOutcome, Logger, QueuedEvent } from '@runner/plugin-sdk';
-import type { EventStore } from './event-store.js';
+import {
+  TurnBatch,
+  type BusEvent,
+  type EventHandlers,
+  type EventQueue,
+  type HandlerOutcome,
+  type Logger,
+  type QueuedEvent,
+} from '@runner/plugin-sdk';
+import type { ClaimAnswer, EventFinish, EventStore, HookClaim } from './event-store.js';
 
 /**
  * The events the queue keeps (service.md section 6): every `workflow.*` and `task.*` event, and
@@ -54,10 +62,19 @@ export class DurableQueue implements EventQueue {
   #timers: NodeJS.Timeout[] = [];
   readonly #runDepth = new Map<string, number>();
   readonly #now: () => number;
+  // The events of a claimed batch are processed side by side, so their hook claims and finishes
+  // come in the same turns: each kind is written a turn at a time, one statement for all.
+  readonly #hookClaims: TurnBatch<HookClaim, ClaimAnswer>;
+  readonly #hookFinishes: TurnBatch<{ claim: HookClaim; outcome: HandlerOutcome }, void>;
+  readonly #eventFinishes: TurnBatch<EventFinish, boolean>;
 
   constructor(private readonly options: QueueOptions) {
     this.maxDepth = options.maxDepth;
     this.#now = options.now ?? Date.now;
+    const { store } = options;
+    this.#hookClaims = new TurnBatch((claims) => store.claimHooks(claims));
+    this.#hookFinishes = new TurnBatch((finished) => store.finishHooks(finished));
+    this.#eventFinishes = new TurnBatch((finished) => store.finishEvents(finished));
   }
 
   setHandlers(handlers: EventHandlers): () => void {
@@ -214,20 +231,26 @@ export class DurableQueue implements EventQueue {
     }
     const status = failures.length ? 'failed' : 'completed';
     const lastError = failures.length ? failures.join('; ').slice(0, 2000) : null;
-    if (await store.finishEvent(event.id, owner, status, lastError, this.#now()))
-      this.options.onUpdate({ ...event, status, last_error: lastError });
+    const held = await this.#eventFinishes.add({ id: event.id, owner, status, lastError, now: this.#now() });
+    if (held) this.options.onUpdate({ ...event, status, last_error: lastError });
   }
 
   /** Runs one hook on the event unless it already ran there; the error when it failed. */
   async #runHandler(handler: { id: number; name: string }, event: QueuedEvent): Promise<string | undefined> {
-    const { store, owner } = this.options;
-    const claim = await store.claimHook(event.id, handler, owner, this.#now());
-    if (!claim.claimed) return claim.existing.status === 'succeeded' ? undefined : (claim.existing.error ?? 'failed');
+    const claim: HookClaim = {
+      eventId: event.id,
+      hook: { id: handler.id, name: handler.name },
+      owner: this.options.owner,
+      now: this.#now(),
+    };
+    const answer = await this.#hookClaims.add(claim);
+    if (!answer.claimed)
+      return answer.existing.status === 'succeeded' ? undefined : (answer.existing.error ?? 'failed');
     const handlers = this.#handlers;
     const outcome: HandlerOutcome = handlers
       ? await handlers.run(handler, event)
       : { success: false, attempts: 0, durationMs: 0, error: 'the hooks plugin stopped' };
-    await store.finishHook(event.id, handler.id, outcome);
+    await this.#hookFinishes.add({ claim, outcome });
     this.options.onOutcome?.(handler, outcome);
     return outcome.success ? undefined : (outcome.error ?? 'failed');
   }
