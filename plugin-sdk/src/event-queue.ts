@@ -44,8 +44,12 @@ export interface EventHandlerRef {
  * event (claimed in the database: a handler never runs twice for one event).
  */
 export interface EventHandlers {
-  /** The enabled handlers for an event type, in the order they run (priority, then id). */
-  matching(eventType: string): EventHandlerRef[];
+  /**
+   * The enabled handlers for an event of `eventType`, in the order they run (priority, then id).
+   * `stack`: the stack of the run the event is of (its payload's `stack`), if any; a handler
+   * bound to a stack matches only such events.
+   */
+  matching(eventType: string, stack?: string): EventHandlerRef[];
   /** Runs one handler on the event, its retries included; never rejects (a failure is an outcome). */
   run(handler: EventHandlerRef, event: QueuedEvent): Promise<HandlerOutcome>;
 }

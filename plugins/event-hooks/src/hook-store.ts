@@ -8,6 +8,7 @@ import {
   type HooksService,
   type Migration,
   type SqlValue,
+  type Stacks,
   type Store,
 } from '@runner/plugin-sdk';
 
@@ -211,6 +212,8 @@ export class HookStore {
     /** Checks a script compiles (throws an InvalidInputError with line and column). */
     private readonly compile: (script: string, name: string) => void,
     private readonly onChange: (hook: { id: number; name: string }, change: 'created' | 'updated' | 'deleted') => void,
+    /** Says whether a stack exists (the stacks plugin's service), when it is loaded. */
+    private readonly stacks?: Pick<Stacks, 'check'>,
   ) {}
 
   async open(): Promise<void> {
@@ -228,14 +231,19 @@ export class HookStore {
     return row;
   }
 
-  /** The enabled hooks for an event type, lowest priority number first, ties by id. */
-  matching(type: string): HookRow[] {
-    let list = this.byType.get(type);
+  /**
+   * The enabled hooks for an event of `type` from a run of `stack` (none: not a run's event, or a
+   * run without a stack), lowest priority number first, ties by id. A hook of a stack fires only
+   * for that stack's runs; one without fires for all.
+   */
+  matching(type: string, stack?: string): HookRow[] {
+    const key = stack === undefined ? type : `${type} ${stack}`;
+    let list = this.byType.get(key);
     if (!list) {
       list = [...this.hooks.values()]
-        .filter((h) => h.enabled && eventMatches(h.event_type, type))
+        .filter((h) => h.enabled && eventMatches(h.event_type, type) && (h.stack === null || h.stack === stack))
         .sort((a, b) => a.priority - b.priority || a.id - b.id);
-      this.byType.set(type, list);
+      this.byType.set(key, list);
     }
     return list;
   }
@@ -303,6 +311,7 @@ export class HookStore {
 
   async create(input: HookInput): Promise<Hook> {
     const fields = this.checked(input, undefined);
+    await this.checkStack(fields.stack);
     if ([...this.hooks.values()].some((h) => h.name === fields.name))
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
     const at = new Date().toISOString();
@@ -317,6 +326,7 @@ export class HookStore {
   async update(ref: string, input: HookInput): Promise<Hook> {
     const current = this.require(ref);
     const fields = this.checked(input, current);
+    if (fields.stack !== current.stack) await this.checkStack(fields.stack);
     if (fields.name !== current.name && [...this.hooks.values()].some((h) => h.name === fields.name))
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
     await this.store.run(`UPDATE hooks SET ${WRITTEN.map((c) => `${c} = ?`).join(', ')}, updated_at = ? WHERE id = ?`, [
@@ -418,6 +428,20 @@ export class HookStore {
       retries: checkInteger(input.retries ?? current?.retries ?? 0, 'retries', 0, MAX_RETRIES),
       script,
     };
+  }
+
+  /**
+   * Refuses a stack that does not exist (a typo would make a hook that never fires), through the
+   * stacks service; without the stacks plugin, any name is kept.
+   */
+  private async checkStack(stack: string | null): Promise<void> {
+    if (stack === null || !this.stacks) return;
+    try {
+      await this.stacks.check(stack);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      throw new InvalidInputError(`stack: ${error.message}`, { field: 'stack' });
+    }
   }
 
   /**

@@ -128,7 +128,7 @@ export class DurableQueue implements EventQueue {
     // Decided once, at the write: an event no enabled hook matches is complete as it is stored.
     // Before the hooks are known (start-up) every event waits `pending` for the claim to decide.
     const idleIds = new Set(
-      this.#handlers ? events.filter((e) => this.#matching(e.type).length === 0).map((e) => e.id) : [],
+      this.#handlers ? events.filter((e) => this.#matching(e.type, e.data).length === 0).map((e) => e.id) : [],
     );
     const idle = (e: { id: string }) => idleIds.has(e.id);
     this.#flushing = this.options.store
@@ -186,7 +186,13 @@ export class DurableQueue implements EventQueue {
       const now = this.#now();
       let events: QueuedEvent[];
       try {
-        events = await store.claim(owner, now, now + leaseMs, room, (e) => this.#matching(e.event_type).length > 0);
+        events = await store.claim(
+          owner,
+          now,
+          now + leaseMs,
+          room,
+          (e) => this.#matching(e.event_type, e.data).length > 0,
+        );
       } catch (error) {
         logger.warn(`claiming events failed (tried again within a second): ${(error as Error).message}`);
         return;
@@ -206,8 +212,9 @@ export class DurableQueue implements EventQueue {
     }
   }
 
-  #matching(type: string) {
-    return this.#handlers?.matching(type) ?? [];
+  #matching(type: string, data: unknown) {
+    const stack = (data as { stack?: unknown } | null)?.stack;
+    return this.#handlers?.matching(type, typeof stack === 'string' ? stack : undefined) ?? [];
   }
 
   async #process(event: QueuedEvent): Promise<void> {
@@ -224,7 +231,7 @@ export class DurableQueue implements EventQueue {
         `hooks not run: the event is at depth ${depth}, past events.max_depth ${this.maxDepth} (hooks started flows whose events fired hooks again)`,
       );
     } else {
-      for (const handler of this.#matching(event.event_type)) {
+      for (const handler of this.#matching(event.event_type, event.data)) {
         const error = await this.#runHandler(handler, event);
         if (error !== undefined) failures.push(`${handler.name}: ${error}`);
       }
