@@ -65,6 +65,14 @@ export interface EventQueue {
   noteHandlerRun(runId: string, depth: number): void;
   /** The deepest event hooks still run on (`events.max_depth`). */
   readonly maxDepth: number;
+  /** The event types the queue keeps (so the only ones handlers run on), each with what it means. */
+  readonly storedTypes: readonly StoredEventType[];
+}
+
+/** An event type the queue keeps, with what it means (`runner hook events` shows them). */
+export interface StoredEventType {
+  name: string;
+  description: string;
 }
 
 export const EventQueueRef = createServiceRef<EventQueue>({

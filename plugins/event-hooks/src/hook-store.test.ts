@@ -4,7 +4,7 @@
 import { InvalidInputError, NotFoundError, type Store } from '@runner/plugin-sdk';
 import { storeBackends, type OpenBackend } from '@runner/plugin-store/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HookStore } from './hook-store.js';
+import { HookStore, hookEvents } from './hook-store.js';
 
 const STACKS = ['prod', 'staging'];
 const stacks = {
@@ -23,10 +23,13 @@ describe('HookStore: hooks of a stack', () => {
   beforeAll(async () => {
     opened = await backend.open();
     store = opened.store;
+    const stored = ['task.started', 'task.completed', 'task.failed', 'agent.connected'];
+    const events = hookEvents(stored.map((name) => ({ name, description: name })));
     hooks = new HookStore(
       store,
       () => {},
       () => {},
+      events,
       stacks,
     );
     await hooks.open();
@@ -48,6 +51,21 @@ describe('HookStore: hooks of a stack', () => {
     expect(names('task.failed', 'dev')).toEqual(['everywhere']);
     // Agent events carry no stack: a stack's hook on `*` does not fire on them.
     expect(names('agent.connected')).toEqual([]);
+  });
+
+  it("takes the event names and patterns of the queue's stored types, and refuses others", async () => {
+    expect(hooks.events.map((e) => e.name)).toEqual([
+      'task.started',
+      'task.completed',
+      'task.failed',
+      'agent.connected',
+      'task.*',
+      'agent.*',
+      '*',
+    ]);
+    await expect(hooks.create({ name: 'wf', event_type: 'workflow.failed', script: 'return true' })).rejects.toThrow(
+      /"workflow.failed" is not a hook event.*use one of task.started, .*\*/,
+    );
   });
 
   it('refuses a stack that does not exist, on the stack field, at create and at update', async () => {

@@ -10,6 +10,7 @@ import {
   type SqlValue,
   type Stacks,
   type Store,
+  type StoredEventType,
 } from '@runner/plugin-sdk';
 
 export const HOOK_MIGRATIONS: readonly Migration[] = [
@@ -63,30 +64,18 @@ export interface HookEvent {
 }
 
 /**
- * What hooks may name: the events the master emits and the event queue stores (service.md
- * section 6, and agent.status_changed), and the patterns over them. Only events that fire: a
- * hook saved on a name nothing emits would never run, and say nothing of it.
+ * What hooks may name: the events the queue keeps (EventQueue.storedTypes: the events the master
+ * emits, service.md section 6, and agent.status_changed), and the patterns over them. Only
+ * events that fire: a hook saved on a name nothing emits would never run, and say nothing of it.
  */
-export const HOOK_EVENTS: readonly HookEvent[] = Object.freeze([
-  { name: 'workflow.started', pattern: false, description: 'a run started' },
-  { name: 'workflow.completed', pattern: false, description: 'a run ended (its status says how)' },
-  { name: 'workflow.failed', pattern: false, description: 'a run ended failed' },
-  { name: 'task.started', pattern: false, description: 'a task of a run started' },
-  { name: 'task.completed', pattern: false, description: 'a task ended (its status says how)' },
-  { name: 'task.failed', pattern: false, description: 'a task failed' },
-  { name: 'agent.connected', pattern: false, description: 'an agent connected to this master' },
-  { name: 'agent.disconnected', pattern: false, description: 'an agent went offline' },
-  {
-    name: 'agent.status_changed',
-    pattern: false,
-    description: 'a connected agent became warning or error, or online again',
-  },
-  { name: 'workflow.*', pattern: true, description: 'every workflow event' },
-  { name: 'task.*', pattern: true, description: 'every task event' },
-  { name: 'agent.*', pattern: true, description: 'every agent event' },
-  { name: '*', pattern: true, description: 'every event' },
-]);
-const HOOK_EVENT_NAMES = HOOK_EVENTS.map((event) => event.name);
+export function hookEvents(stored: readonly StoredEventType[]): HookEvent[] {
+  const families = [...new Set(stored.map((t) => t.name.slice(0, t.name.indexOf('.'))))];
+  return [
+    ...stored.map((t) => ({ name: t.name, pattern: false, description: t.description })),
+    ...families.map((family) => ({ name: `${family}.*`, pattern: true, description: `every ${family} event` })),
+    { name: '*', pattern: true, description: 'every event' },
+  ];
+}
 
 export interface HookRow {
   id: number;
@@ -160,11 +149,11 @@ export interface HookInput {
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 const NAME_RULE = 'letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit, not all digits)';
 
-/** An event name or pattern a hook may name: the error says what is accepted. */
-export function checkEventType(value: string): string {
-  if (HOOK_EVENT_NAMES.includes(value)) return value;
+/** An event name or pattern a hook may name (one of `names`): the error says what is accepted. */
+function checkEventType(value: string, names: readonly string[]): string {
+  if (names.includes(value)) return value;
   throw new InvalidInputError(
-    `event_type: "${value}" is not a hook event${didYouMean(value, HOOK_EVENT_NAMES)}: use one of ${HOOK_EVENT_NAMES.join(', ')} (runner hook events)`,
+    `event_type: "${value}" is not a hook event${didYouMean(value, [...names])}: use one of ${names.join(', ')} (runner hook events)`,
     { field: 'event_type' },
   );
 }
@@ -212,9 +201,15 @@ export class HookStore {
     /** Checks a script compiles (throws an InvalidInputError with line and column). */
     private readonly compile: (script: string, name: string) => void,
     private readonly onChange: (hook: { id: number; name: string }, change: 'created' | 'updated' | 'deleted') => void,
+    /** What hooks may name (hookEvents of the queue's stored types). */
+    readonly events: readonly HookEvent[],
     /** Says whether a stack exists (the stacks plugin's service), when it is loaded. */
     private readonly stacks?: Pick<Stacks, 'check'>,
-  ) {}
+  ) {
+    this.eventNames = events.map((event) => event.name);
+  }
+
+  private readonly eventNames: readonly string[];
 
   async open(): Promise<void> {
     await this.store.migrate('event-hooks', HOOK_MIGRATIONS);
@@ -411,7 +406,7 @@ export class HookStore {
     const timeout = input.timeout ?? (current ? current.timeout_ms / 1000 : DEFAULT_TIMEOUT_SECONDS);
     return {
       name,
-      event_type: checkEventType(eventType),
+      event_type: checkEventType(eventType, this.eventNames),
       stack: input.stack === undefined ? (current?.stack ?? null) : input.stack || null,
       enabled: (input.enabled ?? (current ? current.enabled === 1 : true)) ? 1 : 0,
       priority: checkInteger(

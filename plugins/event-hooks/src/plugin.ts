@@ -51,7 +51,7 @@ export const plugin = definePlugin({
   },
   commands: [hookCommand],
   async setup(ctx, { store, queue, door, runtime, router, hub, cluster, flows, stacks, tiles, metrics }) {
-    const [{ HookStore }, { HookRunner }, { HookHandlers }, { registerHookRoutes }] = await Promise.all([
+    const [{ HookStore, hookEvents }, { HookRunner }, { HookHandlers }, { registerHookRoutes }] = await Promise.all([
       import('./hook-store.js'),
       import('./hook-runner.js'),
       import('./hooks.js'),
@@ -64,6 +64,7 @@ export const plugin = definePlugin({
         cluster?.publish('event-hooks.changed', { id: hook.id });
         ctx.logger.info(`hook ${hook.name} (#${hook.id}) ${change}`);
       },
+      hookEvents(queue.storedTypes),
       stacks,
     );
     await hooks.open();

@@ -6,19 +6,31 @@ import {
   type HandlerOutcome,
   type Logger,
   type QueuedEvent,
+  type StoredEventType,
 } from '@runner/plugin-sdk';
 import type { ClaimAnswer, EventFinish, EventStore, HookClaim } from './event-store.js';
 
 /**
  * The events the queue keeps (service.md section 6): every `workflow.*` and `task.*` event, and
  * the agent events that say an agent came, went or changed. The kernel's own (`kernel.*`), the
- * terminal's and token rotations are audited, not kept. What hooks may name is this list
- * (event-hooks' HOOK_EVENTS).
+ * terminal's and token rotations are audited, not kept. What hooks may name is this list (the
+ * hooks plugin reads it as EventQueue.storedTypes).
  */
-const STORED = /^(workflow|task)\.|^agent\.(connected|disconnected|status_changed)$/;
+export const STORED_TYPES: readonly StoredEventType[] = Object.freeze([
+  { name: 'workflow.started', description: 'a run started' },
+  { name: 'workflow.completed', description: 'a run ended (its status says how)' },
+  { name: 'workflow.failed', description: 'a run ended failed' },
+  { name: 'task.started', description: 'a task of a run started' },
+  { name: 'task.completed', description: 'a task ended (its status says how)' },
+  { name: 'task.failed', description: 'a task failed' },
+  { name: 'agent.connected', description: 'an agent connected to this master' },
+  { name: 'agent.disconnected', description: 'an agent went offline' },
+  { name: 'agent.status_changed', description: 'a connected agent became warning or error, or online again' },
+]);
+const STORED = new Set(STORED_TYPES.map((t) => t.name));
 
 export function isStored(type: string): boolean {
-  return STORED.test(type);
+  return STORED.has(type);
 }
 
 /** How many runs started by hooks the loop guard remembers (the oldest are forgotten first). */
@@ -52,6 +64,7 @@ export interface QueueOptions {
  */
 export class DurableQueue implements EventQueue {
   readonly maxDepth: number;
+  readonly storedTypes = STORED_TYPES;
   #handlers: EventHandlers | undefined;
   #buffer: BusEvent[] = [];
   #flushing: Promise<void> | undefined;
