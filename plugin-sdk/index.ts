@@ -26,6 +26,7 @@ export * from './src/format.js';
 export * from './src/script-env.js';
 export * from './src/sleep.js';
 export * from './src/thenable.js';
+export * from './src/turn-batch.js';
 export * from './src/process-group.js';
 export * from './src/resource-limits.js';
 export * from './src/master-client.js';

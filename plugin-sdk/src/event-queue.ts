@@ -44,8 +44,12 @@ export interface EventHandlerRef {
  * event (claimed in the database: a handler never runs twice for one event).
  */
 export interface EventHandlers {
-  /** The enabled handlers for an event type, in the order they run (priority, then id). */
-  matching(eventType: string): EventHandlerRef[];
+  /**
+   * The enabled handlers for an event of `eventType`, in the order they run (priority, then id).
+   * `stack`: the stack of the run the event is of (its payload's `stack`), if any; a handler
+   * bound to a stack matches only such events.
+   */
+  matching(eventType: string, stack?: string): EventHandlerRef[];
   /** Runs one handler on the event, its retries included; never rejects (a failure is an outcome). */
   run(handler: EventHandlerRef, event: QueuedEvent): Promise<HandlerOutcome>;
 }
@@ -61,6 +65,14 @@ export interface EventQueue {
   noteHandlerRun(runId: string, depth: number): void;
   /** The deepest event hooks still run on (`events.max_depth`). */
   readonly maxDepth: number;
+  /** The event types the queue keeps (so the only ones handlers run on), each with what it means. */
+  readonly storedTypes: readonly StoredEventType[];
+}
+
+/** An event type the queue keeps, with what it means (`runner hook events` shows them). */
+export interface StoredEventType {
+  name: string;
+  description: string;
 }
 
 export const EventQueueRef = createServiceRef<EventQueue>({

@@ -41,6 +41,8 @@ export interface RunnerEvents {
 export interface WorkflowEventPayload {
   workflow_name: string;
   run_id: string;
+  /** The stack (environment) the run uses; absent when it names none (hooks of a stack fire on its runs only). */
+  stack?: string;
   status: string;
   /** Seconds. */
   duration: number;
@@ -54,6 +56,8 @@ export interface WorkflowEventPayload {
 export interface TaskEventPayload {
   workflow_name: string;
   run_id: string;
+  /** The run's stack, as in WorkflowEventPayload. */
+  stack?: string;
   task_name: string;
   /** Agent name, or "localhost" for a local task. */
   agent: string;
@@ -70,6 +74,11 @@ export interface AgentEventPayload {
   /** `host:port`. */
   address: string;
   status: string;
+}
+
+/** The `stack` field of a run's events: the run's stack, or nothing when it names none. */
+export function stackOf(run: { stack?: string | null }): { stack?: string } {
+  return run.stack ? { stack: run.stack } : {};
 }
 
 export type EventType = keyof RunnerEvents & string;

@@ -21,6 +21,12 @@ export interface Stack {
 export interface Stacks {
   get(name: string): Stack | undefined;
   names(): string[];
+  /**
+   * Resolves when stack `name` exists (read from the store first when it is not in memory: another
+   * master may have made it a moment ago); rejects with a NotFoundError naming the stacks there are.
+   * For plugins that keep a stack's name (secrets, hooks) and must refuse one that is no stack.
+   */
+  check(name: string): Promise<void>;
 }
 
 export const StacksRef = createServiceRef<Stacks>({

@@ -48,8 +48,12 @@ async function api<T = Record<string, any>>(method: string, path: string, body?:
 }
 
 /** Runs a workflow whose one task fails, and resolves with its stored `workflow.failed` event once it ended. */
-async function failRun(name: string): Promise<Record<string, any>> {
-  const run = await h.run(name, `version: "1.0"\ntasks:\n  - name: boom\n    exec:\n      script: error("boom")\n`);
+async function failRun(name: string, stack?: string): Promise<Record<string, any>> {
+  const run = await h.run(
+    name,
+    `version: "1.0"\ntasks:\n  - name: boom\n    exec:\n      script: error("boom")\n`,
+    stack === undefined ? {} : { stack },
+  );
   expect(run.record.status).toBe('failed');
   const failed = run.events.find((e) => e.type === 'workflow.failed')!;
   let event: Record<string, any> = {};
@@ -161,6 +165,38 @@ describe('hooks on workflow.failed', () => {
       status: 'running',
     });
     await api('POST', '/hooks/first/disable');
+  });
+});
+
+describe('hooks of a stack', () => {
+  it('fire only for runs of their stack, whose events say the stack; a stack that does not exist is refused', async () => {
+    expect((await api('POST', '/stacks', { name: 'qa', environment: 'development' })).status).toBe(201);
+    const missing = await api('POST', '/hooks', {
+      name: 'nowhere',
+      event_type: 'workflow.failed',
+      stack: 'qa-typo',
+      script: 'return true',
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatchObject({ field: 'stack' });
+    expect(missing.body.error.message).toContain('stack "qa-typo" does not exist');
+    const created = await api('POST', '/hooks', {
+      name: 'qa-only',
+      event_type: 'workflow.failed',
+      stack: 'qa',
+      script: 'return hook.payload.stack == "qa"',
+    });
+    expect(created.status).toBe(201);
+
+    const inStack = await failRun('in-qa', 'qa');
+    expect(inStack.data.stack).toBe('qa');
+    expect(inStack.hooks.map((r: { hook_name: string; status: string }) => [r.hook_name, r.status])).toEqual([
+      ['qa-only', 'succeeded'],
+    ]);
+    const outside = await failRun('no-stack');
+    expect(outside.data.stack).toBeUndefined();
+    expect(outside.hooks).toEqual([]);
+    await api('POST', '/hooks/qa-only/disable');
   });
 });
 

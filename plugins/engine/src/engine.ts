@@ -6,6 +6,7 @@ import {
   scriptEnvironment,
   roundSeconds,
   sleep,
+  stackOf,
   type AgentDelegator,
   type EventBus,
   type Logger,
@@ -216,6 +217,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
     deps.events.emit('workflow.failed', {
       workflow_name: run.workflowName,
       run_id: run.id,
+      ...stackOf(run),
       status: 'failed',
       duration: 0,
       started_at: unixSeconds(run.startedAt),
@@ -276,6 +278,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
     const payload = (status: string, completedAt = 0): WorkflowEventPayload => ({
       workflow_name: run.workflowName,
       run_id: run.id,
+      ...stackOf(run),
       status,
       duration: roundSeconds((performance.now() - started) / 1000),
       started_at: unixSeconds(run.startedAt),
@@ -385,6 +388,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
           const taskPayload = (status: string, error?: string) => ({
             workflow_name: run.workflowName,
             run_id: run.id,
+            ...stackOf(run),
             task_name: unit.name,
             agent,
             status,
@@ -479,6 +483,7 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
           deps.events.emit('task.failed', {
             workflow_name: run.workflowName,
             run_id: run.id,
+            ...stackOf(run),
             task_name: task.name,
             agent: 'localhost',
             status,

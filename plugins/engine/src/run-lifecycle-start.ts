@@ -1,4 +1,11 @@
-import type { Cluster, EventBus, PluginContext, ProcessGroups, Store } from '@runner/plugin-sdk';
+import {
+  stackOf,
+  type Cluster,
+  type EventBus,
+  type PluginContext,
+  type ProcessGroups,
+  type Store,
+} from '@runner/plugin-sdk';
 import { processOwner, recordProcessGroups, RunLeases, type InterruptedRun } from './run-lifecycle.js';
 import type { RunStore } from './run-store.js';
 
@@ -49,6 +56,7 @@ function announce(events: EventBus, interrupted: InterruptedRun[]): void {
     events.emit('workflow.failed', {
       workflow_name: run.workflowName,
       run_id: run.id,
+      ...stackOf(run),
       status: 'interrupted',
       duration: run.duration,
       started_at: Math.floor(Date.parse(run.startedAt) / 1000),

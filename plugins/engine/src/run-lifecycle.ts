@@ -120,6 +120,7 @@ export function recordProcessGroups(store: Store, owner: string, logger: Logger)
 export interface InterruptedRun {
   id: string;
   workflowName: string;
+  stack: string | null;
   startedAt: string;
   /** The last time the run was known alive (its lease's last renewal), at most now. */
   completedAt: string;
@@ -132,6 +133,7 @@ export interface InterruptedRun {
 interface StuckRow {
   id: string;
   workflow_name: string;
+  stack: string | null;
   status: RunStatus;
   started_at: string;
   lease_owner: string | null;
@@ -179,7 +181,7 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
   const { lost } = options;
   const stuck = (
     await store.all<StuckRow>(
-      `SELECT id, workflow_name, status, started_at, lease_owner, lease_expires_at FROM runs WHERE status IN ('running', 'pending')${lost ? ' AND lease_owner = ?' : ''}`,
+      `SELECT id, workflow_name, stack, status, started_at, lease_owner, lease_expires_at FROM runs WHERE status IN ('running', 'pending')${lost ? ' AND lease_owner = ?' : ''}`,
       lost ? [lost.id] : [],
     )
   ).filter(
@@ -198,6 +200,7 @@ export async function reconcileRuns(options: ReconcileOptions): Promise<Interrup
     return {
       id: row.id,
       workflowName: row.workflow_name,
+      stack: row.stack,
       startedAt: row.started_at,
       completedAt: new Date(end).toISOString(),
       duration: roundSeconds(Math.max(0, (end - Date.parse(row.started_at)) / 1000)),

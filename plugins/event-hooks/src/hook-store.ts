@@ -3,10 +3,14 @@ import {
   didYouMean,
   InvalidInputError,
   NotFoundError,
+  TurnBatch,
   type HookDeclaration,
   type HooksService,
   type Migration,
+  type SqlValue,
+  type Stacks,
   type Store,
+  type StoredEventType,
 } from '@runner/plugin-sdk';
 
 export const HOOK_MIGRATIONS: readonly Migration[] = [
@@ -60,30 +64,18 @@ export interface HookEvent {
 }
 
 /**
- * What hooks may name: the events the master emits and the event queue stores (service.md
- * section 6, and agent.status_changed), and the patterns over them. Only events that fire: a
- * hook saved on a name nothing emits would never run, and say nothing of it.
+ * What hooks may name: the events the queue keeps (EventQueue.storedTypes: the events the master
+ * emits, service.md section 6, and agent.status_changed), and the patterns over them. Only
+ * events that fire: a hook saved on a name nothing emits would never run, and say nothing of it.
  */
-export const HOOK_EVENTS: readonly HookEvent[] = Object.freeze([
-  { name: 'workflow.started', pattern: false, description: 'a run started' },
-  { name: 'workflow.completed', pattern: false, description: 'a run ended (its status says how)' },
-  { name: 'workflow.failed', pattern: false, description: 'a run ended failed' },
-  { name: 'task.started', pattern: false, description: 'a task of a run started' },
-  { name: 'task.completed', pattern: false, description: 'a task ended (its status says how)' },
-  { name: 'task.failed', pattern: false, description: 'a task failed' },
-  { name: 'agent.connected', pattern: false, description: 'an agent connected to this master' },
-  { name: 'agent.disconnected', pattern: false, description: 'an agent went offline' },
-  {
-    name: 'agent.status_changed',
-    pattern: false,
-    description: 'a connected agent became warning or error, or online again',
-  },
-  { name: 'workflow.*', pattern: true, description: 'every workflow event' },
-  { name: 'task.*', pattern: true, description: 'every task event' },
-  { name: 'agent.*', pattern: true, description: 'every agent event' },
-  { name: '*', pattern: true, description: 'every event' },
-]);
-const HOOK_EVENT_NAMES = HOOK_EVENTS.map((event) => event.name);
+export function hookEvents(stored: readonly StoredEventType[]): HookEvent[] {
+  const families = [...new Set(stored.map((t) => t.name.slice(0, t.name.indexOf('.'))))];
+  return [
+    ...stored.map((t) => ({ name: t.name, pattern: false, description: t.description })),
+    ...families.map((family) => ({ name: `${family}.*`, pattern: true, description: `every ${family} event` })),
+    { name: '*', pattern: true, description: 'every event' },
+  ];
+}
 
 export interface HookRow {
   id: number;
@@ -140,6 +132,9 @@ export interface HookExecution {
   error: string | null;
 }
 
+/** An execution as `record` is given it. */
+export type ExecutionRecord = Omit<HookExecution, 'id' | 'executed_at'> & { executedAt: number };
+
 export interface HookInput {
   name?: string;
   event_type?: string;
@@ -154,11 +149,11 @@ export interface HookInput {
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 const NAME_RULE = 'letters, digits, ".", "_" and "-" (at most 63, starting with a letter or digit, not all digits)';
 
-/** An event name or pattern a hook may name: the error says what is accepted. */
-export function checkEventType(value: string): string {
-  if (HOOK_EVENT_NAMES.includes(value)) return value;
+/** An event name or pattern a hook may name (one of `names`): the error says what is accepted. */
+function checkEventType(value: string, names: readonly string[]): string {
+  if (names.includes(value)) return value;
   throw new InvalidInputError(
-    `event_type: "${value}" is not a hook event${didYouMean(value, HOOK_EVENT_NAMES)}: use one of ${HOOK_EVENT_NAMES.join(', ')} (runner hook events)`,
+    `event_type: "${value}" is not a hook event${didYouMean(value, [...names])}: use one of ${names.join(', ')} (runner hook events)`,
     { field: 'event_type' },
   );
 }
@@ -197,13 +192,24 @@ export class HookStore {
   private readonly hooks = new Map<number, HookRow>();
   private byType = new Map<string, HookRow[]>();
   private writesSincePrune = new Map<number, number>();
+  private readonly records = new TurnBatch<{ hookId: number; execution: ExecutionRecord }, void>((batch) =>
+    this.writeRecords(batch),
+  );
 
   constructor(
     private readonly store: Store,
     /** Checks a script compiles (throws an InvalidInputError with line and column). */
     private readonly compile: (script: string, name: string) => void,
     private readonly onChange: (hook: { id: number; name: string }, change: 'created' | 'updated' | 'deleted') => void,
-  ) {}
+    /** What hooks may name (hookEvents of the queue's stored types). */
+    readonly events: readonly HookEvent[],
+    /** Says whether a stack exists (the stacks plugin's service), when it is loaded. */
+    private readonly stacks?: Pick<Stacks, 'check'>,
+  ) {
+    this.eventNames = events.map((event) => event.name);
+  }
+
+  private readonly eventNames: readonly string[];
 
   async open(): Promise<void> {
     await this.store.migrate('event-hooks', HOOK_MIGRATIONS);
@@ -220,14 +226,19 @@ export class HookStore {
     return row;
   }
 
-  /** The enabled hooks for an event type, lowest priority number first, ties by id. */
-  matching(type: string): HookRow[] {
-    let list = this.byType.get(type);
+  /**
+   * The enabled hooks for an event of `type` from a run of `stack` (none: not a run's event, or a
+   * run without a stack), lowest priority number first, ties by id. A hook of a stack fires only
+   * for that stack's runs; one without fires for all.
+   */
+  matching(type: string, stack?: string): HookRow[] {
+    const key = stack === undefined ? type : `${type} ${stack}`;
+    let list = this.byType.get(key);
     if (!list) {
       list = [...this.hooks.values()]
-        .filter((h) => h.enabled && eventMatches(h.event_type, type))
+        .filter((h) => h.enabled && eventMatches(h.event_type, type) && (h.stack === null || h.stack === stack))
         .sort((a, b) => a.priority - b.priority || a.id - b.id);
-      this.byType.set(type, list);
+      this.byType.set(key, list);
     }
     return list;
   }
@@ -295,6 +306,7 @@ export class HookStore {
 
   async create(input: HookInput): Promise<Hook> {
     const fields = this.checked(input, undefined);
+    await this.checkStack(fields.stack);
     if ([...this.hooks.values()].some((h) => h.name === fields.name))
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
     const at = new Date().toISOString();
@@ -309,6 +321,7 @@ export class HookStore {
   async update(ref: string, input: HookInput): Promise<Hook> {
     const current = this.require(ref);
     const fields = this.checked(input, current);
+    if (fields.stack !== current.stack) await this.checkStack(fields.stack);
     if (fields.name !== current.name && [...this.hooks.values()].some((h) => h.name === fields.name))
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
     await this.store.run(`UPDATE hooks SET ${WRITTEN.map((c) => `${c} = ?`).join(', ')}, updated_at = ? WHERE id = ?`, [
@@ -393,7 +406,7 @@ export class HookStore {
     const timeout = input.timeout ?? (current ? current.timeout_ms / 1000 : DEFAULT_TIMEOUT_SECONDS);
     return {
       name,
-      event_type: checkEventType(eventType),
+      event_type: checkEventType(eventType, this.eventNames),
       stack: input.stack === undefined ? (current?.stack ?? null) : input.stack || null,
       enabled: (input.enabled ?? (current ? current.enabled === 1 : true)) ? 1 : 0,
       priority: checkInteger(
@@ -412,12 +425,32 @@ export class HookStore {
     };
   }
 
-  /** Keeps one execution in the hook's history (the oldest beyond HISTORY_PER_HOOK go now and then). */
-  async record(hookId: number, execution: Omit<HookExecution, 'id' | 'executed_at'> & { executedAt: number }) {
-    await this.store.run(
-      `INSERT INTO hook_executions (hook_id, executed_at, event_id, event_type, attempt, success, duration_ms, output, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
+  /**
+   * Refuses a stack that does not exist (a typo would make a hook that never fires), through the
+   * stacks service; without the stacks plugin, any name is kept.
+   */
+  private async checkStack(stack: string | null): Promise<void> {
+    if (stack === null || !this.stacks) return;
+    try {
+      await this.stacks.check(stack);
+    } catch (error) {
+      if (!(error instanceof NotFoundError)) throw error;
+      throw new InvalidInputError(`stack: ${error.message}`, { field: 'stack' });
+    }
+  }
+
+  /**
+   * Keeps one execution in the hook's history (the oldest beyond HISTORY_PER_HOOK go now and then).
+   * The executions of one turn are written together (the queue runs many events' hooks at once).
+   */
+  record(hookId: number, execution: ExecutionRecord): Promise<void> {
+    return this.records.add({ hookId, execution });
+  }
+
+  private async writeRecords(batch: { hookId: number; execution: ExecutionRecord }[]): Promise<void> {
+    const params: SqlValue[] = [];
+    for (const { hookId, execution } of batch)
+      params.push(
         hookId,
         execution.executedAt,
         execution.event_id,
@@ -427,13 +460,19 @@ export class HookStore {
         Math.round(execution.duration_ms),
         capText(execution.output ?? undefined) ?? null,
         capText(execution.error ?? undefined) ?? null,
-      ],
+      );
+    await this.store.run(
+      `INSERT INTO hook_executions (hook_id, executed_at, event_id, event_type, attempt, success, duration_ms, output, error)
+       VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+      params,
     );
-    const writes = (this.writesSincePrune.get(hookId) ?? 0) + 1;
-    this.writesSincePrune.set(hookId, writes);
-    if (writes >= 50) {
-      this.writesSincePrune.set(hookId, 0);
-      await this.prune(hookId);
+    for (const { hookId } of batch) {
+      const writes = (this.writesSincePrune.get(hookId) ?? 0) + 1;
+      this.writesSincePrune.set(hookId, writes);
+      if (writes >= 50) {
+        this.writesSincePrune.set(hookId, 0);
+        await this.prune(hookId);
+      }
     }
   }
 

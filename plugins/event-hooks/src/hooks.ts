@@ -25,8 +25,8 @@ export class HookHandlers implements EventHandlers {
     private readonly onExecution?: (hook: { id: number; name: string }, result: ExecutionResult) => void,
   ) {}
 
-  matching(eventType: string): EventHandlerRef[] {
-    return this.hooks.matching(eventType);
+  matching(eventType: string, stack?: string): EventHandlerRef[] {
+    return this.hooks.matching(eventType, stack);
   }
 
   async run(handler: EventHandlerRef, event: QueuedEvent): Promise<HandlerOutcome> {

@@ -10,6 +10,7 @@ import {
   MetricsRef,
   Permissions,
   ScriptDoorRef,
+  StacksRef,
   StoreRef,
   WebSocketHubRef,
   definePlugin,
@@ -40,6 +41,7 @@ export const plugin = definePlugin({
     hub: optional(WebSocketHubRef),
     cluster: optional(ClusterRef),
     flows: optional(FlowsRef),
+    stacks: optional(StacksRef),
     tiles: optional(DashboardTilesRef),
     metrics: optional(MetricsRef),
   },
@@ -48,17 +50,23 @@ export const plugin = definePlugin({
     return [{ owner: 'event-hooks', migrations: HOOK_MIGRATIONS }];
   },
   commands: [hookCommand],
-  async setup(ctx, { store, queue, door, runtime, router, hub, cluster, flows, tiles, metrics }) {
-    const [{ HookStore }, { HookRunner }, { HookHandlers }, { registerHookRoutes }] = await Promise.all([
+  async setup(ctx, { store, queue, door, runtime, router, hub, cluster, flows, stacks, tiles, metrics }) {
+    const [{ HookStore, hookEvents }, { HookRunner }, { HookHandlers }, { registerHookRoutes }] = await Promise.all([
       import('./hook-store.js'),
       import('./hook-runner.js'),
       import('./hooks.js'),
       import('./routes.js'),
     ]);
-    const hooks = new HookStore(store, compiler(runtime), (hook, change) => {
-      cluster?.publish('event-hooks.changed', { id: hook.id });
-      ctx.logger.info(`hook ${hook.name} (#${hook.id}) ${change}`);
-    });
+    const hooks = new HookStore(
+      store,
+      compiler(runtime),
+      (hook, change) => {
+        cluster?.publish('event-hooks.changed', { id: hook.id });
+        ctx.logger.info(`hook ${hook.name} (#${hook.id}) ${change}`);
+      },
+      hookEvents(queue.storedTypes),
+      stacks,
+    );
     await hooks.open();
     ctx.provide(HooksRef, hooks.asService());
     const off = cluster?.subscribe<{ id: number }>('event-hooks.changed', ({ id }) => {

@@ -1,6 +1,6 @@
 import * as api from './api.js';
 import { reply, serve, type HttpRouter } from '@runner/plugin-sdk';
-import { HOOK_EVENTS, type HookStore } from './hook-store.js';
+import type { HookStore } from './hook-store.js';
 import type { HookHandlers } from './hooks.js';
 
 /** `/api/v1/hooks` (service.md section 4): a hook is named by its id or its name. */
@@ -11,7 +11,7 @@ export function registerHookRoutes(router: HttpRouter, hooks: HookStore, handler
       return { hooks: list, total: list.length };
     }),
   );
-  router.add(serve(api.getHookEvents, () => ({ events: [...HOOK_EVENTS] })));
+  router.add(serve(api.getHookEvents, () => ({ events: [...hooks.events] })));
   router.add(serve(api.postHooks, async ({ body }) => reply(201, await hooks.create(body))));
   router.add(serve(api.getHooksId, ({ params }) => hooks.get(params.id)));
   router.add(serve(api.putHooksId, ({ params, body }) => hooks.update(params.id, body)));

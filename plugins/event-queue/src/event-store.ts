@@ -2,6 +2,7 @@ import {
   ConflictError,
   NotFoundError,
   type EventStatus,
+  type HandlerOutcome,
   type Migration,
   type QueuedEvent,
   type SqlValue,
@@ -85,6 +86,29 @@ interface HookResultRow extends Omit<HookResult, 'started_at'> {
   started_at: number;
   owner: string;
 }
+
+/** A hook's run on an event, as its claim writes it. */
+export interface HookClaim {
+  eventId: string;
+  hook: { id: number; name: string };
+  owner: string;
+  /** Milliseconds: the run's start as the result keeps it. */
+  now: number;
+}
+
+export type ClaimAnswer = { claimed: true } | { claimed: false; existing: HookResult };
+
+/** An event a worker ends. */
+export interface EventFinish {
+  id: string;
+  owner: string;
+  status: 'completed' | 'failed';
+  lastError: string | null;
+  now: number;
+}
+
+/** Thrown inside a batch's transaction to roll it back when a row of it is not as the batch assumed. */
+class BatchDiffers extends Error {}
 
 const COLUMNS = 'id, event_type, status, emitted_at, data, attempts, last_error, depth';
 /** Rows per multi-row INSERT: within both backends' limits on parameters (7 a row). */
@@ -231,16 +255,34 @@ export class EventStore {
   }
 
   /**
-   * Claims hook `hookId`'s run on an event: true when this worker is to run it. False when a
-   * result exists: the hook ran (or was running when its worker died: then it is marked failed,
-   * never run again for this event) and `existing` says how it ended.
+   * Claims hooks' runs on events, one per claim, answering for each whether this worker is to run
+   * it. The common case (no result exists yet) is one multi-row insert; when a result exists for
+   * one of them (a reclaimed event), that insert is rolled back and each is claimed on its own, so
+   * the answers say which row this worker wrote.
    */
-  async claimHook(
-    eventId: string,
-    hook: { id: number; name: string },
-    owner: string,
-    now: number,
-  ): Promise<{ claimed: true } | { claimed: false; existing: HookResult }> {
+  async claimHooks(claims: readonly HookClaim[]): Promise<ClaimAnswer[]> {
+    const allNew = await this.allOrNothing(async (tx) => {
+      const params: SqlValue[] = [];
+      for (const c of claims) params.push(c.eventId, c.hook.id, c.hook.name, c.owner, c.now);
+      const { changes } = await tx.run(
+        `INSERT INTO event_hook_results (event_id, hook_id, hook_name, status, owner, started_at)
+           VALUES ${claims.map(() => "(?, ?, ?, 'running', ?, ?)").join(', ')} ON CONFLICT (event_id, hook_id) DO NOTHING`,
+        params,
+      );
+      return changes === claims.length;
+    });
+    if (allNew) return claims.map(() => ({ claimed: true }));
+    const answers: ClaimAnswer[] = [];
+    for (const c of claims) answers.push(await this.claimHook(c));
+    return answers;
+  }
+
+  /**
+   * Claims one hook's run on an event: true when this worker is to run it. False when a result
+   * exists: the hook ran (or was running when its worker died: then it is marked failed, never
+   * run again for this event) and `existing` says how it ended.
+   */
+  private async claimHook({ eventId, hook, owner, now }: HookClaim): Promise<ClaimAnswer> {
     const { changes } = await this.store.run(
       `INSERT INTO event_hook_results (event_id, hook_id, hook_name, status, owner, started_at)
        VALUES (?, ?, ?, 'running', ?, ?) ON CONFLICT (event_id, hook_id) DO NOTHING`,
@@ -251,7 +293,7 @@ export class EventStore {
       'SELECT * FROM event_hook_results WHERE event_id = ? AND hook_id = ?',
       [eventId, hook.id],
     );
-    if (!row) return this.claimHook(eventId, hook, owner, now);
+    if (!row) return this.claimHook({ eventId, hook, owner, now });
     if (row.status === 'running') {
       // Its worker died while it ran: whether it acted is unknown, so it is not run a second time.
       const error =
@@ -265,28 +307,75 @@ export class EventStore {
     return { claimed: false, existing: toResult(row) };
   }
 
-  async finishHook(
-    eventId: string,
-    hookId: number,
-    outcome: { success: boolean; attempts: number; durationMs: number; output?: string; error?: string },
-  ): Promise<void> {
-    await this.store.run(
-      `UPDATE event_hook_results SET status = ?, attempts = ?, duration_ms = ?, output = ?, error = ?
-       WHERE event_id = ? AND hook_id = ?`,
-      [
+  /** Writes how claimed hook runs ended, all in one statement (each row as its claim wrote it, plus the outcome). */
+  async finishHooks(finished: readonly { claim: HookClaim; outcome: HandlerOutcome }[]): Promise<void> {
+    const params: SqlValue[] = [];
+    for (const { claim, outcome } of finished)
+      params.push(
+        claim.eventId,
+        claim.hook.id,
+        claim.hook.name,
         outcome.success ? 'succeeded' : 'failed',
         outcome.attempts,
+        claim.owner,
+        claim.now,
         Math.round(outcome.durationMs),
         outcome.output ?? null,
         outcome.error ?? null,
-        eventId,
-        hookId,
-      ],
+      );
+    // An upsert: the portable multi-row update (the row exists: its claim wrote it).
+    await this.store.run(
+      `INSERT INTO event_hook_results (event_id, hook_id, hook_name, status, attempts, owner, started_at, duration_ms, output, error)
+       VALUES ${finished.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+       ON CONFLICT (event_id, hook_id) DO UPDATE SET status = excluded.status, attempts = excluded.attempts,
+         duration_ms = excluded.duration_ms, output = excluded.output, error = excluded.error`,
+      params,
     );
   }
 
-  /** Ends an event this worker holds; false when its lease went to another (it stalled past it). */
-  async finishEvent(id: string, owner: string, status: 'completed' | 'failed', lastError: string | null, now: number) {
+  /**
+   * Ends events their workers hold, answering for each whether it did: false when its lease went to
+   * another (the worker stalled past it). Events ending alike (status, error) share a statement;
+   * when one of them is no longer held, the whole is rolled back and each is ended on its own.
+   */
+  async finishEvents(finished: readonly EventFinish[]): Promise<boolean[]> {
+    const alike = new Map<string, EventFinish[]>();
+    for (const f of finished) {
+      const key = JSON.stringify([f.owner, f.status, f.lastError, f.now]);
+      alike.set(key, [...(alike.get(key) ?? []), f]);
+    }
+    const allHeld = await this.allOrNothing(async (tx) => {
+      for (const group of alike.values()) {
+        const { owner, status, lastError, now } = group[0];
+        const { changes } = await tx.run(
+          `UPDATE events SET status = ?, last_error = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?
+             WHERE id IN (${placeholders(group.length)}) AND lease_owner = ? AND status = 'processing'`,
+          [status, lastError, now, ...group.map((f) => f.id), owner],
+        );
+        if (changes !== group.length) return false;
+      }
+      return true;
+    });
+    if (allHeld) return finished.map(() => true);
+    const answers: boolean[] = [];
+    for (const f of finished) answers.push(await this.finishEvent(f));
+    return answers;
+  }
+
+  /** Runs `work` in a transaction that is kept only when it answers true (rolled back when false). */
+  private allOrNothing(work: (tx: StoreTransaction) => Promise<boolean>): Promise<boolean> {
+    return this.store
+      .withTransaction(async (tx) => {
+        if (!(await work(tx))) throw new BatchDiffers();
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof BatchDiffers) return false;
+        throw error;
+      });
+  }
+
+  private async finishEvent({ id, owner, status, lastError, now }: EventFinish): Promise<boolean> {
     const { changes } = await this.store.run(
       `UPDATE events SET status = ?, last_error = ?, lease_owner = NULL, lease_until = NULL, updated_at = ?
        WHERE id = ? AND lease_owner = ? AND status = 'processing'`,

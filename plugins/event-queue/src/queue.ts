@@ -1,16 +1,36 @@
-import type { BusEvent, EventHandlers, EventQueue, HandlerOutcome, Logger, QueuedEvent } from '@runner/plugin-sdk';
-import type { EventStore } from './event-store.js';
+import {
+  TurnBatch,
+  type BusEvent,
+  type EventHandlers,
+  type EventQueue,
+  type HandlerOutcome,
+  type Logger,
+  type QueuedEvent,
+  type StoredEventType,
+} from '@runner/plugin-sdk';
+import type { ClaimAnswer, EventFinish, EventStore, HookClaim } from './event-store.js';
 
 /**
  * The events the queue keeps (service.md section 6): every `workflow.*` and `task.*` event, and
  * the agent events that say an agent came, went or changed. The kernel's own (`kernel.*`), the
- * terminal's and token rotations are audited, not kept. What hooks may name is this list
- * (event-hooks' HOOK_EVENTS).
+ * terminal's and token rotations are audited, not kept. What hooks may name is this list (the
+ * hooks plugin reads it as EventQueue.storedTypes).
  */
-const STORED = /^(workflow|task)\.|^agent\.(connected|disconnected|status_changed)$/;
+export const STORED_TYPES: readonly StoredEventType[] = Object.freeze([
+  { name: 'workflow.started', description: 'a run started' },
+  { name: 'workflow.completed', description: 'a run ended (its status says how)' },
+  { name: 'workflow.failed', description: 'a run ended failed' },
+  { name: 'task.started', description: 'a task of a run started' },
+  { name: 'task.completed', description: 'a task ended (its status says how)' },
+  { name: 'task.failed', description: 'a task failed' },
+  { name: 'agent.connected', description: 'an agent connected to this master' },
+  { name: 'agent.disconnected', description: 'an agent went offline' },
+  { name: 'agent.status_changed', description: 'a connected agent became warning or error, or online again' },
+]);
+const STORED = new Set(STORED_TYPES.map((t) => t.name));
 
 export function isStored(type: string): boolean {
-  return STORED.test(type);
+  return STORED.has(type);
 }
 
 /** How many runs started by hooks the loop guard remembers (the oldest are forgotten first). */
@@ -44,6 +64,7 @@ export interface QueueOptions {
  */
 export class DurableQueue implements EventQueue {
   readonly maxDepth: number;
+  readonly storedTypes = STORED_TYPES;
   #handlers: EventHandlers | undefined;
   #buffer: BusEvent[] = [];
   #flushing: Promise<void> | undefined;
@@ -54,10 +75,19 @@ export class DurableQueue implements EventQueue {
   #timers: NodeJS.Timeout[] = [];
   readonly #runDepth = new Map<string, number>();
   readonly #now: () => number;
+  // The events of a claimed batch are processed side by side, so their hook claims and finishes
+  // come in the same turns: each kind is written a turn at a time, one statement for all.
+  readonly #hookClaims: TurnBatch<HookClaim, ClaimAnswer>;
+  readonly #hookFinishes: TurnBatch<{ claim: HookClaim; outcome: HandlerOutcome }, void>;
+  readonly #eventFinishes: TurnBatch<EventFinish, boolean>;
 
   constructor(private readonly options: QueueOptions) {
     this.maxDepth = options.maxDepth;
     this.#now = options.now ?? Date.now;
+    const { store } = options;
+    this.#hookClaims = new TurnBatch((claims) => store.claimHooks(claims));
+    this.#hookFinishes = new TurnBatch((finished) => store.finishHooks(finished));
+    this.#eventFinishes = new TurnBatch((finished) => store.finishEvents(finished));
   }
 
   setHandlers(handlers: EventHandlers): () => void {
@@ -111,7 +141,7 @@ export class DurableQueue implements EventQueue {
     // Decided once, at the write: an event no enabled hook matches is complete as it is stored.
     // Before the hooks are known (start-up) every event waits `pending` for the claim to decide.
     const idleIds = new Set(
-      this.#handlers ? events.filter((e) => this.#matching(e.type).length === 0).map((e) => e.id) : [],
+      this.#handlers ? events.filter((e) => this.#matching(e.type, e.data).length === 0).map((e) => e.id) : [],
     );
     const idle = (e: { id: string }) => idleIds.has(e.id);
     this.#flushing = this.options.store
@@ -169,7 +199,13 @@ export class DurableQueue implements EventQueue {
       const now = this.#now();
       let events: QueuedEvent[];
       try {
-        events = await store.claim(owner, now, now + leaseMs, room, (e) => this.#matching(e.event_type).length > 0);
+        events = await store.claim(
+          owner,
+          now,
+          now + leaseMs,
+          room,
+          (e) => this.#matching(e.event_type, e.data).length > 0,
+        );
       } catch (error) {
         logger.warn(`claiming events failed (tried again within a second): ${(error as Error).message}`);
         return;
@@ -189,8 +225,9 @@ export class DurableQueue implements EventQueue {
     }
   }
 
-  #matching(type: string) {
-    return this.#handlers?.matching(type) ?? [];
+  #matching(type: string, data: unknown) {
+    const stack = (data as { stack?: unknown } | null)?.stack;
+    return this.#handlers?.matching(type, typeof stack === 'string' ? stack : undefined) ?? [];
   }
 
   async #process(event: QueuedEvent): Promise<void> {
@@ -207,27 +244,33 @@ export class DurableQueue implements EventQueue {
         `hooks not run: the event is at depth ${depth}, past events.max_depth ${this.maxDepth} (hooks started flows whose events fired hooks again)`,
       );
     } else {
-      for (const handler of this.#matching(event.event_type)) {
+      for (const handler of this.#matching(event.event_type, event.data)) {
         const error = await this.#runHandler(handler, event);
         if (error !== undefined) failures.push(`${handler.name}: ${error}`);
       }
     }
     const status = failures.length ? 'failed' : 'completed';
     const lastError = failures.length ? failures.join('; ').slice(0, 2000) : null;
-    if (await store.finishEvent(event.id, owner, status, lastError, this.#now()))
-      this.options.onUpdate({ ...event, status, last_error: lastError });
+    const held = await this.#eventFinishes.add({ id: event.id, owner, status, lastError, now: this.#now() });
+    if (held) this.options.onUpdate({ ...event, status, last_error: lastError });
   }
 
   /** Runs one hook on the event unless it already ran there; the error when it failed. */
   async #runHandler(handler: { id: number; name: string }, event: QueuedEvent): Promise<string | undefined> {
-    const { store, owner } = this.options;
-    const claim = await store.claimHook(event.id, handler, owner, this.#now());
-    if (!claim.claimed) return claim.existing.status === 'succeeded' ? undefined : (claim.existing.error ?? 'failed');
+    const claim: HookClaim = {
+      eventId: event.id,
+      hook: { id: handler.id, name: handler.name },
+      owner: this.options.owner,
+      now: this.#now(),
+    };
+    const answer = await this.#hookClaims.add(claim);
+    if (!answer.claimed)
+      return answer.existing.status === 'succeeded' ? undefined : (answer.existing.error ?? 'failed');
     const handlers = this.#handlers;
     const outcome: HandlerOutcome = handlers
       ? await handlers.run(handler, event)
       : { success: false, attempts: 0, durationMs: 0, error: 'the hooks plugin stopped' };
-    await store.finishHook(event.id, handler.id, outcome);
+    await this.#hookFinishes.add({ claim, outcome });
     this.options.onOutcome?.(handler, outcome);
     return outcome.success ? undefined : (outcome.error ?? 'failed');
   }

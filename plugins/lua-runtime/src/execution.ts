@@ -29,6 +29,8 @@ export interface ExecutionOptions {
   prefix: string;
   /** Convert unconvertible results to text rather than failing (REPL). */
   lenient: boolean;
+  /** Called once the script has ended (its results converted), before its promise settles. */
+  onEnd?: () => void;
 }
 
 /** Where in the script a coroutine is (or failed). */
@@ -142,9 +144,11 @@ export class Execution implements HostExecution {
   #stop: { error: Error; withPosition: boolean } | null = null;
   #ended = false;
   #timer: NodeJS.Timeout | undefined;
+  readonly #onEnd: (() => void) | undefined;
 
   constructor(options: ExecutionOptions) {
     this.host = options.host;
+    this.#onEnd = options.onEnd;
     this.context = new CallContext(options.context, this);
     this.prefix = options.prefix;
     this.#chunkName = options.chunkName;
@@ -349,6 +353,7 @@ export class Execution implements HostExecution {
     }
     this.host.stdout.flush();
     this.host.stderr.flush();
+    this.#onEnd?.();
   }
 
   /** The innermost frame of `thread` that runs code of the script itself. */

@@ -18,7 +18,7 @@ import { Host, type HostEnvironment } from './host.js';
 import { jsString, luaString } from './lua-strings.js';
 import type { ModuleRegistry } from './module-registry.js';
 import { TimeSlicer } from './time-slicer.js';
-import { chunkRules, classifyChunk, type ChunkRules, type Proto } from './script-bounds.js';
+import { chunkRules, classifyChunk, leavesNoTrace, type ChunkRules, type Proto } from './script-bounds.js';
 import { UncopyableStateError } from './state-copy.js';
 
 const { lua, lauxlib } = fengari;
@@ -54,6 +54,11 @@ const TEXT_ONLY = luaString('t');
  * runs anything; every run gets a copy of it, made object by object in about a twentieth of the
  * time (state-copy.ts says why a copy is as fresh as a built state). A small pool keeps copies
  * ready: a run takes one, and the pool refills from setImmediate, outside the run's path.
+ *
+ * A script that can leave nothing behind in its state (side-effect free, setting no global:
+ * script-bounds' leavesNoTrace) skips even the copy: it runs in a state kept for such scripts,
+ * whose run's globals are cleared after it, as a fresh state would have none of them. A trivial
+ * hook (`return true`) or a task that only returns values costs a tenth of a copy that way.
  */
 /** sideEffectFree verdicts kept, by source text; past this the cache starts over. */
 const PURE_CACHE_LIMIT = 4096;
@@ -75,6 +80,10 @@ export class LuaRuntimeService implements LuaRuntime {
   /** sideEffectFree's verdicts by source text, and the rules they were read with (no module callable). */
   readonly #pure = new Map<string, boolean>();
   #pureRules: ChunkRules | null = null;
+  /** Whether a script may run in a state used before, by source text (see the class's comment). */
+  readonly #traceless = new Map<string, boolean>();
+  /** The state kept for such scripts while no run uses it. */
+  #reusable: Host | null = null;
 
   constructor(registry: ModuleRegistry, options: LuaRuntimeOptions = {}) {
     this.#registry = registry;
@@ -92,6 +101,8 @@ export class LuaRuntimeService implements LuaRuntime {
       this.#template = undefined;
       this.#pureRules = null;
       this.#pure.clear();
+      this.#traceless.clear();
+      this.#reusable = null;
     });
   }
 
@@ -114,6 +125,35 @@ export class LuaRuntimeService implements LuaRuntime {
       this.#pure.set(source, pure);
     }
     return pure;
+  }
+
+  /**
+   * Whether `source` run with `globals` may take the kept state: it leaves no trace, and the run's
+   * globals are not names the fresh state holds (clearing them afterwards would remove those).
+   */
+  #mayReuse(source: string, globals: Record<string, unknown> | undefined): boolean {
+    let traceless = this.#traceless.get(source);
+    if (traceless === undefined) {
+      traceless = this.sideEffectFree(source) && leavesNoTrace(this.chunkProto(source, 'script'));
+      if (this.#traceless.size >= PURE_CACHE_LIMIT) this.#traceless.clear();
+      this.#traceless.set(source, traceless);
+    }
+    if (!traceless) return false;
+    const initial = this.#pureRules!.initialGlobals;
+    for (const name in globals) if (initial.has(name)) return false;
+    return true;
+  }
+
+  /** Gives the kept state back once the run that took it ended, its run's globals cleared. */
+  #keep(host: Host, globals: Record<string, unknown> | undefined): void {
+    host.release();
+    const L = host.L;
+    for (const name in globals) {
+      lua.lua_pushnil(L);
+      lua.lua_setglobal(L, luaString(name));
+    }
+    host.lastJsError = null;
+    if (!this.#closed && this.#reusable === null) this.#reusable = host;
   }
 
   compile(source: string, chunkName: string): void {
@@ -160,7 +200,10 @@ export class LuaRuntimeService implements LuaRuntime {
   run(source: string, options: LuaRunOptions): Promise<LuaRunResult> {
     if (this.#closed) return Promise.reject(stoppedError());
     const prefix = options.run === undefined ? '' : `task ${options.run.task}: `;
-    const host = this.#takeHost();
+    // Taken while no other run uses it: a run that waits may let another start meanwhile.
+    const reused = this.#mayReuse(source, options.globals);
+    const host = reused ? (this.#reusable ?? this.#createHost()) : this.#takeHost();
+    if (reused) this.#reusable = null;
     host.configure(environmentOf(options));
     let exec: Execution;
     let thread: LuaState;
@@ -189,6 +232,9 @@ export class LuaRuntimeService implements LuaRuntime {
         chunkName: options.chunkName,
         prefix,
         lenient: false,
+        // Given back as the script ends, synchronously: runs started in the same turn (a batch of
+        // hooks) then take it one after another instead of each copying a state.
+        onEnd: reused ? () => this.#keep(host, options.globals) : undefined,
       });
     } catch (error) {
       host.release();
@@ -197,7 +243,7 @@ export class LuaRuntimeService implements LuaRuntime {
     this.#executions.add(exec);
     const finish = (): void => {
       this.#executions.delete(exec);
-      host.release();
+      if (!reused) host.release();
     };
     return exec.start(thread, 0).then(
       (values) => {
@@ -228,6 +274,7 @@ export class LuaRuntimeService implements LuaRuntime {
     this.#unsubscribe();
     this.#pool = [];
     this.#template = undefined;
+    this.#reusable = null;
     for (const exec of [...this.#executions]) exec.stop(stoppedError());
     for (const session of [...this.#sessions]) session.close();
   }

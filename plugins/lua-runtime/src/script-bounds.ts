@@ -351,3 +351,24 @@ function globalKind(name: string, rules: ChunkRules): Kind | null {
   // The run's globals (vars, tasks, ...) and the script's own: data, never called.
   return OTHER;
 }
+
+/**
+ * Whether a chunk proven side-effect free (classifyChunk with no module callable) also leaves
+ * nothing in its state that a later run could see, so that it may run in a state used before
+ * (runtime.ts). Such a chunk can only write to tables it builds and to the run's own globals
+ * (fresh tables each run: library tables cannot be used as values), so what remains is: it sets
+ * no global, and it names no `random` (math.random advances the state's generator). A chunk that
+ * does either gets a fresh state as any other.
+ */
+export function leavesNoTrace(proto: Proto): boolean {
+  const names = (rk: number) =>
+    rk & lopcodes.BITRK && proto.k[rk & ~lopcodes.BITRK]?.ttisstring()
+      ? jsString((proto.k[rk & ~lopcodes.BITRK].value as { getstr(): Uint8Array }).getstr())
+      : null;
+  return proto.code.every((i) => {
+    if (i.opcode === OP.OP_SETTABUP) return false;
+    if (i.opcode === OP.OP_GETTABLE || i.opcode === OP.OP_SELF || i.opcode === OP.OP_GETTABUP)
+      return !/^random(seed)?$/.test(names(i.C) ?? '');
+    return true;
+  });
+}

@@ -2,9 +2,11 @@
 // local executor, as engine.run_as). On the real compiler and a real state's globals, with a
 // module that reads files declared as a real one would be.
 import { afterAll, describe, expect, it } from 'vitest';
+import type { LuaValue } from '@runner/plugin-sdk';
 import { AutoLuaRuntime } from './auto-runtime.js';
 import { ModuleRegistry } from './module-registry.js';
 import { LuaRuntimeService } from './runtime.js';
+import { leavesNoTrace } from './script-bounds.js';
 
 const registry = new ModuleRegistry();
 registry.provide(
@@ -68,5 +70,42 @@ describe.each([
   });
   it.each(NOT_PURE)('%s: not pure', (_name, source) => {
     expect(runtime.sideEffectFree(source)).toBe(false);
+  });
+});
+
+// A script that leaves no trace runs in a state kept for such scripts (runtime.ts): what one run
+// had must be gone for the next, as in a fresh state.
+describe('the state kept for scripts that leave no trace', () => {
+  const silent = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
+  const run = (source: string, globals: Record<string, LuaValue> = {}) =>
+    inline.run(source, { chunkName: 'kept', globals, logger: silent }).then((r) => r.values);
+
+  it('is reused by runs side by side, each seeing its own globals and none of the others', async () => {
+    const runs = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => run('return hook.id, other == nil', { hook: { id: i } })),
+    );
+    expect(runs).toEqual(Array.from({ length: 20 }, (_, i) => [i, true]));
+    expect(await run('return hook == nil, dry_run')).toEqual([true, false]);
+  });
+
+  it('is not given a script that sets a global, nor one that names random: they get fresh states', async () => {
+    expect(await run('counter = (counter or 0) + 1 return counter')).toEqual([1]);
+    expect(await run('counter = (counter or 0) + 1 return counter')).toEqual([1]);
+    expect(await run('return counter')).toEqual([null]);
+    expect(leavesNoTrace(inline.chunkProto('counter = 1', 'x'))).toBe(false);
+    expect(leavesNoTrace(inline.chunkProto('return math.random(6)', 'x'))).toBe(false);
+    expect(leavesNoTrace(inline.chunkProto('local t = { a = hook.x } t.b = 1 return t', 'x'))).toBe(true);
+  });
+
+  it('keeps nothing a run changed in its own tables, nor an error a run ended with', async () => {
+    expect(await run('hook.seen = true return hook.seen', { hook: {} })).toEqual([true]);
+    expect(await run('return hook.seen', { hook: {} })).toEqual([null]);
+    await expect(run('error("boom")')).rejects.toThrow('boom');
+    expect(await run('return 1 + 1')).toEqual([2]);
+  });
+
+  it('is not used when a run gives a global the fresh state holds (clearing it would remove it)', async () => {
+    expect(await run('return print == "shadowed"', { print: 'shadowed' })).toEqual([true]);
+    expect(await run('return type(print)')).toEqual(['function']);
   });
 });

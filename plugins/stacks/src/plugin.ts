@@ -59,10 +59,7 @@ export const plugin = definePlugin({
     ctx.onStop(engine.registerRunInputs(stackRunInputs(stacks, secrets)));
     // The secrets API takes only stacks that exist; one another master made a moment ago is
     // read from the store before it is refused.
-    secrets?.checkStacksWith(async (name) => {
-      if (!stacks.get(name)) await stacks.refresh(name);
-      stacks.require(name);
-    });
+    secrets?.checkStacksWith((name) => stacks.check(name));
     ctx.provide(StacksRef, stacks);
     if (router) registerStackRoutes(router, stacks, { engine, secrets });
   },

@@ -147,6 +147,11 @@ export class StackStore implements Stacks {
     return this.names().map((name) => this.stacks.get(name)!);
   }
 
+  async check(name: string): Promise<void> {
+    if (!this.get(name)) await this.refresh(name);
+    this.require(name);
+  }
+
   /** The stack, or a NotFoundError naming it and the nearest existing one. */
   require(name: string): Stack {
     const stack = this.get(name);
