@@ -120,24 +120,46 @@ export class Scheduler {
   /** One pass: every job's due slots, then waiting slots whose turn came. */
   async tick(): Promise<void> {
     const now = this.options.clock.now();
-    const work: (() => Promise<void>)[] = [];
+    const due: { job: Job; slots: number[]; more: boolean }[] = [];
     for (const job of this.options.jobs.list()) {
       if (!job.enabled) continue;
       const cursor = await this.cursorOf(job);
       if (cursor.next === undefined || cursor.next > now) continue;
-      const { slots, more } = slotsBetween(scheduleOf(job), cursor.after, now, MAX_LISTED_MISSED + MAX_LISTED_MISSED);
-      const last = slots.at(-1) ?? now;
-      this.cursors.set(job.name, { after: last, next: nextSlots(scheduleOf(job), last, 1)[0], stamp: cursor.stamp });
-      work.push(() =>
-        this.decide(job, slots, more, now).catch((error) => {
-          // Read the cursor again from the store next pass: what was claimed stays claimed.
-          this.cursors.delete(job.name);
-          this.options.logger.warn(`scheduler: job ${job.name}: ${messageOf(error)}`);
-        }),
-      );
+      const { slots, more, next } = this.dueSlots(job, cursor, now);
+      this.cursors.set(job.name, { after: slots.at(-1) ?? now, next, stamp: cursor.stamp });
+      due.push({ job, slots, more });
     }
+    // The slots still open, of every job at once: most passes find none, and a job's first slot
+    // of the pass needs no look-up of its own (its later ones do: the first may have started).
+    const open = due.length > 0 ? await this.options.jobs.openSlotsByJob() : new Map<string, Slot[]>();
+    const work = due.map(
+      ({ job, slots, more }) =>
+        () =>
+          this.decide(job, slots, more, now, open.get(job.name) ?? []).catch((error) => {
+            // Read the cursor again from the store next pass: what was claimed stays claimed.
+            this.cursors.delete(job.name);
+            this.options.logger.warn(`scheduler: job ${job.name}: ${messageOf(error)}`);
+          }),
+    );
     await inBatches(work, PARALLEL_STARTS);
     await this.startQueued();
+  }
+
+  /**
+   * The job's slots in (cursor, now] and the one after them. Mostly that is the cursor's next
+   * slot alone, known already, so one cron walk (to the slot after it) does; a master that was
+   * away walks the whole span (slotsBetween: at most the latest listed, `more` if older ones exist).
+   */
+  private dueSlots(
+    job: Job,
+    cursor: { after: number; next: number | undefined },
+    now: number,
+  ): { slots: number[]; more: boolean; next: number | undefined } {
+    const first = cursor.next!;
+    const following = nextSlots(scheduleOf(job), first, 1)[0];
+    if (following === undefined || following > now) return { slots: [first], more: false, next: following };
+    const { slots, more } = slotsBetween(scheduleOf(job), cursor.after, now, MAX_LISTED_MISSED + MAX_LISTED_MISSED);
+    return { slots, more, next: nextSlots(scheduleOf(job), slots.at(-1) ?? now, 1)[0] };
   }
 
   private async cursorOf(job: Job): Promise<{ after: number; next: number | undefined; stamp: string }> {
@@ -150,8 +172,17 @@ export class Scheduler {
     return cursor;
   }
 
-  /** Applies the missed-run policy to overdue slots, then fires the rest in order. */
-  private async decide(job: Job, slots: number[], more: boolean, now: number): Promise<void> {
+  /**
+   * Applies the missed-run policy to overdue slots, then fires the rest in order. `open`: the
+   * job's open slots as the pass found them, good for its first overlap look-up only.
+   */
+  private async decide(job: Job, slots: number[], more: boolean, now: number, open: Slot[]): Promise<void> {
+    let known: Slot[] | undefined = open;
+    const openNow = () => {
+      const found = known;
+      known = undefined;
+      return found;
+    };
     const overdue = slots.filter((slot) => now - slot > this.options.missedAfterMs);
     const onTime = slots.slice(overdue.length);
     const chosen =
@@ -172,9 +203,10 @@ export class Scheduler {
           'queued',
           'catch-up of a missed slot',
         );
+      known = undefined;
       await this.startQueued(job.name);
-    } else for (const slot of chosen) await this.fire(job, slot, 'catch-up of a missed slot');
-    for (const slot of onTime) await this.fire(job, slot);
+    } else for (const slot of chosen) await this.fire(job, slot, 'catch-up of a missed slot', openNow());
+    for (const slot of onTime) await this.fire(job, slot, null, openNow());
   }
 
   /** Inserts the slot's row; true when this call took it. */
@@ -190,11 +222,14 @@ export class Scheduler {
     return claimed;
   }
 
-  /** A scheduled slot under the overlap policy: skipped, queued, or claimed and started. */
-  private async fire(job: Job, slot: number, detail: string | null = null): Promise<void> {
+  /**
+   * A scheduled slot under the overlap policy: skipped, queued, or claimed and started. `known`:
+   * the job's open slot rows when the caller has them fresh, else they are read.
+   */
+  private async fire(job: Job, slot: number, detail: string | null = null, known?: Slot[]): Promise<void> {
     const key: Key = { job: job.name, kind: 'schedule', slot_at: iso(slot) };
     if (job.overlap !== 'allow') {
-      const open = await this.openSlots(job.name);
+      const open = await this.openSlots(job.name, known);
       const running = open.find((s) => s.outcome !== 'queued');
       const waiting = open.find((s) => s.outcome === 'queued');
       if (running || waiting) {
@@ -217,9 +252,9 @@ export class Scheduler {
    * asked of the engine (its record is shared by every master): one that ended, was cancelled or
    * was interrupted with a dead master is closed here, so no slot waits on a run that is gone.
    */
-  private async openSlots(name: string): Promise<Slot[]> {
+  private async openSlots(name: string, known?: Slot[]): Promise<Slot[]> {
     const open: Slot[] = [];
-    for (const slot of await this.options.jobs.openSlots(name)) {
+    for (const slot of known ?? (await this.options.jobs.openSlots(name))) {
       if (slot.outcome === 'started' && slot.run_id) {
         const run = await this.options.engine.get(slot.run_id, { log: false });
         if (!run || run.status !== 'running') {
