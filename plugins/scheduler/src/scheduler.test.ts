@@ -8,6 +8,7 @@
 import { plugin as engine } from '@runner/plugin-engine';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
+import { plugin as metricsPlugin } from '@runner/plugin-metrics';
 import { plugin as moduleExec } from '@runner/plugin-modules-host';
 import { plugin as notifications } from '@runner/plugin-notifications';
 import {
@@ -15,6 +16,7 @@ import {
   definePlugin,
   FlowsRef,
   HttpRouterRef,
+  MetricsRef,
   StoreRef,
   WorkflowEngineRef,
   type FlowsService,
@@ -24,6 +26,7 @@ import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -33,6 +36,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.js';
 import { nextSlots, wallClock } from './cron.js';
 import { JobStore, type JobInput } from './job-store.js';
+import { latenessMetric, type LatenessObserver } from './metrics.js';
 import { Notifier } from './notify.js';
 import { registerSchedulerRoutes } from './routes.js';
 import { Scheduler } from './scheduler.js';
@@ -70,6 +74,8 @@ const testFlows = definePlugin({
 let kernel: TestKernel;
 let jobs: JobStore;
 let base: string;
+let origin: string;
+let lateness: LatenessObserver;
 let gate: string;
 const dataDir = mkdtempSync(join(tmpdir(), 'runner-scheduler-'));
 const mails: string[] = [];
@@ -117,15 +123,17 @@ beforeAll(async () => {
 
   kernel = await createTestKernel({
     dataDir,
-    plugins: [http, store, template, luaRuntime, moduleExec, notifications, workflow, engine, testFlows],
+    plugins: [http, store, template, luaRuntime, moduleExec, notifications, workflow, engine, testFlows, metricsPlugin],
     profile: 'master',
     config: { 'http.port': 0, 'http.bind_address': '127.0.0.1' },
   });
   jobs = new JobStore(kernel.get(StoreRef));
   await jobs.open();
+  lateness = latenessMetric(kernel.get(MetricsRef));
   registerSchedulerRoutes(kernel.get(HttpRouterRef), master(new ManualClock(Date.now())).service);
   await kernel.ready();
-  base = `http://127.0.0.1:${kernel.get(HttpRouterRef).address()?.port}/api/v1/scheduler`;
+  origin = `http://127.0.0.1:${kernel.get(HttpRouterRef).address()?.port}`;
+  base = `${origin}/api/v1/scheduler`;
 });
 
 afterAll(async () => {
@@ -148,6 +156,7 @@ function master(clock: ManualClock, masterId = 'local') {
     logger: quiet,
     missedAfterMs: 10_000,
     isAlive: async (id) => id === masterId,
+    lateness,
   });
   const service = new SchedulerService(jobs, scheduler, {
     engine: engineService,
@@ -339,6 +348,37 @@ describe('a run that outlasts its interval', () => {
     expect((await jobs.history('o-skip', 10, 0)).slots[1]!.detail).toMatch(
       /^overlap: skip; the run of 2026-05-05T10:00:00.000Z \(\S+\) was still running/,
     );
+  });
+});
+
+describe('the start lateness metric', () => {
+  /** `runner_scheduler_start_lateness_seconds` as /metrics exports it: bucket and count lines by their labels. */
+  async function exported(): Promise<{ text: string; value: (series: string) => number }> {
+    const text = await (await fetch(`${origin}/metrics`)).text();
+    const value = (series: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`runner_scheduler_start_lateness_seconds${series} `));
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    };
+    return { text, value };
+  }
+
+  it('observes how late each scheduled slot started, by how it started; run now is not a slot of the schedule', async () => {
+    const before = await exported();
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-07T09:59:59Z')));
+    await add(service, 'late', { workflow: 'quick.yaml', schedule: '* * * * *' });
+    await at('2026-05-07T10:00:02.500Z'); // the pass that finds the 10:00 slot comes 2.5 s after it
+    await service.runNow('late', 'someone');
+    await scheduler.settled();
+    const after = await exported();
+    const more = (series: string) => after.value(series) - before.value(series);
+    expect(more('_count{start="due"}')).toBe(1);
+    expect(more('_sum{start="due"}')).toBeCloseTo(2.5, 3);
+    expect(more('_bucket{le="2.5",start="due"}')).toBe(1);
+    expect(more('_bucket{le="1",start="due"}')).toBe(0);
+    expect(after.text).toContain('# TYPE runner_scheduler_start_lateness_seconds histogram');
+    // Debian's promtool, where installed, checks the exposition as Prometheus would read it.
+    if (spawnSync('promtool', ['--version']).status === 0)
+      expect(execFileSync('promtool', ['check', 'metrics'], { input: after.text, encoding: 'utf8' })).toBe('');
   });
 });
 

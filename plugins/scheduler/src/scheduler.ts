@@ -9,6 +9,7 @@ import {
 import type { Clock } from './clock.js';
 import { nextSlots, slotsBetween, type CronSchedule } from './cron.js';
 import type { Job, JobStore, Slot } from './job-store.js';
+import type { LatenessObserver, StartKind } from './metrics.js';
 import { wants, type Notifier } from './notify.js';
 
 /** Missed slots listed one by one after downtime (older ones are told of in the oldest's detail). */
@@ -35,7 +36,12 @@ export interface SchedulerOptions {
   isAlive: (master: string) => Promise<boolean>;
   /** Test only: wait this long after each claim before starting its run (a SIGKILL lands there). */
   holdAfterClaimMs?: number;
+  /** Told each scheduled slot's start lateness (the metrics plugin's histogram, when there is one). */
+  lateness?: LatenessObserver;
 }
+
+/** The detail of a slot started by the missed-run policy. */
+const CATCH_UP = 'catch-up of a missed slot';
 
 type Key = Pick<Slot, 'job' | 'kind' | 'slot_at'>;
 
@@ -198,14 +204,10 @@ export class Scheduler {
     // run_all's catch-up runs go one after another (all at once only with overlap: allow).
     if (job.missed === 'run_all' && job.overlap !== 'allow' && chosen.length > 1) {
       for (const slot of chosen)
-        await this.claim(
-          { job: job.name, kind: 'schedule', slot_at: iso(slot) },
-          'queued',
-          'catch-up of a missed slot',
-        );
+        await this.claim({ job: job.name, kind: 'schedule', slot_at: iso(slot) }, 'queued', CATCH_UP);
       known = undefined;
       await this.startQueued(job.name);
-    } else for (const slot of chosen) await this.fire(job, slot, 'catch-up of a missed slot', openNow());
+    } else for (const slot of chosen) await this.fire(job, slot, CATCH_UP, openNow());
     for (const slot of onTime) await this.fire(job, slot, null, openNow());
   }
 
@@ -244,7 +246,8 @@ export class Scheduler {
         return;
       }
     }
-    if (await this.claim(key, 'claimed', detail)) await this.startClaimed(job, key);
+    if (await this.claim(key, 'claimed', detail))
+      await this.startClaimed(job, key, detail === CATCH_UP ? 'catch_up' : 'due');
   }
 
   /**
@@ -283,7 +286,7 @@ export class Scheduler {
       }
       if ((await this.openSlots(job.name)).some((s) => s.outcome !== 'queued')) continue;
       await this.options.jobs.update(first, { outcome: 'claimed' });
-      await this.startClaimed(job, first);
+      await this.startClaimed(job, first, first.detail === CATCH_UP ? 'catch_up' : 'queued');
     }
   }
 
@@ -298,8 +301,11 @@ export class Scheduler {
     return slots.find((s) => s.kind === 'manual' && s.slot_at === key.slot_at)!;
   }
 
-  /** The claimed slot's run: started through the flows service or the engine, recorded, its end awaited in the background. */
-  private async startClaimed(job: Job, key: Key): Promise<void> {
+  /**
+   * The claimed slot's run: started through the flows service or the engine, recorded, its end
+   * awaited in the background. `start`: how a scheduled slot came to start (a manual one has none).
+   */
+  private async startClaimed(job: Job, key: Key, start?: StartKind): Promise<void> {
     const { jobs, clock, holdAfterClaimMs, logger } = this.options;
     if (holdAfterClaimMs) {
       logger.info(`scheduler: claimed ${key.job} ${key.slot_at}; holding ${holdAfterClaimMs} ms (testing)`);
@@ -317,7 +323,9 @@ export class Scheduler {
       );
       return;
     }
-    const at = iso(clock.now());
+    const now = clock.now();
+    const at = iso(now);
+    if (started.kind !== 'skipped' && start) this.options.lateness?.((now - Date.parse(key.slot_at)) / 1000, start);
     if (started.kind === 'skipped') {
       await jobs.update(key, { outcome: 'skipped_overlap', detail: `the flow's concurrency: ${started.detail}` });
       return;
