@@ -30,7 +30,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.js';
@@ -348,6 +348,40 @@ describe('a run that outlasts its interval', () => {
     expect((await jobs.history('o-skip', 10, 0)).slots[1]!.detail).toMatch(
       /^overlap: skip; the run of 2026-05-05T10:00:00.000Z \(\S+\) was still running/,
     );
+  });
+});
+
+describe('a slot waiting under overlap queue', () => {
+  it('does not start once its job was disabled or removed meanwhile', async () => {
+    const hold = join(mkdtempSync(join(tmpdir(), 'runner-scheduler-hold-')), 'gate');
+    chmodSync(dirname(hold), 0o755);
+    write(
+      'held.yaml',
+      `version: "1.0"\ntasks:\n  - name: wait\n    exec: { script: 'exec.run("while [ ! -f ${hold} ]; do sleep 0.05; done"); return true' }\n`,
+    );
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-08T09:59:59Z')));
+    for (const name of ['q-off', 'q-gone'])
+      await add(service, name, { workflow: 'held.yaml', schedule: '* * * * *', overlap: 'queue' });
+    await at('2026-05-08T10:00:00Z');
+    await at('2026-05-08T10:01:00Z'); // the 10:00 runs still run: both 10:01 slots wait
+    expect((await outcomes('q-off')).map(([, outcome]) => outcome)).toEqual(['started', 'queued']);
+    await service.setEnabled('q-off', false);
+    await service.remove('q-gone');
+    await at('2026-05-08T10:01:05Z');
+    // Closed at once, while the run it waited for still runs.
+    const [waited] = (await jobs.history('q-off', 10, 0)).slots;
+    expect(waited).toMatchObject({ outcome: 'skipped_overlap', run_id: null, started_at: null });
+    expect(waited!.detail).toMatch(/^waits: the run of .*; not started: the job was disabled while the slot waited$/);
+    writeFileSync(hold, '');
+    await scheduler.settled();
+    await at('2026-05-08T10:01:10Z');
+    await scheduler.settled();
+    const runs = kernel.get(WorkflowEngineRef);
+    for (const name of ['q-off', 'q-gone']) {
+      const { runs: started } = await runs.list({ user: `schedule:${name}` });
+      expect(started.map((r) => r.status)).toEqual(['succeeded']); // the 10:00 run only
+    }
+    expect((await outcomes('q-off')).map(([, outcome]) => outcome)).toEqual(['started', 'skipped_overlap']);
   });
 });
 

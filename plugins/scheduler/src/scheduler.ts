@@ -279,8 +279,21 @@ export class Scheduler {
       if (only !== undefined && name !== only) continue;
       const job = this.options.jobs.get(name);
       const open = job ? await this.options.jobs.openSlots(name) : [];
-      const first = open.find((s) => s.outcome === 'queued' && s.master === this.options.masterId);
+      const mine = open.filter((s) => s.outcome === 'queued' && s.master === this.options.masterId);
+      const first = mine[0];
       if (!job || !first) {
+        this.waiting.delete(name);
+        continue;
+      }
+      if (!job.enabled) {
+        // A disabled job starts nothing, not even what it queued before (a removed one lost its
+        // slots with it). Closed at once, not when the run it waited for ends.
+        for (const slot of mine)
+          await this.options.jobs.update(slot, {
+            outcome: 'skipped_overlap',
+            finished_at: iso(this.options.clock.now()),
+            detail: `${slot.detail ?? 'waited'}; not started: the job was disabled while the slot waited`,
+          });
         this.waiting.delete(name);
         continue;
       }
