@@ -80,6 +80,7 @@ let gate: string;
 const dataDir = mkdtempSync(join(tmpdir(), 'runner-scheduler-'));
 const mails: string[] = [];
 const hooks: Record<string, unknown>[] = [];
+let flakyTries = 0;
 let smtp: SMTPServer;
 let receiver: Server;
 let smtpPort = 0;
@@ -116,7 +117,15 @@ beforeAll(async () => {
   receiver = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => (hooks.push(JSON.parse(body) as Record<string, unknown>), res.end('ok')));
+    req.on('end', () => {
+      // /flaky fails the first try it gets (a receiver restarting); its tries are counted apart.
+      if (req.url === '/flaky') {
+        res.statusCode = (flakyTries += 1) === 1 ? 503 : 200;
+        return res.end();
+      }
+      hooks.push(JSON.parse(body) as Record<string, unknown>);
+      res.end('ok');
+    });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
@@ -152,7 +161,10 @@ function master(clock: ManualClock, masterId = 'local') {
     engine: engineService,
     flows: kernel.get(FlowsRef),
     workflowDirs: [join(dataDir, 'workflows')],
-    notifier: new Notifier({ url: `smtp://127.0.0.1:${smtpPort}`, from: 'runner@test' }, kernel.get(NotificationsRef)),
+    notifier: new Notifier({ url: `smtp://127.0.0.1:${smtpPort}`, from: 'runner@test' }, kernel.get(NotificationsRef), {
+      attempts: 3,
+      backoffMs: 20,
+    }),
     logger: quiet,
     missedAfterMs: 10_000,
     isAlive: async (id) => id === masterId,
@@ -461,6 +473,25 @@ describe('flows, notifications and the runs a job starts', () => {
     expect(mails[0]).toContain('Subject: [runner] scheduled job breaks failed (failed)');
     expect(mails[0]).toContain(`Run:     ${slot!.run_id}`);
     expect((await jobs.history('quiet-on-failure', 1, 0)).slots[0]!.notice).toBeNull();
+  });
+
+  it('tries a failed notification again, in the background, and keeps its tries with the slot', async () => {
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-06T10:59:00Z')));
+    flakyTries = 0;
+    await add(service, 'flaky-hook', {
+      workflow: 'quick.yaml',
+      schedule: '0 11 * * *',
+      notify_on: 'both',
+      notify_webhook: new URL('/flaky', hookUrl).href,
+    });
+    await at('2026-05-06T11:00:00Z');
+    // The pass ended with the run started; the notification is still being tried.
+    expect((await jobs.history('flaky-hook', 1, 0)).slots[0]!.notice).toBeNull();
+    await scheduler.settled();
+    const [slot] = (await jobs.history('flaky-hook', 1, 0)).slots;
+    expect(slot).toMatchObject({ outcome: 'started', run_status: 'succeeded' });
+    expect(slot!.notice).toBe('webhook 200 (try 2 of 3; 1: webhook 503)');
+    expect(flakyTries).toBe(2);
   });
 });
 

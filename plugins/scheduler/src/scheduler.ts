@@ -404,7 +404,12 @@ export class Scheduler {
     const current = this.options.jobs.get(job.name) ?? job;
     const failure = what.status !== 'succeeded';
     if (!wants(current.notify_on, failure)) return;
-    const notice = await this.options.notifier.send(current, { job: job.name, slot_at: key.slot_at, ...what, failure });
+    // In the background (track): its retries never hold up the loop; a stop ends their waits.
+    const notice = await this.options.notifier.send(
+      current,
+      { job: job.name, slot_at: key.slot_at, ...what, failure },
+      this.stop.signal,
+    );
     await this.options.jobs.update(key, { notice });
     this.options.logger.info(`scheduler: job ${job.name} slot ${key.slot_at} notified: ${notice}`);
   }
