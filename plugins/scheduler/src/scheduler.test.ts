@@ -17,16 +17,19 @@ import {
   FlowsRef,
   HttpRouterRef,
   MetricsRef,
+  type CommandContext,
+  type CommandInput,
   StoreRef,
   WorkflowEngineRef,
   type FlowsService,
   type Logger,
 } from '@runner/plugin-sdk';
-import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
+import { createTestKernel, staticConfig, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';
 import { execFileSync, spawnSync } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -37,6 +40,7 @@ import { ManualClock } from './clock.js';
 import { nextSlots, wallClock } from './cron.js';
 import { JobStore, type JobInput } from './job-store.js';
 import { latenessMetric, type LatenessObserver } from './metrics.js';
+import { schedulerCommand } from './commands.js';
 import { Notifier } from './notify.js';
 import { registerSchedulerRoutes } from './routes.js';
 import { Scheduler } from './scheduler.js';
@@ -576,5 +580,48 @@ describe('/api/v1/scheduler/jobs', () => {
     expect(unknown.body.error.message).toBe(
       'scheduler job "dialy" does not exist (did you mean "daily"?) (jobs: daily)',
     );
+  });
+});
+
+describe('runner scheduler list|history --watch', () => {
+  /** The subcommand as the CLI runs it (built by resourceCommand from the route), against this kernel's HTTP port. */
+  async function cli(name: string, args: string[], options: Record<string, unknown>) {
+    const run = schedulerCommand.subcommands!.find((c) => c.name === name)!.run as (
+      input: CommandInput,
+      ctx: CommandContext,
+    ) => Promise<number | void>;
+    const stdout = new PassThrough();
+    let out = '';
+    stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const ctx = {
+      config: staticConfig({}, dataDir),
+      logger: quiet,
+      stdout,
+      stderr: new PassThrough(),
+      stdin: new PassThrough(),
+      isTTY: false,
+    } as unknown as CommandContext;
+    const code = await run({ args, options: { output: 'text', 'master-url': origin, ...options } }, ctx);
+    return { code, stdout: out };
+  }
+
+  it("prints the jobs and a job's slots again at each interval", async () => {
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-09T09:59:59Z')));
+    await add(service, 'watched', { workflow: 'quick.yaml', schedule: '* * * * *' });
+    await at('2026-05-09T10:00:00Z');
+    await scheduler.settled();
+    const list = await cli('list', [], { watch: true, interval: 0.01, count: 2 });
+    expect(list.code).toBe(0);
+    expect(list.stdout.match(/^watched +file quick\.yaml/gm)).toHaveLength(2);
+    const history = await cli('history', ['watched'], { watch: true, interval: 0.01, count: 2, output: 'json' });
+    const answers = history.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { slots: { slot_at: string; outcome: string }[] });
+    expect(answers).toHaveLength(2);
+    for (const answer of answers)
+      expect(answer.slots).toEqual([
+        expect.objectContaining({ slot_at: '2026-05-09T10:00:00.000Z', outcome: 'started' }),
+      ]);
   });
 });
