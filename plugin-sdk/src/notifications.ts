@@ -26,16 +26,36 @@ export interface NotificationMessage {
 /** What a send came to: `detail` is one line for logs (`slack 200`, `e-mail sent to a@x`). */
 export interface NotificationOutcome {
   ok: boolean;
+  /** The last try's outcome; after several tries, with how many and what the earlier ones came to. */
   detail: string;
+  /** How many tries it took (1 unless `attempts` allowed more and the first failed). */
+  attempts: number;
+}
+
+/** Tries at most (a notification is not worth holding its sender for long). */
+export const MAX_NOTIFICATION_ATTEMPTS = 5;
+
+export interface NotificationSendOptions {
+  /** Aborts the send and any wait between tries (rejects with the abort reason). */
+  signal?: AbortSignal;
+  /** Tries at most this many times, while a try fails (1 by default, at most MAX_NOTIFICATION_ATTEMPTS). */
+  attempts?: number;
+  /** The wait before the second try, doubled before each later one (1,000 ms by default). */
+  backoffMs?: number;
 }
 
 /**
  * Sends notifications: the one implementation behind the scheduler's job notices and the
  * `notifications` Lua module (the notifications plugin). `send` never raises for a failed
- * delivery: the outcome says what happened; nothing is retried.
+ * delivery: the outcome says what happened. A failed try is tried again only when `attempts`
+ * allows it, after a backoff that doubles.
  */
 export interface Notifications {
-  send(channel: NotificationChannel, message: NotificationMessage, signal?: AbortSignal): Promise<NotificationOutcome>;
+  send(
+    channel: NotificationChannel,
+    message: NotificationMessage,
+    options?: NotificationSendOptions,
+  ): Promise<NotificationOutcome>;
 }
 
 export const NotificationsRef = createServiceRef<Notifications>({

@@ -27,6 +27,7 @@ import {
 } from '@runner/plugin-sdk';
 import { askBefore, createRunTaps, tellAfter } from './run-taps.js';
 import { expandTargets, type GroupLookup } from './group-targets.js';
+import { ParseCache } from './parse-cache.js';
 import { prepareRun } from './prepare.js';
 import { RunInputContributors } from './run-inputs.js';
 import { newRunId } from './run-id.js';
@@ -127,7 +128,8 @@ export function createEngine(deps: EngineDeps): WorkflowEngine & {
   setMaxListeners(0, deps.signal);
 
   const contributors = new RunInputContributors();
-  const prepare = (request: RunRequest) => prepareRun(deps, sources, request, contributors);
+  const parsed = new ParseCache();
+  const prepare = (request: RunRequest) => prepareRun(deps, sources, request, contributors, parsed);
 
   async function start(
     request: RunRequest,

@@ -10,6 +10,7 @@ import { refuseUnknownAgents } from './agent-check.js';
 import { expandRunGroups, expandTargets } from './group-targets.js';
 import type { EngineDeps } from './engine.js';
 import { contributedVars, refuseUnknownKeys, type RunInputContributors } from './run-inputs.js';
+import type { ParseCache } from './parse-cache.js';
 import type { WorkflowSources } from './sources.js';
 import type { TaskDefinition, WorkflowDefinition } from './workflow-types.js';
 
@@ -24,6 +25,7 @@ export async function prepareRun(
   sources: WorkflowSources,
   request: RunRequest,
   contributors?: RunInputContributors,
+  cache?: ParseCache,
 ): Promise<{
   workflow: WorkflowDefinition;
   tasks: TaskDefinition[];
@@ -36,25 +38,27 @@ export async function prepareRun(
   inputs?: RunInputs;
 }> {
   const { text, file, name: sourceName } = await sources.resolve(request.source);
-  const { workflow: parsed, warnings } = deps.parser.parse(text, {
-    file,
-    checkScript: (source, chunkName) => {
-      try {
-        deps.runtime.compile(source, chunkName);
-        return undefined;
-      } catch (error) {
-        const { line, column } = (error as { details?: { line?: number; column?: number } }).details ?? {};
-        if (typeof line !== 'number') throw error;
-        // The runtime knows the column when the token it names occurs once on the line.
-        return {
-          line,
-          column: typeof column === 'number' ? column : undefined,
-          message: (error as Error).message.replace(/^[^:]*:\d+:\s*/, ''),
-        };
-      }
-    },
-    templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
-  });
+  const parse = () =>
+    deps.parser.parse(text, {
+      file,
+      checkScript: (source, chunkName) => {
+        try {
+          deps.runtime.compile(source, chunkName);
+          return undefined;
+        } catch (error) {
+          const { line, column } = (error as { details?: { line?: number; column?: number } }).details ?? {};
+          if (typeof line !== 'number') throw error;
+          // The runtime knows the column when the token it names occurs once on the line.
+          return {
+            line,
+            column: typeof column === 'number' ? column : undefined,
+            message: (error as Error).message.replace(/^[^:]*:\d+:\s*/, ''),
+          };
+        }
+      },
+      templateVariables: (source, syntax) => deps.template.variables(source, syntax).filter((v) => !v.optional),
+    });
+  const { workflow: parsed, warnings } = cache ? cache.get(text, file, parse) : parse();
   const name = request.workflowName ?? sourceName;
   const stack = request.stack ?? parsed.stack;
   // Before the vars merge: a contributor's values for declared vars sit under --var's.

@@ -57,7 +57,7 @@ export function createNotificationsModule(
 ): LuaModuleImplementation<Fn> {
   async function deliver(call: LuaCallContext, channel: NotificationChannel, message: NotificationMessage) {
     if (call.dryRun) return { ok: true, skipped: true, note: `dry-run: would notify ${where(channel)}` };
-    const outcome = await sender.send(channel, message, call.signal);
+    const outcome = await sender.send(channel, message, { signal: call.signal });
     if (!outcome.ok) call.logger.warn(`notification not delivered: ${outcome.detail}`);
     return { ok: outcome.ok, detail: outcome.detail };
   }

@@ -1,7 +1,7 @@
 // Every channel against real local servers: an HTTP server on an ephemeral port that records what
 // each chat service would receive, and an SMTP server (smtp-server) that records the mail.
 import { createServer, type Server } from 'node:http';
-import { NotificationsRef } from '@runner/plugin-sdk';
+import { MAX_NOTIFICATION_ATTEMPTS, NotificationsRef } from '@runner/plugin-sdk';
 import { createTestKernel, luaCallContext, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
 import { SMTPServer } from 'smtp-server';
@@ -18,6 +18,7 @@ interface Received {
 const received: Received[] = [];
 const mails: string[] = [];
 let server: Server;
+let flakyHits = 0;
 let smtp: SMTPServer;
 let base = '';
 let smtpUrl = '';
@@ -29,7 +30,9 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       received.push({ path: req.url ?? '', headers: req.headers, body });
-      res.statusCode = req.url === '/broken' ? 500 : 200;
+      // /flaky fails its first try of each test; /broken every one.
+      const flaky = req.url === '/flaky' && (flakyHits += 1) === 1;
+      res.statusCode = req.url === '/broken' || flaky ? 500 : 200;
       res.end('ok');
     });
   });
@@ -109,5 +112,46 @@ describe('the notifications module and service', () => {
     });
     expect(received.length).toBe(before);
     await expect(lua().slack(call, 'ftp://x', 'x')).rejects.toThrow('must be an http(s) URL');
+  });
+
+  it('tries a failed delivery again after a doubling backoff, as many times as asked and no more', async () => {
+    const sender = kernel.get(NotificationsRef);
+    flakyHits = 0;
+    const started = Date.now();
+    const retried = await sender.send(
+      { kind: 'webhook', url: `${base}/flaky` },
+      { text: 'x' },
+      { attempts: 3, backoffMs: 50 },
+    );
+    expect(retried).toEqual({ ok: true, attempts: 2, detail: 'webhook 200 (try 2 of 3; 1: webhook 500)' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+    expect(flakyHits).toBe(2);
+    const gaveUp = await sender.send(
+      { kind: 'webhook', url: `${base}/broken` },
+      { text: 'x' },
+      { attempts: 3, backoffMs: 10 },
+    );
+    expect(gaveUp).toEqual({
+      ok: false,
+      attempts: 3,
+      detail: 'webhook 500 (try 3 of 3; 1: webhook 500; 2: webhook 500)',
+    });
+    // Once by default, and never more than MAX_NOTIFICATION_ATTEMPTS.
+    expect((await sender.send({ kind: 'webhook', url: `${base}/broken` }, { text: 'x' })).attempts).toBe(1);
+    const capped = await sender.send(
+      { kind: 'webhook', url: `${base}/broken` },
+      { text: 'x' },
+      { attempts: 99, backoffMs: 1 },
+    );
+    expect(capped.attempts).toBe(MAX_NOTIFICATION_ATTEMPTS);
+    // A stop during the backoff ends the wait at once.
+    const stop = new AbortController();
+    const pending = sender.send(
+      { kind: 'webhook', url: `${base}/broken` },
+      { text: 'x' },
+      { attempts: 2, backoffMs: 60_000, signal: stop.signal },
+    );
+    setTimeout(() => stop.abort(), 50);
+    await expect(pending).rejects.toThrow();
   });
 });

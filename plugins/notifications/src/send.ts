@@ -1,13 +1,20 @@
 import {
+  MAX_NOTIFICATION_ATTEMPTS,
   messageOf,
   type NotificationChannel,
   type NotificationMessage,
   type NotificationOutcome,
+  type NotificationSendOptions,
   type Notifications,
 } from '@runner/plugin-sdk';
 import type { Transporter } from 'nodemailer';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const HTTP_TIMEOUT_MS = 10_000;
+const DEFAULT_BACKOFF_MS = 1_000;
+
+/** What one try came to. */
+type Try = Pick<NotificationOutcome, 'ok' | 'detail'>;
 
 /** `*title*\ntext`, as chats show a heading. */
 function chatText(message: NotificationMessage, bold: string): string {
@@ -60,8 +67,24 @@ export class NotificationSender implements Notifications {
   async send(
     channel: NotificationChannel,
     message: NotificationMessage,
-    signal?: AbortSignal,
+    options: NotificationSendOptions = {},
   ): Promise<NotificationOutcome> {
+    const { signal, backoffMs = DEFAULT_BACKOFF_MS } = options;
+    const attempts = Math.max(1, Math.min(MAX_NOTIFICATION_ATTEMPTS, Math.floor(options.attempts ?? 1)));
+    const failed: string[] = [];
+    for (let attempt = 1; ; attempt++) {
+      const { ok, detail } = await this.#once(channel, message, signal);
+      if (ok || attempt === attempts) {
+        const before = failed.map((d, i) => `${i + 1}: ${d}`).join('; ');
+        const tries = attempt === 1 ? detail : `${detail} (try ${attempt} of ${attempts}; ${before})`;
+        return { ok, detail: tries, attempts: attempt };
+      }
+      failed.push(detail);
+      await sleep(backoffMs * 2 ** (attempt - 1), undefined, { signal });
+    }
+  }
+
+  #once(channel: NotificationChannel, message: NotificationMessage, signal?: AbortSignal) {
     return channel.kind === 'email' ? this.#email(channel, message) : this.#http(channel, message, signal);
   }
 
@@ -69,7 +92,7 @@ export class NotificationSender implements Notifications {
     channel: Exclude<NotificationChannel, { kind: 'email' }>,
     message: NotificationMessage,
     signal?: AbortSignal,
-  ): Promise<NotificationOutcome> {
+  ): Promise<Try> {
     const { headers, body } = httpRequest(channel, message);
     const timeout = AbortSignal.timeout(HTTP_TIMEOUT_MS);
     try {
@@ -87,10 +110,7 @@ export class NotificationSender implements Notifications {
     }
   }
 
-  async #email(
-    channel: Extract<NotificationChannel, { kind: 'email' }>,
-    message: NotificationMessage,
-  ): Promise<NotificationOutcome> {
+  async #email(channel: Extract<NotificationChannel, { kind: 'email' }>, message: NotificationMessage): Promise<Try> {
     if (!channel.smtpUrl) return { ok: false, detail: 'e-mail not sent: no SMTP server is configured' };
     let transport = this.#transports.get(channel.smtpUrl);
     // Loaded at the first e-mail: nodemailer cost every master start 12% of its CPU.

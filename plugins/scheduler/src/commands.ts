@@ -81,6 +81,8 @@ export const schedulerCommand: CommandSpec = resourceCommand({
       name: 'list',
       aliases: ['ls'],
       rows: 'jobs',
+      // --watch: the list again every 2 s (each job's last slot and next run move on).
+      watch: true,
       empty: 'no scheduler jobs (add one with runner scheduler add <name> --workflow <file> --schedule "<cron>")',
       columns: [
         { header: 'NAME', field: 'name' },
@@ -125,6 +127,7 @@ export const schedulerCommand: CommandSpec = resourceCommand({
     }),
     resourceAction(api.getSchedulerJobsNameHistory, {
       name: 'history',
+      watch: true,
       text: (answer) =>
         answer.slots.length === 0
           ? 'no slots yet\n'

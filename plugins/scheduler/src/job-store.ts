@@ -264,9 +264,19 @@ export function newJob(name: string, timezone: string, now: Date): Job {
   };
 }
 
+/** What a claim writes: the slot's key, its first outcome and who took it when. */
+export type ClaimRow = Pick<Slot, 'job' | 'kind' | 'slot_at' | 'outcome' | 'master' | 'claimed_at' | 'detail'>;
+
+/** Claims written in one transaction at most (bounds a journal record and a PostgreSQL transaction). */
+const MAX_CLAIM_BATCH = 250;
+
 /** The jobs and their slots in the store. Jobs are few and read at every tick: kept in memory too. */
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
+  /** Claims waiting for the next batch, and the batch being written (if any). */
+  private readonly claims: { slot: ClaimRow; resolve: (taken: boolean) => void; reject: (error: unknown) => void }[] =
+    [];
+  private claiming: Promise<void> | undefined;
   constructor(private readonly store: Store) {}
 
   async open(): Promise<void> {
@@ -345,17 +355,37 @@ export class JobStore {
 
   /**
    * The claim primitive: inserts the slot's unique row; true when this call inserted it (no other
-   * master, and no earlier life of this one, has it).
+   * master, and no earlier life of this one, has it). Claims asked for while a batch is being
+   * written go together in the next one: one transaction of single-row inserts, each still told
+   * by its own row count whether it took its slot (1,000 slots due at once were 1,000 commits).
    */
-  async claim(
-    slot: Pick<Slot, 'job' | 'kind' | 'slot_at' | 'outcome' | 'master' | 'claimed_at' | 'detail'>,
-  ): Promise<boolean> {
-    const result = await this.store.run(
-      `INSERT INTO scheduler_slots (job, kind, slot_at, outcome, master, claimed_at, detail)
-       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      [slot.job, slot.kind, slot.slot_at, slot.outcome, slot.master, slot.claimed_at, slot.detail],
-    );
-    return result.changes === 1;
+  claim(slot: ClaimRow): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.claims.push({ slot, resolve, reject });
+      if (!this.claiming) this.claiming = this.writeClaims();
+    });
+  }
+
+  private async writeClaims(): Promise<void> {
+    // Claims asked for in this turn of the event loop join the first batch.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.claims.length > 0) {
+      const batch = this.claims.splice(0, MAX_CLAIM_BATCH);
+      try {
+        const results = await this.store.transaction(
+          batch.map(({ slot }) => ({
+            sql: `INSERT INTO scheduler_slots (job, kind, slot_at, outcome, master, claimed_at, detail)
+                  VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+            params: [slot.job, slot.kind, slot.slot_at, slot.outcome, slot.master, slot.claimed_at, slot.detail],
+          })),
+        );
+        batch.forEach(({ resolve }, i) => resolve(results[i]?.changes === 1));
+      } catch (error) {
+        // All or none: no slot of the batch was taken; each caller decides again.
+        for (const { reject } of batch) reject(error);
+      }
+    }
+    this.claiming = undefined;
   }
 
   async update(
@@ -378,6 +408,16 @@ export class JobStore {
       `SELECT * FROM scheduler_slots WHERE job = ? AND outcome IN ('claimed', 'queued', 'started') AND finished_at IS NULL ORDER BY slot_at`,
       [job],
     );
+  }
+
+  /** `openSlots` of every job at once, by job (a pass over many due jobs asks once, not once a job). */
+  async openSlotsByJob(): Promise<Map<string, Slot[]>> {
+    const rows = await this.store.all<Slot>(
+      `SELECT * FROM scheduler_slots WHERE outcome IN ('claimed', 'queued', 'started') AND finished_at IS NULL ORDER BY job, slot_at`,
+    );
+    const byJob = new Map<string, Slot[]>();
+    for (const row of rows) byJob.set(row.job, [...(byJob.get(row.job) ?? []), row]);
+    return byJob;
   }
 
   /** Slots left `claimed` or `queued` by masters other than `alive` (every one of them when none is given). */

@@ -4,6 +4,7 @@ import {
   DashboardTilesRef,
   FlowsRef,
   HttpRouterRef,
+  MetricsRef,
   Permissions,
   SchedulesRef,
   StoreRef,
@@ -53,6 +54,7 @@ export const plugin = definePlugin({
     cluster: optional(ClusterRef),
     flows: optional(FlowsRef),
     tiles: optional(DashboardTilesRef),
+    metrics: optional(MetricsRef),
     notifications: NotificationsRef,
   },
   config: {
@@ -98,16 +100,24 @@ export const plugin = definePlugin({
     return [{ owner: 'scheduler', migrations: SCHEDULER_MIGRATIONS }];
   },
   commands: [schedulerCommand],
-  async setup(ctx, { store, engine, router, cluster, flows, tiles, notifications }) {
-    const [{ JobStore }, { Scheduler }, { SchedulerService }, { Notifier }, { registerSchedulerRoutes }, clocks] =
-      await Promise.all([
-        import('./job-store.js'),
-        import('./scheduler.js'),
-        import('./service.js'),
-        import('./notify.js'),
-        import('./routes.js'),
-        import('./clock.js'),
-      ]);
+  async setup(ctx, { store, engine, router, cluster, flows, tiles, metrics, notifications }) {
+    const [
+      { JobStore },
+      { Scheduler },
+      { SchedulerService },
+      { Notifier },
+      { registerSchedulerRoutes },
+      clocks,
+      { latenessMetric },
+    ] = await Promise.all([
+      import('./job-store.js'),
+      import('./scheduler.js'),
+      import('./service.js'),
+      import('./notify.js'),
+      import('./routes.js'),
+      import('./clock.js'),
+      import('./metrics.js'),
+    ]);
     const { config } = ctx;
     const rate = config.get<number>(CONFIG.clockRate);
     const clock =
@@ -131,6 +141,7 @@ export const plugin = definePlugin({
       missedAfterMs: parseDuration(config.get<string>(CONFIG.missedAfter)),
       isAlive: (master) => (cluster ? cluster.isAlive(master) : Promise.resolve(master === 'local')),
       holdAfterClaimMs: parseDuration(config.get<string>(CONFIG.holdAfterClaim)),
+      ...(metrics ? { lateness: latenessMetric(metrics) } : {}),
     });
     const service = new SchedulerService(jobs, scheduler, {
       engine,

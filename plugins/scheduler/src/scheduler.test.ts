@@ -8,6 +8,7 @@
 import { plugin as engine } from '@runner/plugin-engine';
 import { plugin as http } from '@runner/plugin-http';
 import { plugin as luaRuntime } from '@runner/plugin-lua-runtime';
+import { plugin as metricsPlugin } from '@runner/plugin-metrics';
 import { plugin as moduleExec } from '@runner/plugin-modules-host';
 import { plugin as notifications } from '@runner/plugin-notifications';
 import {
@@ -15,24 +16,31 @@ import {
   definePlugin,
   FlowsRef,
   HttpRouterRef,
+  MetricsRef,
+  type CommandContext,
+  type CommandInput,
   StoreRef,
   WorkflowEngineRef,
   type FlowsService,
   type Logger,
 } from '@runner/plugin-sdk';
-import { createTestKernel, type TestKernel } from '@runner/plugin-sdk/testing';
+import { createTestKernel, staticConfig, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { PassThrough } from 'node:stream';
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from './clock.js';
 import { nextSlots, wallClock } from './cron.js';
 import { JobStore, type JobInput } from './job-store.js';
+import { latenessMetric, type LatenessObserver } from './metrics.js';
+import { schedulerCommand } from './commands.js';
 import { Notifier } from './notify.js';
 import { registerSchedulerRoutes } from './routes.js';
 import { Scheduler } from './scheduler.js';
@@ -70,10 +78,13 @@ const testFlows = definePlugin({
 let kernel: TestKernel;
 let jobs: JobStore;
 let base: string;
+let origin: string;
+let lateness: LatenessObserver;
 let gate: string;
 const dataDir = mkdtempSync(join(tmpdir(), 'runner-scheduler-'));
 const mails: string[] = [];
 const hooks: Record<string, unknown>[] = [];
+let flakyTries = 0;
 let smtp: SMTPServer;
 let receiver: Server;
 let smtpPort = 0;
@@ -110,22 +121,32 @@ beforeAll(async () => {
   receiver = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => (hooks.push(JSON.parse(body) as Record<string, unknown>), res.end('ok')));
+    req.on('end', () => {
+      // /flaky fails the first try it gets (a receiver restarting); its tries are counted apart.
+      if (req.url === '/flaky') {
+        res.statusCode = (flakyTries += 1) === 1 ? 503 : 200;
+        return res.end();
+      }
+      hooks.push(JSON.parse(body) as Record<string, unknown>);
+      res.end('ok');
+    });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   hookUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
 
   kernel = await createTestKernel({
     dataDir,
-    plugins: [http, store, template, luaRuntime, moduleExec, notifications, workflow, engine, testFlows],
+    plugins: [http, store, template, luaRuntime, moduleExec, notifications, workflow, engine, testFlows, metricsPlugin],
     profile: 'master',
     config: { 'http.port': 0, 'http.bind_address': '127.0.0.1' },
   });
   jobs = new JobStore(kernel.get(StoreRef));
   await jobs.open();
+  lateness = latenessMetric(kernel.get(MetricsRef));
   registerSchedulerRoutes(kernel.get(HttpRouterRef), master(new ManualClock(Date.now())).service);
   await kernel.ready();
-  base = `http://127.0.0.1:${kernel.get(HttpRouterRef).address()?.port}/api/v1/scheduler`;
+  origin = `http://127.0.0.1:${kernel.get(HttpRouterRef).address()?.port}`;
+  base = `${origin}/api/v1/scheduler`;
 });
 
 afterAll(async () => {
@@ -144,10 +165,14 @@ function master(clock: ManualClock, masterId = 'local') {
     engine: engineService,
     flows: kernel.get(FlowsRef),
     workflowDirs: [join(dataDir, 'workflows')],
-    notifier: new Notifier({ url: `smtp://127.0.0.1:${smtpPort}`, from: 'runner@test' }, kernel.get(NotificationsRef)),
+    notifier: new Notifier({ url: `smtp://127.0.0.1:${smtpPort}`, from: 'runner@test' }, kernel.get(NotificationsRef), {
+      attempts: 3,
+      backoffMs: 20,
+    }),
     logger: quiet,
     missedAfterMs: 10_000,
     isAlive: async (id) => id === masterId,
+    lateness,
   });
   const service = new SchedulerService(jobs, scheduler, {
     engine: engineService,
@@ -342,6 +367,71 @@ describe('a run that outlasts its interval', () => {
   });
 });
 
+describe('a slot waiting under overlap queue', () => {
+  it('does not start once its job was disabled or removed meanwhile', async () => {
+    const hold = join(mkdtempSync(join(tmpdir(), 'runner-scheduler-hold-')), 'gate');
+    chmodSync(dirname(hold), 0o755);
+    write(
+      'held.yaml',
+      `version: "1.0"\ntasks:\n  - name: wait\n    exec: { script: 'exec.run("while [ ! -f ${hold} ]; do sleep 0.05; done"); return true' }\n`,
+    );
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-08T09:59:59Z')));
+    for (const name of ['q-off', 'q-gone'])
+      await add(service, name, { workflow: 'held.yaml', schedule: '* * * * *', overlap: 'queue' });
+    await at('2026-05-08T10:00:00Z');
+    await at('2026-05-08T10:01:00Z'); // the 10:00 runs still run: both 10:01 slots wait
+    expect((await outcomes('q-off')).map(([, outcome]) => outcome)).toEqual(['started', 'queued']);
+    await service.setEnabled('q-off', false);
+    await service.remove('q-gone');
+    await at('2026-05-08T10:01:05Z');
+    // Closed at once, while the run it waited for still runs.
+    const [waited] = (await jobs.history('q-off', 10, 0)).slots;
+    expect(waited).toMatchObject({ outcome: 'skipped_overlap', run_id: null, started_at: null });
+    expect(waited!.detail).toMatch(/^waits: the run of .*; not started: the job was disabled while the slot waited$/);
+    writeFileSync(hold, '');
+    await scheduler.settled();
+    await at('2026-05-08T10:01:10Z');
+    await scheduler.settled();
+    const runs = kernel.get(WorkflowEngineRef);
+    for (const name of ['q-off', 'q-gone']) {
+      const { runs: started } = await runs.list({ user: `schedule:${name}` });
+      expect(started.map((r) => r.status)).toEqual(['succeeded']); // the 10:00 run only
+    }
+    expect((await outcomes('q-off')).map(([, outcome]) => outcome)).toEqual(['started', 'skipped_overlap']);
+  });
+});
+
+describe('the start lateness metric', () => {
+  /** `runner_scheduler_start_lateness_seconds` as /metrics exports it: bucket and count lines by their labels. */
+  async function exported(): Promise<{ text: string; value: (series: string) => number }> {
+    const text = await (await fetch(`${origin}/metrics`)).text();
+    const value = (series: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`runner_scheduler_start_lateness_seconds${series} `));
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    };
+    return { text, value };
+  }
+
+  it('observes how late each scheduled slot started, by how it started; run now is not a slot of the schedule', async () => {
+    const before = await exported();
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-07T09:59:59Z')));
+    await add(service, 'late', { workflow: 'quick.yaml', schedule: '* * * * *' });
+    await at('2026-05-07T10:00:02.500Z'); // the pass that finds the 10:00 slot comes 2.5 s after it
+    await service.runNow('late', 'someone');
+    await scheduler.settled();
+    const after = await exported();
+    const more = (series: string) => after.value(series) - before.value(series);
+    expect(more('_count{start="due"}')).toBe(1);
+    expect(more('_sum{start="due"}')).toBeCloseTo(2.5, 3);
+    expect(more('_bucket{le="2.5",start="due"}')).toBe(1);
+    expect(more('_bucket{le="1",start="due"}')).toBe(0);
+    expect(after.text).toContain('# TYPE runner_scheduler_start_lateness_seconds histogram');
+    // Debian's promtool, where installed, checks the exposition as Prometheus would read it.
+    if (spawnSync('promtool', ['--version']).status === 0)
+      expect(execFileSync('promtool', ['check', 'metrics'], { input: after.text, encoding: 'utf8' })).toBe('');
+  });
+});
+
 describe('flows, notifications and the runs a job starts', () => {
   it('starts a saved flow with the trigger scheduler and the job as its user', async () => {
     const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-06T09:59:00Z')));
@@ -387,6 +477,25 @@ describe('flows, notifications and the runs a job starts', () => {
     expect(mails[0]).toContain('Subject: [runner] scheduled job breaks failed (failed)');
     expect(mails[0]).toContain(`Run:     ${slot!.run_id}`);
     expect((await jobs.history('quiet-on-failure', 1, 0)).slots[0]!.notice).toBeNull();
+  });
+
+  it('tries a failed notification again, in the background, and keeps its tries with the slot', async () => {
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-06T10:59:00Z')));
+    flakyTries = 0;
+    await add(service, 'flaky-hook', {
+      workflow: 'quick.yaml',
+      schedule: '0 11 * * *',
+      notify_on: 'both',
+      notify_webhook: new URL('/flaky', hookUrl).href,
+    });
+    await at('2026-05-06T11:00:00Z');
+    // The pass ended with the run started; the notification is still being tried.
+    expect((await jobs.history('flaky-hook', 1, 0)).slots[0]!.notice).toBeNull();
+    await scheduler.settled();
+    const [slot] = (await jobs.history('flaky-hook', 1, 0)).slots;
+    expect(slot).toMatchObject({ outcome: 'started', run_status: 'succeeded' });
+    expect(slot!.notice).toBe('webhook 200 (try 2 of 3; 1: webhook 503)');
+    expect(flakyTries).toBe(2);
   });
 });
 
@@ -471,5 +580,48 @@ describe('/api/v1/scheduler/jobs', () => {
     expect(unknown.body.error.message).toBe(
       'scheduler job "dialy" does not exist (did you mean "daily"?) (jobs: daily)',
     );
+  });
+});
+
+describe('runner scheduler list|history --watch', () => {
+  /** The subcommand as the CLI runs it (built by resourceCommand from the route), against this kernel's HTTP port. */
+  async function cli(name: string, args: string[], options: Record<string, unknown>) {
+    const run = schedulerCommand.subcommands!.find((c) => c.name === name)!.run as (
+      input: CommandInput,
+      ctx: CommandContext,
+    ) => Promise<number | void>;
+    const stdout = new PassThrough();
+    let out = '';
+    stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const ctx = {
+      config: staticConfig({}, dataDir),
+      logger: quiet,
+      stdout,
+      stderr: new PassThrough(),
+      stdin: new PassThrough(),
+      isTTY: false,
+    } as unknown as CommandContext;
+    const code = await run({ args, options: { output: 'text', 'master-url': origin, ...options } }, ctx);
+    return { code, stdout: out };
+  }
+
+  it("prints the jobs and a job's slots again at each interval", async () => {
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-09T09:59:59Z')));
+    await add(service, 'watched', { workflow: 'quick.yaml', schedule: '* * * * *' });
+    await at('2026-05-09T10:00:00Z');
+    await scheduler.settled();
+    const list = await cli('list', [], { watch: true, interval: 0.01, count: 2 });
+    expect(list.code).toBe(0);
+    expect(list.stdout.match(/^watched +file quick\.yaml/gm)).toHaveLength(2);
+    const history = await cli('history', ['watched'], { watch: true, interval: 0.01, count: 2, output: 'json' });
+    const answers = history.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { slots: { slot_at: string; outcome: string }[] });
+    expect(answers).toHaveLength(2);
+    for (const answer of answers)
+      expect(answer.slots).toEqual([
+        expect.objectContaining({ slot_at: '2026-05-09T10:00:00.000Z', outcome: 'started' }),
+      ]);
   });
 });

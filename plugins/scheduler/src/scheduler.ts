@@ -9,6 +9,7 @@ import {
 import type { Clock } from './clock.js';
 import { nextSlots, slotsBetween, type CronSchedule } from './cron.js';
 import type { Job, JobStore, Slot } from './job-store.js';
+import type { LatenessObserver, StartKind } from './metrics.js';
 import { wants, type Notifier } from './notify.js';
 
 /** Missed slots listed one by one after downtime (older ones are told of in the oldest's detail). */
@@ -35,7 +36,12 @@ export interface SchedulerOptions {
   isAlive: (master: string) => Promise<boolean>;
   /** Test only: wait this long after each claim before starting its run (a SIGKILL lands there). */
   holdAfterClaimMs?: number;
+  /** Told each scheduled slot's start lateness (the metrics plugin's histogram, when there is one). */
+  lateness?: LatenessObserver;
 }
+
+/** The detail of a slot started by the missed-run policy. */
+const CATCH_UP = 'catch-up of a missed slot';
 
 type Key = Pick<Slot, 'job' | 'kind' | 'slot_at'>;
 
@@ -120,24 +126,46 @@ export class Scheduler {
   /** One pass: every job's due slots, then waiting slots whose turn came. */
   async tick(): Promise<void> {
     const now = this.options.clock.now();
-    const work: (() => Promise<void>)[] = [];
+    const due: { job: Job; slots: number[]; more: boolean }[] = [];
     for (const job of this.options.jobs.list()) {
       if (!job.enabled) continue;
       const cursor = await this.cursorOf(job);
       if (cursor.next === undefined || cursor.next > now) continue;
-      const { slots, more } = slotsBetween(scheduleOf(job), cursor.after, now, MAX_LISTED_MISSED + MAX_LISTED_MISSED);
-      const last = slots.at(-1) ?? now;
-      this.cursors.set(job.name, { after: last, next: nextSlots(scheduleOf(job), last, 1)[0], stamp: cursor.stamp });
-      work.push(() =>
-        this.decide(job, slots, more, now).catch((error) => {
-          // Read the cursor again from the store next pass: what was claimed stays claimed.
-          this.cursors.delete(job.name);
-          this.options.logger.warn(`scheduler: job ${job.name}: ${messageOf(error)}`);
-        }),
-      );
+      const { slots, more, next } = this.dueSlots(job, cursor, now);
+      this.cursors.set(job.name, { after: slots.at(-1) ?? now, next, stamp: cursor.stamp });
+      due.push({ job, slots, more });
     }
+    // The slots still open, of every job at once: most passes find none, and a job's first slot
+    // of the pass needs no look-up of its own (its later ones do: the first may have started).
+    const open = due.length > 0 ? await this.options.jobs.openSlotsByJob() : new Map<string, Slot[]>();
+    const work = due.map(
+      ({ job, slots, more }) =>
+        () =>
+          this.decide(job, slots, more, now, open.get(job.name) ?? []).catch((error) => {
+            // Read the cursor again from the store next pass: what was claimed stays claimed.
+            this.cursors.delete(job.name);
+            this.options.logger.warn(`scheduler: job ${job.name}: ${messageOf(error)}`);
+          }),
+    );
     await inBatches(work, PARALLEL_STARTS);
     await this.startQueued();
+  }
+
+  /**
+   * The job's slots in (cursor, now] and the one after them. Mostly that is the cursor's next
+   * slot alone, known already, so one cron walk (to the slot after it) does; a master that was
+   * away walks the whole span (slotsBetween: at most the latest listed, `more` if older ones exist).
+   */
+  private dueSlots(
+    job: Job,
+    cursor: { after: number; next: number | undefined },
+    now: number,
+  ): { slots: number[]; more: boolean; next: number | undefined } {
+    const first = cursor.next!;
+    const following = nextSlots(scheduleOf(job), first, 1)[0];
+    if (following === undefined || following > now) return { slots: [first], more: false, next: following };
+    const { slots, more } = slotsBetween(scheduleOf(job), cursor.after, now, MAX_LISTED_MISSED + MAX_LISTED_MISSED);
+    return { slots, more, next: nextSlots(scheduleOf(job), slots.at(-1) ?? now, 1)[0] };
   }
 
   private async cursorOf(job: Job): Promise<{ after: number; next: number | undefined; stamp: string }> {
@@ -150,8 +178,17 @@ export class Scheduler {
     return cursor;
   }
 
-  /** Applies the missed-run policy to overdue slots, then fires the rest in order. */
-  private async decide(job: Job, slots: number[], more: boolean, now: number): Promise<void> {
+  /**
+   * Applies the missed-run policy to overdue slots, then fires the rest in order. `open`: the
+   * job's open slots as the pass found them, good for its first overlap look-up only.
+   */
+  private async decide(job: Job, slots: number[], more: boolean, now: number, open: Slot[]): Promise<void> {
+    let known: Slot[] | undefined = open;
+    const openNow = () => {
+      const found = known;
+      known = undefined;
+      return found;
+    };
     const overdue = slots.filter((slot) => now - slot > this.options.missedAfterMs);
     const onTime = slots.slice(overdue.length);
     const chosen =
@@ -167,14 +204,11 @@ export class Scheduler {
     // run_all's catch-up runs go one after another (all at once only with overlap: allow).
     if (job.missed === 'run_all' && job.overlap !== 'allow' && chosen.length > 1) {
       for (const slot of chosen)
-        await this.claim(
-          { job: job.name, kind: 'schedule', slot_at: iso(slot) },
-          'queued',
-          'catch-up of a missed slot',
-        );
+        await this.claim({ job: job.name, kind: 'schedule', slot_at: iso(slot) }, 'queued', CATCH_UP);
+      known = undefined;
       await this.startQueued(job.name);
-    } else for (const slot of chosen) await this.fire(job, slot, 'catch-up of a missed slot');
-    for (const slot of onTime) await this.fire(job, slot);
+    } else for (const slot of chosen) await this.fire(job, slot, CATCH_UP, openNow());
+    for (const slot of onTime) await this.fire(job, slot, null, openNow());
   }
 
   /** Inserts the slot's row; true when this call took it. */
@@ -190,11 +224,14 @@ export class Scheduler {
     return claimed;
   }
 
-  /** A scheduled slot under the overlap policy: skipped, queued, or claimed and started. */
-  private async fire(job: Job, slot: number, detail: string | null = null): Promise<void> {
+  /**
+   * A scheduled slot under the overlap policy: skipped, queued, or claimed and started. `known`:
+   * the job's open slot rows when the caller has them fresh, else they are read.
+   */
+  private async fire(job: Job, slot: number, detail: string | null = null, known?: Slot[]): Promise<void> {
     const key: Key = { job: job.name, kind: 'schedule', slot_at: iso(slot) };
     if (job.overlap !== 'allow') {
-      const open = await this.openSlots(job.name);
+      const open = await this.openSlots(job.name, known);
       const running = open.find((s) => s.outcome !== 'queued');
       const waiting = open.find((s) => s.outcome === 'queued');
       if (running || waiting) {
@@ -209,7 +246,8 @@ export class Scheduler {
         return;
       }
     }
-    if (await this.claim(key, 'claimed', detail)) await this.startClaimed(job, key);
+    if (await this.claim(key, 'claimed', detail))
+      await this.startClaimed(job, key, detail === CATCH_UP ? 'catch_up' : 'due');
   }
 
   /**
@@ -217,9 +255,9 @@ export class Scheduler {
    * asked of the engine (its record is shared by every master): one that ended, was cancelled or
    * was interrupted with a dead master is closed here, so no slot waits on a run that is gone.
    */
-  private async openSlots(name: string): Promise<Slot[]> {
+  private async openSlots(name: string, known?: Slot[]): Promise<Slot[]> {
     const open: Slot[] = [];
-    for (const slot of await this.options.jobs.openSlots(name)) {
+    for (const slot of known ?? (await this.options.jobs.openSlots(name))) {
       if (slot.outcome === 'started' && slot.run_id) {
         const run = await this.options.engine.get(slot.run_id, { log: false });
         if (!run || run.status !== 'running') {
@@ -241,14 +279,27 @@ export class Scheduler {
       if (only !== undefined && name !== only) continue;
       const job = this.options.jobs.get(name);
       const open = job ? await this.options.jobs.openSlots(name) : [];
-      const first = open.find((s) => s.outcome === 'queued' && s.master === this.options.masterId);
+      const mine = open.filter((s) => s.outcome === 'queued' && s.master === this.options.masterId);
+      const first = mine[0];
       if (!job || !first) {
+        this.waiting.delete(name);
+        continue;
+      }
+      if (!job.enabled) {
+        // A disabled job starts nothing, not even what it queued before (a removed one lost its
+        // slots with it). Closed at once, not when the run it waited for ends.
+        for (const slot of mine)
+          await this.options.jobs.update(slot, {
+            outcome: 'skipped_overlap',
+            finished_at: iso(this.options.clock.now()),
+            detail: `${slot.detail ?? 'waited'}; not started: the job was disabled while the slot waited`,
+          });
         this.waiting.delete(name);
         continue;
       }
       if ((await this.openSlots(job.name)).some((s) => s.outcome !== 'queued')) continue;
       await this.options.jobs.update(first, { outcome: 'claimed' });
-      await this.startClaimed(job, first);
+      await this.startClaimed(job, first, first.detail === CATCH_UP ? 'catch_up' : 'queued');
     }
   }
 
@@ -263,8 +314,11 @@ export class Scheduler {
     return slots.find((s) => s.kind === 'manual' && s.slot_at === key.slot_at)!;
   }
 
-  /** The claimed slot's run: started through the flows service or the engine, recorded, its end awaited in the background. */
-  private async startClaimed(job: Job, key: Key): Promise<void> {
+  /**
+   * The claimed slot's run: started through the flows service or the engine, recorded, its end
+   * awaited in the background. `start`: how a scheduled slot came to start (a manual one has none).
+   */
+  private async startClaimed(job: Job, key: Key, start?: StartKind): Promise<void> {
     const { jobs, clock, holdAfterClaimMs, logger } = this.options;
     if (holdAfterClaimMs) {
       logger.info(`scheduler: claimed ${key.job} ${key.slot_at}; holding ${holdAfterClaimMs} ms (testing)`);
@@ -282,7 +336,9 @@ export class Scheduler {
       );
       return;
     }
-    const at = iso(clock.now());
+    const now = clock.now();
+    const at = iso(now);
+    if (started.kind !== 'skipped' && start) this.options.lateness?.((now - Date.parse(key.slot_at)) / 1000, start);
     if (started.kind === 'skipped') {
       await jobs.update(key, { outcome: 'skipped_overlap', detail: `the flow's concurrency: ${started.detail}` });
       return;
@@ -348,7 +404,12 @@ export class Scheduler {
     const current = this.options.jobs.get(job.name) ?? job;
     const failure = what.status !== 'succeeded';
     if (!wants(current.notify_on, failure)) return;
-    const notice = await this.options.notifier.send(current, { job: job.name, slot_at: key.slot_at, ...what, failure });
+    // In the background (track): its retries never hold up the loop; a stop ends their waits.
+    const notice = await this.options.notifier.send(
+      current,
+      { job: job.name, slot_at: key.slot_at, ...what, failure },
+      this.stop.signal,
+    );
     await this.options.jobs.update(key, { notice });
     this.options.logger.info(`scheduler: job ${job.name} slot ${key.slot_at} notified: ${notice}`);
   }
