@@ -4,7 +4,8 @@
 // one master while runs go on. Every run acknowledged before the kill is found afterwards, the
 // dead master's running run ends interrupted, its agent is back on a survivor, the survivors
 // answer no 5xx, a WebSocket client on a survivor saw every run the survivors took, and the dead
-// master restarted rejoins with nothing duplicated. Times are printed, not asserted.
+// master restarted rejoins with nothing duplicated. Times are printed, not asserted. Before the
+// kill, a terminal opened through one master reaches an agent connected to another.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -63,6 +64,66 @@ describe.skipIf(!postgresReachable())('three masters, three agents, one master k
   afterAll(() => {
     stopAll(children);
     database?.drop();
+  });
+
+  it('opens a terminal through one master on an agent connected to another: types, reads, resizes, moves files', async () => {
+    const [m1, m2] = masters as [Master, Master, Master];
+    // ag1 is connected to m1 (the first of its list); m2 learns it from m1's announcement.
+    expect(m1.child.output.stdout + m1.child.output.stderr).toMatch(/agent ag1 connected from/);
+    await until(
+      'm2 sees ag1 online',
+      async () => (await call<{ status: string }>(m2, 'GET', '/agents/ag1')).body,
+      (agent) => agent?.status === 'online',
+    );
+    const opened = await call<{ id: string }>(m2, 'POST', '/terminal/sessions', { target: 'ag1', rows: 24, cols: 80 });
+    expect(opened.status, JSON.stringify(opened.body)).toBe(201);
+    const id = opened.body.id;
+    const ws = new WebSocket(`${m2.base.replace('http', 'ws')}/terminal/sessions/${id}/socket`, {
+      headers: localAuth(m2.dataDir),
+    });
+    let text = '';
+    const messages: { type: string; code?: number }[] = [];
+    ws.on('message', (data: Buffer, binary: boolean) => {
+      if (binary) text += data.toString();
+      else messages.push(JSON.parse(data.toString()));
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    const shows = (what: string) =>
+      until(
+        what,
+        async () => text,
+        (seen) => seen.includes(what),
+        30_000,
+      );
+    const type = (keys: string) => ws.send(Buffer.from(keys), { binary: true });
+    type('echo hel""lo-$((6*7))\r');
+    await shows('hello-42');
+    ws.send(JSON.stringify({ type: 'resize', rows: 40, cols: 132 }));
+    type('stty size\r');
+    await shows('40 132');
+
+    const data = randomBytes(100_000);
+    const path = `/tmp/runner-relayed-${randomBytes(4).toString('hex')}`;
+    const up = await call(m2, 'POST', `/terminal/sessions/${id}/upload`, {
+      path,
+      content_base64: data.toString('base64'),
+    });
+    expect(up.body).toEqual({ path, bytes: data.length });
+    const down = await call<{ content_base64: string }>(
+      m2,
+      'GET',
+      `/terminal/sessions/${id}/download?path=${encodeURIComponent(path)}`,
+    );
+    expect(Buffer.from(down.body.content_base64, 'base64').equals(data)).toBe(true);
+    type(`rm ${path}; exit 4\r`);
+    await until(
+      'the end of the shell',
+      async () => messages,
+      (seen) => seen.some((m) => m.type === 'exit'),
+      30_000,
+    );
+    expect(messages.find((m) => m.type === 'exit')?.code).toBe(4);
+    ws.close();
   });
 
   it("keeps every acknowledged run, ends the dead master's run interrupted, moves its agent, answers no 5xx; the master rejoins", async () => {

@@ -7,12 +7,14 @@ import {
   type AgentFacts,
   type AgentLogEntry,
   type AgentRegistry,
+  type AgentTerminals,
   type Cluster,
   type DelegatedResult,
   type DelegatedTask,
   type Logger,
   type TaskLogLine,
 } from '@runner/plugin-sdk';
+import { ClusterTerminals, type AgentHolders } from './cluster-terminals.js';
 
 /** An agent connected to another master, as that master last announced it. */
 interface Elsewhere {
@@ -38,7 +40,7 @@ const CALL_TIMEOUT_MS = 30_000;
  * stream's entries come back as messages). A call to a master that does not answer is a 503
  * naming it.
  */
-export class ClusterAgents {
+export class ClusterAgents implements AgentHolders {
   private readonly elsewhere = new Map<string, Elsewhere>();
   private readonly announced = new Map<string, { status: string; at: number }>();
   /** Log lines of tasks (and entries of log streams) run for this master elsewhere, by id. */
@@ -48,14 +50,16 @@ export class ClusterAgents {
   private readonly offs: (() => void)[] = [];
   readonly registry: AgentRegistry;
   readonly delegator: AgentDelegator;
+  readonly terminals: ClusterTerminals;
 
   constructor(
     private readonly cluster: Cluster,
-    private readonly local: { registry: AgentRegistry; delegator: AgentDelegator },
+    private readonly local: { registry: AgentRegistry; delegator: AgentDelegator; terminals: AgentTerminals },
     private readonly logger: Logger,
   ) {
     this.registry = this.wrapRegistry();
     this.delegator = this.wrapDelegator();
+    this.terminals = new ClusterTerminals(cluster, local.terminals, this);
   }
 
   /** Announces this master's agents from now on, asks the others for theirs, answers their calls. */
@@ -79,6 +83,7 @@ export class ClusterAgents {
         this.serveTask(p, from),
       ),
       cluster.handle('agents.logs', (p: { id: string; name: string }, from) => this.serveLogs(p, from)),
+      ...this.terminals.start(),
     );
     cluster.publish('agents.roll-call', null);
   }
@@ -86,6 +91,7 @@ export class ClusterAgents {
   stop(): void {
     for (const off of this.offs.splice(0)) off();
     for (const controller of this.serving.values()) controller.abort();
+    this.terminals.stop();
   }
 
   /** The master holding an agent this master has no session with; undefined when none does. */
@@ -199,13 +205,8 @@ export class ClusterAgents {
     }
   }
 
-  private async ask<R>(
-    holder: string,
-    kind: string,
-    payload: unknown,
-    agent: string,
-    timeoutMs = CALL_TIMEOUT_MS,
-  ): Promise<R> {
+  /** A request to the master holding `agent`; a master that does not answer is `agent_unreachable`. */
+  async ask<R>(holder: string, kind: string, payload: unknown, agent: string, timeoutMs = CALL_TIMEOUT_MS): Promise<R> {
     try {
       return await this.cluster.request<R>(holder, kind, payload, { timeoutMs });
     } catch (error) {
@@ -218,7 +219,7 @@ export class ClusterAgents {
     }
   }
 
-  private unreachable(agent: string, holder: string, why: string): RunnerError {
+  unreachable(agent: string, holder: string, why: string): RunnerError {
     return new RunnerError(
       'agent_unreachable',
       `agent ${agent} is connected to master ${holder}, which ${why === 'died' ? 'died; the agent reconnects to another master' : `cannot be reached: ${why}`}`,

@@ -101,7 +101,8 @@ export const plugin = definePlugin({
     const unshare = cluster?.shared ? master.shareIdentities(cluster) : undefined;
     ctx.provide(AgentRegistryRef, shared?.registry ?? master.registry);
     ctx.provide(AgentDelegatorRef, shared?.delegator ?? master.delegator);
-    ctx.provide(AgentTerminalsRef, master.terminals);
+    // With several masters, a terminal opened here reaches an agent connected to another one.
+    ctx.provide(AgentTerminalsRef, shared?.terminals ?? master.terminals);
     const { host, port } = await master.listen();
     shared?.start();
     const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
