@@ -144,6 +144,11 @@ export interface RouteSpec<
   responses: Record<number, ResponseSpec>;
   /** Largest accepted body in bytes (default: config `http.body_limit`). */
   bodyLimitBytes?: number;
+  /**
+   * Also accept `application/x-www-form-urlencoded` whose field of this name holds the JSON body
+   * (GitHub's "form" webhooks send `payload=<JSON>`). `bodyBytes` stays the bytes as received.
+   */
+  formField?: string;
   /** A long-lived answer (server-sent events): guards run, the handler writes to `raw` and returns STREAMED. */
   streaming?: boolean;
   handler: (request: TypedHttpRequest<P, Q, B>) => unknown;

@@ -100,7 +100,16 @@ function operation(route: RouteDeclaration, tags: string[]): Record<string, unkn
   if (route.description) op.description = route.description;
   if (parameters.length > 0) op.parameters = parameters;
   if (route.body) {
-    op.requestBody = { required: true, content: { 'application/json': { schema: plain(route.body) } } };
+    const content: Record<string, unknown> = { 'application/json': { schema: plain(route.body) } };
+    if (route.formField)
+      content['application/x-www-form-urlencoded'] = {
+        schema: {
+          type: 'object',
+          required: [route.formField],
+          properties: { [route.formField]: { type: 'string', description: 'the JSON body, as text' } },
+        },
+      };
+    op.requestBody = { required: true, content };
   }
   return op;
 }

@@ -45,6 +45,8 @@ export const postGitopsWebhook = declareRoute({
   // The caller holds no login: the signature checked by the handler is its credential.
   permission: Permissions.public,
   body: WebhookBody,
+  // GitHub's default content type for a webhook is a form whose `payload` field holds the JSON.
+  formField: 'payload',
   bodyLimitBytes: 1024 * 1024,
   responses: { 202: WebhookSchema, 401: { description: 'no signature, or a wrong one' } },
 });

@@ -280,6 +280,39 @@ describe('GitOps over file://', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await sync.status()).applied).toMatchObject({ commit: head, by: 'webhook' });
   });
+
+  it("the webhook takes GitHub's form content type: the JSON in `payload`, signed over the form's bytes", async () => {
+    const head = repo.push({ 'flows/deploy.yaml': flowYaml('five') }, 'form push');
+    const form = new URLSearchParams({ payload: JSON.stringify({ ref: 'refs/heads/main', after: head }) }).toString();
+    const post = (text: string, signedText = text) =>
+      fetch(`${base}/webhook`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-hub-signature-256': signature(SECRET, signedText),
+        },
+        body: text,
+      });
+    // The signature covers the form as sent, not the JSON inside it.
+    expect((await post(form, new URLSearchParams(form).get('payload')!)).status).toBe(401);
+    const empty = await post('other=1');
+    expect(empty.status).toBe(400);
+    expect(((await empty.json()) as { error: { message: string } }).error.message).toContain('field "payload"');
+    const signed = await post(form);
+    expect(signed.status).toBe(202);
+    expect(await signed.json()).toMatchObject({ outcome: 'syncing' });
+    const deadline = Date.now() + 20_000;
+    while ((await sync.status()).applied?.commit !== head && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await sync.status()).applied).toMatchObject({ commit: head, by: 'webhook' });
+    // Other routes still take JSON only.
+    const elsewhere = await fetch(`${base}/sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'payload=%7B%7D',
+    });
+    expect(elsewhere.status).toBe(415);
+  });
 });
 
 describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {

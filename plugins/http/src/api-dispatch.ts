@@ -66,7 +66,7 @@ async function dispatchAsync(
 ): Promise<void> {
   try {
     const principal = await principalSoon;
-    const body = await readJsonBodyAndBytes(req, route.bodyLimit);
+    const body = await readJsonBodyAndBytes(req, route.bodyLimit, route.spec.formField);
     answer(
       pipeline,
       req,

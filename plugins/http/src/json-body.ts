@@ -11,15 +11,19 @@ export async function readJsonBody(req: IncomingMessage, limitBytes: number): Pr
   return (await readJsonBodyAndBytes(req, limitBytes)).value;
 }
 
-/** `readJsonBody`, with the bytes as received (what a webhook's signature is computed over). */
+/**
+ * `readJsonBody`, with the bytes as received (what a webhook's signature is computed over). With
+ * `formField`, a form-encoded body is read too: the JSON is that field's value.
+ */
 export async function readJsonBodyAndBytes(
   req: IncomingMessage,
   limitBytes: number,
+  formField?: string,
 ): Promise<{ value: unknown; bytes?: Buffer }> {
   if (!hasRequestBody(req)) return { value: undefined };
   const declared = req.headers['content-length'];
 
-  checkContentType(req.headers['content-type']);
+  const kind = bodyKind(req.headers['content-type'], formField);
   if (declared !== undefined && Number(declared) > limitBytes) throw tooLarge(limitBytes);
 
   const raw = await collect(req, limitBytes);
@@ -30,7 +34,18 @@ export async function readJsonBodyAndBytes(
   } catch {
     throw new InvalidInputError('request body is not valid UTF-8');
   }
+  if (kind === 'form') return { value: parseJson(formValue(text, formField!)), bytes: raw };
   return { value: parseJson(text), bytes: raw };
+}
+
+/** The JSON text a form-encoded body holds in `field`. */
+function formValue(text: string, field: string): string {
+  const value = new URLSearchParams(text).get(field);
+  if (value === null)
+    throw new InvalidInputError(`a form-encoded body must hold the JSON in its field "${field}"; it has none`, {
+      field,
+    });
+  return value;
 }
 
 /** True when the request says a body follows (a length above 0, or chunked). */
@@ -39,18 +54,22 @@ export function hasRequestBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (declared !== undefined && Number(declared) > 0);
 }
 
-function checkContentType(header: string | undefined): void {
+function bodyKind(header: string | undefined, formField: string | undefined): 'json' | 'form' {
   const [type = '', ...params] = (header ?? '').split(';').map((part) => part.trim().toLowerCase());
+  const form = formField !== undefined && type === 'application/x-www-form-urlencoded';
   const json = type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
   const charset = params
     .find((p) => p.startsWith('charset='))
     ?.slice('charset='.length)
     .replace(/"/g, '');
-  if (!json || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
+  if (!(json || form) || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
+    const wanted =
+      formField === undefined ? 'application/json' : 'application/json or application/x-www-form-urlencoded';
     throw new UnsupportedMediaTypeError(
-      `request body must be JSON (content-type application/json, UTF-8); got ${header ? `"${header}"` : 'no content-type'}`,
+      `request body must be JSON (content-type ${wanted}, UTF-8); got ${header ? `"${header}"` : 'no content-type'}`,
     );
   }
+  return form ? 'form' : 'json';
 }
 
 function tooLarge(limitBytes: number): PayloadTooLargeError {
