@@ -11,7 +11,8 @@ import { bootEngine, type EngineHarness } from './workflow-helpers.js';
  * Hooks on the durable event queue, through one master booted in this process with its real HTTP
  * server, store and local door (scripts with side effects run in the local executor): priority
  * order, a failing hook failing its event and retry completing it, the WebSocket messages, compile
- * errors at save, the test endpoint and the CLI.
+ * errors at save, the test endpoint, the CLI, and `flows.run` starting a saved flow of the real flows
+ * plugin (and refused for an inactive one).
  */
 
 let h: EngineHarness;
@@ -251,5 +252,76 @@ describe('hooks at save and on test', () => {
     const events = await runRunner(['events', 'list', '--type', 'workflow.failed', '-o', 'json', ...master], { env });
     expect(JSON.parse(events.stdout).events.length).toBeGreaterThanOrEqual(3);
     expect((await api('GET', '/hooks/from-cli')).body).toMatchObject({ priority: 5, script: 'return true\n' });
+  });
+});
+
+describe('hooks that start saved flows', () => {
+  const GREETER = [
+    'version: "1.0"',
+    'vars:',
+    '  x: nobody',
+    '  n: "1"',
+    'tasks:',
+    '  - name: greet',
+    '    exec:',
+    '      script: log.info("greeting " .. vars.x .. " times " .. vars.n)',
+    '',
+  ].join('\n');
+  /** A hook on workflow.failed that acts only on runs of `workflow` (other tests fail runs too). */
+  const onFailureOf = (workflow: string, then: string) =>
+    `if hook.payload.workflow_name ~= "${workflow}" then return true end\n${then}`;
+
+  it('starts the flow through flows.run with its vars, recorded as the hook’s run of that flow version', async () => {
+    expect((await api('POST', '/flows', { name: 'greeter', yaml: GREETER })).status).toBe(201);
+    await api('POST', '/hooks', {
+      name: 'greet-on-failure',
+      event_type: 'workflow.failed',
+      script: onFailureOf(
+        'wants-greeting',
+        'flows.run("greeter", { x = "from " .. hook.payload.workflow_name, n = 3 })',
+      ),
+    });
+    const event = await failRun('wants-greeting');
+    expect(event).toMatchObject({ status: 'completed', last_error: null });
+
+    // The flow's one run: started by the hook (its trigger and user), of version 1, with the vars.
+    let runs: Record<string, any>[] = [];
+    await expect
+      .poll(async () => (runs = (await api('GET', '/executions?workflow=greeter&trigger=hook')).body.executions).length)
+      .toBe(1);
+    expect(runs[0]).toMatchObject({ trigger: 'hook', user: 'hook:greet-on-failure' });
+    await expect
+      .poll(async () => (await api('GET', `/executions/${runs[0]!.id}`)).body.status, { timeout: 30_000 })
+      .toBe('succeeded');
+    const { inputs } = (await api('GET', `/executions/${runs[0]!.id}/inputs`)).body;
+    expect(inputs).toMatchObject({
+      source: 'flow greeter v1',
+      vars: { x: 'from wants-greeting', n: '3' },
+    });
+    const log = (await api('GET', `/executions/${runs[0]!.id}/log?q=greeting`)).body;
+    expect(log.lines.map((l: { message: string }) => l.message)).toEqual(['greeting from wants-greeting times 3']);
+    const history = (await api('GET', '/hooks/greet-on-failure/history')).body;
+    expect(history.executions[0]).toMatchObject({ event_id: event.id, success: true });
+    await api('POST', '/hooks/greet-on-failure/disable');
+  });
+
+  it('refuses to start an inactive flow: the hook fails with the reason and nothing runs', async () => {
+    expect((await api('POST', '/flows', { name: 'dormant', yaml: GREETER, active: false })).status).toBe(201);
+    await api('POST', '/hooks', {
+      name: 'wake-dormant',
+      event_type: 'workflow.failed',
+      script: onFailureOf('wants-dormant', 'flows.run("dormant", { x = "never", n = 0 })'),
+    });
+    const event = await failRun('wants-dormant');
+    const reason =
+      'flows.run("dormant"): flow "dormant" is inactive: schedules and hooks start only active flows (runner flow activate dormant)';
+    expect(event).toMatchObject({ status: 'failed', last_error: `wake-dormant: ${reason}` });
+    expect(event.hooks).toEqual([
+      expect.objectContaining({ hook_name: 'wake-dormant', status: 'failed', error: reason }),
+    ]);
+    const history = (await api('GET', '/hooks/wake-dormant/history')).body;
+    expect(history.executions[0]).toMatchObject({ event_id: event.id, success: false, error: reason });
+    expect((await api('GET', '/executions?workflow=dormant&limit=0')).body.total).toBe(0);
+    await api('POST', '/hooks/wake-dormant/disable');
   });
 });

@@ -5,7 +5,7 @@
 // Execute and no Restart.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { context, logIn, watch, type Session } from './browser.js';
+import { context, logIn, looks, watch, type Session } from './browser.js';
 import { apiCall, FAST } from './fleet.js';
 import { uiSuite } from './suite.js';
 
@@ -184,6 +184,11 @@ describe('the web UI with a real master', () => {
       'Logs',
       'Settings',
     ]);
+    // No agent and no run yet, so no stored event: the dashboard says what will appear there.
+    await page.goto('/');
+    const events = page.getByRole('region', { name: 'Latest events' });
+    await events.getByText('No event is stored yet.', { exact: false }).waitFor();
+    expect(await looks(page, 'dashboard-events-empty', { show: events })).toEqual([]);
     expect(problems).toEqual([]);
     await ctx.close();
   });

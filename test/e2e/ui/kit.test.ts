@@ -328,6 +328,46 @@ describe('the dashboard', () => {
     expect(problems).toEqual([]);
     await page.context().close();
   });
+
+  it('lists the 10 latest stored events across a reload, a new one live, each opening its page', async () => {
+    type Listed = { events: { id: string }[] };
+    const { page, problems } = await ui.open('/');
+    const panel = page.getByRole('region', { name: 'Latest events' });
+    const shown = () =>
+      panel.locator('a[href^="/events/"]').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+    const stored = async () =>
+      (await apiCall<Listed>(ui.master, 'GET', '/events?limit=10')).events.map((e) => `/events/${e.id}`);
+    // The agents' events at least; the same ten as the API, newest first (both read again until
+    // the queue is quiet between the two reads).
+    await expect.poll(async () => (await shown()).length, { timeout: 30_000 }).toBe(10);
+    await expect.poll(async () => (await shown()).join() === (await stored()).join(), { timeout: 30_000 }).toBe(true);
+    // Read from the store, not gathered by the tab: a reload shows them again.
+    await page.reload();
+    await expect.poll(async () => (await shown()).join() === (await stored()).join(), { timeout: 30_000 }).toBe(true);
+
+    // A run's events arrive over the WebSocket (event_update): the same document, newer ids on top.
+    // (Which events are newest is not the test's to choose: agents on a busy machine report status
+    // changes, so the run's own may already be pushed below the ten.)
+    await page.evaluate('window.sameDocument = true');
+    const newest = (await shown())[0] ?? '';
+    await runWorkflow(
+      ui.master,
+      'version: "1.0"\ntasks:\n  - name: t\n    exec: { script: "return true" }\n',
+      'latest-events',
+    );
+    await expect.poll(async () => ((await shown())[0] ?? '') > newest, { timeout: 30_000 }).toBe(true);
+    expect(await page.evaluate('window.sameDocument')).toBe(true);
+    await expect.poll(async () => (await shown()).join() === (await stored()).join(), { timeout: 30_000 }).toBe(true);
+    expect(await looks(page, 'dashboard-latest-events', { show: panel })).toEqual([]);
+    // Each opens its own page.
+    const first = panel.locator('a[href^="/events/"]').first();
+    const [href, type] = [await first.getAttribute('href'), await first.textContent()];
+    await first.click();
+    await page.waitForURL((url) => url.pathname === href);
+    await page.getByRole('heading', { name: type ?? '' }).waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
 });
 
 describe('addresses without a page', () => {

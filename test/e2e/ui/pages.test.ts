@@ -125,7 +125,11 @@ const PAGES: PageCase[] = [
   {
     name: 'dashboard',
     path: () => '/',
-    ready: (page) => page.getByTestId('count-agents').filter({ hasText: '2' }).waitFor(),
+    // The counts, and the latest events panel filled (its own read).
+    ready: async (page) => {
+      await page.getByTestId('count-agents').filter({ hasText: '2' }).waitFor();
+      await page.getByRole('region', { name: 'Latest events' }).locator('a[href^="/events/"]').first().waitFor();
+    },
   },
   {
     name: 'agents',
