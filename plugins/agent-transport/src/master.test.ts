@@ -227,7 +227,16 @@ describe('heartbeats and liveness', () => {
       });
     });
     expect(m.master.registry.get('busy')?.status).toBe('warning');
+    // Well below, but for one beat: still warning; online once it held for three beats in a row.
     usage = { ...usage, memory_percent: 50 };
+    const firstCalmBeat = await new Promise<string | undefined>((resolve) => {
+      const off = m.master.registry.onChange((agent) => {
+        if (agent.name !== 'busy' || agent.memory_usage !== 50) return;
+        off();
+        resolve(agent.status);
+      });
+    });
+    expect(firstCalmBeat).toBe('warning');
     await m.status('busy', 'online');
     // Hooks and the event queue hear of each change (connected and disconnected say the rest).
     expect(m.recorded.events.filter((e) => e.type === 'agent.status_changed').map((e) => e.data)).toEqual([

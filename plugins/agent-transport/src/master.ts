@@ -43,6 +43,8 @@ import { round, toAgent, type AgentRecord } from './wire-shapes.js';
 
 /** Points below the warning threshold every resource must fall to for a warning agent to be online again. */
 const WARNING_MARGIN = 5;
+/** Heartbeats in a row that must find every resource that far below before a warning ends. */
+const WARNING_CALM_BEATS = 3;
 
 export interface AgentMasterOptions {
   config: MasterTransportConfig;
@@ -433,12 +435,17 @@ export class AgentMaster {
   private statusOf(record: AgentRecord): AgentStatus {
     if (!record.session) return 'offline';
     if (record.error) return 'error';
-    if (this.overThreshold(record)) return 'warning';
-    // A warning ends once every resource is WARNING_MARGIN points below the threshold: a CPU
-    // hovering at it flipped the status at each heartbeat, each flip an agent.status_changed
-    // event (stored, and run by hooks), a log line and an agent_update.
-    if (record.status === 'warning' && this.overThreshold(record, WARNING_MARGIN)) return 'warning';
-    return 'online';
+    if (this.overThreshold(record)) {
+      record.calmBeats = 0;
+      return 'warning';
+    }
+    // A warning ends once every resource has been WARNING_MARGIN points below the threshold for
+    // WARNING_CALM_BEATS heartbeats in a row: a CPU hovering at the threshold, or dipping under
+    // it for a beat on a busy host, flipped the status again and again, each flip an
+    // agent.status_changed event (stored, and run by hooks), a log line and an agent_update.
+    if (record.status !== 'warning') return 'online';
+    record.calmBeats = this.overThreshold(record, WARNING_MARGIN) ? 0 : (record.calmBeats ?? 0) + 1;
+    return record.calmBeats >= WARNING_CALM_BEATS ? 'online' : 'warning';
   }
 
   /** The resources above the threshold (less `margin` points), as the warning says them. */

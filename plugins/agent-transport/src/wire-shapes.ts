@@ -20,6 +20,8 @@ export interface AgentRecord extends StoredAgent {
   status: AgentStatus;
   error: string;
   session?: AgentSession;
+  /** Heartbeats in a row that found a warning agent well below the threshold (master.ts). */
+  calmBeats?: number;
 }
 
 export function round(value: number): number {
