@@ -127,6 +127,10 @@ describe('archive round trips', () => {
     expect(listed.map((e) => e.name)).toEqual(['bin', 'bin/run', 'conf-link', 'conf.txt', 'data.bin', 'empty']);
     expect(listed.find((e) => e.name === 'conf-link')?.type).toBe('file');
     await expect(archive.create(call(), join(dir, 'x.rar'), app)).rejects.toThrow('give opts.format');
+    // An archive written inside its own source is never archived into itself.
+    const inside = join(app, 'self.zip');
+    expect(await archive.create(call(), inside, app)).toMatchObject({ changed: true, entries: 7 });
+    expect(await archive.create(call(), inside, app)).toMatchObject({ changed: false, entries: 7 });
   });
 });
 
@@ -234,6 +238,9 @@ describe('archive.extract refuses what would escape or explode', () => {
     await archive.create(call(), many, makeTree(mkdtempSync(join(dir, 'tree-'))));
     mkdirSync(out);
     await expect(archive.extract(call(), many, out, { max_entries: 3 })).rejects.toThrow('has more than 3 entries');
+    await expect(archive.extract(call(), many, out, { max_bytes: 1000 })).rejects.toThrow(
+      'unpacks to more than 1000 B (at "app/data.bin")',
+    );
     expect(readdirSync(out)).toEqual([]);
   });
 });
