@@ -134,14 +134,21 @@ async function writeTar(entries: readonly SourceEntry[], gzip: boolean, out: Wri
   const tar = pack as unknown as Readable;
   (gzip ? tar.pipe(createGzip()) : tar).pipe(out);
   const done = finished(out);
+  // An output that fails (a full disk) stalls the pack stream: its entries would wait forever.
+  const outputFailed = new Promise<never>((_, reject) => done.catch(reject));
   try {
-    for (const e of entries) await addTarEntry(pack, e);
+    await Promise.race([addTarEntries(pack, entries), outputFailed]);
     pack.finalize();
   } catch (error) {
     pack.destroy(error as Error);
     out.destroy(error as Error);
+    throw error;
   }
   await done;
+}
+
+async function addTarEntries(pack: Pack, entries: readonly SourceEntry[]): Promise<void> {
+  for (const e of entries) await addTarEntry(pack, e);
 }
 
 function addTarEntry(pack: Pack, e: SourceEntry): Promise<void> {
