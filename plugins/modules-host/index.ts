@@ -5,6 +5,7 @@ import {
   ProcessGroupsRef,
   TemplateEngineRef,
 } from '@runner/plugin-sdk';
+import { archiveModule } from './src/archive/spec.js';
 import { cronModule } from './src/cron/spec.js';
 import { firewallModule } from './src/firewall/spec.js';
 import { hostsModule } from './src/hosts/spec.js';
@@ -22,6 +23,7 @@ import { systemdModule } from './src/systemd/spec.js';
 import { userModule } from './src/user/spec.js';
 
 export {
+  archiveModule,
   cronModule,
   firewallModule,
   hostsModule,
@@ -51,7 +53,7 @@ export const plugin = defineLuaModulePlugin({
   id: 'modules-host',
   version: '0.1.0',
   description:
-    'Lua modules acting on the host: commands, files, facts, packages, users, services, git, assertions, cron, hosts, sysctl, mounts, firewall, waits, processes',
+    'Lua modules acting on the host: commands, files, archives, facts, packages, users, services, git, assertions, cron, hosts, sysctl, mounts, firewall, waits, processes',
   provides: [ProcessGroupsRef],
   dependsOn,
   modules: [
@@ -86,6 +88,7 @@ export const plugin = defineLuaModulePlugin({
     offerLuaModule(infraTestModule, async () =>
       (await import('./src/infra-test/infra-test.js')).createInfraTestModule(),
     ),
+    offerLuaModule(archiveModule, async () => (await import('./src/archive/archive.js')).createArchiveModule()),
     offerLuaModule(cronModule, async () => (await import('./src/cron/cron.js')).createCronModule()),
     offerLuaModule(firewallModule, async () => (await import('./src/firewall/firewall.js')).createFirewallModule()),
     offerLuaModule(hostsModule, async () => (await import('./src/hosts/hosts.js')).createHostsModule()),

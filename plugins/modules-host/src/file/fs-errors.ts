@@ -13,11 +13,15 @@ const REASONS: Readonly<Record<string, string>> = {
   EBUSY: 'busy',
 };
 
+/** `permission denied`: the reason of a file system error in words. */
+export function fsReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  return (code && REASONS[code]) ?? (error instanceof Error ? error.message : String(error));
+}
+
 /** `file.read: /etc/x: permission denied`: the function, the path, and the reason in words. */
 export function fsError(fn: string, path: string, error: unknown): Error {
-  const code = (error as NodeJS.ErrnoException)?.code;
-  const reason = (code && REASONS[code]) ?? (error instanceof Error ? error.message : String(error));
-  return new Error(`file.${fn}: ${path}: ${reason}`, { cause: error });
+  return new Error(`file.${fn}: ${path}: ${fsReason(error)}`, { cause: error });
 }
 
 export function isMissing(error: unknown): boolean {
