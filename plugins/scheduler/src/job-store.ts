@@ -5,6 +5,7 @@ import {
   didYouMean,
   InvalidInputError,
   NotFoundError,
+  TurnBatch,
   type Migration,
   type Store,
 } from '@runner/plugin-sdk';
@@ -267,16 +268,16 @@ export function newJob(name: string, timezone: string, now: Date): Job {
 /** What a claim writes: the slot's key, its first outcome and who took it when. */
 export type ClaimRow = Pick<Slot, 'job' | 'kind' | 'slot_at' | 'outcome' | 'master' | 'claimed_at' | 'detail'>;
 
+const slotKey = (slot: Pick<ClaimRow, 'job' | 'kind' | 'slot_at'>) => `${slot.job}\0${slot.kind}\0${slot.slot_at}`;
+
 /** Claims written in one transaction at most (bounds a journal record and a PostgreSQL transaction). */
 const MAX_CLAIM_BATCH = 250;
 
 /** The jobs and their slots in the store. Jobs are few and read at every tick: kept in memory too. */
 export class JobStore {
   private readonly jobs = new Map<string, Job>();
-  /** Claims waiting for the next batch, and the batch being written (if any). */
-  private readonly claims: { slot: ClaimRow; resolve: (taken: boolean) => void; reject: (error: unknown) => void }[] =
-    [];
-  private claiming: Promise<void> | undefined;
+  /** Claims asked for in one turn of the event loop, written together. */
+  private readonly claims = new TurnBatch<ClaimRow, boolean>((slots) => this.writeClaims(slots), MAX_CLAIM_BATCH);
   constructor(private readonly store: Store) {}
 
   async open(): Promise<void> {
@@ -355,37 +356,49 @@ export class JobStore {
 
   /**
    * The claim primitive: inserts the slot's unique row; true when this call inserted it (no other
-   * master, and no earlier life of this one, has it). Claims asked for while a batch is being
-   * written go together in the next one: one transaction of single-row inserts, each still told
-   * by its own row count whether it took its slot (1,000 slots due at once were 1,000 commits).
+   * master, and no earlier life of this one, has it). Claims asked for in the same turn go
+   * together (1,000 slots due at once were 1,000 commits); each is still told whether it took its
+   * own slot. A batch is all or none: when it fails, no slot of it was taken.
    */
   claim(slot: ClaimRow): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.claims.push({ slot, resolve, reject });
-      if (!this.claiming) this.claiming = this.writeClaims();
-    });
+    return this.claims.add(slot);
   }
 
-  private async writeClaims(): Promise<void> {
-    // Claims asked for in this turn of the event loop join the first batch.
-    await new Promise((resolve) => setImmediate(resolve));
-    while (this.claims.length > 0) {
-      const batch = this.claims.splice(0, MAX_CLAIM_BATCH);
-      try {
-        const results = await this.store.transaction(
-          batch.map(({ slot }) => ({
-            sql: `INSERT INTO scheduler_slots (job, kind, slot_at, outcome, master, claimed_at, detail)
-                  VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-            params: [slot.job, slot.kind, slot.slot_at, slot.outcome, slot.master, slot.claimed_at, slot.detail],
-          })),
-        );
-        batch.forEach(({ resolve }, i) => resolve(results[i]?.changes === 1));
-      } catch (error) {
-        // All or none: no slot of the batch was taken; each caller decides again.
-        for (const { reject } of batch) reject(error);
-      }
+  /**
+   * PostgreSQL: one multi-row insert whose RETURNING names the rows this master took (one round
+   * trip instead of one per slot). Embedded: one transaction of single-row inserts, each told by
+   * its row count (a write there must go through `run`, which journals it, never a read's `all`).
+   */
+  private async writeClaims(slots: readonly ClaimRow[]): Promise<boolean[]> {
+    const columns = '(job, kind, slot_at, outcome, master, claimed_at, detail)';
+    const values = (slot: ClaimRow) => [
+      slot.job,
+      slot.kind,
+      slot.slot_at,
+      slot.outcome,
+      slot.master,
+      slot.claimed_at,
+      slot.detail,
+    ];
+    if (this.store.dialect === 'postgres') {
+      const taken = await this.store.withTransaction((tx) =>
+        tx.all<Pick<ClaimRow, 'job' | 'kind' | 'slot_at'>>(
+          `INSERT INTO scheduler_slots ${columns} VALUES ${slots.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}
+           ON CONFLICT DO NOTHING RETURNING job, kind, slot_at`,
+          slots.flatMap(values),
+        ),
+      );
+      // A key asked twice in one batch was inserted once: only its first caller took it.
+      const unclaimed = new Set(taken.map(slotKey));
+      return slots.map((slot) => unclaimed.delete(slotKey(slot)));
     }
-    this.claiming = undefined;
+    const results = await this.store.transaction(
+      slots.map((slot) => ({
+        sql: `INSERT INTO scheduler_slots ${columns} VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        params: values(slot),
+      })),
+    );
+    return results.map((result) => result.changes === 1);
   }
 
   async update(
