@@ -55,6 +55,69 @@ export const yamlModule = defineLuaModule({
   },
 });
 
+/** Static declaration of the `toml` module. */
+export const tomlModule = defineLuaModule({
+  name: 'toml',
+  description: 'Encode Lua tables as TOML and decode TOML documents into Lua tables',
+  docs: `
+A TOML document is a table, so encode takes a table with string keys; nested tables become [sections]
+and lists of tables [[arrays of tables]]. Dates and times decode to ISO 8601 strings as written: an
+offset date-time keeps its offset ("1979-05-27T07:32:00.000-08:00"), a local date stays a date
+("1979-05-27"), a local time a time ("07:32:00.000"). Encoding writes strings, so such a value comes
+back quoted, not as a TOML date. Integers beyond 2^53 raise rather than lose digits.`,
+  functions: {
+    encode: {
+      args: [{ name: 'value', type: 'table' }],
+      result: 'string',
+      description: 'The table as a TOML document; raises naming any value TOML cannot hold.',
+      ...pure,
+      example: `file.write("/etc/app/config.toml", toml.encode({ title = "web", server = { port = 8080 } }))`,
+    },
+    decode: {
+      args: [{ name: 'text', type: 'string' }],
+      result: 'table',
+      description: 'The table the TOML text holds; raises naming the line and column of a syntax error.',
+      ...pure,
+      example: `local cargo = toml.decode(file.read("Cargo.toml"))
+log.info("version", { version = cargo.package.version })`,
+    },
+  },
+});
+
+/** Static declaration of the `ini` module. */
+export const iniModule = defineLuaModule({
+  name: 'ini',
+  description: 'Encode Lua tables as INI files and decode INI text into Lua tables',
+  docs: `
+Keys before the first [section] are top-level keys; each section is a nested table, and [a.b] is
+section b inside a. Values decode as strings (numbers too), except true and false (booleans), a key
+with no "=" (true) and null (nil, so the key disappears). "key[] = x" lines make a list. ";" and "#"
+begin comments, except inside a value wholly in quotes (the quotes are removed). A section header
+that is not "[name]" alone on its line, or a line with no key before "=", raises naming its line;
+other lines are read leniently.`,
+  functions: {
+    encode: {
+      args: [
+        { name: 'value', type: 'table' },
+        { name: 'opts', type: '{whitespace?: boolean, sort?: boolean}', optional: true },
+      ],
+      result: 'string',
+      description:
+        'The table as INI text: nested tables become sections, lists "key[]" lines; opts.whitespace writes "key = value", opts.sort sorts keys.',
+      ...pure,
+      example: `file.write("/etc/php.d/app.ini", ini.encode({ PHP = { memory_limit = "256M" } }, { whitespace = true }))`,
+    },
+    decode: {
+      args: [{ name: 'text', type: 'string' }],
+      result: 'table',
+      description: 'The keys and sections of the INI text; raises naming the line of a malformed header.',
+      ...pure,
+      example: `local cfg = ini.decode(file.read("/etc/my.cnf"))
+local port = tonumber(cfg.mysqld.port)`,
+    },
+  },
+});
+
 /** Static declaration of the `crypto` module. */
 export const cryptoModule = defineLuaModule({
   name: 'crypto',
