@@ -129,6 +129,7 @@ export interface SshAuditEntry {
   action:
     | 'connection_established'
     | 'connection_failed'
+    | 'key_lent'
     | 'command_executed'
     | 'file_uploaded'
     | 'file_downloaded'
@@ -139,8 +140,27 @@ export interface SshAuditEntry {
   result?: number | null;
 }
 
+/** What an OpenSSH client needs to reach a profile's host as `connect` would (SshProfiles.lendKey). */
+export interface SshKeyLoan {
+  user: string;
+  host: string;
+  port: number;
+  /** The private key's text (OpenSSH or PEM), for a 0600 file that lives while the client runs. */
+  privateKey: string;
+  /** The pinned host key as a known_hosts line (`[host]:port type key`; `host type key` on port 22). */
+  knownHostsLine: string;
+}
+
 export interface SshProfiles {
   get(name: string): Promise<SshProfile>;
+  /**
+   * The profile's key and pinned host key for an OpenSSH client on this master (GitOps runs git
+   * over SSH with them). Only for a `key` profile whose host key is pinned: a password cannot be
+   * given to a client without a prompt, and an unpinned key would be trusted blindly. The key is
+   * registered with the redactor and the loan written to the profile's audit log (`key_lent`)
+   * under `actor`; the caller keeps the key in a private file only while its client runs.
+   */
+  lendKey(name: string, options: { actor: string }): Promise<SshKeyLoan>;
   /**
    * Connects by profile: the host key must equal the pinned one (a changed key is refused with
    * both fingerprints, `host_key_mismatch`); with no pinned key the connection is refused

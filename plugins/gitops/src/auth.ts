@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidInputError, type SecretsService } from '@runner/plugin-sdk';
+import { InvalidInputError, type SecretsService, type SshProfiles } from '@runner/plugin-sdk';
 import type { GitEnv } from './git.js';
 
 /** How the master authenticates to the repository (the gitops.* credential keys). */
@@ -18,6 +18,17 @@ export interface GitCredentials {
   knownHosts: string;
   /** Record an unknown host key on first contact instead of refusing it. */
   acceptNewHostKey: boolean;
+  /**
+   * Or an SSH profile (ssh-profiles plugin) whose key and pinned host key git uses: the
+   * repository's host must be the profile's. Takes the place of the key and known_hosts above.
+   */
+  sshProfile: string;
+}
+
+/** What the session reads credentials from: the secrets plugin and the SSH profiles, when loaded. */
+export interface CredentialSources {
+  secrets?: SecretsService;
+  profiles?: SshProfiles;
 }
 
 /** The environment of one round of git commands, and the removal of its credential files. */
@@ -43,7 +54,8 @@ const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
  */
 export async function openGitSession(
   credentials: GitCredentials,
-  secrets: SecretsService | undefined,
+  { secrets, profiles }: CredentialSources,
+  url = '',
 ): Promise<GitSession> {
   const dir = mkdtempSync(join(tmpdir(), 'runner-gitops-'));
   const close = () => rmSync(dir, { recursive: true, force: true });
@@ -58,7 +70,10 @@ export async function openGitSession(
     };
     const env: GitEnv = {};
     let key = credentials.sshKeyFile;
-    if (credentials.sshKeySecret) {
+    let knownHosts = credentials.knownHosts;
+    if (credentials.sshProfile) {
+      ({ key, knownHosts } = await lendProfileKey(credentials.sshProfile, profiles, url, dir));
+    } else if (credentials.sshKeySecret) {
       key = join(dir, 'key');
       const text = await reveal(credentials.sshKeySecret, 'gitops.ssh_key_secret');
       writeFileSync(key, text.endsWith('\n') ? text : `${text}\n`, { mode: 0o600 });
@@ -66,8 +81,9 @@ export async function openGitSession(
     env.GIT_SSH_COMMAND = [
       'ssh -F /dev/null -o BatchMode=yes',
       key ? `-o IdentitiesOnly=yes -i ${quote(key)}` : '',
-      `-o UserKnownHostsFile=${quote(credentials.knownHosts)}`,
-      `-o StrictHostKeyChecking=${credentials.acceptNewHostKey ? 'accept-new' : 'yes'}`,
+      `-o UserKnownHostsFile=${quote(knownHosts)}`,
+      // A profile's host key is pinned: never a new one, whatever gitops.accept_new_host_key says.
+      `-o StrictHostKeyChecking=${credentials.acceptNewHostKey && !credentials.sshProfile ? 'accept-new' : 'yes'}`,
     ]
       .filter(Boolean)
       .join(' ');
@@ -89,4 +105,41 @@ export async function openGitSession(
     close();
     throw error;
   }
+}
+
+/** The host a git SSH URL names (`ssh://user@host:port/path` or `user@host:path`), lower case. */
+export function sshHostOf(url: string): string | undefined {
+  const full = /^ssh:\/\/(?:[^@/]+@)?(\[[^\]]+\]|[^:/]+)/.exec(url);
+  const scp = /^(?:[^@/:]+@)?([^:/]+):(?!\/\/)/.exec(url);
+  return (full?.[1] ?? scp?.[1])?.replace(/^\[|\]$/g, '').toLowerCase();
+}
+
+/**
+ * The profile's key and pinned host key, as files in the session's directory. The repository must
+ * be on the profile's host: a profile pins one host's key, and lending it for another would make
+ * that pin meaningless.
+ */
+async function lendProfileKey(
+  profile: string,
+  profiles: SshProfiles | undefined,
+  url: string,
+  dir: string,
+): Promise<{ key: string; knownHosts: string }> {
+  if (!profiles)
+    throw new InvalidInputError(
+      `gitops.ssh_profile: no SSH profiles plugin runs on this master to read profile ${profile} from`,
+      { field: 'gitops.ssh_profile' },
+    );
+  const loan = await profiles.lendKey(profile, { actor: 'gitops' });
+  const host = sshHostOf(url);
+  if (host !== loan.host.toLowerCase())
+    throw new InvalidInputError(
+      `gitops.ssh_profile: profile ${profile} is for ${loan.host}, but gitops.url ${host ? `names ${host}` : 'is not an SSH URL'}`,
+      { field: 'gitops.ssh_profile' },
+    );
+  const key = join(dir, 'key');
+  writeFileSync(key, loan.privateKey.endsWith('\n') ? loan.privateKey : `${loan.privateKey}\n`, { mode: 0o600 });
+  const knownHosts = join(dir, 'known_hosts');
+  writeFileSync(knownHosts, `${loan.knownHostsLine}\n`, { mode: 0o600 });
+  return { key, knownHosts };
 }

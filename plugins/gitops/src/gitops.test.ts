@@ -16,6 +16,7 @@ import { plugin as moduleExec } from '@runner/plugin-modules-host';
 import { plugin as notifications } from '@runner/plugin-notifications';
 import { plugin as scheduler } from '@runner/plugin-scheduler';
 import { plugin as secretsPlugin } from '@runner/plugin-secrets';
+import { plugin as sshProfiles } from '@runner/plugin-ssh-profiles';
 import {
   ConflictError,
   FlowsRef,
@@ -26,6 +27,7 @@ import {
   WorkflowEngineRef,
   WorkflowValidationError,
   SecretsRef,
+  SshProfilesRef,
   type Logger,
   type Plugin,
 } from '@runner/plugin-sdk';
@@ -120,7 +122,7 @@ function service(kernel: TestKernel, url: string, options: Partial<ConstructorPa
     flows: kernel.get(FlowsRef),
     settings: { url, branch: 'main', path: 'flows', manifest: 'runner.yaml' },
     mirrorDir: mkdtempSync(join(root, 'mirror-')),
-    openSession: () => openGitSession(credentials(), undefined),
+    openSession: () => openGitSession(credentials(), {}),
     masterId: 'test',
     logger: silent,
     ...options,
@@ -133,6 +135,7 @@ const credentials = (more: Partial<Parameters<typeof openGitSession>[0]> = {}) =
   username: '',
   knownHosts: join(root, 'known_hosts'),
   acceptNewHostKey: false,
+  sshProfile: '',
   ...more,
 });
 
@@ -329,7 +332,7 @@ describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
       join(root, 'known_hosts'),
       `[127.0.0.1]:${sshd.port} ${readFileSync(`${sshd.hostKey}.pub`, 'utf8').trim()}\n`,
     );
-    kernel = await master({}, [secretsPlugin]);
+    kernel = await master({}, [secretsPlugin, sshProfiles]);
   }, 60_000);
   afterAll(async () => {
     await kernel?.stop();
@@ -343,7 +346,7 @@ describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
     await secrets.put('gitops:repository', 'deploy_key', readFileSync(sshd.clientKey, 'utf8'), 'ann');
     const before = readdirSync(tmpdir()).filter((f) => f.startsWith('runner-gitops-')).length;
     const sync = service(kernel, url, {
-      openSession: () => openGitSession(credentials({ sshKeySecret: 'gitops:repository/deploy_key' }), secrets),
+      openSession: () => openGitSession(credentials({ sshKeySecret: 'gitops:repository/deploy_key' }), { secrets }),
     });
     await sync.open();
     const result = await sync.sync('ann');
@@ -356,13 +359,53 @@ describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
     writeFileSync(join(root, 'other_known_hosts'), '');
     const strict = service(kernel, url, {
       openSession: () =>
-        openGitSession(
-          credentials({ sshKeyFile: sshd.clientKey, knownHosts: join(root, 'other_known_hosts') }),
-          undefined,
-        ),
+        openGitSession(credentials({ sshKeyFile: sshd.clientKey, knownHosts: join(root, 'other_known_hosts') }), {}),
     });
     await expect(strict.diff()).rejects.toThrow(/Host key verification failed/);
     expect(existsSync(join(root, 'other_known_hosts'))).toBe(true);
+  });
+
+  it("fetches with an SSH profile's key and pinned host key; refuses another host and an unpinned profile", async () => {
+    const url = `ssh://${sshd.user}@127.0.0.1:${sshd.port}${repo.bare}`;
+    const profiles = kernel.get(SshProfilesRef);
+    const secrets = kernel.get(SecretsRef);
+    const viaProfile = (name: string, repository = url) =>
+      service(kernel, repository, {
+        openSession: () => openGitSession(credentials({ sshProfile: name }), { secrets, profiles }, repository),
+      });
+    // Made as `runner ssh add` makes it (the service's own create; the key sealed by the secrets plugin).
+    const maker = profiles as unknown as { create(name: string, input: object, actor: string): Promise<unknown> };
+    await maker.create(
+      'git-box',
+      {
+        host: '127.0.0.1',
+        port: sshd.port,
+        user: sshd.user,
+        auth_type: 'key',
+        private_key: readFileSync(sshd.clientKey, 'utf8'),
+      },
+      'ann',
+    );
+    // Not pinned yet: refused before git runs, saying how to pin it.
+    await expect(viaProfile('git-box').diff()).rejects.toThrow(/has no pinned host key.*--trust-host-key/);
+    (await profiles.connect('git-box', { actor: 'ann', trustHostKey: true })).close();
+
+    const sync = viaProfile('git-box');
+    await sync.open();
+    // The bare repository is the SSH user's: the test (root) pushes while it owns it again.
+    execFileSync('chown', ['-R', 'root:root', repo.bare]);
+    repo.push({ 'flows/api.yaml': flowYaml('api') }, 'api through a profile');
+    execFileSync('chown', ['-R', `${sshd.user}:${sshd.user}`, repo.bare]);
+    const result = await sync.sync('ann');
+    expect(result.flows).toContainEqual({ name: 'api', change: 'added', version: 1 });
+    const audit = await kernel
+      .get(StoreRef)
+      .all<{ action: string }>('SELECT action FROM ssh_audit WHERE profile = ?', ['git-box']);
+    expect(audit.map((entry) => entry.action)).toContain('key_lent');
+    // The profile pins 127.0.0.1's key: a repository elsewhere is refused, naming both.
+    await expect(viaProfile('git-box', `ssh://${sshd.user}@localhost:${sshd.port}${repo.bare}`).diff()).rejects.toThrow(
+      'gitops.ssh_profile: profile git-box is for 127.0.0.1, but gitops.url names localhost',
+    );
   });
 });
 

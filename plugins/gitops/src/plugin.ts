@@ -10,6 +10,7 @@ import {
   parseDuration,
   SchedulesRef,
   SecretsRef,
+  SshProfilesRef,
   StoreRef,
   WorkflowEngineRef,
   type RunnerConfig,
@@ -29,6 +30,7 @@ export const CONFIG = {
   username: 'gitops.username',
   knownHosts: 'gitops.known_hosts',
   acceptNewHostKey: 'gitops.accept_new_host_key',
+  sshProfile: 'gitops.ssh_profile',
   webhookSecret: 'gitops.webhook_secret',
 } as const;
 
@@ -48,6 +50,7 @@ function credentials(config: RunnerConfig) {
     username: config.get<string>(CONFIG.username),
     knownHosts: knownHosts ? resolve(config.dataDir, knownHosts) : join(config.dataDir, 'gitops', 'known_hosts'),
     acceptNewHostKey: config.get<boolean>(CONFIG.acceptNewHostKey),
+    sshProfile: config.get<string>(CONFIG.sshProfile),
   };
 }
 
@@ -69,6 +72,7 @@ export const plugin = definePlugin({
     hooks: optional(HooksRef),
     schedules: optional(SchedulesRef),
     secrets: optional(SecretsRef),
+    profiles: optional(SshProfilesRef),
     router: optional(HttpRouterRef),
     cluster: optional(ClusterRef),
   },
@@ -86,6 +90,9 @@ export const plugin = definePlugin({
     [CONFIG.interval]: text('sync this often (a duration such as 5m); empty: only on demand and by the webhook'),
     [CONFIG.sshKeyFile]: text('SSH: a private key file on the master host'),
     [CONFIG.sshKeySecret]: text('SSH: a private key kept by the secrets plugin, as scope/name'),
+    [CONFIG.sshProfile]: text(
+      "SSH: an SSH profile (runner ssh) whose key and pinned host key git uses; the URL's host must be the profile's",
+    ),
     [CONFIG.passwordSecret]: text(
       'HTTPS: a password or token kept by the secrets plugin, as scope/name (given to git by an askpass helper)',
     ),
@@ -110,7 +117,7 @@ export const plugin = definePlugin({
     return [{ owner: 'gitops', migrations: GITOPS_MIGRATIONS }];
   },
   commands: [gitopsCommand],
-  async setup(ctx, { store, engine, flows, hooks, schedules, secrets, router, cluster }) {
+  async setup(ctx, { store, engine, flows, hooks, schedules, secrets, profiles, router, cluster }) {
     const [{ GitOps }, { openGitSession }, { registerGitopsRoutes }] = await Promise.all([
       import('./gitops.js'),
       import('./auth.js'),
@@ -133,7 +140,7 @@ export const plugin = definePlugin({
       mirrorDir: join(config.dataDir, 'gitops', 'mirror.git'),
       openSession: () => {
         if (!settings.url) throw new ConflictError('GitOps is off: set gitops.url (and gitops.branch, gitops.path)');
-        return openGitSession(credentials(config), secrets);
+        return openGitSession(credentials(config), { secrets, profiles }, settings.url);
       },
       masterId: cluster?.masterId ?? 'local',
       logger: ctx.logger,

@@ -8,6 +8,7 @@ import {
   type SshClient,
   type SshConnection,
   type SshHostKey,
+  type SshKeyLoan,
   type SshProfile,
   type SshProfiles,
 } from '@runner/plugin-sdk';
@@ -154,6 +155,38 @@ export class SshProfilesService implements SshProfiles {
     // an error message of a later connection could quote it).
     this.redactor?.addSecret(value);
     return profile.auth_type === 'password' ? { password: value } : { privateKey: value, passphrase };
+  }
+
+  async lendKey(name: string, options: { actor: string }): Promise<SshKeyLoan> {
+    const profile = await this.profiles.require(name);
+    if (profile.auth_type !== 'key')
+      throw new InvalidInputError(
+        `SSH profile ${name} signs in with a password, which an SSH client cannot be given without a prompt: use a key profile`,
+        { field: 'auth_type' },
+      );
+    if (!profile.host_key_blob || !profile.host_key)
+      throw new RunnerError(
+        'host_key_unknown',
+        `SSH profile ${name} has no pinned host key to check ${profile.host}:${profile.port} against: pin it first (runner ssh test ${name} --trust-host-key)`,
+        { status: 403 },
+      );
+    const auth = (await this.credentials(profile)) as { privateKey: string | Buffer };
+    const privateKey = auth.privateKey.toString();
+    this.redactor?.addSecret(privateKey);
+    const hostName = profile.port === 22 ? profile.host : `[${profile.host}]:${profile.port}`;
+    await this.profiles.audit({
+      profile: name,
+      actor: options.actor,
+      action: 'key_lent',
+      detail: `key and pinned host key ${profile.host_key.fingerprint} for an SSH client of the master`,
+    });
+    return {
+      user: profile.user,
+      host: profile.host,
+      port: profile.port,
+      privateKey,
+      knownHostsLine: `${hostName} ${profile.host_key.type} ${profile.host_key_blob}`,
+    };
   }
 
   async connect(name: string, options: { actor: string; trustHostKey?: boolean }): Promise<SshConnection> {
