@@ -10,6 +10,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, relative } from 'node:path';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
 /** How a module finds itself: the dist file it would have as a file of its own. */
@@ -54,6 +55,41 @@ function importMetaOfEachModule(root, packages) {
 }
 
 /**
+ * A package a workspace gets from its own node_modules (npm nested it there because another
+ * version sits at the root: modules-host's yauzl 3 beside electron's yauzl 2, notifications'
+ * nodemailer beside smtp-server's) is required by its path. The runtime's bare require() resolves
+ * from kernel/dist, where it would find the root's version, or in an agent's bundle (which holds
+ * the nested copy where the workspace has it) none at all.
+ */
+function ownNestedPackages(root) {
+  const runtimeDir = join(root, 'kernel/dist');
+  const shared = createRequire(join(runtimeDir, 'runtime.cjs'));
+  return {
+    name: 'own-nested-packages',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (!args.importer || args.importer.includes('/node_modules/') || args.path.startsWith('node:'))
+          return undefined;
+        let own;
+        try {
+          own = createRequire(args.importer).resolve(args.path);
+        } catch {
+          return undefined;
+        }
+        if (!own.includes('/node_modules/')) return undefined;
+        let root;
+        try {
+          root = shared.resolve(args.path);
+        } catch {
+          root = undefined;
+        }
+        return own === root ? undefined : { path: relative(runtimeDir, own), external: true };
+      });
+    },
+  };
+}
+
+/**
  * Builds kernel/dist/runtime.cjs from `entries` ({ in, out } as build.mjs passes them to its ES
  * module build), the loader beside it, and for each entry its re-exporting dist file. `exportsOf`
  * maps an entry's source to the names it exports (from the ES module build's metafile).
@@ -71,7 +107,7 @@ export async function buildRuntime({ root, packages, entries, exportsOf, esmOpti
     )}\n};\nexports.files = ${JSON.stringify(Object.fromEntries(entries.map((e) => [`${e.out}.js`, key(e.in)])))};\n`;
   const result = await build({
     ...esmOptions,
-    plugins: [importMetaOfEachModule(root, packages), ...esmOptions.plugins],
+    plugins: [importMetaOfEachModule(root, packages), ownNestedPackages(root), ...esmOptions.plugins],
     stdin: { contents, resolveDir: root, sourcefile: 'runtime-entries.cjs', loader: 'js' },
     outfile: runtimeFile,
     format: 'cjs',

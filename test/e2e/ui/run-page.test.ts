@@ -145,7 +145,11 @@ describe('the run page', () => {
     expect(await row.textContent()).not.toContain('0ms');
     await list.page.context().close();
     const dashboard = await ui.open('/');
-    const recent = dashboard.page.getByRole('row').filter({ hasText: 'slow-one' });
+    // The latest executions' row (the latest events name the run's tasks too).
+    const recent = dashboard.page
+      .getByRole('table', { name: 'Latest executions' })
+      .getByRole('row')
+      .filter({ hasText: 'slow-one' });
     await recent.getByText('1 of 3 tasks').waitFor();
     expect(await recent.textContent()).not.toContain('0ms');
     await screenshot(dashboard.page, 'dashboard-running-light-desktop');
