@@ -342,7 +342,9 @@ export class EventStore {
     const alike = new Map<string, EventFinish[]>();
     for (const f of finished) {
       const key = JSON.stringify([f.owner, f.status, f.lastError, f.now]);
-      alike.set(key, [...(alike.get(key) ?? []), f]);
+      const group = alike.get(key);
+      if (group) group.push(f);
+      else alike.set(key, [f]);
     }
     const allHeld = await this.allOrNothing(async (tx) => {
       for (const group of alike.values()) {

@@ -114,6 +114,14 @@ async function master(
   return kernel;
 }
 
+/** Waits (20 s at most) for the webhook's sync, which runs on after its answer, to apply `head`. */
+async function appliedByWebhook(sync: GitOps, head: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((await sync.status()).applied?.commit !== head && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  expect((await sync.status()).applied).toMatchObject({ commit: head, by: 'webhook' });
+}
+
 /** A GitOps service over a kernel's store, engine and flows, as the plugin builds it. */
 function service(kernel: TestKernel, url: string, options: Partial<ConstructorParameters<typeof GitOps>[0]> = {}) {
   return new GitOps({
@@ -278,10 +286,7 @@ describe('GitOps over file://', () => {
     const signed = await post({ 'x-hub-signature-256': signature(SECRET, body) });
     expect(signed.status).toBe(202);
     expect(await signed.json()).toMatchObject({ outcome: 'syncing' });
-    const deadline = Date.now() + 20_000;
-    while ((await sync.status()).applied?.commit !== head && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await sync.status()).applied).toMatchObject({ commit: head, by: 'webhook' });
+    await appliedByWebhook(sync, head);
   });
 
   it("the webhook takes GitHub's form content type: the JSON in `payload`, signed over the form's bytes", async () => {
@@ -304,10 +309,7 @@ describe('GitOps over file://', () => {
     const signed = await post(form);
     expect(signed.status).toBe(202);
     expect(await signed.json()).toMatchObject({ outcome: 'syncing' });
-    const deadline = Date.now() + 20_000;
-    while ((await sync.status()).applied?.commit !== head && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    expect((await sync.status()).applied).toMatchObject({ commit: head, by: 'webhook' });
+    await appliedByWebhook(sync, head);
     // Other routes still take JSON only.
     const elsewhere = await fetch(`${base}/sync`, {
       method: 'POST',
