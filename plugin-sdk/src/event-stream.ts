@@ -92,3 +92,32 @@ export function openEventStream(res: ServerResponse, options: EventStreamOptions
   else options.signal?.addEventListener('abort', onStop, { once: true });
   return stream;
 }
+
+/** One server-sent event as a client reads it: its name (`message` when it has none) and its JSON data. */
+export interface ReadEvent {
+  event: string;
+  data: unknown;
+}
+
+/**
+ * The events of a `text/event-stream` answer (a master client's `request`) as they arrive;
+ * comments (heartbeats) and events without data are skipped. Ends when the answer does.
+ */
+export async function* readEventStream(response: Response): AsyncIterable<ReadEvent> {
+  if (!response.body) return;
+  let buffer = '';
+  for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
+    buffer += chunk;
+    const frames = buffer.split('\n\n');
+    buffer = frames.pop() ?? '';
+    for (const frame of frames) {
+      const lines = frame.split('\n');
+      const data = lines
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n');
+      const named = lines.find((line) => line.startsWith('event: '));
+      if (data) yield { event: named ? named.slice(7) : 'message', data: JSON.parse(data) as unknown };
+    }
+  }
+}

@@ -17,6 +17,7 @@ export const Permissions = Object.freeze({
   agentRestart: 'agent:restart',
   agentStop: 'agent:stop',
   agentManage: 'agent:manage',
+  agentInstall: 'agent:install',
   groupView: 'group:view',
   groupManage: 'group:manage',
   logsView: 'logs:view',
@@ -58,6 +59,8 @@ export const PERMISSION_DESCRIPTIONS: Readonly<Record<string, string>> = Object.
   [Permissions.agentRestart]: 'restart an agent',
   [Permissions.agentStop]: 'stop an agent (it stays down)',
   [Permissions.agentManage]: 'enrol, install, update, revoke and remove agents',
+  [Permissions.agentInstall]:
+    "install an agent on a host through an SSH profile (the master connects with the profile's credentials)",
   [Permissions.groupView]: 'read agent groups',
   [Permissions.groupManage]: 'create, change and delete agent groups',
   [Permissions.logsView]: "read the master's log and run logs",
@@ -120,6 +123,8 @@ const P = Permissions;
  *   (`terminal:open`: a shell reaches past every reviewed workflow);
  * - every role sees stacks (`stack:view`): runs name them; Operator and Developer, who run
  *   workflows, see the names of their secrets (`secret:view`, never a value);
+ * - only Admin installs agents through an SSH profile (`agent:install`: the master connects with the
+ *   profile's credentials, which no other role may use beyond a test);
  * - only Admin manages users, tokens, secrets, stacks, agents (exec, stop, remove, enrol), agent groups,
  *   configuration and the database, and reads the audit log.
  * `GET /api/v1/auth/roles` and `runner auth roles` serve this table.

@@ -18,6 +18,8 @@ export interface ScheduleDeclaration {
   missed?: string;
   overlap?: string;
   vars?: Record<string, string>;
+  /** The stack its runs read, over the flow's or workflow's own `stack:`. */
+  stack?: string;
   enabled?: boolean;
 }
 

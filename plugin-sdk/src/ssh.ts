@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { createServiceRef } from './service-ref.js';
 
 /**
@@ -40,8 +41,11 @@ export interface SshExecOptions {
   /** Streamed as it arrives (a chunk may end mid-line). */
   onStdout?(chunk: Buffer): void;
   onStderr?(chunk: Buffer): void;
-  /** Written to the command's stdin, which is then closed. */
-  stdin?: string | Buffer;
+  /**
+   * Written to the command's stdin, which is then closed. A stream is piped as it is read (an
+   * upload too large to hold in memory, the agent installer's archive); its error fails the call.
+   */
+  stdin?: string | Buffer | Readable;
   /** Default 10 minutes; past it the channel is closed and the call fails with `ssh_timeout`. */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -124,7 +128,7 @@ export interface SshAuditEntry {
   id: number;
   profile: string;
   at: string;
-  /** Who acted: a user name, `workflow:<name>/<run id>`, `terminal:<user>`. */
+  /** Who acted: a user name, `workflow:<name>/<run id>`, `terminal:<user>`, `agent-install:<agent>/<user>`. */
   actor: string;
   action:
     | 'connection_established'

@@ -1,3 +1,4 @@
+import { InvalidInputError, NotFoundError } from './errors.js';
 import { createServiceRef } from './service-ref.js';
 
 /** A stack's environment type (service.md, "Stack (environment)"). */
@@ -33,3 +34,19 @@ export const StacksRef = createServiceRef<Stacks>({
   id: 'stacks',
   description: 'stacks (environments) with their variables; runs name one (stacks plugin)',
 });
+
+/**
+ * Refuses a request body's `stack` field that names no stack, as a 400 naming the field (a typo
+ * would make a hook that never fires or a job whose every run is refused). A 404 would say the
+ * resource asked for is missing, which it is not. Without the stacks plugin (`stacks` undefined)
+ * any name is kept; null is no stack.
+ */
+export async function checkStackField(stacks: Pick<Stacks, 'check'> | undefined, stack: string | null): Promise<void> {
+  if (stack === null || !stacks) return;
+  try {
+    await stacks.check(stack);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    throw new InvalidInputError(`stack: ${error.message}`, { field: 'stack' });
+  }
+}

@@ -1,6 +1,8 @@
 // `runner agent install` / `update` against a real OpenSSH server on loopback: this test starts its
 // own sshd (Debian's openssh-server) with a temporary host key and config, as a throwaway user with
 // a temporary key pair, and runs the real `runner` CLI. Needs root (useradd) and /usr/sbin/sshd.
+// The TLS master of the last tests also installs an agent through an SSH profile (the master
+// connects with the key it keeps, `--ssh-profile`).
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
@@ -14,9 +16,18 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { Agent, fetch as fetchTrusting } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, sshdAvailable, startSshd, type TestSshd } from '../support/sshd.js';
-import { localToken, runRunner, selfSignedCert, spawnRunner, tempDataDir, waitForOutput } from './helpers.js';
+import {
+  localAuth,
+  localToken,
+  runRunner,
+  selfSignedCert,
+  spawnRunner,
+  tempDataDir,
+  waitForOutput,
+} from './helpers.js';
 
 const dataDir = tempDataDir('runner-install-');
 let sshd: TestSshd;
@@ -30,6 +41,8 @@ let port = 0;
 let deadPort = 0;
 let uid = -1;
 const masters: ReturnType<typeof spawnRunner>[] = [];
+/** The TLS master the last two tests share. */
+let tls: { masterData: string; masterUrl: string; cert: string; grpcPort: number; token: string } | undefined;
 
 const authorize = (path?: string) => sshd.authorize(path);
 const hostFingerprint = () => sshd.hostFingerprint();
@@ -276,6 +289,7 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
     const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
     // --tls-cert serves the REST API over HTTPS too: the install command reaches it trusting the cert.
     const masterUrl = `https://${http}`;
+    tls = { masterData, masterUrl, cert, grpcPort, token };
 
     const result = await install(
       'db-1',
@@ -330,5 +344,98 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
     expect(stop.stdout).toBe('agent db-1 is stopping\n');
     for (let i = 0; i < 100 && alive(Number(pid)); i++) await new Promise((r) => setTimeout(r, 100));
     expect(alive(Number(pid))).toBe(false);
+  }, 90_000);
+
+  it('installs through an SSH profile: the master connects with the key it keeps, only to a pinned host key, audited', async () => {
+    if (!tls) throw new Error('needs the TLS master of the test before');
+    const { masterData, masterUrl, cert, grpcPort, token } = tls;
+    const trusting = new Agent({ connect: { ca: readFileSync(cert, 'utf8') } });
+    const api = async <T>(method: string, path: string, body?: unknown) => {
+      const response = await fetchTrusting(`${masterUrl}/api/v1${path}`, {
+        method,
+        dispatcher: trusting,
+        headers: { ...localAuth(masterData), 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as T };
+    };
+    // The key is stored encrypted on the master; this CLI has no SSH credentials at all.
+    const privateKey = readFileSync(clientKey, 'utf8');
+    const profile = { name: 'box', host: '127.0.0.1', port, user, auth_type: 'key', private_key: privateKey };
+    expect((await api('POST', '/ssh', profile)).status).toBe(201);
+    const viaProfile = () =>
+      runRunner(
+        [
+          'agent',
+          'install',
+          'db-2',
+          '--ssh-profile',
+          'box',
+          '--master',
+          `127.0.0.1:${grpcPort}`,
+          '--master-tls-cert',
+          cert,
+        ],
+        {
+          env: {
+            RUNNER_DATA_DIR: tempDataDir('runner-install-cli-'),
+            RUNNER_MASTER_URL: masterUrl,
+            RUNNER_TOKEN: localToken(masterData),
+            RUNNER_CA: cert,
+            SSH_AUTH_SOCK: '',
+          },
+        },
+      );
+
+    // No pinned host key: refused before anything ran on the host, in the profile's words.
+    const refused = await viaProfile();
+    expect(refused.code, `${refused.stdout}\n${refused.stderr}`).toBe(1);
+    expect(refused.stderr).toContain(
+      `runner: SSH profile box has no pinned host key: 127.0.0.1:${port} offered ssh-ed25519 ${hostFingerprint()}`,
+    );
+
+    expect((await api('POST', '/ssh/box/test', { trust_host_key: true })).status).toBe(200);
+    const result = await viaProfile();
+    expect(result.stderr).not.toMatch(/^runner:/m);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout).toContain(
+      `host key ssh-ed25519 ${hostFingerprint()} of 127.0.0.1 matches the one pinned in SSH profile box`,
+    );
+    const [, pid] = /^started agent db-2 on 127\.0\.0\.1 \(pid (\d+), nohup\)/m.exec(result.stdout) ?? [];
+    expect(alive(Number(pid))).toBe(true);
+    expect(result.stdout).toMatch(/^agent db-2 registered with the master: status (online|warning)/m);
+    // The token was the master's own (no --token); neither it nor the key was ever printed.
+    expect(readFileSync(join(home, '.runner-agent/db-2/agent.env'), 'utf8')).toContain(`RUNNER_JOIN_TOKEN='${token}'`);
+    const keyBody = privateKey.split('\n')[1];
+    for (const text of [result.stdout, result.stderr]) {
+      expect(text).not.toContain(token);
+      expect(text).not.toContain(keyBody);
+    }
+
+    const { body: audit } = await api<{ entries: { actor: string; action: string; detail: string }[] }>(
+      'GET',
+      '/ssh/box/audit?limit=50',
+    );
+    const install = audit.entries.filter((e) => e.actor.startsWith('agent-install:db-2/')).reverse();
+    expect(
+      install.map((e) => (e.action === 'command_executed' ? e.detail.split(' ').slice(0, 3).join(' ') : e.action)),
+    ).toEqual([
+      'connection_failed',
+      'connection_established',
+      '/bin/sh -s probe',
+      "/bin/sh -c 'mkdir",
+      '/bin/sh -s activate',
+      '/bin/sh -s reach-master',
+      'connection_closed',
+    ]);
+    const { body: records } = await api<{ records: { action: string; detail?: string; result: string }[] }>(
+      'GET',
+      '/audit?event=api.call&limit=20',
+    );
+    const calls = records.records.filter((r) => r.action === 'POST /api/v1/agents/:name/install');
+    expect(calls.map((r) => [r.result, r.detail])).toEqual([
+      ['success', `install of agent db-2 through SSH profile box (127.0.0.1): started, pid ${pid}`],
+      ['failure', 'install of agent db-2 through SSH profile box (127.0.0.1)'],
+    ]);
   }, 90_000);
 });

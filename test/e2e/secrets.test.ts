@@ -1,12 +1,14 @@
 // A stack's secrets never leave a master or an agent in any readable form: one real `runner
-// server` at debug level and one real `runner agent` (plaintext gRPC on loopback, which the master
-// allows: the values never leave the host). Three secrets are added (one through the CLI from
+// server` at debug level and one real `runner agent`, over gRPC with TLS (how secrets reach agents
+// on other hosts) or, in the PostgreSQL pass, plaintext on loopback (which the master allows: the
+// values never leave the host). Three secrets are added (one through the CLI from
 // stdin), then a workflow of the production stack prints them raw, inside strings, base64- and
 // URL-encoded, through log, print, exec.run("echo ..."), templates, outputs, an error and a task
 // delegated to the agent. Then every way out is searched: every API answer fetched, every
 // WebSocket message, the run's log stream (SSE) and the agent's, both processes' terminals and
 // every file of both data directories (runner.log, the store), and an offline backup. All of it
-// twice: the master on its embedded store, then on PostgreSQL (whose dump is searched too).
+// twice: the master on its embedded store with a TLS agent, then on PostgreSQL (whose dump is
+// searched too) with a plaintext one.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -14,7 +16,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../support/postgres.js';
-import { localAuth, localToken, runRunner, spawnRunner, stopAll, tempDataDir, waitForOutput } from './helpers.js';
+import {
+  localAuth,
+  localToken,
+  runRunner,
+  selfSignedCert,
+  spawnRunner,
+  stopAll,
+  tempDataDir,
+  waitForOutput,
+} from './helpers.js';
 
 type Child = ReturnType<typeof spawnRunner>;
 
@@ -84,9 +95,13 @@ tasks:
         return true, "agent says " .. secrets.db_password, { out = r.stdout }
 `;
 
-for (const backend of ['embedded', 'postgres'] as const)
+// One pass each: the transport does not depend on the store, and a third master would cost 40 s.
+for (const [backend, grpc] of [
+  ['embedded', 'TLS'],
+  ['postgres', 'plaintext'],
+] as const)
   describe.skipIf(backend === 'postgres' && !postgresReachable())(
-    `the secrets of a stack run (${backend} store)`,
+    `the secrets of a stack run (${backend} store, ${grpc} agent)`,
     () => {
       let master: Child;
       let database: TestDatabase | undefined;
@@ -127,16 +142,32 @@ for (const backend of ['embedded', 'postgres'] as const)
         }
         masterDir = tempDataDir('runner-e2e-secrets-master-');
         agentDir = tempDataDir('runner-e2e-secrets-agent-');
+        // TLS on the gRPC port only (grpc.tls_*): the REST API the test reads stays plain HTTP.
+        const pair = grpc === 'TLS' ? selfSignedCert(masterDir, 'grpc') : undefined;
         master = spawnRunner(['--debug', 'server', '--http-port', '0', '--bind-address', '127.0.0.1', '--port', '0'], {
-          env: { RUNNER_DATA_DIR: masterDir, ...storeEnv, ...FAST },
+          env: {
+            RUNNER_DATA_DIR: masterDir,
+            ...storeEnv,
+            ...FAST,
+            ...(pair ? { RUNNER_GRPC_TLS_CERT: pair.cert, RUNNER_GRPC_TLS_KEY: pair.key } : {}),
+          },
         });
         children.push(master);
-        const [, grpcPort] = await waitForOutput(master, /gRPC listening on 127\.0\.0\.1:(\d+)/);
+        const [, grpcPort, transport] = await waitForOutput(
+          master,
+          /gRPC listening on 127\.0\.0\.1:(\d+) \((TLS|plaintext)/,
+        );
+        expect(transport).toBe(grpc);
         const [, http] = await waitForOutput(master, /REST API listening on (127\.0\.0\.1:\d+)/);
         base = `http://${http}/api/v1`;
         const token = readFileSync(join(masterDir, 'agent-token'), 'utf8').trim();
         agent = spawnRunner(['--debug', 'agent', 'start', 'a1', '--master', `127.0.0.1:${grpcPort}`], {
-          env: { RUNNER_DATA_DIR: agentDir, RUNNER_JOIN_TOKEN: token, ...FAST },
+          env: {
+            RUNNER_DATA_DIR: agentDir,
+            RUNNER_JOIN_TOKEN: token,
+            ...FAST,
+            ...(pair ? { RUNNER_AGENT_MASTER_TLS_CERT: pair.cert } : {}),
+          },
         });
         children.push(agent);
         await waitForOutput(master, /agent a1 connected from/);

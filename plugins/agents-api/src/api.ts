@@ -11,6 +11,7 @@ import {
   DisksSchema,
   ExecBody,
   ExecResultSchema,
+  InstallBody,
   AgentActionSchema,
   AgentParams,
 } from './schemas.js';
@@ -129,6 +130,21 @@ export const postAgentsNameStop = declareRoute({
   responses: { 202: AgentActionSchema },
 });
 
+export const postAgentsNameInstall = declareRoute({
+  ...agentRoute,
+  method: 'POST',
+  path: '/agents/:name/install',
+  summary: 'install or update an agent on a host through an SSH profile: the master connects, streaming its progress',
+  description:
+    "What `runner agent install <name> --ssh-profile <profile>` calls: the master connects with the profile's credentials and pinned host key (they never leave it), checks the host, uploads its own runner, writes the agent's files and starts it. Refused before the stream begins (404 no such profile, 403 a host key not pinned or changed, 502 unreachable); then `line` events `{level: info|warning, text}`, and last `done` `{host, dir, service, master, pid, master_reach, log}` or `failed` `{code, message, status}`. Each connection, command and close is in the profile's audit log (actor `agent-install:<agent>/<user>`).",
+  permission: Permissions.agentInstall,
+  streaming: true,
+  body: InstallBody,
+  responses: {
+    200: { description: '`line` events, then `done` or `failed`', contentType: 'text/event-stream' },
+  },
+});
+
 /** Every route above, for the plugin's definition. */
 export const routes = [
   getAgents,
@@ -143,4 +159,5 @@ export const routes = [
   postAgentsNameExec,
   postAgentsNameRestart,
   postAgentsNameStop,
+  postAgentsNameInstall,
 ];

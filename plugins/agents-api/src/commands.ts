@@ -51,9 +51,20 @@ function port(value: string): number {
 const masterUrl: CommandOption = MASTER_URL_OPTION;
 const nameArg = { name: 'name', description: 'agent name', required: true };
 
-const sshOptions = (required: boolean): CommandOption[] => [
-  { flags: '--ssh-host <host>', description: `host to install on${required ? '' : ' (default: as installed)'}` },
-  { flags: '--ssh-user <user>', description: `SSH user${required ? '' : ' (default: as installed)'}` },
+const sshOptions = (install: boolean): CommandOption[] => [
+  {
+    flags: '--ssh-profile <name>',
+    description:
+      "connect from the master with this SSH profile (its key and pinned host key stay there) instead of this machine's SSH",
+  },
+  {
+    flags: '--ssh-host <host>',
+    description: `host to install on${install ? ' (unless --ssh-profile)' : ' (default: as installed)'}`,
+  },
+  {
+    flags: '--ssh-user <user>',
+    description: `SSH user${install ? ' (unless --ssh-profile)' : ' (default: as installed)'}`,
+  },
   { flags: '--ssh-port <port>', description: 'SSH port (default 22)', parse: port },
   {
     flags: '--ssh-key <file>',

@@ -2,6 +2,7 @@ import {
   AgentGroupsRef,
   AgentRegistryRef,
   HttpRouterRef,
+  SshProfilesRef,
   WebSocketHubRef,
   definePlugin,
   optional,
@@ -25,6 +26,8 @@ export const plugin = definePlugin({
     registry: optional(AgentRegistryRef),
     // Optional: without the agent-groups plugin only the `?group=` filter is refused.
     groups: optional(AgentGroupsRef),
+    // Optional: without the ssh-profiles plugin, installing through a profile answers 503.
+    profiles: optional(SshProfilesRef),
   },
   commands: [agentCommand],
   config: {
@@ -40,24 +43,30 @@ export const plugin = definePlugin({
       help: 'seconds between keep-alive comments on server-sent event streams',
     },
   },
-  async setup(ctx, { router, hub, registry, groups }) {
+  async setup(ctx, { router, hub, registry, groups, profiles }) {
     // Loaded here, not at import: every command imports every plugin's entry, and the routes bring
     // TypeBox (a one-task `runner run` never needs it).
-    const { registerAgentRoutes } = await import('./routes.js');
+    const [{ registerAgentRoutes }, { registerInstallRoute }] = await Promise.all([
+      import('./routes.js'),
+      import('./install/profile-install.js'),
+    ]);
     const cacheSeconds = ctx.config.get<number>('agents.metrics_cache');
     const heartbeatSeconds = ctx.config.get<number>('agents.sse_heartbeat');
     const cache = new MetricsCache(cacheSeconds * 1000);
+    const streams = { heartbeatMs: Math.max(0.01, heartbeatSeconds) * 1000, maxBufferedBytes: 1024 * 1024 };
     registerAgentRoutes(router, {
       registry,
       groups,
       cache,
       logger: ctx.logger,
       signal: ctx.signal,
-      logStream: {
-        heartbeatMs: Math.max(0.01, heartbeatSeconds) * 1000,
-        maxBufferedBytes: 1024 * 1024,
-        redactor: ctx.redactor,
-      },
+      logStream: { ...streams, redactor: ctx.redactor },
+    });
+    registerInstallRoute(router, {
+      profiles,
+      redactor: ctx.redactor,
+      joinToken: ctx.config.get<string>('agent.join_token', '').trim() || undefined,
+      stream: { ...streams, redactor: ctx.redactor, signal: ctx.signal },
     });
     if (!registry) {
       ctx.logger.warn('no agent transport loaded: the /agents routes answer 503');

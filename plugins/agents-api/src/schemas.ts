@@ -131,3 +131,44 @@ export const ExecResultSchema = Type.Object({
 });
 
 export const AgentActionSchema = Type.Object({ name: Type.String(), action: Type.String(), message: Type.String() });
+
+/** `POST /agents/:name/install`: what `runner agent install --ssh-profile` sends (the master connects). */
+export const InstallBody = Type.Object(
+  {
+    ssh_profile: Type.String({
+      minLength: 1,
+      description: 'the SSH profile the master connects with (its credentials and pinned host key never leave it)',
+    }),
+    update: Type.Optional(
+      Type.Boolean({ description: 'update the agent installed there instead (it keeps how it runs; master optional)' }),
+    ),
+    master: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "the master's gRPC address as the agent host reaches it (install: required)",
+      }),
+    ),
+    token: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "join token the agent presents (default: this master's agent.join_token)",
+      }),
+    ),
+    master_tls_cert: Type.Optional(
+      Type.String({
+        description: "the master's TLS certificate (PEM), copied to the agent host for the agent to trust",
+      }),
+    ),
+    insecure: Type.Optional(
+      Type.Boolean({ description: 'let the agent connect without TLS to a master beyond its host' }),
+    ),
+    remote_dir: Type.Optional(
+      Type.String({
+        description: 'where to install (default /opt/runner-agent/<name> as root, else ~/.runner-agent/<name>)',
+      }),
+    ),
+    node_path: Type.Optional(Type.String({ description: 'node on the agent host (default: the one on its PATH)' })),
+    force: Type.Optional(Type.Boolean({ description: 'install over an existing installation of this agent' })),
+  },
+  { additionalProperties: false },
+);

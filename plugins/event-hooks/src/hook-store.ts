@@ -1,4 +1,5 @@
 import {
+  checkStackField,
   ConflictError,
   didYouMean,
   InvalidInputError,
@@ -306,7 +307,7 @@ export class HookStore {
 
   async create(input: HookInput): Promise<Hook> {
     const fields = this.checked(input, undefined);
-    await this.checkStack(fields.stack);
+    await checkStackField(this.stacks, fields.stack);
     if ([...this.hooks.values()].some((h) => h.name === fields.name))
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
     const at = new Date().toISOString();
@@ -321,7 +322,7 @@ export class HookStore {
   async update(ref: string, input: HookInput): Promise<Hook> {
     const current = this.require(ref);
     const fields = this.checked(input, current);
-    if (fields.stack !== current.stack) await this.checkStack(fields.stack);
+    if (fields.stack !== current.stack) await checkStackField(this.stacks, fields.stack);
     if (fields.name !== current.name && [...this.hooks.values()].some((h) => h.name === fields.name))
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
     await this.store.run(`UPDATE hooks SET ${WRITTEN.map((c) => `${c} = ?`).join(', ')}, updated_at = ? WHERE id = ?`, [
@@ -423,20 +424,6 @@ export class HookStore {
       retries: checkInteger(input.retries ?? current?.retries ?? 0, 'retries', 0, MAX_RETRIES),
       script,
     };
-  }
-
-  /**
-   * Refuses a stack that does not exist (a typo would make a hook that never fires), through the
-   * stacks service; without the stacks plugin, any name is kept.
-   */
-  private async checkStack(stack: string | null): Promise<void> {
-    if (stack === null || !this.stacks) return;
-    try {
-      await this.stacks.check(stack);
-    } catch (error) {
-      if (!(error instanceof NotFoundError)) throw error;
-      throw new InvalidInputError(`stack: ${error.message}`, { field: 'stack' });
-    }
   }
 
   /**

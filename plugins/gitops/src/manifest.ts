@@ -38,6 +38,7 @@ const SCHEDULE_FIELDS = [
   'missed',
   'overlap',
   'vars',
+  'stack',
   'enabled',
 ];
 

@@ -1,4 +1,10 @@
-import { actionCommand, resourceAction, type CommandSpec, type MasterClient } from '@runner/plugin-sdk';
+import {
+  actionCommand,
+  readEventStream,
+  resourceAction,
+  type CommandSpec,
+  type MasterClient,
+} from '@runner/plugin-sdk';
 import { getLogs } from './api.js';
 import type { LogEntry } from './log-file.js';
 
@@ -17,20 +23,7 @@ async function* streamed(master: MasterClient, level: unknown, signal: AbortSign
     signal,
     headers: { accept: 'text/event-stream' },
   });
-  let buffer = '';
-  for await (const chunk of stream.body!.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    const events = buffer.split('\n\n');
-    buffer = events.pop() ?? '';
-    for (const event of events) {
-      const data = event
-        .split('\n')
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => l.slice(6))
-        .join('\n');
-      if (data) yield JSON.parse(data) as LogEntry;
-    }
-  }
+  for await (const { data } of readEventStream(stream)) yield data as LogEntry;
 }
 
 /**

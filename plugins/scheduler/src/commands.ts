@@ -56,6 +56,7 @@ function describeJob(job: JobAnswer): string {
     `enabled:   ${job.enabled ? 'yes' : 'no'}`,
     `missed:    ${job.missed}${job.missed === 'run_all' ? ` (cap ${job.missed_cap})` : ''}`,
     `overlap:   ${job.overlap}`,
+    `stack:     ${job.stack ?? "the flow's or file's own"}`,
     `vars:      ${
       Object.entries(job.vars)
         .map(([k, v]) => `${k}=${v}`)

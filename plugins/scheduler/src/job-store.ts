@@ -51,6 +51,11 @@ export const SCHEDULER_MIGRATIONS: readonly Migration[] = [
     );
     CREATE INDEX scheduler_slots_open ON scheduler_slots (outcome, job);`,
   },
+  {
+    id: 2,
+    description: "a job's own stack, read by its runs over the flow's or workflow's stack:",
+    sql: 'ALTER TABLE scheduler_jobs ADD COLUMN stack TEXT;',
+  },
 ];
 
 export const MISSED_POLICIES = ['skip', 'run_once', 'run_all'] as const;
@@ -78,6 +83,8 @@ export interface Job {
   missed_cap: number;
   overlap: OverlapPolicy;
   vars: Record<string, string>;
+  /** The stack its runs read, over the flow's or workflow's own `stack:`; null: theirs. */
+  stack: string | null;
   enabled: boolean;
   notify_on: NotifyOn;
   notify_webhook: string | null;
@@ -100,6 +107,7 @@ export interface JobInput {
   missed_cap?: number;
   overlap?: string;
   vars?: Record<string, string>;
+  stack?: string | null;
   enabled?: boolean;
   notify_on?: string;
   notify_webhook?: string | null;
@@ -166,6 +174,7 @@ const COLUMNS = [
   'missed_cap',
   'overlap',
   'vars',
+  'stack',
   'enabled',
   'notify_on',
   'notify_webhook',
@@ -222,6 +231,7 @@ export function mergeJob(base: Job, input: JobInput): Job {
     throw invalid('missed_cap', `a whole number from 1 to ${MAX_MISSED_CAP}`);
   for (const [name, value] of Object.entries(job.vars))
     if (typeof value !== 'string') throw invalid(`vars.${name}`, 'a var is text');
+  job.stack = job.stack?.trim() || null;
   if (job.notify_webhook) {
     let url: URL;
     try {
@@ -255,6 +265,7 @@ export function newJob(name: string, timezone: string, now: Date): Job {
     missed_cap: DEFAULT_MISSED_CAP,
     overlap: 'skip',
     vars: {},
+    stack: null,
     enabled: true,
     notify_on: 'never',
     notify_webhook: null,

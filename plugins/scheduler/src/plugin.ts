@@ -7,6 +7,7 @@ import {
   MetricsRef,
   Permissions,
   SchedulesRef,
+  StacksRef,
   StoreRef,
   WorkflowEngineRef,
   definePlugin,
@@ -53,6 +54,7 @@ export const plugin = definePlugin({
     router: optional(HttpRouterRef),
     cluster: optional(ClusterRef),
     flows: optional(FlowsRef),
+    stacks: optional(StacksRef),
     tiles: optional(DashboardTilesRef),
     metrics: optional(MetricsRef),
     notifications: NotificationsRef,
@@ -100,7 +102,7 @@ export const plugin = definePlugin({
     return [{ owner: 'scheduler', migrations: SCHEDULER_MIGRATIONS }];
   },
   commands: [schedulerCommand],
-  async setup(ctx, { store, engine, router, cluster, flows, tiles, metrics, notifications }) {
+  async setup(ctx, { store, engine, router, cluster, flows, stacks, tiles, metrics, notifications }) {
     const [
       { JobStore },
       { Scheduler },
@@ -146,6 +148,7 @@ export const plugin = definePlugin({
     const service = new SchedulerService(jobs, scheduler, {
       engine,
       flows,
+      stacks,
       workflowDirs: dirs,
       defaultTimezone: config.get<string>(CONFIG.timezone) || hostZone(),
       now: () => new Date(clock.now()),

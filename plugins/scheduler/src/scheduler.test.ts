@@ -1,7 +1,8 @@
 // The scheduler over the real engine and store (a temp data directory), with a clock the tests
 // move: DST changes in Europe/Berlin and America/New_York, a master stopped for three slots under
 // each missed-run policy, a run outlasting its interval under each overlap policy, flow jobs, the
-// notifications reaching a real local SMTP server and HTTP receiver, and the REST routes.
+// notifications reaching a real local SMTP server and HTTP receiver, a job's own stack over its
+// flow's (the real stacks plugin), and the REST routes.
 //
 // Flows: the flows plugin is built elsewhere; a small test plugin here provides FlowsRef with a
 // real implementation over the engine of one fixed YAML (what the scheduler sees is the contract).
@@ -17,6 +18,7 @@ import {
   FlowsRef,
   HttpRouterRef,
   MetricsRef,
+  StacksRef,
   type CommandContext,
   type CommandInput,
   StoreRef,
@@ -25,6 +27,7 @@ import {
   type Logger,
 } from '@runner/plugin-sdk';
 import { createTestKernel, staticConfig, type TestKernel } from '@runner/plugin-sdk/testing';
+import { plugin as stacksPlugin } from '@runner/plugin-stacks';
 import { plugin as store } from '@runner/plugin-store';
 import { plugin as template } from '@runner/plugin-template';
 import { plugin as workflow } from '@runner/plugin-workflow';
@@ -46,7 +49,9 @@ import { registerSchedulerRoutes } from './routes.js';
 import { Scheduler } from './scheduler.js';
 import { SchedulerService } from './service.js';
 
-const FLOW_YAML = 'version: "1.0"\nvars:\n  who: nobody\ntasks:\n  - name: t\n    exec: { script: "return true" }\n';
+// The flow's own stack is its runs' default; its task says which stack it read.
+const FLOW_YAML =
+  'version: "1.0"\nstack: flow-default\nvars:\n  who: nobody\ntasks:\n  - name: t\n    exec: { script: "return true, stack.name .. \' \' .. stack.vars.region" }\n';
 const testFlows = definePlugin({
   id: 'test-flows',
   version: '0.0.0',
@@ -67,6 +72,7 @@ const testFlows = definePlugin({
           trigger: request.trigger,
           user: request.user,
           vars: request.vars,
+          ...(request.stack === undefined ? {} : { stack: request.stack }),
         });
         return { outcome: 'started', runId, done };
       },
@@ -136,7 +142,19 @@ beforeAll(async () => {
 
   kernel = await createTestKernel({
     dataDir,
-    plugins: [http, store, template, luaRuntime, moduleExec, notifications, workflow, engine, testFlows, metricsPlugin],
+    plugins: [
+      http,
+      store,
+      template,
+      luaRuntime,
+      moduleExec,
+      notifications,
+      workflow,
+      engine,
+      testFlows,
+      metricsPlugin,
+      stacksPlugin,
+    ],
     profile: 'master',
     config: { 'http.port': 0, 'http.bind_address': '127.0.0.1' },
   });
@@ -147,6 +165,15 @@ beforeAll(async () => {
   await kernel.ready();
   origin = `http://127.0.0.1:${kernel.get(HttpRouterRef).address()?.port}`;
   base = `${origin}/api/v1/scheduler`;
+  for (const [name, region] of [
+    ['flow-default', 'eu'],
+    ['job-own', 'us'],
+  ])
+    await fetch(`${origin}/api/v1/stacks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name, variables: { region } }),
+    });
 });
 
 afterAll(async () => {
@@ -177,6 +204,7 @@ function master(clock: ManualClock, masterId = 'local') {
   const service = new SchedulerService(jobs, scheduler, {
     engine: engineService,
     flows: kernel.get(FlowsRef),
+    stacks: kernel.get(StacksRef),
     workflowDirs: [join(dataDir, 'workflows')],
     defaultTimezone: 'UTC',
     now: () => new Date(clock.now()),
@@ -442,6 +470,26 @@ describe('flows, notifications and the runs a job starts', () => {
     expect(slot).toMatchObject({ outcome: 'started', run_status: 'succeeded' });
     const run = await kernel.get(WorkflowEngineRef).get(slot!.run_id!);
     expect(run).toMatchObject({ trigger: 'scheduler', user: 'schedule:nightly-flow', workflowName: 'nightly' });
+    expect(run).toMatchObject({ stack: 'flow-default', tasks: [{ message: 'flow-default eu' }] });
+  });
+
+  it("runs on the job's own stack over the flow's, and refuses a stack that does not exist at save", async () => {
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-06T09:59:00Z')));
+    await add(service, 'own-stack', { flow: 'nightly', schedule: '0 10 * * *', stack: 'job-own' });
+    await at('2026-05-06T10:00:00Z');
+    await scheduler.settled();
+    const [slot] = (await jobs.history('own-stack', 1, 0)).slots;
+    const run = await kernel.get(WorkflowEngineRef).get(slot!.run_id!);
+    expect(run).toMatchObject({ status: 'succeeded', stack: 'job-own', tasks: [{ message: 'job-own us' }] });
+
+    const refused = (change: Promise<unknown>) => expect(change).rejects.toMatchObject({ details: { field: 'stack' } });
+    await refused(add(service, 'typo', { flow: 'nightly', schedule: '0 10 * * *', stack: 'job-onw' }));
+    await refused(service.update('own-stack', { stack: 'gone' }));
+    await expect(add(service, 'typo', { flow: 'nightly', schedule: '0 10 * * *', stack: 'job-onw' })).rejects.toThrow(
+      'stack: stack "job-onw" does not exist (did you mean "job-own"?)',
+    );
+    // An empty stack is none: the flow's own again.
+    expect((await service.update('own-stack', { stack: '' })).stack).toBeNull();
   });
 
   it('notifies a failure by webhook and e-mail, and says what each came to', async () => {
@@ -524,8 +572,12 @@ describe('/api/v1/scheduler/jobs', () => {
     expect(created.body.next_runs.every((at: string) => at.endsWith(':00:00.000Z'))).toBe(true);
     expect((await call('GET', '/jobs')).body).toMatchObject({ total: 1, jobs: [{ name: 'hourly' }] });
 
-    const changed = await call('PATCH', '/jobs/hourly', { schedule: '15 9 * * 1-5', vars: { env: 'prod' } });
-    expect(changed.body).toMatchObject({ schedule: '15 9 * * 1-5', vars: { env: 'prod' } });
+    const changed = await call('PATCH', '/jobs/hourly', {
+      schedule: '15 9 * * 1-5',
+      vars: { env: 'prod' },
+      stack: 'job-own',
+    });
+    expect(changed.body).toMatchObject({ schedule: '15 9 * * 1-5', vars: { env: 'prod' }, stack: 'job-own' });
     expect(changed.body.next_runs.every((at: string) => at.endsWith('T00:15:00.000Z'))).toBe(true); // 09:15 in Tokyo
 
     expect((await call('POST', '/jobs/hourly/disable')).body).toMatchObject({ enabled: false, next_runs: [] });
@@ -570,6 +622,7 @@ describe('/api/v1/scheduler/jobs', () => {
     expect(await refused({ notify_on: 'failure' })).toMatchObject({ field: 'notify_on' });
     expect(await refused({ notify_email: ['ops'], notify_on: 'both' })).toMatchObject({ field: 'notify_email[0]' });
     expect(await refused({ name: 'a b' })).toMatchObject({ field: 'name' });
+    expect(await refused({ stack: 'nowhere' })).toMatchObject({ field: 'stack' });
 
     await call('POST', '/jobs', { name: 'daily', workflow: 'quick.yaml', schedule: '0 3 * * *' });
     expect((await call('POST', '/jobs', { name: 'daily', workflow: 'quick.yaml', schedule: '0 3 * * *' })).status).toBe(
@@ -619,6 +672,9 @@ describe('runner scheduler list|history --watch', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { slots: { slot_at: string; outcome: string }[] });
     expect(answers).toHaveLength(2);
+    const added = await cli('add', ['staged'], { workflow: 'quick.yaml', schedule: '0 3 * * *', stack: 'job-own' });
+    expect(added.code).toBe(0);
+    expect((await cli('get', ['staged'], {})).stdout).toMatch(/^stack: +job-own$/m);
     for (const answer of answers)
       expect(answer.slots).toEqual([
         expect.objectContaining({ slot_at: '2026-05-09T10:00:00.000Z', outcome: 'started' }),

@@ -365,9 +365,11 @@ export class Scheduler {
     | { kind: 'skipped'; detail: string }
   > {
     const user = `schedule:${job.name}`;
+    // The job's stack overrides the flow's or file's `stack:`; absent, the engine takes theirs.
+    const stack = job.stack === null ? {} : { stack: job.stack };
     if (job.flow) {
       if (!this.options.flows) throw new Error(`no flows plugin on this master: flow ${job.flow} cannot start`);
-      const start = await this.options.flows.start(job.flow, { trigger: 'scheduler', user, vars: job.vars });
+      const start = await this.options.flows.start(job.flow, { trigger: 'scheduler', user, vars: job.vars, ...stack });
       if (start.outcome === 'started') return { kind: 'run', runId: start.runId, done: start.done };
       if (start.outcome === 'queued') return { kind: 'queued', detail: start.queueId };
       return { kind: 'skipped', detail: start.reason };
@@ -377,6 +379,7 @@ export class Scheduler {
       trigger: 'scheduler',
       user,
       vars: job.vars,
+      ...stack,
     });
     return { kind: 'run', runId, done };
   }

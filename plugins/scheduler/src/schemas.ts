@@ -35,6 +35,9 @@ const Fields = {
   }),
   overlap: literals(OVERLAP_POLICIES, OVERLAP),
   vars: Type.Record(Type.String(), Type.String(), { description: 'vars passed to every run, as --var k=v' }),
+  stack: Nullable(
+    "the stack every run reads, over the flow's or workflow's own stack: (null: theirs); refused when no such stack exists",
+  ),
   enabled: Type.Boolean({ description: 'a disabled job keeps its history and fires nothing' }),
   notify_on: literals(NOTIFY_ON, NOTIFY),
   notify_webhook: Nullable('http(s) URL a JSON notice is POSTed to'),

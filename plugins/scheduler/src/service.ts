@@ -1,8 +1,10 @@
 import {
+  checkStackField,
   InvalidInputError,
   type FlowsService,
   type ScheduleDeclaration,
   type SchedulesService,
+  type Stacks,
   type WorkflowEngine,
 } from '@runner/plugin-sdk';
 import { mergeJob, newJob, type Job, type JobInput, type JobStore, type Slot } from './job-store.js';
@@ -22,6 +24,8 @@ export class SchedulerService {
     private readonly deps: {
       engine: WorkflowEngine;
       flows?: FlowsService;
+      /** Says whether a job's stack exists (the stacks plugin), when it is loaded. */
+      stacks?: Pick<Stacks, 'check'>;
       workflowDirs: string[];
       defaultTimezone: string;
       now: () => Date;
@@ -45,6 +49,7 @@ export class SchedulerService {
   async create(input: JobInput & { name: string }): Promise<JobAnswer> {
     const job = mergeJob(newJob(input.name, this.deps.defaultTimezone, this.deps.now()), input);
     await this.checkTarget(job);
+    await checkStackField(this.deps.stacks, job.stack);
     await this.jobs.insert(job);
     return this.after(job.name);
   }
@@ -53,6 +58,7 @@ export class SchedulerService {
     const current = this.jobs.require(name);
     const job = mergeJob({ ...current, updated_at: this.deps.now().toISOString() }, { ...input, name });
     if (input.flow !== undefined || input.workflow !== undefined) await this.checkTarget(job);
+    if (job.stack !== current.stack) await checkStackField(this.deps.stacks, job.stack);
     // A new schedule counts from now: slots the old one gave are not missed ones of the new.
     if (job.schedule !== current.schedule || job.timezone !== current.timezone || (job.enabled && !current.enabled))
       job.active_since = job.updated_at;
@@ -113,6 +119,7 @@ export class SchedulerService {
       ...declaration,
       flow: declaration.flow ?? null,
       workflow: declaration.workflow ?? null,
+      stack: declaration.stack ?? null,
     });
   }
 
@@ -148,6 +155,6 @@ export class SchedulerService {
 
 /** The fields a declaration sets (every one, so that a field dropped from it returns to its default). */
 function declaredFields(job: Job): JobInput {
-  const { description, flow, workflow, schedule, timezone, missed, missed_cap, overlap, vars, enabled } = job;
-  return { description, flow, workflow, schedule, timezone, missed, missed_cap, overlap, vars, enabled };
+  const { description, flow, workflow, schedule, timezone, missed, missed_cap, overlap, vars, stack, enabled } = job;
+  return { description, flow, workflow, schedule, timezone, missed, missed_cap, overlap, vars, stack, enabled };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   RunnerError,
@@ -183,10 +184,12 @@ class Ssh2Connection implements SshConnection {
           code = exitCode;
           signal = exitSignal ?? undefined;
         });
+        let inputError: Error | undefined;
         channel.once('close', () => {
           clearTimeout(timer);
           options.signal?.removeEventListener('abort', stop);
           if (options.signal?.aborted) return reject(options.signal.reason as Error);
+          if (inputError) return reject(this.failure('reading the input of a command', inputError));
           resolve({
             code,
             ...(signal ? { signal } : {}),
@@ -195,7 +198,7 @@ class Ssh2Connection implements SshConnection {
             ...(kept.truncated ? { truncated: true } : {}),
           });
         });
-        channel.end(options.stdin ?? '');
+        feedStdin(channel, options.stdin, (error) => (inputError = error));
       });
     });
   }
@@ -269,6 +272,16 @@ class Ssh2Connection implements SshConnection {
       );
     });
   }
+}
+
+/** Writes `input` to the command's stdin and closes it; a stream's read error closes the channel and goes to `failed`. */
+function feedStdin(channel: ClientChannel, input: SshExecOptions['stdin'], failed: (error: Error) => void): void {
+  if (!(input instanceof Readable)) return void channel.end(input ?? '');
+  input.once('error', (error) => {
+    failed(error);
+    channel.close();
+  });
+  input.pipe(channel);
 }
 
 function shellOf(channel: ClientChannel): SshShell {

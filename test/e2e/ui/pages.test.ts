@@ -317,7 +317,7 @@ describe('every page', () => {
 });
 
 describe('the scheduler page', () => {
-  it('adds a job through the form (a bad schedule shown at its field), runs it now and disables it', async () => {
+  it('adds a job through the form (a bad schedule and an unknown stack shown at their fields), runs it now and disables it', async () => {
     const { page, problems } = await ui.open('/scheduler');
     try {
       await page.getByRole('button', { name: 'Add job' }).click();
@@ -334,6 +334,11 @@ describe('the scheduler page', () => {
         );
       expect(await form.getByLabel(/^Schedule/).getAttribute('aria-invalid')).toBe('true');
       await form.getByLabel(/^Schedule/).fill('0 * * * *');
+      // A stack that does not exist is refused at save, at its field.
+      await form.getByLabel(/^Stack/).fill('nowhere');
+      await form.getByRole('button', { name: 'Add job' }).click();
+      await expect.poll(() => form.getByRole('alert').textContent()).toMatch(/^stack: stack "nowhere" does not exist/);
+      await form.getByLabel(/^Stack/).fill('');
       await form.getByRole('button', { name: 'Add job' }).click();
       await page.waitForURL((url) => url.searchParams.get('job') === 'hourly-sync');
       const detail = page.getByRole('region', { name: 'hourly-sync' });
@@ -355,7 +360,7 @@ describe('the scheduler page', () => {
         'false',
       );
       await screenshot(page, 'scheduler-added');
-      // The refused schedule's 400 is the one expected; nothing else went wrong.
+      // The refused schedule's and stack's 400s are the ones expected; nothing else went wrong.
       expect(problems.filter((p) => !/400|POST http:\/\/[\d.:]+\/api\/v1\/scheduler\/jobs$/.test(p))).toEqual([]);
     } finally {
       await page.context().close();

@@ -25,10 +25,10 @@ function need(value: unknown, flag: string, why: string): string {
   throw new InvalidInputError(`${flag} is required${why}`, { field: flag.replace(/^--/, '') });
 }
 
-export interface Plan {
+/** What the steps on the agent host need (deploy.ts), whoever connects: the CLI or the master. */
+export interface RemotePlan {
   kind: 'install' | 'update';
   name: string;
-  target: SshTarget;
   master?: string;
   token?: string;
   /** `--master-tls-cert`: the PEM text, installed on the agent host as master-ca.pem. */
@@ -37,12 +37,22 @@ export interface Plan {
   insecure: boolean;
   remoteDir?: string;
   nodePath?: string;
-  waitSeconds: number;
   force: boolean;
-  /** `--master-url`: the master's REST API, to watch the agent register. */
+}
+
+export interface Plan extends RemotePlan {
+  /** How the CLI reaches the host itself; absent with `sshProfile`. */
+  target?: SshTarget;
+  /** `--ssh-profile`: the master connects with this profile and runs the steps. */
+  sshProfile?: string;
+  waitSeconds: number;
+  /** `--master-url`: the master's REST API, to watch the agent register (and, with a profile, to install). */
   masterUrl?: string;
   previous?: LocalInstallRecord;
 }
+
+/** Options that say how to reach the host over SSH from the CLI, which a profile replaces. */
+const OWN_SSH_OPTIONS = ['sshHost', 'sshUser', 'sshPort', 'sshKey', 'knownHosts', 'acceptNewHostKey'] as const;
 
 export async function planFrom(
   kind: Plan['kind'],
@@ -50,20 +60,9 @@ export async function planFrom(
   ctx: CommandContext,
 ): Promise<Plan> {
   const name = args[0];
-  if (!AGENT_NAME_PATTERN.test(name ?? '')) {
-    throw new InvalidInputError(
-      `agent name "${name}" must be 1-63 letters, digits, dots, dashes or underscores, starting with a letter or digit`,
-      { field: 'name' },
-    );
-  }
+  checkAgentName(name);
   const previous = await readLocalRecord(ctx.config.dataDir, name);
-  const why =
-    kind === 'install'
-      ? ''
-      : ` (no earlier \`runner agent install ${name}\` from this machine is recorded in ${ctx.config.dataDir}/agent-installs)`;
   const remembered = kind === 'update' ? previous : undefined;
-  const host = need(options.sshHost ?? remembered?.ssh.host, '--ssh-host', why);
-  const user = need(options.sshUser ?? remembered?.ssh.user, '--ssh-user', why);
   const master = options.master === undefined ? undefined : String(options.master);
   if (kind === 'install') need(master, '--master', ' (the gRPC address the agent dials, host:port)');
   if (master !== undefined) parseMasterAddress(master);
@@ -75,32 +74,15 @@ export async function planFrom(
       : typeof configuredToken === 'string' && configuredToken.trim() !== ''
         ? configuredToken.trim()
         : undefined;
-  if (
-    token !== undefined &&
-    (token === '' || [...token].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
-  ) {
-    throw new InvalidInputError('--token must be non-empty and hold no control characters', { field: 'token' });
-  }
+  if (token !== undefined) checkToken(token, '--token');
   const masterTlsCert =
     options.masterTlsCert === undefined ? undefined : readCertificate(String(options.masterTlsCert));
   const remoteDir = (options.remoteDir as string | undefined) ?? remembered?.remote_dir;
-  if (remoteDir !== undefined && !(SAFE_PATH.test(remoteDir) || SAFE_PATH.test(remoteDir.replace(/^~/, '')))) {
-    throw new InvalidInputError(
-      `--remote-dir "${remoteDir}" must be an absolute path (or ~/...) of letters, digits and . _ / + -`,
-      { field: 'remote-dir' },
-    );
-  }
+  if (remoteDir !== undefined) checkRemoteDir(remoteDir, '--remote-dir');
   return {
     kind,
     name,
-    target: {
-      host,
-      user,
-      port: (options.sshPort as number | undefined) ?? remembered?.ssh.port ?? 22,
-      keyFile: (options.sshKey as string | undefined) ?? remembered?.ssh.key,
-      knownHostsFile: (options.knownHosts as string | undefined) ?? remembered?.known_hosts ?? defaultKnownHostsFile(),
-      acceptNewHostKey: options.acceptNewHostKey === true,
-    },
+    ...reach(kind, options, remembered, ctx.config.dataDir, name),
     master,
     token,
     masterTlsCert,
@@ -112,6 +94,69 @@ export async function planFrom(
     masterUrl: options.masterUrl as string | undefined,
     previous,
   };
+}
+
+/** The CLI's own SSH target, or the profile the master connects with (never both). */
+function reach(
+  kind: Plan['kind'],
+  options: CommandInput['options'],
+  remembered: LocalInstallRecord | undefined,
+  dataDir: string,
+  name: string,
+): Pick<Plan, 'target' | 'sshProfile'> {
+  if (options.sshProfile !== undefined) {
+    const own = OWN_SSH_OPTIONS.filter((option) => options[option] !== undefined);
+    if (own.length > 0)
+      throw new InvalidInputError(
+        `--ssh-profile: the profile says how to reach the host; leave out ${own.map(flagOf).join(', ')}`,
+        { field: 'ssh-profile' },
+      );
+    return { sshProfile: String(options.sshProfile) };
+  }
+  const why =
+    kind === 'install'
+      ? ''
+      : ` (no earlier \`runner agent install ${name}\` from this machine is recorded in ${dataDir}/agent-installs)`;
+  const host = need(options.sshHost ?? remembered?.ssh.host, '--ssh-host', why);
+  const user = need(options.sshUser ?? remembered?.ssh.user, '--ssh-user', why);
+  return {
+    target: {
+      host,
+      user,
+      port: (options.sshPort as number | undefined) ?? remembered?.ssh.port ?? 22,
+      keyFile: (options.sshKey as string | undefined) ?? remembered?.ssh.key,
+      knownHostsFile: (options.knownHosts as string | undefined) ?? remembered?.known_hosts ?? defaultKnownHostsFile(),
+      acceptNewHostKey: options.acceptNewHostKey === true,
+    },
+  };
+}
+
+/** `sshHost` as its flag, `--ssh-host`. */
+const flagOf = (option: string) => `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
+/** `field` is how the caller named the value: `--token` on the command line, `token` in a request body. */
+const fieldOf = (field: string) => field.replace(/^--/, '');
+
+export function checkAgentName(name: string | undefined): asserts name is string {
+  if (!AGENT_NAME_PATTERN.test(name ?? '')) {
+    throw new InvalidInputError(
+      `agent name "${name}" must be 1-63 letters, digits, dots, dashes or underscores, starting with a letter or digit`,
+      { field: 'name' },
+    );
+  }
+}
+
+export function checkToken(token: string, field: string): void {
+  if (token === '' || [...token].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f))
+    throw new InvalidInputError(`${field} must be non-empty and hold no control characters`, { field: fieldOf(field) });
+}
+
+export function checkRemoteDir(dir: string, field: string): void {
+  if (!(SAFE_PATH.test(dir) || SAFE_PATH.test(dir.replace(/^~/, ''))))
+    throw new InvalidInputError(
+      `${field} "${dir}" must be an absolute path (or ~/...) of letters, digits and . _ / + -`,
+      { field: fieldOf(field) },
+    );
 }
 
 /** The values of agent.env as this module writes them (`KEY='value'`, `'\''` for a quote). */
@@ -174,11 +219,15 @@ function readCertificate(file: string): string {
       field: 'master-tls-cert',
     });
   }
-  if (!/^-----BEGIN CERTIFICATE-----$/m.test(text) || /PRIVATE KEY-----/.test(text)) {
-    throw new InvalidInputError(
-      `--master-tls-cert ${file}: not a PEM certificate (give the master's certificate, never its key)`,
-      { field: 'master-tls-cert' },
-    );
-  }
+  checkCertificate(text, `--master-tls-cert ${file}`);
   return text;
+}
+
+/** A PEM certificate, never a key (the file goes to the agent host). `where` names it in the error. */
+export function checkCertificate(text: string, where: string): void {
+  if (!/^-----BEGIN CERTIFICATE-----$/m.test(text) || /PRIVATE KEY-----/.test(text)) {
+    throw new InvalidInputError(`${where}: not a PEM certificate (give the master's certificate, never its key)`, {
+      field: fieldOf(where.split(' ')[0]),
+    });
+  }
 }

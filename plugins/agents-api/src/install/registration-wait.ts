@@ -9,21 +9,20 @@ import {
   type CommandContext,
 } from '@runner/plugin-sdk';
 import { getAgentsName } from '../api.js';
+import type { Deployed, Progress } from './deploy.js';
 import type { Plan } from './install-plan.js';
 
 /**
- * Polls the master's `GET /agents/<name>` until the agent is up there with a fresh process, or
- * `--wait` runs out. With no master REST API known to this CLI, says what was not checked.
+ * Polls the master's `GET /agents/<name>` until the agent is up there with a process younger than
+ * `startedAt` (when this command began: an update's old process may still show), or `--wait` runs
+ * out. With no master REST API known to this CLI, says what was not checked.
  */
 export async function waitForRegistration(
   ctx: CommandContext,
   plan: Plan,
-  master: string,
-  masterReach: string,
+  deployed: Deployed,
   startedAt: number,
-  logHint: string,
-  say: (line: string) => void,
-  warn: (line: string) => void,
+  { say, warn }: Progress,
 ): Promise<number> {
   const { name } = plan;
   const lookup = await findMaster(ctx, plan.masterUrl);
@@ -59,11 +58,12 @@ export async function waitForRegistration(
     }
     await sleep(Math.min(1000, Math.max(0, deadline - Date.now())));
   }
+  const { host, master, master_reach: reach, log } = deployed;
   throw new RunnerError(
     'agent_not_registered',
-    `agent ${name} is running on ${plan.target.host} but did not register with the master at ${endpoint.base} within ${plan.waitSeconds} s: ${last}. ` +
-      `${masterReach === 'ok' ? `${plan.target.host} does reach ${master}` : `${plan.target.host} cannot reach ${master} (${masterReach})`}; ` +
-      `its log: ${logHint} on ${plan.target.host}`,
+    `agent ${name} is running on ${host} but did not register with the master at ${endpoint.base} within ${plan.waitSeconds} s: ${last}. ` +
+      `${reach === 'ok' ? `${host} does reach ${master}` : `${host} cannot reach ${master} (${reach})`}; ` +
+      `its log: ${log} on ${host}`,
     { status: 504 },
   );
 }

@@ -5,7 +5,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseActivation, parseAgentEnv, parseMasterAddress } from './install-command.js';
+import { parseActivation } from './deploy.js';
+import { parseAgentEnv, parseMasterAddress } from './install-command.js';
 import {
   activateScript,
   chooseService,

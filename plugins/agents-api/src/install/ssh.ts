@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { InvalidInputError, RunnerError } from '@runner/plugin-sdk';
 import type { Client, ClientChannel, ConnectConfig } from 'ssh2';
+import type { ExecResult, InstallSession } from './deploy.js';
 import {
   fingerprint,
   hostLabel,
@@ -27,13 +28,6 @@ export interface SshTarget {
   acceptNewHostKey: boolean;
 }
 
-export interface ExecResult {
-  stdout: string;
-  stderr: string;
-  code: number | null;
-  signal?: string;
-}
-
 export const GLOBAL_KNOWN_HOSTS = '/etc/ssh/ssh_known_hosts';
 
 type Ssh2 = typeof import('ssh2');
@@ -48,8 +42,8 @@ export function defaultKnownHostsFile(): string {
   return join(homedir(), '.ssh', 'known_hosts');
 }
 
-/** An SSH connection to the host an agent is installed on. */
-export class SshSession {
+/** The CLI's own SSH connection to the host an agent is installed on, with the operator's credentials. */
+export class SshSession implements InstallSession {
   private constructor(
     private readonly client: Client,
     readonly target: SshTarget,
@@ -134,9 +128,9 @@ export class SshSession {
     return new SshSession(client, target, hostKey as SshSession['hostKey']);
   }
 
-  /** Runs a POSIX sh script (sent on stdin, so the login shell's syntax does not matter). */
-  exec(script: string, options: { timeoutMs?: number } = {}): Promise<ExecResult> {
-    return this.run('/bin/sh -s', (channel) => channel.end(script), options.timeoutMs ?? 120_000);
+  /** Runs a POSIX sh script (sent on stdin, so the login shell's syntax does not matter); see InstallSession. */
+  exec(script: string, options: { step: string; timeoutMs?: number }): Promise<ExecResult> {
+    return this.run(`/bin/sh -s ${options.step}`, (channel) => channel.end(script), options.timeoutMs ?? 120_000);
   }
 
   /** Runs `command` with `input` piped to its stdin (an upload), to the end of both. */
