@@ -1,4 +1,5 @@
 import type { RunProgress, RunRecord, RunTrigger } from './engine.js';
+import type { VarsFrom } from './workflow.js';
 import { createServiceRef } from './service-ref.js';
 import type { UnitOfWork } from './unit-of-work.js';
 
@@ -31,6 +32,8 @@ export interface FlowStartRequest {
   user?: string;
   /** Merged over the flow's `vars`, as `--var k=v`. */
   vars?: Record<string, string>;
+  /** Where `vars` were given (RunRequest.varsFrom): a hook's and a schedule's are `fields`. */
+  varsFrom?: VarsFrom;
   /** The stack the run reads (default the flow's `stack:`; see RunRequest.stack). */
   stack?: string;
   /** A run on a production stack confirmed (RunRequest.confirm). */

@@ -367,7 +367,12 @@ export class Scheduler {
     const user = `schedule:${job.name}`;
     if (job.flow) {
       if (!this.options.flows) throw new Error(`no flows plugin on this master: flow ${job.flow} cannot start`);
-      const start = await this.options.flows.start(job.flow, { trigger: 'scheduler', user, vars: job.vars });
+      const start = await this.options.flows.start(job.flow, {
+        trigger: 'scheduler',
+        user,
+        vars: job.vars,
+        varsFrom: 'fields',
+      });
       if (start.outcome === 'started') return { kind: 'run', runId: start.runId, done: start.done };
       if (start.outcome === 'queued') return { kind: 'queued', detail: start.queueId };
       return { kind: 'skipped', detail: start.reason };
@@ -377,6 +382,7 @@ export class Scheduler {
       trigger: 'scheduler',
       user,
       vars: job.vars,
+      varsFrom: 'fields',
     });
     return { kind: 'run', runId, done };
   }
