@@ -40,7 +40,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, postgresReachable, type TestDatabase } from '../../../test/support/postgres.js';
 import { sshdAvailable, startSshd, type TestSshd } from '../../../test/support/sshd.js';
 import { openGitSession } from './auth.js';
-import { CLAIM_MS, GitOps } from './gitops.js';
+import { GitOps } from './gitops.js';
+import { CLAIM_MS } from './sync-claim.js';
 import { plugin as gitops } from './plugin.js';
 import { signature } from './webhook.js';
 

@@ -1,7 +1,6 @@
 import { posix } from 'node:path';
 import {
   AGENT_NAME_PATTERN,
-  ConflictError,
   isRunnerError,
   WorkflowValidationError,
   withUnitOfWork,
@@ -22,6 +21,7 @@ import { createTwoFilesPatch } from 'diff';
 import type { GitSession } from './auth.js';
 import { GitMirror, type GitCommit } from './git.js';
 import { parseManifest, type Declared, type Manifest } from './manifest.js';
+import { readState, STATE, SyncClaims, type Claim } from './sync-claim.js';
 
 export const GITOPS_MIGRATIONS: readonly Migration[] = [
   {
@@ -48,11 +48,6 @@ export const GITOPS_MIGRATIONS: readonly Migration[] = [
     );`,
   },
 ];
-
-/** The one state row (one repository per installation). */
-const STATE = 'repository';
-/** A sync's claim lapses after this long, so a master that died in one does not block the next forever. */
-export const CLAIM_MS = 10 * 60_000;
 
 export type Change = 'added' | 'changed' | 'removed' | 'unchanged';
 
@@ -125,24 +120,6 @@ interface Target {
   problems: WorkflowProblem[];
 }
 
-/** A sync's claim: the master holding it and since when (the fence its writes check). */
-interface Claim {
-  owner: string;
-  startedAt: string;
-}
-
-interface StateRow {
-  commit_id: string | null;
-  commit_author: string | null;
-  commit_message: string | null;
-  applied_at: string | null;
-  applied_by: string | null;
-  sync_owner: string | null;
-  sync_by: string | null;
-  sync_started_at: string | null;
-  sync_until: number | string | null;
-}
-
 export interface GitOpsDeps {
   store: Store;
   engine: WorkflowEngine;
@@ -180,10 +157,12 @@ export class GitOps {
   /** Git commands on the mirror, one round at a time on this master (a fetch locks its refs). */
   private gitTurn: Promise<unknown> = Promise.resolve();
   private readonly now: () => Date;
+  private readonly claims: SyncClaims;
 
   constructor(private readonly deps: GitOpsDeps) {
     this.mirror = new GitMirror(deps.mirrorDir, deps.settings.url, deps.settings.branch);
     this.now = deps.now ?? (() => new Date());
+    this.claims = new SyncClaims(deps.store, deps.masterId, deps.logger, this.now);
   }
 
   async open(): Promise<void> {
@@ -192,7 +171,7 @@ export class GitOps {
   }
 
   async status(): Promise<Status> {
-    const row = await this.state();
+    const row = await readState(this.deps.store);
     const { url, branch, path } = this.deps.settings;
     const until = Number(row.sync_until ?? 0);
     return {
@@ -256,7 +235,7 @@ export class GitOps {
    * commits, or none. Told as `gitops.synced`, or `gitops.sync_failed` with the reason.
    */
   async sync(by: string): Promise<SyncResult> {
-    const claim = await this.claim(by);
+    const claim = await this.claims.take(by);
     let commit: string | null = null;
     try {
       await this.deps.afterClaim?.();
@@ -270,7 +249,7 @@ export class GitOps {
       this.tellFailed(commit, by, error as Error);
       throw error;
     } finally {
-      await this.release(claim);
+      await this.claims.release(claim);
     }
   }
 
@@ -296,58 +275,9 @@ export class GitOps {
     this.deps.events?.emit('gitops.sync_failed', { commit, by, master: this.deps.masterId, reason: error.message });
   }
 
-  private async release(claim: Claim): Promise<void> {
-    await this.deps.store
-      .run(
-        'UPDATE gitops_state SET sync_owner = NULL, sync_until = NULL WHERE id = ? AND sync_owner = ? AND sync_started_at = ?',
-        [STATE, claim.owner, claim.startedAt],
-      )
-      .catch((error: Error) => this.deps.logger.warn(`releasing the GitOps sync claim failed: ${error.message}`));
-  }
-
   /** Frees the claim of a master that died during a sync (told by the cluster). */
-  async releaseClaimsOf(masterId: string): Promise<void> {
-    await this.deps.store.run('UPDATE gitops_state SET sync_owner = NULL, sync_until = NULL WHERE sync_owner = ?', [
-      masterId,
-    ]);
-  }
-
-  /** The claim primitive: one conditional update of the state row; `changes === 1` won it. */
-  private async claim(by: string): Promise<Claim> {
-    const now = this.now();
-    const claim = { owner: this.deps.masterId, startedAt: now.toISOString() };
-    const claimed = await this.deps.store.run(
-      `UPDATE gitops_state SET sync_owner = ?, sync_by = ?, sync_started_at = ?, sync_until = ?
-       WHERE id = ? AND (sync_owner IS NULL OR sync_until < ?)`,
-      [claim.owner, by, claim.startedAt, now.getTime() + CLAIM_MS, STATE, now.getTime()],
-    );
-    if (claimed.changes === 1) return claim;
-    const row = await this.state();
-    throw new ConflictError(
-      `a GitOps sync is in progress (started by ${row.sync_by || 'someone'} on master ${row.sync_owner} at ${row.sync_started_at}); try again once it ended`,
-      { details: { master: row.sync_owner, by: row.sync_by, since: row.sync_started_at } },
-    );
-  }
-
-  /**
-   * The fence of a sync's writes, first in its unit: refused when its claim lapsed (CLAIM_MS) and
-   * another sync took the row. On PostgreSQL it also locks the row until the unit ends, so no
-   * other master's claim lands between this check and the commit.
-   */
-  private async holdClaim(tx: StoreTransaction, claim: Claim): Promise<void> {
-    const held = await tx.run(
-      'UPDATE gitops_state SET sync_until = sync_until WHERE id = ? AND sync_owner = ? AND sync_started_at = ?',
-      [STATE, claim.owner, claim.startedAt],
-    );
-    if (held.changes === 1) return;
-    throw new ConflictError(
-      `the claim of this GitOps sync (master ${claim.owner}, since ${claim.startedAt}) lapsed and another sync took it; nothing was applied`,
-    );
-  }
-
-  private async state(reader: StoreReader = this.deps.store): Promise<StateRow> {
-    const row = await reader.get<StateRow>('SELECT * FROM gitops_state WHERE id = ?', [STATE]);
-    return row ?? ({} as StateRow);
+  releaseClaimsOf(masterId: string): Promise<void> {
+    return this.claims.releaseOf(masterId);
   }
 
   /** Fetches the branch and reads its workflows and manifest, every problem collected. */
@@ -510,7 +440,7 @@ export class GitOps {
     const problemsOnly = target.problems.length > 0;
     return {
       commit: target.commit,
-      applied_commit: (await this.state()).commit_id ?? null,
+      applied_commit: (await readState(this.deps.store)).commit_id ?? null,
       flows,
       hooks: problemsOnly ? [] : await this.itemChanges('hook', target.manifest.hooks, this.deps.hooks),
       schedules: problemsOnly ? [] : await this.itemChanges('schedule', target.manifest.schedules, this.deps.schedules),
@@ -539,8 +469,8 @@ export class GitOps {
   /** Everything the commit declares, in one unit of work: the fence, flows, hooks, schedules, the record. */
   private apply(target: Target, by: string, claim: Claim): Promise<SyncResult> {
     const work = async (unit: UnitOfWork): Promise<SyncResult> => {
-      await this.holdClaim(unit.tx, claim);
-      const previous = (await this.state(unit.tx)).commit_id ?? null;
+      await this.claims.hold(unit.tx, claim);
+      const previous = (await readState(unit.tx)).commit_id ?? null;
       const flows = await this.applyFlows(unit, target);
       const result: SyncResult = {
         commit: target.commit,
