@@ -592,6 +592,9 @@ describe.skipIf(!postgresReachable())('several masters on PostgreSQL', () => {
     expect((await running).flows).toEqual([{ name: 'report', change: 'added', version: 1 }]);
     // The claim is released: the other master syncs now, with nothing left to change.
     expect(await second.sync('bob')).toMatchObject({ commit: { id: head }, flows: [] });
+    // Neither the refusal nor the sync that found the commit applied is news for the audit log.
+    expect(kernels[1]!.emitted.filter((event) => event.type.startsWith('gitops.'))).toEqual([]);
+    expect(kernels[0]!.emitted.filter((event) => event.type === 'gitops.synced')).toHaveLength(1);
   });
 
   it('a sync whose claim lapsed and was taken over writes nothing, even of a newer commit', async () => {

@@ -144,6 +144,11 @@ export interface GitOpsDeps {
 /** A service that checks a declaration before a sync writes it (HooksService, SchedulesService). */
 type Checker = { check(value: never): Promise<void> };
 
+/** Whether a sync applied a new commit or changed a flow, hook or schedule. */
+const changedAnything = (result: SyncResult) =>
+  result.previous_commit !== result.commit.id ||
+  result.flows.length + result.hooks.length + result.schedules.length > 0;
+
 const WORKFLOW_FILE = /\.ya?ml$/;
 const short = (id: string) => id.slice(0, 12);
 
@@ -243,7 +248,8 @@ export class GitOps {
       commit = target.commit.id;
       if (target.problems.length > 0) throw new WorkflowValidationError(target.problems);
       const result = await this.apply(target, by, claim);
-      this.tellSynced(result, by);
+      // A periodic sync on every master finds the applied commit again and again: not news.
+      if (changedAnything(result)) this.tellSynced(result, by);
       return result;
     } catch (error) {
       this.tellFailed(commit, by, error as Error);
