@@ -52,7 +52,8 @@ export async function withUnitOfWork<T>(
 
 /**
  * Joins the caller's unit when there is one, else opens one of the service's own: the body of a
- * write method that takes an optional `unit`.
+ * write method that takes an optional `unit`. Joined, the effects' failures go to the handler of
+ * whoever opened the unit; `onEffectError` serves only a unit opened here.
  */
 export function inUnitOfWork<T>(
   store: Pick<Store, 'withTransaction'>,
