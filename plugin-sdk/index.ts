@@ -11,6 +11,7 @@ export * from './src/lua-module-plugin.js';
 export * from './src/notifications.js';
 export * from './src/plugin.js';
 export * from './src/store.js';
+export * from './src/unit-of-work.js';
 export * from './src/http.js';
 export * from './src/openapi.js';
 export * from './src/event-stream.js';

@@ -1,7 +1,7 @@
 import type { LuaValue } from './lua-module.js';
 import type { LuaRunOptions, LuaRunResult } from './lua-runtime.js';
 import { createServiceRef } from './service-ref.js';
-import type { WorkflowProblem } from './workflow.js';
+import type { VarsFrom, WorkflowProblem } from './workflow.js';
 
 /**
  * Where a workflow comes from: a file on the machine running it, its text, or a source another
@@ -42,6 +42,8 @@ export interface RunRequest {
   group?: string;
   /** `--var k=v` overrides, merged over the file's `vars`. */
   vars?: Record<string, string>;
+  /** Where `vars` were given: errors name a var as the caller wrote it (default: `--var`). */
+  varsFrom?: VarsFrom;
   /** `--values FILE` contents, merged over the file's `values` per agent. */
   values?: Record<string, Record<string, unknown>>;
   /** Delegate every task of the run to these agents (`runner run --delegate-to`). */

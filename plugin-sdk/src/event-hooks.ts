@@ -1,4 +1,5 @@
 import { createServiceRef } from './service-ref.js';
+import type { UnitOfWork } from './unit-of-work.js';
 
 /**
  * A hook as another plugin declares it (GitOps' manifest): the fields of `POST /api/v1/hooks`.
@@ -26,12 +27,19 @@ export interface HookDeclaration {
 export interface HooksService {
   /** What `put` would do with the declaration, writing nothing (a diff before a sync). */
   compare(hook: HookDeclaration): 'created' | 'updated' | 'unchanged';
-  /** Throws what `put` would refuse the declaration for, writing nothing (the script compiled). */
-  check(hook: HookDeclaration): void;
-  /** Creates the hook, or changes the one of that name; `unchanged` when every field was equal. */
-  put(hook: HookDeclaration): Promise<'created' | 'updated' | 'unchanged'>;
-  /** Deletes the hook and its history; false when there was none. */
-  remove(name: string): Promise<boolean>;
+  /**
+   * Rejects with what `put` would refuse the declaration for, writing nothing: the fields, the
+   * script compiled, the event known, the stack existing (through the stacks service).
+   */
+  check(hook: HookDeclaration): Promise<void>;
+  /**
+   * Creates the hook, or changes the one of that name; `unchanged` when every field was equal.
+   * Given a `unit` (UnitOfWork), it is written in the unit's transaction and runs from the unit's
+   * commit on; inside a unit the stack is not checked (call `check` before the unit opens).
+   */
+  put(hook: HookDeclaration, unit?: UnitOfWork): Promise<'created' | 'updated' | 'unchanged'>;
+  /** Deletes the hook and its history; false when there was none. Given a `unit`, in its transaction. */
+  remove(name: string, unit?: UnitOfWork): Promise<boolean>;
 }
 
 export const HooksRef = createServiceRef<HooksService>({

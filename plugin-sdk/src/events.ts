@@ -31,6 +31,15 @@ export interface RunnerEvents {
   'terminal.opened': { id: string; target: string; user: string };
   /** A terminal session ended: the shell exited, its user closed it or was revoked, or nobody attached (audited). */
   'terminal.closed': { id: string; target: string; user: string; reason: string };
+  /** A GitOps sync applied a commit: flows, hooks and schedules changed together (gitops plugin; audited). */
+  'gitops.synced': GitOpsSyncPayload & {
+    previous_commit: string | null;
+    flows: number;
+    hooks: number;
+    schedules: number;
+  };
+  /** A GitOps sync failed and changed nothing: `reason` says why (gitops plugin; audited). */
+  'gitops.sync_failed': GitOpsSyncPayload & { reason: string };
   /** Every plugin is set up; the profile is serving. */
   'kernel.ready': { profile: string; plugins: string[] };
   /** The kernel began to stop. */
@@ -50,6 +59,16 @@ export interface WorkflowEventPayload {
   started_at: number;
   /** Unix seconds; 0 while running. */
   completed_at: number;
+}
+
+/** What every `gitops.*` event says of the sync. */
+export interface GitOpsSyncPayload {
+  /** The commit synced; null when the sync failed before it read the repository. */
+  commit: string | null;
+  /** Who asked: a user, `interval` or `webhook`. */
+  by: string;
+  /** The master that ran it. */
+  master: string;
 }
 
 /** Payload of `task.*` (workflow-language.md, Events). */

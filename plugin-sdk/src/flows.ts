@@ -1,5 +1,7 @@
 import type { RunProgress, RunRecord, RunTrigger } from './engine.js';
+import type { VarsFrom } from './workflow.js';
 import { createServiceRef } from './service-ref.js';
+import type { UnitOfWork } from './unit-of-work.js';
 
 /**
  * A saved workflow (issue 20): its YAML kept with every version that changed it. The scheduler and
@@ -30,6 +32,8 @@ export interface FlowStartRequest {
   user?: string;
   /** Merged over the flow's `vars`, as `--var k=v`. */
   vars?: Record<string, string>;
+  /** Where `vars` were given (RunRequest.varsFrom): a hook's and a schedule's are `fields`. */
+  varsFrom?: VarsFrom;
   /** The stack the run reads (default the flow's `stack:`; see RunRequest.stack). */
   stack?: string;
   /** A run on a production stack confirmed (RunRequest.confirm). */
@@ -80,8 +84,8 @@ export interface FlowBatch {
 export interface FlowBatchResult {
   created: { name: string; version: number }[];
   updated: { name: string; version: number }[];
-  /** Saved with the YAML of their current version: no new version. */
-  unchanged: string[];
+  /** Saved with the YAML of their current version: no new version (`version` is that one). */
+  unchanged: { name: string; version: number }[];
   removed: string[];
 }
 
@@ -105,8 +109,12 @@ export interface FlowsService {
    * next version carrying `origin` (author, message, commit); a new one starts at version 1; a
    * removed flow loses its versions and queued runs (a name not saved is ignored). Browsers and
    * other masters hear of each change once the transaction committed.
+   *
+   * Given a `unit` (UnitOfWork), the batch is written in the unit's transaction and heard of once
+   * the whole unit committed; the YAML is then not validated again (the engine may read the store,
+   * which the unit holds): validate each with `WorkflowEngine.validate` before the unit opens.
    */
-  applyBatch(batch: FlowBatch, origin: FlowOrigin): Promise<FlowBatchResult>;
+  applyBatch(batch: FlowBatch, origin: FlowOrigin, unit?: UnitOfWork): Promise<FlowBatchResult>;
   /** Names of the flows whose current YAML uses `word` (`secrets.db_password`) as a whole word, sorted. */
   referencing(word: string): Promise<string[]>;
 }

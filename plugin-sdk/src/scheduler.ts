@@ -1,4 +1,5 @@
 import { createServiceRef } from './service-ref.js';
+import type { UnitOfWork } from './unit-of-work.js';
 
 /**
  * A scheduler job as another plugin declares it (GitOps' manifest): the fields of
@@ -31,14 +32,20 @@ export interface SchedulesService {
   /** What `put` would do with the declaration, writing nothing (a diff before a sync). */
   compare(job: ScheduleDeclaration): 'created' | 'updated' | 'unchanged';
   /**
-   * Throws what `put` would refuse the declaration for (fields, schedule, time zone), writing
-   * nothing; whether its flow exists is not checked here (a sync creates flows before jobs).
+   * Rejects with what `put` would refuse the declaration for (fields, schedule, time zone, the
+   * workflow file validating), writing nothing; whether its flow exists is the caller's to check
+   * (a sync creates flows in the same unit as the jobs that start them).
    */
-  check(job: ScheduleDeclaration): void;
-  /** Creates the job or replaces the one of that name (its history kept); `unchanged` when equal. */
-  put(job: ScheduleDeclaration): Promise<'created' | 'updated' | 'unchanged'>;
-  /** Deletes the job; false when there was none. */
-  remove(name: string): Promise<boolean>;
+  check(job: ScheduleDeclaration): Promise<void>;
+  /**
+   * Creates the job or replaces the one of that name (its history kept); `unchanged` when equal.
+   * Given a `unit` (UnitOfWork), it is written in the unit's transaction and scheduled from the
+   * unit's commit on; inside a unit neither its flow nor its workflow file is checked (call
+   * `check`, and see that the flow exists, before the unit opens).
+   */
+  put(job: ScheduleDeclaration, unit?: UnitOfWork): Promise<'created' | 'updated' | 'unchanged'>;
+  /** Deletes the job and its history; false when there was none. Given a `unit`, in its transaction. */
+  remove(name: string, unit?: UnitOfWork): Promise<boolean>;
 }
 
 export const SchedulesRef = createServiceRef<SchedulesService>({

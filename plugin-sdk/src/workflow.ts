@@ -141,9 +141,18 @@ export interface WorkflowValidation {
   warnings: WorkflowProblem[];
 }
 
+/**
+ * Where a run's vars were given, for the words of an error about one: `arguments` (the CLI's
+ * `--var "k=v"`; the default) or `fields` (`vars.k`: a hook's `flows.run(name, vars)`, a scheduler
+ * job's `vars`).
+ */
+export type VarsFrom = 'arguments' | 'fields';
+
 /** `--var` arguments (`key=value`) or a ready map, and `--values` contents. */
 export interface WorkflowOverrides {
   vars?: readonly string[] | Readonly<Record<string, string>>;
+  /** Where a map of `vars` was given (arguments are always the CLI's). */
+  varsFrom?: VarsFrom;
   values?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 }
 

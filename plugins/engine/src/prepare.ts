@@ -66,6 +66,7 @@ export async function prepareRun(
   if (inputs?.strict) refuseUnknownKeys(text, inputs.strict);
   const workflow = deps.parser.applyOverrides(parsed, {
     vars: contributedVars(parsed.vars, inputs?.vars, request.vars),
+    varsFrom: request.varsFrom,
     values: request.values,
   });
   const chosen = request.group ? deps.parser.selectGroup(workflow, request.group) : workflow.tasks;

@@ -135,6 +135,7 @@ export class HookRunner {
           trigger: 'hook',
           user: `hook:${hook.name}`,
           vars: request.vars,
+          varsFrom: 'fields',
         });
         if (start.outcome === 'started') this.noteRun(start.runId, input.depth + 1);
         result.flows.push({

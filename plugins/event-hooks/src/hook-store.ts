@@ -5,7 +5,10 @@ import {
   InvalidInputError,
   NotFoundError,
   TurnBatch,
+  inUnitOfWork,
   type HookDeclaration,
+  type Logger,
+  type UnitOfWork,
   type HooksService,
   type Migration,
   type SqlValue,
@@ -183,7 +186,32 @@ function checkInteger(value: unknown, field: string, min: number, max: number): 
 
 /** The columns a create or an update writes, in the order `written` gives their values. */
 const WRITTEN = ['name', 'event_type', 'stack', 'enabled', 'priority', 'timeout_ms', 'retries', 'script'] as const;
-const written = (fields: Record<(typeof WRITTEN)[number], string | number | null>) => WRITTEN.map((c) => fields[c]);
+const written = (fields: HookFields) => WRITTEN.map((c) => fields[c]);
+
+/** A hook's columns as a create or an update writes them, checked. */
+interface HookFields {
+  name: string;
+  event_type: string;
+  stack: string | null;
+  enabled: number;
+  priority: number;
+  timeout_ms: number;
+  retries: number;
+  script: string;
+}
+
+/** A declaration (GitOps' manifest) made whole: a field it leaves out returns to its default. */
+const whole = (hook: HookDeclaration): HookInput => ({
+  enabled: true,
+  priority: DEFAULT_PRIORITY,
+  timeout: DEFAULT_TIMEOUT_SECONDS,
+  retries: 0,
+  stack: null,
+  ...hook,
+});
+
+const sameOrUpdated = (fields: HookFields, row: HookRow) =>
+  WRITTEN.every((column) => fields[column] === row[column]) ? ('unchanged' as const) : ('updated' as const);
 
 /**
  * Hooks in the master's store, with a copy in memory (the queue asks which hooks match each event,
@@ -206,6 +234,8 @@ export class HookStore {
     readonly events: readonly HookEvent[],
     /** Says whether a stack exists (the stacks plugin's service), when it is loaded. */
     private readonly stacks?: Pick<Stacks, 'check'>,
+    /** Told when reading a hook again after its committed change failed (the change stands). */
+    private readonly logger?: Pick<Logger, 'warn'>,
   ) {
     this.eventNames = events.map((event) => event.name);
   }
@@ -310,13 +340,8 @@ export class HookStore {
     await checkStackField(this.stacks, fields.stack);
     if ([...this.hooks.values()].some((h) => h.name === fields.name))
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
-    const at = new Date().toISOString();
-    await this.store.run(
-      `INSERT INTO hooks (${WRITTEN.join(', ')}, updated_at, created_at) VALUES (${WRITTEN.map(() => '?').join(', ')}, ?, ?)`,
-      [...written(fields), at, at],
-    );
-    const row = await this.store.get<{ id: number }>('SELECT id FROM hooks WHERE name = ?', [fields.name]);
-    return this.changed(row!.id, 'created');
+    const id = await this.inUnit(undefined, (unit) => this.insertIn(unit, fields));
+    return this.get(String(id));
   }
 
   async update(ref: string, input: HookInput): Promise<Hook> {
@@ -325,29 +350,55 @@ export class HookStore {
     if (fields.stack !== current.stack) await checkStackField(this.stacks, fields.stack);
     if (fields.name !== current.name && [...this.hooks.values()].some((h) => h.name === fields.name))
       throw new ConflictError(`hook "${fields.name}" already exists`, { details: { hook: fields.name } });
-    await this.store.run(`UPDATE hooks SET ${WRITTEN.map((c) => `${c} = ?`).join(', ')}, updated_at = ? WHERE id = ?`, [
-      ...written(fields),
-      new Date().toISOString(),
-      current.id,
-    ]);
-    return this.changed(current.id, 'updated');
+    await this.inUnit(undefined, (unit) => this.updateIn(unit, current.id, fields));
+    return this.get(String(current.id));
   }
 
   async delete(ref: string): Promise<void> {
     const hook = this.require(ref);
-    await this.store.transaction([
-      { sql: 'DELETE FROM hook_executions WHERE hook_id = ?', params: [hook.id] },
-      { sql: 'DELETE FROM hooks WHERE id = ?', params: [hook.id] },
-    ]);
-    await this.refresh(hook.id);
-    this.onChange(hook, 'deleted');
+    await this.inUnit(undefined, (unit) => this.deleteIn(unit, hook));
   }
 
-  private async changed(id: number, change: 'created' | 'updated'): Promise<Hook> {
-    const row = await this.refresh(id);
-    if (!row) throw new NotFoundError(`hook ${id} was deleted meanwhile`);
-    this.onChange(row, change);
-    return this.get(String(id));
+  /** Joins the caller's unit of work, or opens one: every write of a hook goes through one. */
+  private inUnit<T>(unit: UnitOfWork | undefined, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
+    return inUnitOfWork(this.store, unit, work, (error) =>
+      this.logger?.warn(`reading a hook again after its change failed: ${error.message}`),
+    );
+  }
+
+  private async insertIn(unit: UnitOfWork, fields: HookFields): Promise<number> {
+    const at = new Date().toISOString();
+    await unit.tx.run(
+      `INSERT INTO hooks (${WRITTEN.join(', ')}, updated_at, created_at) VALUES (${WRITTEN.map(() => '?').join(', ')}, ?, ?)`,
+      [...written(fields), at, at],
+    );
+    const row = await unit.tx.get<{ id: number }>('SELECT id FROM hooks WHERE name = ?', [fields.name]);
+    const id = Number(row!.id);
+    this.announceAfter(unit, id, 'created');
+    return id;
+  }
+
+  private async updateIn(unit: UnitOfWork, id: number, fields: HookFields): Promise<void> {
+    await unit.tx.run(`UPDATE hooks SET ${WRITTEN.map((c) => `${c} = ?`).join(', ')}, updated_at = ? WHERE id = ?`, [
+      ...written(fields),
+      new Date().toISOString(),
+      id,
+    ]);
+    this.announceAfter(unit, id, 'updated');
+  }
+
+  private async deleteIn(unit: UnitOfWork, hook: { id: number; name: string }): Promise<void> {
+    await unit.tx.run('DELETE FROM hook_executions WHERE hook_id = ?', [hook.id]);
+    await unit.tx.run('DELETE FROM hooks WHERE id = ?', [hook.id]);
+    this.announceAfter(unit, hook.id, 'deleted', hook.name);
+  }
+
+  /** Once the unit committed: the copy in memory read again, then this master's and the others' listeners told. */
+  private announceAfter(unit: UnitOfWork, id: number, change: 'created' | 'updated' | 'deleted', name = ''): void {
+    unit.afterCommit(async () => {
+      const row = await this.refresh(id);
+      this.onChange({ id, name: row?.name ?? name }, change);
+    });
   }
 
   /**
@@ -356,40 +407,45 @@ export class HookStore {
    */
   asService(): HooksService {
     const find = (name: string) => [...this.hooks.values()].find((h) => h.name === name);
-    const whole = (hook: HookDeclaration): HookInput => ({
-      enabled: true,
-      priority: DEFAULT_PRIORITY,
-      timeout: DEFAULT_TIMEOUT_SECONDS,
-      retries: 0,
-      stack: null,
-      ...hook,
-    });
     const compare = (hook: HookDeclaration) => {
       const fields = this.checked(whole(hook), undefined);
       const row = find(hook.name);
-      if (!row) return { change: 'created' as const };
-      const same = WRITTEN.every((column) => fields[column] === row[column]);
-      return { change: same ? ('unchanged' as const) : ('updated' as const), row };
+      return row ? sameOrUpdated(fields, row) : 'created';
     };
     return {
-      compare: (hook) => compare(hook).change,
-      check: (hook) => void this.checked(whole(hook), undefined),
-      put: async (hook) => {
-        const { change, row } = compare(hook);
-        if (change === 'created') await this.create(whole(hook));
-        else if (change === 'updated') await this.update(String(row!.id), whole(hook));
-        return change;
+      compare,
+      check: async (hook) => {
+        await checkStackField(this.stacks, this.checked(whole(hook), undefined).stack);
       },
-      remove: async (name) => {
-        if (!find(name)) return false;
-        await this.delete(name);
-        return true;
+      put: async (hook, unit) => {
+        const fields = this.checked(whole(hook), undefined);
+        // Inside a unit the stacks service must not read the store the unit holds: `check` did.
+        if (!unit) await checkStackField(this.stacks, fields.stack);
+        return this.inUnit(unit, (joined) => this.putIn(joined, fields));
       },
+      remove: (name, unit) =>
+        this.inUnit(unit, async (joined) => {
+          const row = await joined.tx.get<{ id: number }>('SELECT id FROM hooks WHERE name = ?', [name]);
+          if (row) await this.deleteIn(joined, { id: Number(row.id), name });
+          return row !== undefined;
+        }),
     };
   }
 
+  /** A declared hook written whole: read through the unit, which sees other masters' commits and its own writes. */
+  private async putIn(unit: UnitOfWork, fields: HookFields): Promise<'created' | 'updated' | 'unchanged'> {
+    const row = await unit.tx.get<HookRow>('SELECT * FROM hooks WHERE name = ?', [fields.name]);
+    if (!row) {
+      await this.insertIn(unit, fields);
+      return 'created';
+    }
+    const change = sameOrUpdated(fields, row);
+    if (change === 'updated') await this.updateIn(unit, Number(row.id), fields);
+    return change;
+  }
+
   /** The whole row a create or update writes: given fields checked, the others as they were. */
-  private checked(input: HookInput, current: HookRow | undefined) {
+  private checked(input: HookInput, current: HookRow | undefined): HookFields {
     const name = input.name ?? current?.name;
     if (typeof name !== 'string' || !NAME.test(name) || /^\d+$/.test(name))
       throw new InvalidInputError(`name: hook name ${JSON.stringify(name)} is not valid: use ${NAME_RULE}`, {

@@ -66,6 +66,7 @@ export const plugin = definePlugin({
       },
       hookEvents(queue.storedTypes),
       stacks,
+      ctx.logger,
     );
     await hooks.open();
     ctx.provide(HooksRef, hooks.asService());

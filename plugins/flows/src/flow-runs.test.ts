@@ -93,6 +93,18 @@ describe.skipIf(!postgresReachable())('flow concurrency on two masters sharing P
     await expect.poll(async () => (await a.store.require('idle')).stats.executions).toBe(1);
   });
 
+  it("names a var the flow does not declare as its starter gave it: a hook's vars.x, the CLI's --var", async () => {
+    const [a] = masters as [Master];
+    const yaml = 'version: "1.0"\nvars: { env: dev }\ntasks:\n  - { name: t, exec: { script: return true } }\n';
+    await a.store.create({ name: 'typed', yaml }, 'ann');
+    await expect(
+      a.flows.start('typed', { trigger: 'hook', vars: { envv: 'prod' }, varsFrom: 'fields' }),
+    ).rejects.toThrow('vars.envv: the workflow has no variable "envv" (did you mean "env"?); declared: env');
+    await expect(a.flows.start('typed', { trigger: 'cli', vars: { envv: 'prod' } })).rejects.toThrow(
+      '--var "envv=prod": the workflow has no variable "envv"',
+    );
+  });
+
   it('queues beyond the limit on either master and starts the queued run when a slot frees', async () => {
     const [a, b] = masters as [Master, Master];
     await a.store.create({ name: 'q', yaml: gated('q-gate'), concurrency: { limit: 1, behavior: 'queue' } }, 'ann');

@@ -294,6 +294,7 @@ export function runRequest(name: string, version: number, request: Omit<FlowStar
     trigger: request.trigger,
     ...(request.user === undefined ? {} : { user: request.user }),
     ...(request.vars === undefined ? {} : { vars: request.vars }),
+    ...(request.varsFrom === undefined ? {} : { varsFrom: request.varsFrom }),
     ...(request.stack === undefined ? {} : { stack: request.stack }),
     ...(request.confirm === undefined ? {} : { confirm: request.confirm }),
   };

@@ -11,6 +11,9 @@ import {
   type Migration,
   type Store,
   type StoreTransaction,
+  type UnitOfWork,
+  type Logger,
+  inUnitOfWork,
 } from '@runner/plugin-sdk';
 import { diffLines, type FlowDiff } from './diff.js';
 
@@ -251,6 +254,8 @@ export class FlowStore {
     private readonly validate: FlowValidator,
     private readonly onChange: (name: string, change: FlowEvent) => void = () => {},
     private readonly now: () => Date = () => new Date(),
+    /** Told when telling of a change failed after it committed (the change stands). */
+    private readonly logger?: Pick<Logger, 'warn'>,
   ) {}
 
   async open(): Promise<void> {
@@ -483,51 +488,72 @@ export class FlowStore {
   }
 
   /**
-   * FlowsService.applyBatch: every YAML validated, then one transaction that locks each flow's
-   * row before it reads its version, so a save made meanwhile is ordered with it on every master.
+   * FlowsService.applyBatch: every YAML validated (unless the caller's unit did it), then one
+   * transaction that locks each flow's row before it reads its version, so a save made meanwhile
+   * is ordered with it on every master; browsers and masters hear of it once it committed.
    */
-  async applyBatch(batch: FlowBatch, origin: FlowOrigin): Promise<FlowBatchResult> {
+  async applyBatch(batch: FlowBatch, origin: FlowOrigin, unit?: UnitOfWork): Promise<FlowBatchResult> {
     const saves = batch.save.map((flow) => ({ ...flow, name: checkFlowName(flow.name, `save.${flow.name}`) }));
-    for (const flow of saves) await this.validate(flow.name, flow.yaml);
-    const at = this.now().toISOString();
-    const message = origin.message.slice(0, MAX_MESSAGE);
+    // Inside a unit the engine must not run: its contributors may read the store the unit holds.
+    if (!unit) for (const flow of saves) await this.validate(flow.name, flow.yaml);
+    const written = { ...origin, at: this.now().toISOString(), message: origin.message.slice(0, MAX_MESSAGE) };
+    return inUnitOfWork(
+      this.store,
+      unit,
+      async (joined) => {
+        const result = await this.writeBatch(joined.tx, saves, batch.remove, written);
+        joined.afterCommit(() => this.announceBatch(result));
+        return result;
+      },
+      (error) => this.logger?.warn(`telling of a batch of flow changes failed: ${error.message}`),
+    );
+  }
+
+  private async writeBatch(
+    tx: StoreTransaction,
+    saves: FlowBatch['save'],
+    removals: readonly string[],
+    origin: FlowOrigin & { at: string },
+  ): Promise<FlowBatchResult> {
     const result: FlowBatchResult = { created: [], updated: [], unchanged: [], removed: [] };
-    await this.store.withTransaction(async (tx) => {
-      for (const flow of saves) {
-        await lockFlow(tx, flow.name);
-        const row = await tx.get<{ version: number; yaml: string }>(
-          'SELECT f.version, v.yaml FROM flows f JOIN flow_versions v ON v.flow = f.name AND v.version = f.version WHERE f.name = ?',
-          [flow.name],
-        );
-        const version = row ? Number(row.version) + 1 : 1;
-        if (row && row.yaml === flow.yaml) {
-          result.unchanged.push(flow.name);
-          continue;
-        }
-        if (row) await tx.run('UPDATE flows SET version = ?, updated_at = ? WHERE name = ?', [version, at, flow.name]);
-        else
-          await tx.run(
-            'INSERT INTO flows (name, description, tags, active, version, created_at, updated_at) VALUES (?, ?, ?, 1, 1, ?, ?)',
-            [flow.name, (flow.description ?? '').trim(), '', at, at],
-          );
+    for (const flow of saves) {
+      await lockFlow(tx, flow.name);
+      const row = await tx.get<{ version: number; yaml: string }>(
+        'SELECT f.version, v.yaml FROM flows f JOIN flow_versions v ON v.flow = f.name AND v.version = f.version WHERE f.name = ?',
+        [flow.name],
+      );
+      if (row && row.yaml === flow.yaml) {
+        result.unchanged.push({ name: flow.name, version: Number(row.version) });
+        continue;
+      }
+      const version = row ? Number(row.version) + 1 : 1;
+      if (row)
+        await tx.run('UPDATE flows SET version = ?, updated_at = ? WHERE name = ?', [version, origin.at, flow.name]);
+      else
         await tx.run(
-          'INSERT INTO flow_versions (flow, version, yaml, author, message, commit_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-          [flow.name, version, flow.yaml, origin.author, message, origin.commit ?? null, at],
+          'INSERT INTO flows (name, description, tags, active, version, created_at, updated_at) VALUES (?, ?, ?, 1, 1, ?, ?)',
+          [flow.name, (flow.description ?? '').trim(), '', origin.at, origin.at],
         );
-        (row ? result.updated : result.created).push({ name: flow.name, version });
-      }
-      for (const name of batch.remove) {
-        const gone = await tx.run('DELETE FROM flows WHERE name = ?', [name]);
-        if (gone.changes === 0) continue;
-        await tx.run('DELETE FROM flow_versions WHERE flow = ?', [name]);
-        await tx.run("DELETE FROM flow_slots WHERE flow = ? AND state = 'queued'", [name]);
-        result.removed.push(name);
-      }
-    });
+      await tx.run(
+        'INSERT INTO flow_versions (flow, version, yaml, author, message, commit_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [flow.name, version, flow.yaml, origin.author, origin.message, origin.commit ?? null, origin.at],
+      );
+      (row ? result.updated : result.created).push({ name: flow.name, version });
+    }
+    for (const name of removals) {
+      const gone = await tx.run('DELETE FROM flows WHERE name = ?', [name]);
+      if (gone.changes === 0) continue;
+      await tx.run('DELETE FROM flow_versions WHERE flow = ?', [name]);
+      await tx.run("DELETE FROM flow_slots WHERE flow = ? AND state = 'queued'", [name]);
+      result.removed.push(name);
+    }
+    return result;
+  }
+
+  private announceBatch(result: FlowBatchResult): void {
     for (const { name } of result.created) this.announce(name, 'created');
     for (const { name } of result.updated) this.announce(name, 'updated');
     for (const name of result.removed) this.announce(name, 'deleted');
-    return result;
   }
 
   async remove(name: string): Promise<void> {

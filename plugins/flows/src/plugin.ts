@@ -58,6 +58,8 @@ export const plugin = definePlugin({
         if (change !== 'ran')
           hub?.broadcast('workflow_update', { flow: name, change }, { permission: Permissions.workflowView });
       },
+      undefined,
+      ctx.logger,
     );
     const unchanged = cluster?.subscribe('flows.changed', () => flows.changed());
     if (unchanged) ctx.onStop(unchanged);
@@ -83,7 +85,7 @@ export const plugin = definePlugin({
       referencing: (word) => flows.referencing(word),
       start: (name, request) => runs.start(name, request),
       versions: async (name) => (await flows.versions(name)).versions.map((v) => ({ ...v, commit: v.commit ?? null })),
-      applyBatch: (batch, origin) => flows.applyBatch(batch, origin),
+      applyBatch: (batch, origin, unit) => flows.applyBatch(batch, origin, unit),
     };
     ctx.provide(FlowsRef, service);
     if (router) registerFlowRoutes(router, flows, runs, ctx.config);

@@ -30,6 +30,7 @@ import {
   SshProfilesRef,
   type Logger,
   type Plugin,
+  type Store,
 } from '@runner/plugin-sdk';
 import { createTestKernel, gate, type TestKernel } from '@runner/plugin-sdk/testing';
 import { plugin as store } from '@runner/plugin-store';
@@ -40,6 +41,7 @@ import { createTestDatabase, postgresReachable, type TestDatabase } from '../../
 import { sshdAvailable, startSshd, type TestSshd } from '../../../test/support/sshd.js';
 import { openGitSession } from './auth.js';
 import { GitOps } from './gitops.js';
+import { CLAIM_MS } from './sync-claim.js';
 import { plugin as gitops } from './plugin.js';
 import { signature } from './webhook.js';
 
@@ -97,6 +99,114 @@ schedules:
     timezone: UTC
 `;
 
+// A sync of REFUSING changes every kind of thing, and its last write (the job named REFUSED)
+// passes every check but is refused by the database (a trigger the test adds).
+const REFUSED = 'refused-by-the-database';
+const BEFORE_REFUSAL = `hooks:
+  - name: page-ops
+    event: workflow.failed
+    script: return "before"
+schedules:
+  - name: hourly-report
+    flow: report
+    schedule: "0 * * * *"
+    timezone: UTC
+`;
+const REFUSING = `hooks:
+  - name: page-ops
+    event: workflow.failed
+    script: return "after"
+  - name: page-more
+    event: workflow.completed
+    script: return true
+schedules:
+  - name: hourly-report
+    flow: report
+    schedule: "30 * * * *"
+    timezone: UTC
+  - name: ${REFUSED}
+    flow: audit
+    schedule: "0 3 * * *"
+    timezone: UTC
+`;
+
+/** Makes the database refuse to insert the job named REFUSED (a trigger, in each store's SQL); returns its removal. */
+async function refuseJob(store: Store): Promise<() => Promise<void>> {
+  if (store.dialect === 'postgres') {
+    await store.run(`CREATE OR REPLACE FUNCTION refuse_job() RETURNS trigger AS $$ BEGIN
+      IF NEW.name = '${REFUSED}' THEN RAISE EXCEPTION 'the database refuses job ${REFUSED}'; END IF;
+      RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await store.run(
+      'CREATE TRIGGER refuse_job BEFORE INSERT ON scheduler_jobs FOR EACH ROW EXECUTE FUNCTION refuse_job()',
+    );
+    return async () => void (await store.run('DROP TRIGGER refuse_job ON scheduler_jobs'));
+  }
+  await store.run(`CREATE TRIGGER refuse_job BEFORE INSERT ON scheduler_jobs WHEN NEW.name = '${REFUSED}'
+    BEGIN SELECT RAISE(ABORT, 'the database refuses job ${REFUSED}'); END`);
+  return async () => void (await store.run('DROP TRIGGER refuse_job'));
+}
+
+/** Every row a sync writes (the claim's columns aside, which each attempt sets). */
+async function syncedRows(store: Store) {
+  const tables = ['flows', 'flow_versions', 'hooks', 'scheduler_jobs', 'gitops_items'];
+  const rows = await Promise.all(tables.map((table) => store.all(`SELECT * FROM ${table} ORDER BY 1, 2`)));
+  const state = await store.all(
+    'SELECT commit_id, commit_author, commit_message, applied_at, applied_by FROM gitops_state',
+  );
+  return { ...Object.fromEntries(tables.map((table, i) => [table, rows[i]])), state };
+}
+
+/**
+ * A sync whose late part fails (the database refuses its last job) leaves flows, hooks and
+ * schedules exactly as they were, in the store and in the services' memory; the failure is told
+ * with its reason. Once the database takes the job, the same commit applies whole.
+ */
+async function lateFailureChangesNothing(kernel: TestKernel, repo: Repo, sync: GitOps): Promise<void> {
+  const store = kernel.get(StoreRef);
+  const [hooks, schedules] = [kernel.get(HooksRef), kernel.get(SchedulesRef)];
+  repo.push({ 'flows/report.yaml': flowYaml('report'), 'flows/runner.yaml': BEFORE_REFUSAL }, 'report hourly');
+  await sync.sync('ann');
+  const allow = await refuseJob(store);
+  const head = repo.push(
+    {
+      'flows/report.yaml': flowYaml('report-v2'),
+      'flows/audit.yaml': flowYaml('audit'),
+      'flows/runner.yaml': REFUSING,
+    },
+    'change everything; the database refuses the last job',
+  );
+  const before = await syncedRows(store);
+  await expect(sync.sync('ann')).rejects.toThrow(`the database refuses job ${REFUSED}`);
+  expect(await syncedRows(store)).toEqual(before);
+  expect(hooks.compare({ name: 'page-ops', event_type: 'workflow.failed', script: 'return "before"' })).toBe(
+    'unchanged',
+  );
+  expect(hooks.compare({ name: 'page-more', event_type: 'workflow.completed', script: 'return true' })).toBe('created');
+  expect(schedules.compare({ name: 'hourly-report', flow: 'report', schedule: '0 * * * *', timezone: 'UTC' })).toBe(
+    'unchanged',
+  );
+  const failed = kernel.emitted.filter((event) => event.type === 'gitops.sync_failed').at(-1);
+  expect(failed?.data).toMatchObject({ commit: head, by: 'ann', reason: expect.stringContaining('refuses job') });
+
+  await allow();
+  const applied = await sync.sync('ann');
+  expect(applied.flows.map((f) => [f.name, f.change])).toEqual([
+    ['audit', 'added'],
+    ['report', 'changed'],
+  ]);
+  expect(applied.hooks).toEqual([
+    { name: 'page-ops', change: 'changed' },
+    { name: 'page-more', change: 'added' },
+  ]);
+  expect(applied.schedules).toEqual([
+    { name: 'hourly-report', change: 'changed' },
+    { name: REFUSED, change: 'added' },
+  ]);
+  expect(hooks.compare({ name: 'page-ops', event_type: 'workflow.failed', script: 'return "after"' })).toBe(
+    'unchanged',
+  );
+}
+
 const SECRET = 'webhook-shared-secret';
 const silent: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silent };
 const basePlugins: readonly Plugin[] = [store, template, luaRuntime, moduleExec, workflow, engine, flows];
@@ -133,6 +243,7 @@ function service(kernel: TestKernel, url: string, options: Partial<ConstructorPa
     openSession: () => openGitSession(credentials(), {}),
     masterId: 'test',
     logger: silent,
+    events: kernel.events,
     ...options,
   });
 }
@@ -318,6 +429,32 @@ describe('GitOps over file://', () => {
     });
     expect(elsewhere.status).toBe(415);
   });
+
+  it("a hook that does not compile and a schedule that does not parse refuse the sync, naming the manifest's lines", async () => {
+    const before = await syncedRows(kernel.get(StoreRef));
+    repo.push(
+      {
+        'flows/runner.yaml': `hooks:
+  - name: bad-hook
+    event: workflow.failed
+    script: "return ("
+schedules:
+  - name: bad-cron
+    flow: deploy
+    schedule: "61 * * * *"
+`,
+      },
+      'a broken manifest',
+    );
+    const error = await sync.sync('ann').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowValidationError);
+    expect((error as Error).message).toMatch(/^flows\/runner\.yaml:2:5: hooks\[0\]: script: /m);
+    expect((error as Error).message).toMatch(/^flows\/runner\.yaml:6:5: schedules\[0\]: schedule: /m);
+    expect(await syncedRows(kernel.get(StoreRef))).toEqual(before);
+  });
+
+  it('a sync whose late part the database refuses changes nothing', () =>
+    lateFailureChangesNothing(kernel, repo, sync));
 });
 
 describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
@@ -411,13 +548,21 @@ describe.skipIf(!sshdAvailable())('GitOps over SSH', () => {
   });
 });
 
-describe.skipIf(!postgresReachable())('two syncs at once on PostgreSQL', () => {
+describe.skipIf(!postgresReachable())('several masters on PostgreSQL', () => {
   let db: TestDatabase;
+  let repo: Repo;
+  let url = '';
   const kernels: TestKernel[] = [];
+  /** A sync on `kernel` that applies hooks and schedules too. */
+  const syncOn = (kernel: TestKernel, options: Partial<ConstructorParameters<typeof GitOps>[0]> = {}) =>
+    service(kernel, url, { hooks: kernel.get(HooksRef), schedules: kernel.get(SchedulesRef), ...options });
 
   beforeAll(async () => {
     db = createTestDatabase('gitops');
-    for (let i = 0; i < 2; i++) kernels.push(await master({ 'store.url': db.url }, []));
+    repo = new Repo(join(root, 'shared.git'));
+    url = `file://${repo.bare}`;
+    for (let i = 0; i < 2; i++)
+      kernels.push(await master({ 'store.url': db.url }, [eventQueue, eventHooks, notifications, scheduler]));
   }, 60_000);
   afterAll(async () => {
     for (const kernel of kernels) await kernel.stop();
@@ -425,18 +570,17 @@ describe.skipIf(!postgresReachable())('two syncs at once on PostgreSQL', () => {
   });
 
   it('one runs, the other is told a sync is in progress', async () => {
-    const repo = new Repo(join(root, 'shared.git'));
     const head = repo.push({ 'flows/report.yaml': flowYaml('report') }, 'report');
     const held = gate();
     const claimed = gate();
-    const first = service(kernels[0]!, `file://${repo.bare}`, {
+    const first = syncOn(kernels[0]!, {
       masterId: 'master-a',
       afterClaim: async () => {
         claimed.open();
         await held.promise;
       },
     });
-    const second = service(kernels[1]!, `file://${repo.bare}`, { masterId: 'master-b' });
+    const second = syncOn(kernels[1]!, { masterId: 'master-b' });
     await Promise.all([first.open(), second.open()]);
     const running = first.sync('ann');
     await claimed.promise;
@@ -448,5 +592,34 @@ describe.skipIf(!postgresReachable())('two syncs at once on PostgreSQL', () => {
     expect((await running).flows).toEqual([{ name: 'report', change: 'added', version: 1 }]);
     // The claim is released: the other master syncs now, with nothing left to change.
     expect(await second.sync('bob')).toMatchObject({ commit: { id: head }, flows: [] });
+    // Neither the refusal nor the sync that found the commit applied is news for the audit log.
+    expect(kernels[1]!.emitted.filter((event) => event.type.startsWith('gitops.'))).toEqual([]);
+    expect(kernels[0]!.emitted.filter((event) => event.type === 'gitops.synced')).toHaveLength(1);
   });
+
+  it('a sync whose claim lapsed and was taken over writes nothing, even of a newer commit', async () => {
+    const taken = repo.push({ 'flows/slow.yaml': flowYaml('slow') }, 'slow');
+    const held = gate();
+    const claimed = gate();
+    const late = syncOn(kernels[0]!, {
+      masterId: 'master-a',
+      afterClaim: async () => {
+        claimed.open();
+        await held.promise;
+      },
+    });
+    // The other master's clock is past the claim's end: for it, the claim lapsed.
+    const taker = syncOn(kernels[1]!, { masterId: 'master-b', now: () => new Date(Date.now() + CLAIM_MS + 60_000) });
+    const running = late.sync('ann');
+    await claimed.promise;
+    expect((await taker.sync('bob')).flows).toEqual([{ name: 'slow', change: 'added', version: 1 }]);
+    repo.push({ 'flows/slow.yaml': flowYaml('slower') }, 'slower');
+    held.open();
+    await expect(running).rejects.toThrow(/lapsed and another sync took it; nothing was applied/);
+    expect(await kernels[0]!.get(FlowsRef).versions('slow')).toHaveLength(1);
+    expect((await late.status()).applied).toMatchObject({ commit: taken, by: 'bob' });
+  });
+
+  it('a sync whose late part the database refuses changes nothing', () =>
+    lateFailureChangesNothing(kernels[0]!, repo, syncOn(kernels[0]!)));
 });

@@ -1,15 +1,19 @@
 import { posix } from 'node:path';
 import {
   AGENT_NAME_PATTERN,
-  ConflictError,
   isRunnerError,
   WorkflowValidationError,
+  withUnitOfWork,
+  type EventBus,
   type FlowsService,
   type HooksService,
   type Logger,
   type Migration,
   type SchedulesService,
   type Store,
+  type StoreReader,
+  type StoreTransaction,
+  type UnitOfWork,
   type WorkflowEngine,
   type WorkflowProblem,
 } from '@runner/plugin-sdk';
@@ -17,6 +21,7 @@ import { createTwoFilesPatch } from 'diff';
 import type { GitSession } from './auth.js';
 import { GitMirror, type GitCommit } from './git.js';
 import { parseManifest, type Declared, type Manifest } from './manifest.js';
+import { readState, STATE, SyncClaims, type Claim } from './sync-claim.js';
 
 export const GITOPS_MIGRATIONS: readonly Migration[] = [
   {
@@ -43,11 +48,6 @@ export const GITOPS_MIGRATIONS: readonly Migration[] = [
     );`,
   },
 ];
-
-/** The one state row (one repository per installation). */
-const STATE = 'repository';
-/** A sync's claim lapses after this long, so a master that died in one does not block the next forever. */
-export const CLAIM_MS = 10 * 60_000;
 
 export type Change = 'added' | 'changed' | 'removed' | 'unchanged';
 
@@ -120,18 +120,6 @@ interface Target {
   problems: WorkflowProblem[];
 }
 
-interface StateRow {
-  commit_id: string | null;
-  commit_author: string | null;
-  commit_message: string | null;
-  applied_at: string | null;
-  applied_by: string | null;
-  sync_owner: string | null;
-  sync_by: string | null;
-  sync_started_at: string | null;
-  sync_until: number | string | null;
-}
-
 export interface GitOpsDeps {
   store: Store;
   engine: WorkflowEngine;
@@ -147,9 +135,19 @@ export interface GitOpsDeps {
   masterId: string;
   logger: Logger;
   now?: () => Date;
+  /** Hears `gitops.synced` and `gitops.sync_failed` (the audit log records them). */
+  events?: Pick<EventBus, 'emit'>;
   /** Called once a sync's claim is durable, before it reads the repository (tests hold a sync there). */
   afterClaim?: () => Promise<void>;
 }
+
+/** A service that checks a declaration before a sync writes it (HooksService, SchedulesService). */
+type Checker = { check(value: never): Promise<void> };
+
+/** Whether a sync applied a new commit or changed a flow, hook or schedule. */
+const changedAnything = (result: SyncResult) =>
+  result.previous_commit !== result.commit.id ||
+  result.flows.length + result.hooks.length + result.schedules.length > 0;
 
 const WORKFLOW_FILE = /\.ya?ml$/;
 const short = (id: string) => id.slice(0, 12);
@@ -164,10 +162,12 @@ export class GitOps {
   /** Git commands on the mirror, one round at a time on this master (a fetch locks its refs). */
   private gitTurn: Promise<unknown> = Promise.resolve();
   private readonly now: () => Date;
+  private readonly claims: SyncClaims;
 
   constructor(private readonly deps: GitOpsDeps) {
     this.mirror = new GitMirror(deps.mirrorDir, deps.settings.url, deps.settings.branch);
     this.now = deps.now ?? (() => new Date());
+    this.claims = new SyncClaims(deps.store, deps.masterId, deps.logger, this.now);
   }
 
   async open(): Promise<void> {
@@ -176,7 +176,7 @@ export class GitOps {
   }
 
   async status(): Promise<Status> {
-    const row = await this.state();
+    const row = await readState(this.deps.store);
     const { url, branch, path } = this.deps.settings;
     const until = Number(row.sync_until ?? 0);
     return {
@@ -236,51 +236,54 @@ export class GitOps {
   /**
    * Applies the branch's head: claims the sync (a ConflictError when one runs anywhere), reads
    * and validates everything (a WorkflowValidationError listing every problem, nothing changed),
-   * writes the flows in one transaction, then the hooks and schedules, then records the commit.
+   * then writes the flows, hooks, schedules and the applied commit in one unit of work: all of it
+   * commits, or none. Told as `gitops.synced`, or `gitops.sync_failed` with the reason.
    */
   async sync(by: string): Promise<SyncResult> {
-    const token = await this.claim(by);
+    const claim = await this.claims.take(by);
+    let commit: string | null = null;
     try {
       await this.deps.afterClaim?.();
       const target = await this.read();
+      commit = target.commit.id;
       if (target.problems.length > 0) throw new WorkflowValidationError(target.problems);
-      return await this.apply(target, by);
+      const result = await this.apply(target, by, claim);
+      // A periodic sync on every master finds the applied commit again and again: not news.
+      if (changedAnything(result)) this.tellSynced(result, by);
+      return result;
+    } catch (error) {
+      this.tellFailed(commit, by, error as Error);
+      throw error;
     } finally {
-      await this.deps.store
-        .run('UPDATE gitops_state SET sync_owner = NULL, sync_until = NULL WHERE id = ? AND sync_owner = ?', [
-          STATE,
-          token,
-        ])
-        .catch((error: Error) => this.deps.logger.warn(`releasing the GitOps sync claim failed: ${error.message}`));
+      await this.claims.release(claim);
     }
   }
 
+  private tellSynced(result: SyncResult, by: string): void {
+    const { commit, previous_commit, flows, hooks, schedules } = result;
+    this.deps.logger.info(
+      `GitOps sync of ${short(commit.id)} by ${by}: ${flows.length} flow(s), ${hooks.length} hook(s), ${schedules.length} schedule(s) changed`,
+    );
+    this.deps.events?.emit('gitops.synced', {
+      commit: commit.id,
+      previous_commit,
+      by,
+      master: this.deps.masterId,
+      flows: flows.length,
+      hooks: hooks.length,
+      schedules: schedules.length,
+    });
+  }
+
+  private tellFailed(commit: string | null, by: string, error: Error): void {
+    const what = commit ? `of ${short(commit)} ` : '';
+    this.deps.logger.warn(`GitOps sync ${what}by ${by} failed, nothing changed: ${error.message}`);
+    this.deps.events?.emit('gitops.sync_failed', { commit, by, master: this.deps.masterId, reason: error.message });
+  }
+
   /** Frees the claim of a master that died during a sync (told by the cluster). */
-  async releaseClaimsOf(masterId: string): Promise<void> {
-    await this.deps.store.run('UPDATE gitops_state SET sync_owner = NULL, sync_until = NULL WHERE sync_owner = ?', [
-      masterId,
-    ]);
-  }
-
-  /** The claim primitive: one conditional update of the state row; `changes === 1` won it. */
-  private async claim(by: string): Promise<string> {
-    const now = this.now();
-    const claimed = await this.deps.store.run(
-      `UPDATE gitops_state SET sync_owner = ?, sync_by = ?, sync_started_at = ?, sync_until = ?
-       WHERE id = ? AND (sync_owner IS NULL OR sync_until < ?)`,
-      [this.deps.masterId, by, now.toISOString(), now.getTime() + CLAIM_MS, STATE, now.getTime()],
-    );
-    if (claimed.changes === 1) return this.deps.masterId;
-    const row = await this.state();
-    throw new ConflictError(
-      `a GitOps sync is in progress (started by ${row.sync_by || 'someone'} on master ${row.sync_owner} at ${row.sync_started_at}); try again once it ended`,
-      { details: { master: row.sync_owner, by: row.sync_by, since: row.sync_started_at } },
-    );
-  }
-
-  private async state(): Promise<StateRow> {
-    const row = await this.deps.store.get<StateRow>('SELECT * FROM gitops_state WHERE id = ?', [STATE]);
-    return row ?? ({} as StateRow);
+  releaseClaimsOf(masterId: string): Promise<void> {
+    return this.claims.releaseOf(masterId);
   }
 
   /** Fetches the branch and reads its workflows and manifest, every problem collected. */
@@ -348,7 +351,10 @@ export class GitOps {
     }
   }
 
-  /** Each hook and schedule checked by its service, at its place in the manifest. */
+  /**
+   * Each hook and schedule checked by its service, at its place in the manifest, before anything
+   * is written (inside the sync's unit the services check nothing that needs another service).
+   */
   private async checkManifest(manifest: Manifest, repoFlows: Map<string, string>): Promise<WorkflowProblem[]> {
     const problems: WorkflowProblem[] = [];
     const at = (item: Declared<unknown>, message: string) =>
@@ -359,20 +365,23 @@ export class GitOps {
         path: item.path,
         message: `${item.path}: ${message}`,
       });
-    const check = (item: Declared<unknown>, service: { check(value: never): void } | undefined, plugin: string) => {
+    const check = async (item: Declared<unknown>, service: Checker | undefined, plugin: string) => {
       if (!service) return at(item, `no ${plugin} plugin runs on this master`);
       try {
-        service.check(item.value as never);
+        await service.check(item.value as never);
       } catch (error) {
         if (!isRunnerError(error)) throw error;
         at(item, error.message);
       }
     };
-    for (const hook of manifest.hooks) check(hook, this.deps.hooks, 'event-hooks');
+    for (const hook of manifest.hooks) await check(hook, this.deps.hooks, 'event-hooks');
+    const leaving = await this.flowsLeaving(repoFlows);
     for (const job of manifest.schedules) {
-      check(job, this.deps.schedules, 'scheduler');
+      await check(job, this.deps.schedules, 'scheduler');
       const flow = job.value.flow;
-      if (flow && !repoFlows.has(flow) && !(await this.deps.flows.get(flow)))
+      if (flow && leaving.has(flow))
+        at(job, `flow: "${flow}" is removed by this sync (an earlier sync made it from ${leaving.get(flow)})`);
+      else if (flow && !repoFlows.has(flow) && !(await this.deps.flows.get(flow)))
         at(job, `flow: there is no flow "${flow}" in the repository or on the master`);
     }
     const names = (list: Declared<{ name: string }>[], kind: string) => {
@@ -387,8 +396,18 @@ export class GitOps {
     return problems;
   }
 
-  private async managed(kind: 'flow' | 'hook' | 'schedule'): Promise<{ name: string; path: string }[]> {
-    return this.deps.store.all('SELECT name, path FROM gitops_items WHERE kind = ? ORDER BY name', [kind]);
+  /** The flows an earlier sync made whose files are gone from the repository: this sync removes them. */
+  private async flowsLeaving(repoFlows: Map<string, string>): Promise<Map<string, string>> {
+    const managed = await this.managed('flow');
+    return new Map(managed.filter((item) => !repoFlows.has(item.name)).map((item) => [item.name, item.path]));
+  }
+
+  /** What the last sync applied of `kind`: read through a unit's tx while one is open. */
+  private async managed(
+    kind: 'flow' | 'hook' | 'schedule',
+    reader: StoreReader = this.deps.store,
+  ): Promise<{ name: string; path: string }[]> {
+    return reader.all('SELECT name, path FROM gitops_items WHERE kind = ? ORDER BY name', [kind]);
   }
 
   private async plan(target: Target): Promise<Plan> {
@@ -427,7 +446,7 @@ export class GitOps {
     const problemsOnly = target.problems.length > 0;
     return {
       commit: target.commit,
-      applied_commit: (await this.state()).commit_id ?? null,
+      applied_commit: (await readState(this.deps.store)).commit_id ?? null,
       flows,
       hooks: problemsOnly ? [] : await this.itemChanges('hook', target.manifest.hooks, this.deps.hooks),
       schedules: problemsOnly ? [] : await this.itemChanges('schedule', target.manifest.schedules, this.deps.schedules),
@@ -453,75 +472,89 @@ export class GitOps {
     return changes;
   }
 
-  private async apply(target: Target, by: string): Promise<SyncResult> {
-    const { flows, hooks, schedules, store } = this.deps;
-    const previous = (await this.state()).commit_id ?? null;
+  /** Everything the commit declares, in one unit of work: the fence, flows, hooks, schedules, the record. */
+  private apply(target: Target, by: string, claim: Claim): Promise<SyncResult> {
+    const work = async (unit: UnitOfWork): Promise<SyncResult> => {
+      await this.claims.hold(unit.tx, claim);
+      const previous = (await readState(unit.tx)).commit_id ?? null;
+      const flows = await this.applyFlows(unit, target);
+      const result: SyncResult = {
+        commit: target.commit,
+        previous_commit: previous,
+        flows: flows.changes,
+        hooks: await this.applyItems(unit, 'hook', target.manifest.hooks, this.deps.hooks),
+        schedules: await this.applyItems(unit, 'schedule', target.manifest.schedules, this.deps.schedules),
+      };
+      await this.record(unit.tx, target, flows.versions, by);
+      return result;
+    };
+    return withUnitOfWork(this.deps.store, work, (error) =>
+      this.deps.logger.warn(
+        `GitOps sync of ${short(target.commit.id)} applied, but telling of a change failed: ${error.message}`,
+      ),
+    );
+  }
+
+  /** The repository's flows saved, and the flows an earlier sync made whose files are gone removed. */
+  private async applyFlows(unit: UnitOfWork, target: Target) {
     const inRepo = new Set(target.flows.map((f) => f.name));
-    const gone = (await this.managed('flow')).map((item) => item.name).filter((name) => !inRepo.has(name));
+    const gone = (await this.managed('flow', unit.tx)).map((item) => item.name).filter((name) => !inRepo.has(name));
     const origin = { author: target.commit.author, message: target.commit.message, commit: target.commit.id };
-    const batch = await flows.applyBatch(
+    const batch = await this.deps.flows.applyBatch(
       { save: target.flows.map(({ name, yaml }) => ({ name, yaml })), remove: gone },
       origin,
+      unit,
     );
-    const versions = new Map<string, number>();
-    for (const { name, version } of [...batch.created, ...batch.updated]) versions.set(name, version);
-    for (const name of batch.unchanged) versions.set(name, (await flows.get(name))?.version ?? 0);
-    const result: SyncResult = {
-      commit: target.commit,
-      previous_commit: previous,
-      flows: [
-        ...batch.created.map(({ name, version }) => ({ name, change: 'added' as Change, version })),
-        ...batch.updated.map(({ name, version }) => ({ name, change: 'changed' as Change, version })),
-        ...batch.removed.map((name) => ({ name, change: 'removed' as Change, version: null })),
-      ],
-      hooks: await this.applyItems('hook', target.manifest.hooks, hooks),
-      schedules: await this.applyItems('schedule', target.manifest.schedules, schedules),
-    };
-    const at = this.now().toISOString();
-    await store.transaction([
-      { sql: 'DELETE FROM gitops_items' },
-      ...target.flows.map((f) => ({
-        sql: 'INSERT INTO gitops_items (kind, name, path, version) VALUES (?, ?, ?, ?)',
-        params: ['flow', f.name, f.path, versions.get(f.name) ?? null],
-      })),
-      ...target.manifest.hooks.map((h) => ({
-        sql: 'INSERT INTO gitops_items (kind, name, path, version) VALUES (?, ?, ?, NULL)',
-        params: ['hook', h.value.name, `${h.file}:${h.line}`],
-      })),
-      ...target.manifest.schedules.map((s) => ({
-        sql: 'INSERT INTO gitops_items (kind, name, path, version) VALUES (?, ?, ?, NULL)',
-        params: ['schedule', s.value.name, `${s.file}:${s.line}`],
-      })),
-      {
-        sql: 'UPDATE gitops_state SET commit_id = ?, commit_author = ?, commit_message = ?, applied_at = ?, applied_by = ? WHERE id = ?',
-        params: [target.commit.id, target.commit.author, target.commit.message, at, by, STATE],
-      },
-    ]);
-    this.deps.logger.info(
-      `GitOps sync of ${short(target.commit.id)} by ${by}: ${result.flows.length} flow(s), ${result.hooks.length} hook(s), ${result.schedules.length} schedule(s) changed`,
+    const versions = new Map(
+      [...batch.created, ...batch.updated, ...batch.unchanged].map(({ name, version }) => [name, version]),
     );
-    return result;
+    const changes: SyncResult['flows'] = [
+      ...batch.created.map(({ name, version }) => ({ name, change: 'added' as Change, version })),
+      ...batch.updated.map(({ name, version }) => ({ name, change: 'changed' as Change, version })),
+      ...batch.removed.map((name) => ({ name, change: 'removed' as Change, version: null })),
+    ];
+    return { changes, versions };
   }
 
   /** Hooks or schedules: the declared ones put, the ones an earlier sync declared and this one does not removed. */
   private async applyItems(
+    unit: UnitOfWork,
     kind: 'hook' | 'schedule',
     declared: Declared<{ name: string }>[],
     service:
-      | { put(value: never): Promise<'created' | 'updated' | 'unchanged'>; remove(name: string): Promise<boolean> }
+      | {
+          put(value: never, unit: UnitOfWork): Promise<'created' | 'updated' | 'unchanged'>;
+          remove(name: string, unit: UnitOfWork): Promise<boolean>;
+        }
       | undefined,
   ): Promise<ItemChange[]> {
     const changes: ItemChange[] = [];
     if (!service) return changes;
     for (const item of declared) {
-      const change = await service.put(item.value as never);
+      const change = await service.put(item.value as never, unit);
       if (change !== 'unchanged')
         changes.push({ name: item.value.name, change: change === 'created' ? 'added' : 'changed' });
     }
     const names = new Set(declared.map((item) => item.value.name));
-    for (const item of await this.managed(kind))
-      if (!names.has(item.name) && (await service.remove(item.name)))
+    for (const item of await this.managed(kind, unit.tx))
+      if (!names.has(item.name) && (await service.remove(item.name, unit)))
         changes.push({ name: item.name, change: 'removed' });
     return changes;
+  }
+
+  /** What this sync applied (for the next one's removals and status's drift), and its commit. */
+  private async record(tx: StoreTransaction, target: Target, versions: Map<string, number>, by: string) {
+    const item = 'INSERT INTO gitops_items (kind, name, path, version) VALUES (?, ?, ?, ?)';
+    await tx.run('DELETE FROM gitops_items');
+    for (const flow of target.flows)
+      await tx.run(item, ['flow', flow.name, flow.path, versions.get(flow.name) ?? null]);
+    for (const hook of target.manifest.hooks)
+      await tx.run(item, ['hook', hook.value.name, `${hook.file}:${hook.line}`, null]);
+    for (const job of target.manifest.schedules)
+      await tx.run(item, ['schedule', job.value.name, `${job.file}:${job.line}`, null]);
+    await tx.run(
+      'UPDATE gitops_state SET commit_id = ?, commit_author = ?, commit_message = ?, applied_at = ?, applied_by = ? WHERE id = ?',
+      [target.commit.id, target.commit.author, target.commit.message, this.now().toISOString(), by, STATE],
+    );
   }
 }

@@ -57,7 +57,8 @@ function credentials(config: RunnerConfig) {
 /**
  * GitOps: a git branch's workflow files become saved flows (one per file, a version per commit
  * that changes one), its manifest's hooks and schedules are applied through those plugins'
- * services; sync all or nothing and one at a time across masters; /api/v1/gitops and the CLI.
+ * services, all in one unit of work (all or nothing), one sync at a time across masters;
+ * /api/v1/gitops and the CLI.
  */
 export const plugin = definePlugin({
   id: 'gitops',
@@ -144,6 +145,7 @@ export const plugin = definePlugin({
       },
       masterId: cluster?.masterId ?? 'local',
       logger: ctx.logger,
+      events: ctx.events,
     });
     await gitops.open();
     const offLost = cluster?.onMasterLost((master) => gitops.releaseClaimsOf(master.id));

@@ -6,8 +6,12 @@ import {
   InvalidInputError,
   NotFoundError,
   TurnBatch,
+  inUnitOfWork,
+  type Logger,
   type Migration,
   type Store,
+  type StoreReader,
+  type UnitOfWork,
 } from '@runner/plugin-sdk';
 import { checkSchedule } from './cron.js';
 
@@ -289,7 +293,11 @@ export class JobStore {
   private readonly jobs = new Map<string, Job>();
   /** Claims asked for in one turn of the event loop, written together. */
   private readonly claims = new TurnBatch<ClaimRow, boolean>((slots) => this.writeClaims(slots), MAX_CLAIM_BATCH);
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** Told when telling of a job's committed change failed (the change stands). */
+    private readonly logger?: Pick<Logger, 'warn'>,
+  ) {}
 
   async open(): Promise<void> {
     await this.store.migrate('scheduler', SCHEDULER_MIGRATIONS);
@@ -329,31 +337,50 @@ export class JobStore {
     );
   }
 
-  async insert(job: Job): Promise<Job> {
+  /** The job as the unit sees it (other masters' commits and the unit's own writes), not the copy in memory. */
+  async read(tx: StoreReader, name: string): Promise<Job | undefined> {
+    const row = await tx.get<JobRow>('SELECT * FROM scheduler_jobs WHERE name = ?', [name]);
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** Writes the new job in the caller's unit (or one of its own); the copy in memory follows the commit. */
+  async insert(job: Job, unit?: UnitOfWork): Promise<void> {
     if (this.jobs.has(job.name)) throw new ConflictError(`scheduler job "${job.name}" already exists`);
-    await this.store.run(
-      `INSERT INTO scheduler_jobs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
-      toRow(job),
-    );
-    return (await this.refresh(job.name))!;
+    return this.inUnit(unit, async (joined) => {
+      await joined.tx.run(
+        `INSERT INTO scheduler_jobs (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
+        toRow(job),
+      );
+      joined.afterCommit(() => this.refresh(job.name));
+    });
   }
 
-  async replace(job: Job): Promise<Job> {
+  replace(job: Job, unit?: UnitOfWork): Promise<void> {
     const [, ...rest] = COLUMNS;
-    const values = toRow(job);
-    await this.store.run(`UPDATE scheduler_jobs SET ${rest.map((c) => `${c} = ?`).join(', ')} WHERE name = ?`, [
-      ...values.slice(1),
-      job.name,
-    ]);
-    return (await this.refresh(job.name))!;
+    return this.inUnit(unit, async (joined) => {
+      await joined.tx.run(`UPDATE scheduler_jobs SET ${rest.map((c) => `${c} = ?`).join(', ')} WHERE name = ?`, [
+        ...toRow(job).slice(1),
+        job.name,
+      ]);
+      joined.afterCommit(() => this.refresh(job.name));
+    });
   }
 
-  async delete(name: string): Promise<void> {
-    await this.store.transaction([
-      { sql: 'DELETE FROM scheduler_slots WHERE job = ?', params: [name] },
-      { sql: 'DELETE FROM scheduler_jobs WHERE name = ?', params: [name] },
-    ]);
-    this.jobs.delete(name);
+  /** Deletes the job and its slots; false when the unit saw no such job. */
+  delete(name: string, unit?: UnitOfWork): Promise<boolean> {
+    return this.inUnit(unit, async (joined) => {
+      await joined.tx.run('DELETE FROM scheduler_slots WHERE job = ?', [name]);
+      const gone = await joined.tx.run('DELETE FROM scheduler_jobs WHERE name = ?', [name]);
+      joined.afterCommit(() => void this.jobs.delete(name));
+      return gone.changes === 1;
+    });
+  }
+
+  /** Joins the caller's unit of work, or opens one: every write of a job goes through one. */
+  inUnit<T>(unit: UnitOfWork | undefined, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
+    return inUnitOfWork(this.store, unit, work, (error) =>
+      this.logger?.warn(`a scheduler job's change committed, but telling of it failed: ${error.message}`),
+    );
   }
 
   /** The latest scheduled slot the job has a row for (ms), if any. */

@@ -124,7 +124,7 @@ export const plugin = definePlugin({
     const rate = config.get<number>(CONFIG.clockRate);
     const clock =
       rate > 1 ? clocks.fastClock(config.get<number>(CONFIG.clockEpoch) || Date.now(), rate) : clocks.systemClock;
-    const jobs = new JobStore(store);
+    const jobs = new JobStore(store, ctx.logger);
     await jobs.open();
     const notifier = new Notifier(
       { url: config.get<string>(CONFIG.smtpUrl), from: config.get<string>(CONFIG.smtpFrom) },

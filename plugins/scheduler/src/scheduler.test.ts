@@ -73,6 +73,7 @@ const testFlows = definePlugin({
           user: request.user,
           vars: request.vars,
           ...(request.stack === undefined ? {} : { stack: request.stack }),
+          varsFrom: request.varsFrom,
         });
         return { outcome: 'started', runId, done };
       },
@@ -490,6 +491,20 @@ describe('flows, notifications and the runs a job starts', () => {
     );
     // An empty stack is none: the flow's own again.
     expect((await service.update('own-stack', { stack: '' })).stack).toBeNull();
+  });
+
+  it("refuses a var the workflow does not declare in the job's words (vars.x), not the CLI's", async () => {
+    const { service, scheduler, at } = master(new ManualClock(Date.parse('2026-05-06T09:59:00Z')));
+    await add(service, 'flow-typo', { flow: 'nightly', schedule: '0 10 * * *', vars: { whom: 'cron' } });
+    await add(service, 'file-typo', { workflow: 'quick.yaml', schedule: '0 10 * * *', vars: { envv: 'prod' } });
+    await at('2026-05-06T10:00:00Z');
+    await scheduler.settled();
+    const [flowSlot] = (await jobs.history('flow-typo', 1, 0)).slots;
+    expect(flowSlot).toMatchObject({ outcome: 'failed_to_start' });
+    expect(flowSlot?.detail).toContain('vars.whom: the workflow has no variable "whom" (did you mean "who"?)');
+    const [fileSlot] = (await jobs.history('file-typo', 1, 0)).slots;
+    expect(fileSlot?.detail).toContain('vars.envv: the workflow has no variable "envv" (did you mean "env"?)');
+    expect(`${flowSlot?.detail}${fileSlot?.detail}`).not.toContain('--var');
   });
 
   it('notifies a failure by webhook and e-mail, and says what each came to', async () => {

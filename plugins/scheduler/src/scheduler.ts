@@ -369,7 +369,13 @@ export class Scheduler {
     const stack = job.stack === null ? {} : { stack: job.stack };
     if (job.flow) {
       if (!this.options.flows) throw new Error(`no flows plugin on this master: flow ${job.flow} cannot start`);
-      const start = await this.options.flows.start(job.flow, { trigger: 'scheduler', user, vars: job.vars, ...stack });
+      const start = await this.options.flows.start(job.flow, {
+        trigger: 'scheduler',
+        user,
+        vars: job.vars,
+        varsFrom: 'fields',
+        ...stack,
+      });
       if (start.outcome === 'started') return { kind: 'run', runId: start.runId, done: start.done };
       if (start.outcome === 'queued') return { kind: 'queued', detail: start.queueId };
       return { kind: 'skipped', detail: start.reason };
@@ -380,6 +386,7 @@ export class Scheduler {
       user,
       vars: job.vars,
       ...stack,
+      varsFrom: 'fields',
     });
     return { kind: 'run', runId, done };
   }

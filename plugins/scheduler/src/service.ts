@@ -1,6 +1,7 @@
 import {
   checkStackField,
   InvalidInputError,
+  type UnitOfWork,
   type FlowsService,
   type ScheduleDeclaration,
   type SchedulesService,
@@ -56,14 +57,20 @@ export class SchedulerService {
 
   async update(name: string, input: JobInput): Promise<JobAnswer> {
     const current = this.jobs.require(name);
-    const job = mergeJob({ ...current, updated_at: this.deps.now().toISOString() }, { ...input, name });
+    const job = this.updated(current, input);
     if (input.flow !== undefined || input.workflow !== undefined) await this.checkTarget(job);
     if (job.stack !== current.stack) await checkStackField(this.deps.stacks, job.stack);
-    // A new schedule counts from now: slots the old one gave are not missed ones of the new.
-    if (job.schedule !== current.schedule || job.timezone !== current.timezone || (job.enabled && !current.enabled))
-      job.active_since = job.updated_at;
     await this.jobs.replace(job);
     return this.after(name);
+  }
+
+  /** The job `input` makes of `current`, checked; a new schedule counts from now. */
+  private updated(current: Job, input: JobInput): Job {
+    const job = mergeJob({ ...current, updated_at: this.deps.now().toISOString() }, { ...input, name: current.name });
+    // Slots the old schedule gave are not missed ones of the new.
+    if (job.schedule !== current.schedule || job.timezone !== current.timezone || (job.enabled && !current.enabled))
+      job.active_since = job.updated_at;
+    return job;
   }
 
   setEnabled(name: string, enabled: boolean): Promise<JobAnswer> {
@@ -73,8 +80,7 @@ export class SchedulerService {
   async remove(name: string): Promise<void> {
     this.jobs.require(name);
     await this.jobs.delete(name);
-    this.scheduler.forget(name);
-    this.deps.changed(name);
+    this.tell(name);
   }
 
   runNow(name: string, by: string): Promise<Slot> {
@@ -90,27 +96,45 @@ export class SchedulerService {
   asService(): SchedulesService {
     return {
       compare: (declaration) => this.compare(declaration).change,
-      check: (declaration) => void this.declared(declaration),
-      put: async (declaration) => {
-        const { change, fields } = this.compare(declaration);
-        if (change === 'created') await this.create({ ...fields, name: declaration.name });
-        else if (change === 'updated') await this.update(declaration.name, fields);
-        return change;
+      check: async (declaration) => {
+        const job = this.declared(declaration);
+        // Its flow may come in the same sync as the job: whether it exists is the caller's check.
+        if (job.workflow) await this.checkTarget(job);
+        await checkStackField(this.deps.stacks, job.stack);
       },
-      remove: async (name) => {
-        if (!this.jobs.get(name)) return false;
-        await this.remove(name);
-        return true;
+      put: async (declaration, unit) => {
+        const job = this.declared(declaration);
+        // Inside a unit the flows and stacks services must not read the store the unit holds: `check` did.
+        if (!unit) {
+          await this.checkTarget(job);
+          await checkStackField(this.deps.stacks, job.stack);
+        }
+        return this.jobs.inUnit(unit, (joined) => this.putIn(joined, job));
       },
+      remove: (name, unit) =>
+        this.jobs.inUnit(unit, async (joined) => {
+          const removed = await this.jobs.delete(name, joined);
+          if (removed) joined.afterCommit(() => this.tell(name));
+          return removed;
+        }),
     };
   }
 
+  /** A declared job written whole, compared with the job as the unit sees it. */
+  private async putIn(unit: UnitOfWork, declared: Job): Promise<'created' | 'updated' | 'unchanged'> {
+    const current = await this.jobs.read(unit.tx, declared.name);
+    if (current && sameFields(declared, current)) return 'unchanged';
+    if (current) await this.jobs.replace(this.updated(current, declaredFields(declared)), unit);
+    else await this.jobs.insert(declared, unit);
+    unit.afterCommit(() => this.tell(declared.name));
+    return current ? 'updated' : 'created';
+  }
+
   private compare(declaration: ScheduleDeclaration) {
-    const fields = declaredFields(this.declared(declaration));
+    const declared = this.declared(declaration);
     const current = this.jobs.get(declaration.name);
-    if (!current) return { change: 'created' as const, fields };
-    const same = JSON.stringify(fields) === JSON.stringify(declaredFields(current));
-    return { change: same ? ('unchanged' as const) : ('updated' as const), fields };
+    if (!current) return { change: 'created' as const };
+    return { change: sameFields(declared, current) ? ('unchanged' as const) : ('updated' as const) };
   }
 
   /** The job a declaration describes, omitted fields at their defaults, checked as a create is. */
@@ -124,9 +148,14 @@ export class SchedulerService {
   }
 
   private async after(name: string): Promise<JobAnswer> {
+    this.tell(name);
+    return this.get(name);
+  }
+
+  /** After a change committed: the loop plans the job again and the other masters read it again. */
+  private tell(name: string): void {
     this.scheduler.forget(name);
     this.deps.changed(name);
-    return this.get(name);
   }
 
   private answer(job: Job, last: Slot | null): JobAnswer {
@@ -152,6 +181,8 @@ export class SchedulerService {
     }
   }
 }
+
+const sameFields = (a: Job, b: Job) => JSON.stringify(declaredFields(a)) === JSON.stringify(declaredFields(b));
 
 /** The fields a declaration sets (every one, so that a field dropped from it returns to its default). */
 function declaredFields(job: Job): JobInput {

@@ -1,7 +1,7 @@
 // The Store contract (plugin-sdk/src/store.ts), the same cases on every backend: what a plugin may
 // rely on whichever store a master runs on.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ConflictError, type Migration } from '@runner/plugin-sdk';
+import { ConflictError, inUnitOfWork, withUnitOfWork, type Migration, type UnitOfWork } from '@runner/plugin-sdk';
 import { storeBackends, type OpenBackend } from '../testing.js';
 
 const ITEMS: Migration[] = [
@@ -87,6 +87,47 @@ for (const backend of storeBackends('store_contract')) {
         }),
       ).rejects.toBeInstanceOf(ConflictError);
       expect(await names(s)).toEqual(['in']);
+    });
+
+    it('commits a unit of work whole, its effects after the commit and none after a rollback', async () => {
+      const s = await open();
+      const told: string[] = [];
+      const onEffectError = (error: Error) => told.push(`failed: ${error.message}`);
+      // A participant: joins the caller's unit (or opens one), tells of its write once it committed.
+      const insert = (name: string, unit?: UnitOfWork) =>
+        inUnitOfWork(
+          s.store,
+          unit,
+          async (joined) => {
+            await joined.tx.run('INSERT INTO items (name) VALUES (?)', [name]);
+            joined.afterCommit(() => told.push(name));
+          },
+          onEffectError,
+        );
+      await insert('alone');
+      const refused = withUnitOfWork(
+        s.store,
+        async (unit) => {
+          await insert('first', unit);
+          await insert('alone', unit);
+        },
+        onEffectError,
+      );
+      await expect(refused).rejects.toBeInstanceOf(ConflictError);
+      expect(told).toEqual(['alone']);
+      await withUnitOfWork(
+        s.store,
+        async (unit) => {
+          await insert('first', unit);
+          unit.afterCommit(() => {
+            throw new Error('a cache could not be read');
+          });
+          await insert('second', unit);
+        },
+        onEffectError,
+      );
+      expect(told).toEqual(['alone', 'first', 'failed: a cache could not be read', 'second']);
+      expect(await names(s)).toEqual(['alone', 'first', 'second']);
     });
 
     it('claims a unique row once among concurrent claimers (the claim primitive)', async () => {

@@ -82,6 +82,18 @@ describe('applyOverrides', () => {
     );
   });
 
+  it("names a var given as a field (a hook's flows.run, a schedule's vars) as vars.<name>", () => {
+    expect(() => applyOverrides(workflow, { vars: { ap: 'api', 'a-b': '1' }, varsFrom: 'fields' })).toThrow(
+      new InvalidInputError(
+        [
+          'vars.a-b: "a-b" is not a valid variable name (letters, digits and _, not starting with a digit)',
+          'vars.ap: the workflow has no variable "ap" (did you mean "app"?); declared: app, port, empty',
+        ].join('\n'),
+        { field: 'vars' },
+      ),
+    );
+  });
+
   it('deep-merges --values over the file per agent', () => {
     const result = applyOverrides(workflow, {
       values: { 'web-1': { tls: { enabled: true }, hosts: ['c'] }, 'db-1': { port: 5432 } },

@@ -1,14 +1,16 @@
 import { didYouMean, InvalidInputError, userKeyed } from '@runner/plugin-sdk';
 import { VAR_NAME, VAR_NAME_RULE } from './names.js';
 import { isPlainObject, setOwn } from './objects.js';
-import type { ValuesMap, WorkflowDefinition, WorkflowOverrides } from './types.js';
+import type { ValuesMap, VarsFrom, WorkflowDefinition, WorkflowOverrides } from './types.js';
 
-function checkVarName(arg: string, name: string): string | undefined {
-  if (name === '') return `--var ${JSON.stringify(arg)}: expected key=value`;
-  if (!VAR_NAME.test(name)) {
-    return `--var ${JSON.stringify(arg)}: "${name}" is not a valid variable name (${VAR_NAME_RULE})`;
-  }
-  return undefined;
+/** A var as the caller gave it: a CLI argument, or a field of `vars` (a hook's, a schedule's). */
+function varLabel(name: string, value: string, from: VarsFrom = 'arguments'): string {
+  return from === 'fields' ? `vars.${name}` : `--var ${JSON.stringify(`${name}=${value}`)}`;
+}
+
+function checkVarName(label: string, name: string): string | undefined {
+  if (VAR_NAME.test(name)) return undefined;
+  return `${label}: "${name}" is not a valid variable name (${VAR_NAME_RULE})`;
 }
 
 /**
@@ -26,7 +28,10 @@ export function parseVarArguments(args: readonly string[]): Record<string, strin
       continue;
     }
     const name = arg.slice(0, eq).trim();
-    const problem = checkVarName(arg, name);
+    const problem =
+      name === ''
+        ? `--var ${JSON.stringify(arg)}: expected key=value`
+        : checkVarName(`--var ${JSON.stringify(arg)}`, name);
     if (problem) problems.push(problem);
     else setOwn(vars, name, arg.slice(eq + 1));
   }
@@ -63,7 +68,7 @@ export function mergeValues(
  * A copy of the workflow with `--var` and `--values` applied. A `--var` may only set a variable
  * the workflow declares in `vars` (the file is the list of a workflow's parameters, and a typo on
  * the command line should not pass silently). Throws an InvalidInputError naming every bad
- * argument; the workflow given is never changed.
+ * var as it was given (`overrides.varsFrom`); the workflow given is never changed.
  */
 export function applyOverrides(workflow: WorkflowDefinition, overrides: WorkflowOverrides): WorkflowDefinition {
   const declared = Object.keys(workflow.vars);
@@ -79,7 +84,7 @@ export function applyOverrides(workflow: WorkflowDefinition, overrides: Workflow
     }
   } else if (args !== undefined) {
     for (const [name, value] of Object.entries(args as Readonly<Record<string, string>>)) {
-      const problem = checkVarName(`${name}=${value}`, name);
+      const problem = checkVarName(varLabel(name, value, overrides.varsFrom), name);
       if (problem) problems.push(problem);
       else setOwn(given, name, value);
     }
@@ -87,9 +92,8 @@ export function applyOverrides(workflow: WorkflowDefinition, overrides: Workflow
   for (const [name, value] of Object.entries(given)) {
     if (Object.hasOwn(workflow.vars, name)) continue;
     const known = declared.length > 0 ? `; declared: ${declared.join(', ')}` : '; it declares no vars';
-    problems.push(
-      `--var ${JSON.stringify(`${name}=${value}`)}: the workflow has no variable "${name}"${didYouMean(name, declared)}${known}`,
-    );
+    const label = varLabel(name, value, Array.isArray(args) ? 'arguments' : overrides.varsFrom);
+    problems.push(`${label}: the workflow has no variable "${name}"${didYouMean(name, declared)}${known}`);
   }
   if (problems.length > 0) throw new InvalidInputError(problems.join('\n'), { field: 'vars' });
 

@@ -20,6 +20,7 @@ export type {
   ParsedWorkflow,
   WorkflowValidation,
   WorkflowOverrides,
+  VarsFrom,
 } from '@runner/plugin-sdk';
 
 /** The template engine a workflow's templates are written for (the SDK's TemplateSyntax). */
