@@ -1,2 +1,2 @@
-export { plugin } from './src/plugin.js';
+export { executorPlugin, plugin } from './src/plugin.js';
 export { sshModule } from './src/spec.js';

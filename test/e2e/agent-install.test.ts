@@ -4,13 +4,14 @@
 // The TLS master of the last tests also installs an agent through an SSH profile (the master
 // connects with the key it keeps, `--ssh-profile`).
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
   readFileSync,
   readdirSync,
   readlinkSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -28,6 +29,7 @@ import {
   tempDataDir,
   waitForOutput,
 } from './helpers.js';
+import { lookUpUser } from '../../plugins/engine/src/run-as.js';
 
 const dataDir = tempDataDir('runner-install-');
 let sshd: TestSshd;
@@ -45,6 +47,22 @@ const masters: ReturnType<typeof spawnRunner>[] = [];
 let tls: { masterData: string; masterUrl: string; cert: string; grpcPort: number; token: string } | undefined;
 
 const authorize = (path?: string) => sshd.authorize(path);
+
+/** The REST API of the TLS master, with its local credential, trusting its certificate. */
+function masterApi({ masterData, masterUrl, cert }: NonNullable<typeof tls>) {
+  const trusting = new Agent({ connect: { ca: readFileSync(cert, 'utf8') } });
+  return async <T>(method: string, path: string, body?: unknown) => {
+    const response = await fetchTrusting(`${masterUrl}/api/v1${path}`, {
+      method,
+      dispatcher: trusting,
+      headers: { ...localAuth(masterData), 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    // A run's log is text; every other answer JSON.
+    return { status: response.status, body: (/^[[{]/.test(text) ? JSON.parse(text) : text) as T };
+  };
+}
 const hostFingerprint = () => sshd.hostFingerprint();
 
 function install(name: string, extra: string[] = [], env: Record<string, string> = {}) {
@@ -349,16 +367,7 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
   it('installs through an SSH profile: the master connects with the key it keeps, only to a pinned host key, audited', async () => {
     if (!tls) throw new Error('needs the TLS master of the test before');
     const { masterData, masterUrl, cert, grpcPort, token } = tls;
-    const trusting = new Agent({ connect: { ca: readFileSync(cert, 'utf8') } });
-    const api = async <T>(method: string, path: string, body?: unknown) => {
-      const response = await fetchTrusting(`${masterUrl}/api/v1${path}`, {
-        method,
-        dispatcher: trusting,
-        headers: { ...localAuth(masterData), 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as T };
-    };
+    const api = masterApi(tls);
     // The key is stored encrypted on the master; this CLI has no SSH credentials at all.
     const privateKey = readFileSync(clientKey, 'utf8');
     const profile = { name: 'box', host: '127.0.0.1', port, user, auth_type: 'key', private_key: privateKey };
@@ -438,4 +447,99 @@ describe.skipIf(!canRun)('runner agent install over SSH', () => {
       ['failure', 'install of agent db-2 through SSH profile box (127.0.0.1)'],
     ]);
   }, 90_000);
+  it("a workflow's task in the root master's local executor uses the profile through the master: ssh.exec, upload, download", async () => {
+    if (!tls) throw new Error('needs the TLS master and the pinned profile box of the tests before');
+    const api = masterApi(tls);
+    const executor = lookUpUser('runner-exec');
+    if (!executor) throw new Error('the root master created no runner-exec');
+    // Files of the executor's working directory (its user's home); unique, as other masters share it.
+    const tag = randomBytes(4).toString('hex');
+    const [up, down, secret, remote] = [
+      `ssh-up-${tag}.bin`,
+      `ssh-down-${tag}.bin`,
+      `ssh-root-${tag}`,
+      `${home}/run-${tag}.bin`,
+    ];
+    // Root's file in the executor's directory: the master could read it, the executor's user cannot.
+    writeFileSync(join(executor.home, secret), 'root only\n', { mode: 0o600 });
+    const content = [
+      'version: "1.0"',
+      'tasks:',
+      '  - name: copy',
+      '    exec:',
+      '      script: |',
+      `        local f = assert(io.open("${up}", "wb"))`,
+      `        f:write(string.rep("runner ssh ${tag} ", 40000))`,
+      '        f:close()',
+      `        local sent = ssh.upload("box", "${up}", "${remote}", { mode = "0640" })`,
+      `        local sum = ssh.exec("box", "sha256sum ${remote}")`,
+      `        local got = ssh.download("box", "${remote}", "${down}")`,
+      `        local ok, err = pcall(ssh.upload, "box", "${secret}", "${remote}.root")`,
+      '        state.set("uploaded", sent.bytes)',
+      '        return true, "", { sent = sent.bytes, got = got.bytes, remote_sum = sum.stdout, code = sum.code,',
+      '          refused = tostring(err), user = exec.run("id -un").stdout, stored = state.get("uploaded") }',
+    ].join('\n');
+    const run = async () => {
+      const started = await api<{ id: string }>('POST', '/workflows/run', { workflow_name: 'ssh-copy', content });
+      expect(started.status, JSON.stringify(started.body)).toBe(202);
+      for (;;) {
+        const { body } = await api<{
+          id: string;
+          status: string;
+          tasks: { name: string; status: string; message?: string; outputs?: Record<string, unknown> }[];
+        }>('GET', `/executions/${started.body.id}`);
+        if (body.status !== 'running' && body.status !== 'pending') return body;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const audit = async (runId: string) =>
+      (
+        await api<{ entries: { actor: string; action: string; detail: string; result?: number }[] }>(
+          'GET',
+          '/ssh/box/audit?limit=100',
+        )
+      ).body.entries
+        .filter((e) => e.actor === `workflow:ssh-copy/${runId}/copy`)
+        .reverse();
+
+    // Not open to workflows: refused by the master before it connects, saying how to allow it.
+    const refused = await run();
+    expect(refused.status).toBe('failed');
+    expect(refused.tasks[0].message).toContain(
+      'ssh.upload: SSH profile box is not open to workflows (an admin allows it: runner ssh update box ... --workflows)',
+    );
+    expect(await audit(refused.id)).toEqual([]);
+
+    const body = { host: '127.0.0.1', port, user, auth_type: 'key', workflows: true };
+    expect((await api('PUT', '/ssh/box', body)).status).toBe(200);
+    const done = await run();
+    expect(done.status, JSON.stringify(done.tasks)).toBe('succeeded');
+    const outputs = done.tasks[0].outputs as Record<string, unknown>;
+    const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+    const bytes = 40000 * `runner ssh ${tag} `.length;
+    // Run by the executor's user; the bytes are equal at every hop.
+    expect(outputs).toMatchObject({ user: 'runner-exec\n', sent: bytes, got: bytes, code: 0, stored: bytes });
+    expect(outputs.remote_sum).toBe(`${sha(join(executor.home, up))}  ${remote}\n`);
+    expect(sha(join(executor.home, down))).toBe(sha(join(executor.home, up)));
+    expect(statSync(remote).mode & 0o777).toBe(0o640);
+    // Written by the executor as its user, and never able to read what its user may not.
+    expect(statSync(join(executor.home, down))).toMatchObject({ uid: executor.uid, mode: 0o100600 });
+    expect(outputs.refused).toContain(secret);
+    expect(outputs.refused).toMatch(/EACCES|permission denied/i);
+    expect(existsSync(`${remote}.root`)).toBe(false);
+    const actions = (await audit(done.id)).map((e) => [e.action, e.result ?? null]);
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        ['file_uploaded', bytes],
+        ['command_executed', 0],
+        ['file_downloaded', bytes],
+      ]),
+    );
+    expect(actions.filter(([action]) => action === 'connection_established')).toHaveLength(3);
+    // The profile's key went nowhere near the run.
+    const log = await api<string>('GET', `/executions/${done.id}/log`);
+    const keyBody = readFileSync(clientKey, 'utf8').split('\n')[1];
+    expect(JSON.stringify([done, log.body])).not.toContain(keyBody);
+    for (const file of [up, down, secret]) rmSync(join(executor.home, file), { force: true });
+  }, 60_000);
 });

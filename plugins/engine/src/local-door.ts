@@ -12,13 +12,13 @@ import {
   RunnerError,
   toExecutorError,
   type ExecutorToMaster,
+  type ForwardedCallHandler,
   type Logger,
   type Confinement,
   type LuaRunOptions,
   type LuaRunResult,
   type LuaRuntime,
   type MasterToExecutor,
-  type StateService,
   type WorkflowMetricsSink,
 } from '@runner/plugin-sdk';
 import type { RunAs } from './run-as.js';
@@ -30,8 +30,11 @@ export interface LocalDoorOptions {
   runAs: RunAs;
   runtime: LuaRuntime;
   logger: Logger;
-  /** Serves `state.*` of the scripts the executor runs (module-state's service); absent: refused. */
-  state?: StateService;
+  /**
+   * The handlers of the module calls the executor forwards, by module (`state` from module-state's
+   * service, others registered through ExecutorCallServer); a call of a module without one is refused.
+   */
+  calls?: ReadonlyMap<string, ForwardedCallHandler>;
   /** Where `metrics.*` of the scripts the executor runs is recorded (module-metrics' sink, once attached). */
   metrics?: () => WorkflowMetricsSink | undefined;
   /** The `runner` command the executor is started with. */
@@ -66,6 +69,8 @@ export interface DoorLog {
 interface Pending {
   options: LuaRunOptions;
   log?: DoorLog;
+  /** Aborted when the task ends: its forwarded calls still under way (an SSH command) stop with it. */
+  ended: AbortController;
   resolve(result: LuaRunResult): void;
   reject(error: Error): void;
 }
@@ -159,14 +164,17 @@ export class LocalDoor {
               this.#send({ type: 'cancel', id, reason: toExecutorError(error) });
               this.#pending.get(id)?.reject(error);
             }, options.timeoutMs + TIMEOUT_BACKSTOP_MS);
+      const ended = new AbortController();
       const settle = () => {
         clearTimeout(backstop);
         this.#pending.delete(id);
         signal?.removeEventListener('abort', onAbort);
+        ended.abort(new RunnerError('cancelled', 'the task ended', { status: 409 }));
       };
       this.#pending.set(id, {
         options,
         log,
+        ended,
         resolve: (result) => (settle(), resolve(result)),
         reject: (error) => (settle(), reject(error)),
       });
@@ -267,8 +275,8 @@ export class LocalDoor {
         else pending.resolve({ values: message.values ?? [] });
         break;
       }
-      case 'state':
-        void this.#serveState(message);
+      case 'call':
+        void this.#serveCall(message);
         break;
       case 'metric':
         this.#recordMetric(message);
@@ -293,22 +301,27 @@ export class LocalDoor {
     }
   }
 
-  async #serveState(message: Extract<ExecutorToMaster, { type: 'state' }>): Promise<void> {
+  /**
+   * A module call a script made in the executor, served by its module's handler for the task that
+   * asks, as this master recorded it (the executor only names the task).
+   */
+  async #serveCall(message: Extract<ExecutorToMaster, { type: 'call' }>): Promise<void> {
     const pending = this.#pending.get(message.id);
-    const { state } = this.#options;
+    const handler = this.#options.calls?.get(message.module);
     let reply: MasterToExecutor;
     try {
-      if (!pending?.options.run) throw new RunnerError('not_found', 'state: the task that asked is not running');
-      if (!state) throw new RunnerError('unavailable', 'state: no state service on this master', { status: 503 });
-      const { run } = pending.options;
-      const answer = await state.perform(
-        message.request,
-        { workflow: run.workflow, task: run.task, runId: run.runId, dryRun: pending.options.dryRun ?? false },
-        pending.options.signal,
-      );
-      reply = { type: 'state-result', callId: message.callId, answer };
+      if (!pending?.options.run)
+        throw new RunnerError('not_found', `${message.module}: the task that asked is not running`);
+      if (!handler)
+        throw new RunnerError('unavailable', `${message.module}: not served by this master to its local executor`, {
+          status: 503,
+        });
+      const { run, dryRun, signal } = pending.options;
+      const caller = { workflow: run.workflow, task: run.task, runId: run.runId, dryRun: dryRun ?? false };
+      const stop = signal ? AbortSignal.any([signal, pending.ended.signal]) : pending.ended.signal;
+      reply = { type: 'call-result', callId: message.callId, answer: await handler(message.request, caller, stop) };
     } catch (error) {
-      reply = { type: 'state-result', callId: message.callId, error: toExecutorError(error) };
+      reply = { type: 'call-result', callId: message.callId, error: toExecutorError(error) };
     }
     this.#send(reply);
   }

@@ -22,10 +22,15 @@ import {
   optional,
   ProcessGroupsRef,
   StateServiceRef,
+  ExecutorCallServerRef,
+  ConflictError,
   WorkflowMetricsRelayRef,
+  type ExecutorCallServer,
+  type ForwardedCallHandler,
   type LuaRuntime,
   type Cluster,
   type PluginContext,
+  type StateRequest,
   type StateService,
   type Store,
   type WorkflowMetricsSink,
@@ -49,7 +54,7 @@ export const plugin = definePlugin({
   description:
     'Runs workflows: dependency graph, parallel limit, groups, when, retry, timeout, loops, outputs, dry-run; records executions',
   profiles: ['master', 'embedded'],
-  provides: [WorkflowEngineRef, WorkflowMetricsRelayRef, ScriptDoorRef],
+  provides: [WorkflowEngineRef, WorkflowMetricsRelayRef, ScriptDoorRef, ExecutorCallServerRef],
   dependsOn: {
     parser: WorkflowParserRef,
     runtime: LuaRuntimeRef,
@@ -130,7 +135,10 @@ export const plugin = definePlugin({
     // metrics.* of the scripts the local executor runs reaches module-metrics' sink through here.
     let metricsSink: WorkflowMetricsSink | undefined;
     ctx.provide(WorkflowMetricsRelayRef, { attach: (sink) => void (metricsSink = sink) });
-    const door = ctx.profile === 'master' ? await openDoor(ctx, runtime, state, () => metricsSink) : undefined;
+    // Module calls the local executor forwards: state.* here, others from the plugins that serve them.
+    const calls = executorCalls(state);
+    ctx.provide(ExecutorCallServerRef, calls.server);
+    const door = ctx.profile === 'master' ? await openDoor(ctx, runtime, calls.handlers, () => metricsSink) : undefined;
     const engine = createEngine({
       parser,
       runtime,
@@ -200,6 +208,23 @@ async function shareRuns(ctx: PluginContext, cluster: Cluster, store: Store, run
 }
 
 /**
+ * The handlers of the module calls the local executor forwards (local-door.ts), by module: state.*
+ * from module-state's service, which the engine depends on; other plugins register theirs through
+ * ExecutorCallServerRef (they depend on the engine, so they cannot be its dependencies).
+ */
+function executorCalls(state: StateService | undefined) {
+  const handlers = new Map<string, ForwardedCallHandler>();
+  if (state) handlers.set('state', (request, caller, signal) => state.perform(request as StateRequest, caller, signal));
+  const server: ExecutorCallServer = {
+    serve(module, handler) {
+      if (handlers.has(module)) throw new ConflictError(`forwarded calls of module ${module} are already served`);
+      handlers.set(module, handler);
+    },
+  };
+  return { handlers, server };
+}
+
+/**
  * The master's door for local scripts (local-door.ts): resolves engine.run_as, makes the data
  * directory the master's alone (0700), and ends what a previous master's executor left running
  * (the processes of its user that carry this data directory's mark).
@@ -207,7 +232,7 @@ async function shareRuns(ctx: PluginContext, cluster: Cluster, store: Store, run
 async function openDoor(
   ctx: PluginContext,
   runtime: LuaRuntime,
-  state: StateService | undefined,
+  calls: ReadonlyMap<string, ForwardedCallHandler>,
   metrics: () => WorkflowMetricsSink | undefined,
 ) {
   const [{ LocalDoor }, { resolveRunAs }, { chmod }] = await Promise.all([
@@ -244,7 +269,7 @@ async function openDoor(
   const door = new LocalDoor({
     runAs,
     runtime,
-    state,
+    calls,
     metrics,
     logger: ctx.logger,
     logBytes: ctx.config.get<number>('engine.task_log_bytes'),

@@ -3,6 +3,7 @@ import {
   definePlugin,
   EXECUTOR_COMMAND,
   LuaRuntimeRef,
+  MasterCallForwarderRef,
   RunnerError,
   StateForwarderRef,
   WorkflowMetricsForwarderRef,
@@ -41,7 +42,7 @@ export const plugin = definePlugin({
   version: '0.1.0',
   description: "The local executor: runs a master's local task scripts that have side effects, as an unprivileged user",
   profiles: ['executor'],
-  provides: [ExecutorServerRef, StateForwarderRef, WorkflowMetricsForwarderRef],
+  provides: [ExecutorServerRef, StateForwarderRef, MasterCallForwarderRef, WorkflowMetricsForwarderRef],
   dependsOn: { runtime: LuaRuntimeRef },
   commands: [executorCommand],
   async setup(ctx, { runtime }) {
@@ -50,6 +51,8 @@ export const plugin = definePlugin({
     ctx.provide(ExecutorServerRef, server);
     // state.* of the tasks run here is asked of the master, which answers from its store.
     ctx.provide(StateForwarderRef, server);
+    // Other modules whose calls need the master (ssh.*: its profiles' credentials) go the same way.
+    ctx.provide(MasterCallForwarderRef, server.calls);
     // metrics.* of the tasks run here is exported by the master (module-metrics).
     ctx.provide(WorkflowMetricsForwarderRef, server.metrics);
     return { stop: () => server.stop() };

@@ -104,15 +104,27 @@ it('stops a task the master cancels, with the reason the master gave', async () 
   expect(done.error).toMatchObject({ code: 'cancelled', message: expect.stringContaining('cancelled: by alice') });
 });
 
-it("forwards state.* to the master for a running task, and the master's answer comes back", async () => {
+it("forwards state.* and other module calls to the master for a running task, and the master's answer comes back", async () => {
   const { channel, server } = serve();
   channel.deliver({ type: 'run', task: task(4, 'while true do end') });
   await new Promise((resolve) => setTimeout(resolve, 20));
   const answer = server.forward({ operation: 'get', scope: 'workflow', key: 'k' }, { runId: 'r1', task: 't' });
-  const asked = (await channel.next((m) => m.type === 'state')) as Extract<ExecutorToMaster, { type: 'state' }>;
-  expect(asked).toMatchObject({ id: 4, request: { operation: 'get', key: 'k' } });
-  channel.deliver({ type: 'state-result', callId: asked.callId, answer: { value: 'v' } });
+  const asked = (await channel.next((m) => m.type === 'call')) as Extract<ExecutorToMaster, { type: 'call' }>;
+  expect(asked).toMatchObject({ id: 4, module: 'state', request: { operation: 'get', key: 'k' } });
+  channel.deliver({ type: 'call-result', callId: asked.callId, answer: { value: 'v' } });
   await expect(answer).resolves.toEqual({ value: 'v' });
+  // Any other module's call goes the same way; the master's error comes back with its code.
+  const other = server.calls.forward('ssh', { fn: 'exec' }, { runId: 'r1', task: 't' });
+  const sent = (await channel.next((m) => m.type === 'call' && m.module === 'ssh')) as Extract<
+    ExecutorToMaster,
+    { type: 'call' }
+  >;
+  channel.deliver({
+    type: 'call-result',
+    callId: sent.callId,
+    error: { code: 'forbidden', message: 'no', status: 403 },
+  });
+  await expect(other).rejects.toMatchObject({ code: 'forbidden', message: 'no' });
   await expect(
     server.forward({ operation: 'get', scope: 'workflow', key: 'k' }, { runId: 'other', task: 't' }),
   ).rejects.toThrow(/no such task running/);

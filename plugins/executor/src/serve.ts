@@ -9,6 +9,7 @@ import {
   type Logger,
   type LuaRuntime,
   type LuaValue,
+  type MasterCallForwarder,
   type MasterToExecutor,
   type StateAnswer,
   type StateForwarder,
@@ -41,7 +42,7 @@ function isLazy(value: LuaValue): value is LuaValue & { kind: 'lua-lazy-table'; 
  */
 export class ExecutorServer implements StateForwarder {
   readonly #running = new Map<number, { task: ExecutorTask; controller: AbortController; done: Promise<void> }>();
-  readonly #stateCalls = new Map<number, { resolve(answer: StateAnswer): void; reject(error: Error): void }>();
+  readonly #calls = new Map<number, { resolve(answer: unknown): void; reject(error: Error): void }>();
   #nextCall = 1;
   #ended = false;
 
@@ -75,33 +76,42 @@ export class ExecutorServer implements StateForwarder {
     this.#ended = true;
     const reason = new RunnerError('cancelled', 'cancelled: the master ended its local executor', { status: 409 });
     for (const { controller } of this.#running.values()) controller.abort(reason);
-    for (const call of this.#stateCalls.values()) call.reject(reason);
+    for (const call of this.#calls.values()) call.reject(reason);
     const done = Promise.allSettled([...this.#running.values()].map((entry) => entry.done));
     await Promise.race([done, new Promise((resolve) => setTimeout(resolve, END_GRACE_MS).unref())]);
   }
 
+  /** state.* of a task running here: a forwarded call the master serves from its store. */
   forward(request: StateRequest, run: { runId: string; task: string }, signal?: AbortSignal): Promise<StateAnswer> {
+    return this.#forwardCall('state', request, run, signal).then((answer) => (answer ?? {}) as StateAnswer);
+  }
+
+  /** Module calls of the tasks running here, sent to the master (ssh.*; state.* above goes this way too). */
+  readonly calls: MasterCallForwarder = {
+    forward: (module, request, run, signal) => this.#forwardCall(module, request, run, signal),
+  };
+
+  #forwardCall(module: string, request: unknown, run: { runId: string; task: string }, signal?: AbortSignal) {
     // The master decides workflow, task and dry-run from its record of the task that asks; any
     // running unit of that task names the same ones.
     const asking = this.#runningTask(run);
-    if (!asking)
-      return Promise.reject(new RunnerError('not_found', `state.${request.operation}: no such task running`));
+    if (!asking) return Promise.reject(new RunnerError('not_found', `${module}: no such task running`));
     const callId = this.#nextCall++;
-    return new Promise<StateAnswer>((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       const onAbort = () => {
-        this.#stateCalls.delete(callId);
+        this.#calls.delete(callId);
         reject(signal?.reason instanceof Error ? signal.reason : new RunnerError('cancelled', 'stopped'));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       const settle = () => {
-        this.#stateCalls.delete(callId);
+        this.#calls.delete(callId);
         signal?.removeEventListener('abort', onAbort);
       };
-      this.#stateCalls.set(callId, {
+      this.#calls.set(callId, {
         resolve: (answer) => (settle(), resolve(answer)),
         reject: (error) => (settle(), reject(error)),
       });
-      this.#send({ type: 'state', callId, id: asking.task.id, request });
+      this.#send({ type: 'call', callId, id: asking.task.id, module, request });
     });
   }
 
@@ -126,10 +136,10 @@ export class ExecutorServer implements StateForwarder {
       case 'cancel':
         this.#running.get(message.id)?.controller.abort(fromExecutorError(message.reason));
         break;
-      case 'state-result': {
-        const call = this.#stateCalls.get(message.callId);
+      case 'call-result': {
+        const call = this.#calls.get(message.callId);
         if (message.error) call?.reject(fromExecutorError(message.error));
-        else call?.resolve(message.answer ?? {});
+        else call?.resolve(message.answer);
         break;
       }
     }
@@ -137,7 +147,7 @@ export class ExecutorServer implements StateForwarder {
 
   #start(task: ExecutorTask): void {
     const controller = new AbortController();
-    // Known before the script starts: its first state call (made before the run's first await)
+    // Known before the script starts: its first forwarded call (made before the run's first await)
     // looks the task up here.
     const entry = { task, controller, done: Promise.resolve() };
     this.#running.set(task.id, entry);

@@ -4,15 +4,31 @@ import {
   InvalidInputError,
   isLuaTable,
   luaType,
-  RunnerError,
   type LuaCallContext,
   type LuaModuleImplementation,
   type LuaValue,
   type SshConnection,
+  type SshExecResult,
+  type SshProfiles,
 } from '@runner/plugin-sdk';
-import type { SshProfilesService } from './profiles.js';
+import { withWorkflowProfile, workflowActor, type SshFunction } from './workflow-ssh.js';
 
-type SshFunction = 'exec' | 'upload' | 'download';
+/**
+ * What the module asks for once its arguments are read, its local paths confined and dry-run
+ * handled: done here with the profiles (the master's runtime, `runner run`), or forwarded to the
+ * master from its local executor (forwarded-ssh.ts). Local paths are absolute by then.
+ */
+export interface SshActions {
+  exec(call: LuaCallContext, profile: string, command: string, timeoutMs: number): Promise<SshExecResult>;
+  upload(
+    call: LuaCallContext,
+    profile: string,
+    local: string,
+    remote: string,
+    mode?: number,
+  ): Promise<{ bytes: number }>;
+  download(call: LuaCallContext, profile: string, remote: string, local: string): Promise<{ bytes: number }>;
+}
 
 function text(fn: SshFunction, position: number, value: LuaValue, what: string): string {
   if (typeof value !== 'string' || value === '')
@@ -25,12 +41,13 @@ function text(fn: SshFunction, position: number, value: LuaValue, what: string):
 /**
  * A local path confined to `root`: relative, without `..`, and (once the existing part is
  * resolved) not leading out of it through a symlink. Workflow code on the master must not reach
- * its data directory, keys or store through this door.
+ * its data directory, keys or store through this door; in the local executor the files are read
+ * and written by the executor's user, and the same rule keeps a workflow to its working directory.
  */
 export function confinedPath(fn: SshFunction, path: string, root: string): string {
   if (isAbsolute(path) || path.split(/[\\/]/).includes('..'))
     throw new InvalidInputError(
-      `ssh.${fn}: local path ${path} must be relative to the working directory, without "..": the module acts from the master, whose own files are not the workflow's`,
+      `ssh.${fn}: local path ${path} must be relative to the working directory, without "..": workflow code copies only its own files, never the master's`,
     );
   const realRoot = realpathSync(root);
   const full = resolve(realRoot, path);
@@ -52,40 +69,35 @@ export function confinedPath(fn: SshFunction, path: string, root: string): strin
   return full;
 }
 
-/** Who acts, for the audit log: the run when there is one. */
-const actorOf = (call: LuaCallContext) =>
-  call.run ? `workflow:${call.run.workflow}/${call.run.runId}/${call.run.task}` : 'workflow:repl';
+/** upload's opts.mode: an octal string ("0644"), or none (0600). */
+function modeOf(opts: LuaValue): number | undefined {
+  const mode = isLuaTable(opts) ? opts.mode : undefined;
+  if (mode === undefined || mode === null) return undefined;
+  if (typeof mode !== 'string' || !/^0?[0-7]{3,4}$/.test(mode))
+    throw new InvalidInputError(
+      `ssh.upload: opts.mode must be an octal string such as "0644", got ${luaType(mode)} ${String(mode)}`,
+    );
+  return parseInt(mode, 8);
+}
 
-/** The `ssh` module over the profiles service. `root` is the directory local paths are confined to. */
+/** The actions done in this process, with the profiles: the master's runtime and `runner run`. */
+export function profileActions(profiles: SshProfiles): SshActions {
+  const connect = <T>(fn: SshFunction, call: LuaCallContext, name: string, work: (c: SshConnection) => Promise<T>) =>
+    withWorkflowProfile(profiles, fn, name, workflowActor(call.run), call.signal, work);
+  return {
+    exec: (call, name, command, timeoutMs) =>
+      connect('exec', call, name, (c) => c.exec(command, { timeoutMs, signal: call.signal })),
+    upload: (call, name, local, remote, mode) =>
+      connect('upload', call, name, (c) => c.upload(local, remote, { mode })),
+    download: (call, name, remote, local) => connect('download', call, name, (c) => c.download(remote, local)),
+  };
+}
+
+/** The `ssh` module over `actions`. `root` is the directory local paths are confined to. */
 export function createSshModule(
-  profiles: SshProfilesService,
+  actions: SshActions,
   root: () => string = () => process.cwd(),
 ): LuaModuleImplementation<SshFunction> {
-  /** Connects for one call: the profile must allow workflows and have a pinned key (never trusted from a workflow). */
-  async function withProfile<T>(
-    fn: SshFunction,
-    call: LuaCallContext,
-    name: LuaValue,
-    work: (c: SshConnection) => Promise<T>,
-  ): Promise<T> {
-    const profile = await profiles.get(text(fn, 1, name, 'profile'));
-    if (!profile.workflows)
-      throw new RunnerError(
-        'forbidden',
-        `ssh.${fn}: SSH profile ${profile.name} is not open to workflows (an admin allows it: runner ssh update ${profile.name} ... --workflows)`,
-        { status: 403 },
-      );
-    const connection = await profiles.connect(profile.name, { actor: actorOf(call) });
-    const abort = () => connection.close();
-    call.signal.addEventListener('abort', abort, { once: true });
-    try {
-      return await work(connection);
-    } finally {
-      call.signal.removeEventListener('abort', abort);
-      connection.close();
-    }
-  }
-
   return {
     async exec(call, name, cmd, opts) {
       const command = text('exec', 2, cmd, 'cmd');
@@ -94,20 +106,18 @@ export function createSshModule(
         call.logger.info(`dry-run: would run on SSH profile ${String(name)}: ${command}`);
         return { changed: false, code: 0, stdout: '', stderr: '' };
       }
-      const result = await withProfile('exec', call, name, (c) =>
-        c.exec(command, { timeoutMs: timeout * 1000, signal: call.signal }),
-      );
+      const result = await actions.exec(call, text('exec', 1, name, 'profile'), command, timeout * 1000);
       return { changed: true, code: result.code, stdout: result.stdout, stderr: result.stderr };
     },
     async upload(call, name, local, remote, opts) {
       const source = confinedPath('upload', text('upload', 2, local, 'local'), root());
       const target = text('upload', 3, remote, 'remote');
-      const mode = isLuaTable(opts) && typeof opts.mode === 'string' ? parseInt(opts.mode, 8) : undefined;
+      const mode = modeOf(opts);
       if (call.dryRun) {
         call.logger.info(`dry-run: would upload ${String(local)} to ${target} on SSH profile ${String(name)}`);
         return { changed: false, bytes: 0 };
       }
-      const { bytes } = await withProfile('upload', call, name, (c) => c.upload(source, target, { mode }));
+      const { bytes } = await actions.upload(call, text('upload', 1, name, 'profile'), source, target, mode);
       return { changed: true, bytes };
     },
     async download(call, name, remote, local) {
@@ -117,7 +127,7 @@ export function createSshModule(
         call.logger.info(`dry-run: would download ${source} from SSH profile ${String(name)} to ${String(local)}`);
         return { changed: false, bytes: 0 };
       }
-      const { bytes } = await withProfile('download', call, name, (c) => c.download(source, target));
+      const { bytes } = await actions.download(call, text('download', 1, name, 'profile'), source, target);
       return { changed: true, bytes };
     },
   };

@@ -13,7 +13,11 @@ a key. In dry-run nothing connects: each function logs what it would do and retu
 
 Local paths (upload's source, download's destination) are confined to the working directory of
 the script (relative paths, no "..", no symlink out of it): workflow code cannot copy the master's
-own files (its keys, its store) to a host. Remote paths are as the remote user sees them.`,
+own files (its keys, its store) to a host. Remote paths are as the remote user sees them.
+
+In a master's local executor (engine.run_as) each call is performed by the master, which keeps the
+credentials; the executor reads and writes the local files as its own user, in its working
+directory (that user's home), at most 32 MiB a file.`,
   functions: {
     exec: {
       args: [

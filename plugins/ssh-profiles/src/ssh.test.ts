@@ -3,7 +3,7 @@
 // pinning at first use only when asked, exec with streamed output, SFTP both ways, a changed host
 // key refused, the audit log, and the Lua module's checks. Needs root and openssh-server.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { plugin as httpPlugin } from '@runner/plugin-http';
@@ -13,7 +13,8 @@ import { plugin as secretsPlugin } from '@runner/plugin-secrets';
 import { plugin as storePlugin } from '@runner/plugin-store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshdAvailable, startSshd, type TestSshd } from '../../../test/support/sshd.js';
-import { createSshModule } from './lua.js';
+import { FORWARDED_BYTES, forwardedActions, serveForwardedSsh } from './forwarded-ssh.js';
+import { createSshModule, profileActions } from './lua.js';
 import { plugin } from './plugin.js';
 import type { SshProfilesService } from './profiles.js';
 
@@ -128,7 +129,7 @@ describe.skipIf(!canRun)('SSH profiles on a real sshd', () => {
     mkdirSync(join(root, 'out'));
     writeFileSync(join(root, 'in.txt'), 'from the workflow\n');
     symlinkSync('/etc', join(root, 'etc-link'));
-    const ssh = createSshModule(profiles, () => root);
+    const ssh = createSshModule(profileActions(profiles), () => root);
     const lines: string[] = [];
     const logger = { info: (m: string) => lines.push(m), debug() {}, warn() {}, error() {}, child: () => logger };
     const lua = (dryRun = false) =>
@@ -159,6 +160,56 @@ describe.skipIf(!canRun)('SSH profiles on a real sshd', () => {
     expect((await call('GET', '/ssh/box')).body.connection_count).toBe(before);
     const actors = (await call('GET', '/ssh/box/audit')).body.entries.map((e: { actor: string }) => e.actor);
     expect(actors).toContain('workflow:deploy/r1/copy');
+  });
+
+  it("the executor's module forwards each call; the master checks it as untrusted input, and files stay the executor's", async () => {
+    const profiles = kernel.get(SshProfilesRef);
+    const serve = serveForwardedSsh(profiles);
+    let dryRun = false;
+    const asked: unknown[] = [];
+    // The channel: structured clone both ways, the caller from the master's record of the task.
+    const forwarder = {
+      forward: async (module: string, request: unknown, run: { runId: string; task: string }) => {
+        asked.push(module);
+        const caller = { workflow: 'deploy', runId: run.runId, task: run.task, dryRun };
+        return structuredClone(await serve(structuredClone(request), caller, new AbortController().signal));
+      },
+    };
+    const root = mkdtempSync(join(tmpdir(), 'ssh-fwd-'));
+    const data = Buffer.from(Array.from({ length: 100_000 }, (_, i) => (i * 7) % 256));
+    writeFileSync(join(root, 'up.bin'), data);
+    const ssh = createSshModule(forwardedActions(forwarder), () => root);
+    const logger = { info() {}, debug() {}, warn() {}, error() {}, child: () => logger };
+    const lua = {
+      dryRun: false,
+      logger,
+      signal: new AbortController().signal,
+      run: { workflow: 'deploy', runId: 'r2', task: 'fwd', attempt: 1, agent: 'local' },
+    } as unknown as LuaCallContext;
+
+    expect(await ssh.exec(lua, 'box', 'printf hi')).toMatchObject({ changed: true, code: 0, stdout: 'hi' });
+    const remote = `${sshd.home}/fwd.bin`;
+    expect(await ssh.upload(lua, 'box', 'up.bin', remote, { mode: '0640' })).toEqual({ changed: true, bytes: 100_000 });
+    expect(sha256(readFileSync(remote))).toBe(sha256(data));
+    expect(await ssh.download(lua, 'box', remote, 'down.bin')).toEqual({ changed: true, bytes: 100_000 });
+    expect(sha256(readFileSync(join(root, 'down.bin')))).toBe(sha256(data));
+    expect(asked).toEqual(['ssh', 'ssh', 'ssh']);
+
+    // Past the bound, refused before the file is read (a sparse file: nothing is written).
+    writeFileSync(join(root, 'huge.bin'), '');
+    truncateSync(join(root, 'huge.bin'), FORWARDED_BYTES + 1);
+    await expect(ssh.upload(lua, 'box', 'huge.bin', remote)).rejects.toMatchObject({ code: 'too_large' });
+    // What a run in dry-run or a forged request asks, the master refuses on its own.
+    dryRun = true;
+    await expect(ssh.exec(lua, 'box', 'true')).rejects.toThrow(/dry-run, nothing connects/);
+    const caller = { workflow: 'deploy', runId: 'r2', task: 'fwd', dryRun: false };
+    const signal = new AbortController().signal;
+    await expect(serve({ fn: 'upload', profile: 'box', remote, data: 'x' }, caller, signal)).rejects.toThrow(
+      /without a valid content/,
+    );
+    await expect(serve({ fn: 'shell', profile: 'box' }, caller, signal)).rejects.toThrow(/without a valid function/);
+    const actors = (await call('GET', '/ssh/box/audit')).body.entries.map((e: { actor: string }) => e.actor);
+    expect(actors.filter((a: string) => a === 'workflow:deploy/r2/fwd').length).toBeGreaterThanOrEqual(6);
   });
 
   it('authenticates with a password kept by the secrets service, never shown', async () => {
