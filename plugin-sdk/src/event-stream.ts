@@ -106,18 +106,28 @@ export interface ReadEvent {
 export async function* readEventStream(response: Response): AsyncIterable<ReadEvent> {
   if (!response.body) return;
   let buffer = '';
-  for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) {
-    buffer += chunk;
-    const frames = buffer.split('\n\n');
-    buffer = frames.pop() ?? '';
-    for (const frame of frames) {
-      const lines = frame.split('\n');
-      const data = lines
-        .filter((line) => line.startsWith('data: '))
-        .map((line) => line.slice(6))
-        .join('\n');
-      const named = lines.find((line) => line.startsWith('event: '));
-      if (data) yield { event: named ? named.slice(7) : 'message', data: JSON.parse(data) as unknown };
+  // A reader, not `for await`: the DOM's ReadableStream type (the web UI type-checks this file)
+  // declares no async iterator.
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffer += value;
+      const frames = buffer.split('\n\n');
+      buffer = frames.pop() ?? '';
+      for (const frame of frames) {
+        const lines = frame.split('\n');
+        const data = lines
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice(6))
+          .join('\n');
+        const named = lines.find((line) => line.startsWith('event: '));
+        if (data) yield { event: named ? named.slice(7) : 'message', data: JSON.parse(data) as unknown };
+      }
     }
+  } finally {
+    // A caller that stops reading early (it has its `done`) closes the answer's stream.
+    await reader.cancel().catch(() => undefined);
   }
 }
