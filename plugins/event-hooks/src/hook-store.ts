@@ -189,16 +189,7 @@ const WRITTEN = ['name', 'event_type', 'stack', 'enabled', 'priority', 'timeout_
 const written = (fields: HookFields) => WRITTEN.map((c) => fields[c]);
 
 /** A hook's columns as a create or an update writes them, checked. */
-interface HookFields {
-  name: string;
-  event_type: string;
-  stack: string | null;
-  enabled: number;
-  priority: number;
-  timeout_ms: number;
-  retries: number;
-  script: string;
-}
+type HookFields = Pick<HookRow, (typeof WRITTEN)[number]>;
 
 /** A declaration (GitOps' manifest) made whole: a field it leaves out returns to its default. */
 const whole = (hook: HookDeclaration): HookInput => ({
