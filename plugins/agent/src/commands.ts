@@ -84,6 +84,11 @@ async function startAgent(name: string, options: Record<string, unknown>, ctx: C
   ctx.stdout.write(
     `runner agent ${agent.name} (pid ${process.pid}): connecting to master ${agent.master}; Ctrl-C stops it\n`,
   );
+  // Noted as it arrives, past the race: a SIGTERM while a restart stops the kernel must not start
+  // the new process (a supervisor killed after it would leave that process running, unstopped).
+  let signalled = false;
+  const noteSignal = () => (signalled = true);
+  process.once('SIGINT', noteSignal).once('SIGTERM', noteSignal);
   const end: AgentEnd | { kind: 'signal' } = await Promise.race([
     agent.ended,
     kernel.stopOnSignal().then(() => ({ kind: 'signal' as const })),
@@ -104,6 +109,7 @@ async function startAgent(name: string, options: Record<string, unknown>, ctx: C
       const mode = restartMode(kernel.config.get<'auto' | 'exec' | 'exit'>('agent.restart_mode'), process.env);
       // The old session ends before the new process registers, so the master sees one agent.
       await kernel.stop('restart requested by the master');
+      if (signalled) return 0;
       if (mode === 'exit') {
         const supervisor = process.env[SUPERVISOR_ENV];
         ctx.stdout.write(
