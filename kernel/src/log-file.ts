@@ -19,8 +19,9 @@ export interface LogFileOptions {
   retryMs?: number;
   /**
    * Past this many bytes the file becomes `<path>.1` (the previous one goes) and writing goes on
-   * in a new file, between two batches: a flood of lines (a script printing 1 GiB wrote 1 GiB)
-   * keeps at most about twice this on disk. Undefined: never.
+   * in a new file, between two batches of at most this many bytes: a flood of lines (a script
+   * printing 1 GiB wrote 1 GiB) keeps two files of about this size, each under twice it, however
+   * busy the machine. Undefined: never.
    */
   rotateBytes?: number;
 }
@@ -71,14 +72,29 @@ export class LogFile {
       return;
     }
     this.writing = true;
-    const chunk = Buffer.from(this.pending.join(''));
-    this.pending = [];
+    const chunk = Buffer.from(this.takeBatch());
     this.rotateIfFull();
     this.writeAll(chunk, 0, (error) => {
       if (error) return this.fail(error, chunk);
       this.size += chunk.length;
       this.writeNext();
     });
+  }
+
+  /**
+   * The next lines to write, at most about `rotateBytes` of them (at least one line): a flood that
+   * piled up while a slow write was under way (a busy machine) would otherwise go out as one batch
+   * and grow the file past its rotation size by all of it.
+   */
+  private takeBatch(): string {
+    const limit = this.options.rotateBytes ?? Infinity;
+    let bytes = 0;
+    let count = 0;
+    while (count < this.pending.length && (count === 0 || bytes + this.pending[count]!.length <= limit)) {
+      bytes += this.pending[count]!.length;
+      count++;
+    }
+    return this.pending.splice(0, count).join('');
   }
 
   /** Between batches: past rotateBytes, the file becomes `.1` and a new one is opened. */

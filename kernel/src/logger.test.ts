@@ -29,4 +29,17 @@ describe('runner.log', () => {
     expect(kept).toBeLessThan(4 * rotateBytes);
     expect(readFileSync(file, 'utf8')).toContain('the last line');
   });
+
+  it('rotates a flood logged in one turn, as lines pile up behind a slow write on a busy machine', async () => {
+    const rotateBytes = 64 * 1024;
+    const floodDir = mkdtempSync(join(dir, 'flood-'));
+    const logger = await createLogger({ dataDir: floodDir, level: 'info', rotateBytes });
+    await logger.flush();
+    // All 5,000 lines arrive while the first write is under way: they leave in batches of at most
+    // the rotation size, not as one 1.3 MB batch written past it.
+    for (let i = 0; i < 5000; i++) logger.info(`${i} ${'x'.repeat(200)}`);
+    await logger.flush();
+    const file = join(floodDir, 'logs', 'runner.log');
+    expect(statSync(file).size + statSync(`${file}.1`).size).toBeLessThan(4 * rotateBytes);
+  });
 });
