@@ -66,14 +66,16 @@ describe.skipIf(!postgresReachable())('three masters, three agents, one master k
     database?.drop();
   });
 
+  // A ceiling above its waits' (90 s, then 30 s each), so that a slow step is named by its wait.
   it('opens a terminal through one master on an agent connected to another: types, reads, resizes, moves files', async () => {
     const [m1, m2] = masters as [Master, Master, Master];
     // ag1 is connected to m1 (the first of its list); m2 learns it from m1's announcement.
     expect(m1.child.output.stdout + m1.child.output.stderr).toMatch(/agent ag1 connected from/);
+    // Connected: online, or warning on a machine whose CPU other work keeps busy (ag1 reports it).
     await until(
-      'm2 sees ag1 online',
+      'm2 sees ag1 connected',
       async () => (await call<{ status: string }>(m2, 'GET', '/agents/ag1')).body,
-      (agent) => agent?.status === 'online',
+      (agent) => agent?.status === 'online' || agent?.status === 'warning',
     );
     const opened = await call<{ id: string }>(m2, 'POST', '/terminal/sessions', { target: 'ag1', rows: 24, cols: 80 });
     expect(opened.status, JSON.stringify(opened.body)).toBe(201);
@@ -124,7 +126,7 @@ describe.skipIf(!postgresReachable())('three masters, three agents, one master k
     );
     expect(messages.find((m) => m.type === 'exit')?.code).toBe(4);
     ws.close();
-  });
+  }, 240_000);
 
   it("keeps every acknowledged run, ends the dead master's run interrupted, moves its agent, answers no 5xx; the master rejoins", async () => {
     const [m1, m2, m3] = masters as [Master, Master, Master];
