@@ -59,9 +59,9 @@ const TEXT_ONLY = luaString('t');
  * script-bounds' leavesNoTrace) skips even the copy: it runs in a state kept for such scripts,
  * whose run's globals are cleared after it, as a fresh state would have none of them. A trivial
  * hook (`return true`) or a task that only returns values costs a tenth of a copy that way. Such a
- * run that finds the kept state taken queues in the time slicer for it instead of copying one (a
- * batch of hooks started in one turn runs one after another in it), and the kept state keeps the
- * chunks it loaded (loadKept), so a hook run again is not compiled again.
+ * run that finds the kept state taken waits for it instead of copying one (a batch of hooks started
+ * in one turn then runs one after another in it), and the kept state keeps the chunks it loaded
+ * (loadKept), so a hook run again is not compiled again.
  */
 /** sideEffectFree verdicts kept, by source text; past this the cache starts over. */
 const PURE_CACHE_LIMIT = 4096;
@@ -283,8 +283,8 @@ export class LuaRuntimeService implements LuaRuntime {
         chunkName: options.chunkName,
         prefix,
         lenient: false,
-        // Given back as the script ends, synchronously: runs started in the same turn (a batch of
-        // hooks) then take it one after another instead of each copying a state.
+        // Given back as the script ends: runs started in the same turn (a batch of hooks) then take
+        // it one after another instead of each copying a state.
         onEnd: reused ? giveBack : undefined,
         onPause: reused ? () => this.#spill() : undefined,
       });
