@@ -9,6 +9,7 @@ import {
   type Store,
   type StoreTransaction,
 } from '@runner/plugin-sdk';
+import type { Depth } from './depth.js';
 
 export const EVENT_MIGRATIONS: readonly Migration[] = [
   {
@@ -137,7 +138,11 @@ const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
  * event) is made in the database, so several masters and a restarted one agree on who does what.
  */
 export class EventStore {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** Told how each write changed the counts of pending and processing events (QueueDepth). */
+    private readonly changed: (delta: Partial<Depth>) => void = () => {},
+  ) {}
 
   async open(): Promise<void> {
     await this.store.migrate('event-queue', EVENT_MIGRATIONS);
@@ -152,19 +157,23 @@ export class EventStore {
     idle: (event: { id: string }) => boolean = () => false,
   ): Promise<void> {
     const statements = [];
+    let pending = 0;
     for (let at = 0; at < events.length; at += INSERT_CHUNK) {
       const chunk = events.slice(at, at + INSERT_CHUNK);
       const params: SqlValue[] = [];
-      for (const e of chunk)
+      for (const e of chunk) {
+        const waits = !idle(e);
+        if (waits) pending += 1;
         params.push(
           e.id,
           e.type,
-          idle(e) ? 'completed' : 'pending',
+          waits ? 'pending' : 'completed',
           e.timestamp,
           JSON.stringify(e.data ?? {}),
           0,
           e.timestamp,
         );
+      }
       statements.push({
         sql: `INSERT INTO events (id, event_type, status, emitted_at, data, depth, updated_at) VALUES ${chunk
           .map(() => '(?, ?, ?, ?, ?, ?, ?)')
@@ -172,8 +181,14 @@ export class EventStore {
         params,
       });
     }
-    if (statements.length === 1) await this.store.run(statements[0].sql, statements[0].params);
-    else if (statements.length > 1) await this.store.transaction(statements);
+    if (statements.length === 0) return;
+    const results =
+      statements.length === 1
+        ? [await this.store.run(statements[0].sql, statements[0].params)]
+        : await this.store.transaction(statements);
+    // An id stored already is skipped (ON CONFLICT): fresh bus ids never are, so this is exact.
+    const inserted = results.reduce((n, r) => n + r.changes, 0);
+    this.changed({ pending: Math.min(pending, inserted) });
   }
 
   /**
@@ -189,7 +204,8 @@ export class EventStore {
     hasWork: (event: QueuedEvent) => boolean,
   ): Promise<QueuedEvent[]> {
     const lock = this.store.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
-    return this.store.withTransaction(async (tx) => {
+    const delta = { pending: 0, processing: 0 };
+    const claimed = this.store.withTransaction(async (tx) => {
       // Two reads, each on the (status, id) index: an OR of both would scan the table.
       const rows = await tx.all<EventRow>(
         `SELECT ${COLUMNS} FROM events WHERE status = 'pending' ORDER BY id LIMIT ?${lock}`,
@@ -218,8 +234,15 @@ export class EventStore {
         "UPDATE events SET status = 'completed', lease_owner = NULL, lease_until = NULL, attempts = attempts + 1, updated_at = ?",
         [now],
       );
+      // Each taken event leaves its status (pending, or processing past its lease) for its new one.
+      for (const e of events) delta[e.status as keyof Depth] -= 1;
+      delta.processing += work.length;
       for (const e of work) Object.assign(e, { status: 'processing', attempts: e.attempts + 1 });
       for (const e of idle) Object.assign(e, { status: 'completed', attempts: e.attempts + 1 });
+      return events;
+    });
+    return claimed.then((events) => {
+      this.changed(delta);
       return events;
     });
   }
@@ -251,6 +274,7 @@ export class EventStore {
       "UPDATE events SET status = 'pending', lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE status = 'processing'",
       [now],
     );
+    this.changed({ pending: changes, processing: -changes });
     return changes;
   }
 
@@ -358,9 +382,9 @@ export class EventStore {
       }
       return true;
     });
-    if (allHeld) return finished.map(() => true);
-    const answers: boolean[] = [];
-    for (const f of finished) answers.push(await this.finishEvent(f));
+    const answers = allHeld ? finished.map(() => true) : [];
+    if (!allHeld) for (const f of finished) answers.push(await this.finishEvent(f));
+    this.changed({ processing: -answers.filter(Boolean).length });
     return answers;
   }
 
@@ -401,6 +425,7 @@ export class EventStore {
         [now, id],
       );
     });
+    this.changed({ pending: 1 });
     return (await this.get(id)) as QueuedEvent;
   }
 

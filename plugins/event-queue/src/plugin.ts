@@ -78,15 +78,22 @@ export const plugin = definePlugin({
   },
   commands: [eventsCommand],
   async setup(ctx, { store, router, hub, cluster, tiles, metrics }) {
-    const [{ EventStore }, { DurableQueue }, { eventRetention }, { registerEventRoutes }] = await Promise.all([
-      import('./event-store.js'),
-      import('./queue.js'),
-      import('./retention.js'),
-      import('./routes.js'),
-    ]);
-    const events = new EventStore(store);
+    const [{ EventStore }, { DurableQueue }, { eventRetention }, { registerEventRoutes }, { QueueDepth }] =
+      await Promise.all([
+        import('./event-store.js'),
+        import('./queue.js'),
+        import('./retention.js'),
+        import('./routes.js'),
+        import('./depth.js'),
+      ]);
+    let depth: InstanceType<typeof QueueDepth> | undefined;
+    const events = new EventStore(store, (delta) => depth?.changed(delta));
     await events.open();
-    const processed = metrics && queueMetrics(metrics, events);
+    if (metrics) {
+      depth = new QueueDepth(() => events.depth(), !cluster?.shared, ctx.logger);
+      await depth.start();
+    }
+    const processed = metrics && depth && queueMetrics(metrics, depth);
     const queue = new DurableQueue({
       store: events,
       owner: cluster?.masterId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`,
@@ -132,6 +139,7 @@ export const plugin = definePlugin({
       for (const off of offs) off();
       untile?.();
       unretain();
+      depth?.stop();
       await queue.flushed();
       await queue.stop();
     });
@@ -139,16 +147,16 @@ export const plugin = definePlugin({
 });
 
 /**
- * The queue's metrics: its depth by status, read from the status index at each scrape, and the
- * events this master ended by outcome (no event ids or types as labels: bounded).
+ * The queue's metrics: its depth by status, as QueueDepth holds it (a scrape does not read the
+ * store), and the events this master ended by outcome (no event ids or types as labels: bounded).
  */
-function queueMetrics(metrics: MetricsService, events: { depth(): Promise<{ pending: number; processing: number }> }) {
+function queueMetrics(metrics: MetricsService, queueDepth: { current(): { pending: number; processing: number } }) {
   metrics.gauge<'status'>({
     name: 'runner_event_queue_depth',
     help: 'stored events waiting for their hooks (pending) or being processed',
     labelNames: ['status'],
-    async collect(gauge) {
-      const depth = await events.depth();
+    collect(gauge) {
+      const depth = queueDepth.current();
       gauge.set({ status: 'pending' }, depth.pending);
       gauge.set({ status: 'processing' }, depth.processing);
     },

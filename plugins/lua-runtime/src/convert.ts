@@ -185,24 +185,14 @@ export function pushJs(L: LuaState, value: unknown, options: PushOptions, path =
 }
 
 function push(L: LuaState, value: unknown, options: PushOptions, seen: Set<object>, depth: number, path: string): void {
+  if (pushScalar(L, value)) return;
   switch (typeof value) {
     case 'undefined':
       lua.lua_pushnil(L);
       return;
-    case 'boolean':
-      lua.lua_pushboolean(L, value);
-      return;
-    case 'number':
-      if (Number.isInteger(value) && value >= INT_MIN && value <= INT_MAX && !Object.is(value, -0))
-        lua.lua_pushinteger(L, value);
-      else lua.lua_pushnumber(L, value);
-      return;
     case 'bigint':
       if (value >= BigInt(INT_MIN) && value <= BigInt(INT_MAX)) lua.lua_pushinteger(L, Number(value));
       else lua.lua_pushnumber(L, Number(value));
-      return;
-    case 'string':
-      lua.lua_pushstring(L, luaString(value));
       return;
     case 'function':
       options.pushJsFunction(L, value as (...args: any[]) => unknown, path);
@@ -247,7 +237,7 @@ function push(L: LuaState, value: unknown, options: PushOptions, seen: Set<objec
     for (let i = 0; i < object.length; i++) {
       const item = object[i];
       if (item === undefined || item === null) continue;
-      push(L, item, options, seen, depth + 1, `${path}[${i}]`);
+      if (!pushScalar(L, item)) push(L, item, options, seen, depth + 1, `${path}[${i}]`);
       lua.lua_rawseti(L, -2, i + 1);
     }
   } else {
@@ -257,11 +247,34 @@ function push(L: LuaState, value: unknown, options: PushOptions, seen: Set<objec
     for (const [key, item] of entries) {
       if (item === undefined) continue;
       lua.lua_pushstring(L, luaString(key));
-      push(L, item, options, seen, depth + 1, childPath(path, key));
+      if (!pushScalar(L, item)) push(L, item, options, seen, depth + 1, childPath(path, key));
       lua.lua_rawset(L, -3);
     }
   }
   seen.delete(object);
+}
+
+/**
+ * Pushes a string, a boolean or a number as push would, and says whether it did. Entries of a
+ * table go through here first, so that the path of an entry (for errors and function names) is
+ * built only for the values that may need it: an event payload is mostly scalars.
+ */
+function pushScalar(L: LuaState, value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+      lua.lua_pushstring(L, luaString(value));
+      return true;
+    case 'boolean':
+      lua.lua_pushboolean(L, value);
+      return true;
+    case 'number':
+      if (Number.isInteger(value) && value >= INT_MIN && value <= INT_MAX && !Object.is(value, -0))
+        lua.lua_pushinteger(L, value);
+      else lua.lua_pushnumber(L, value);
+      return true;
+    default:
+      return false;
+  }
 }
 
 /**

@@ -31,6 +31,8 @@ export interface ExecutionOptions {
   lenient: boolean;
   /** Called once the script has ended (its results converted), before its promise settles. */
   onEnd?: () => void;
+  /** Called each time the main coroutine pauses before its end: its slice ran out, or it awaits. */
+  onPause?: () => void;
 }
 
 /** Where in the script a coroutine is (or failed). */
@@ -145,10 +147,12 @@ export class Execution implements HostExecution {
   #ended = false;
   #timer: NodeJS.Timeout | undefined;
   readonly #onEnd: (() => void) | undefined;
+  readonly #onPause: (() => void) | undefined;
 
   constructor(options: ExecutionOptions) {
     this.host = options.host;
     this.#onEnd = options.onEnd;
+    this.#onPause = options.onPause;
     this.context = new CallContext(options.context, this);
     this.prefix = options.prefix;
     this.#chunkName = options.chunkName;
@@ -301,6 +305,7 @@ export class Execution implements HostExecution {
       return;
     }
     if (status === lua.LUA_YIELD) {
+      if (task === this.#main) this.#onPause?.();
       if (reason === SLICE) {
         host.timeSlicer.enqueue(task);
         return;

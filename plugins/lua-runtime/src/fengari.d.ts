@@ -143,6 +143,8 @@ declare module 'fengari' {
     luaL_optlstring(L: LuaState, arg: number, def: LuaString | null): LuaString | null;
     luaL_optnumber(L: LuaState, arg: number, def: number): number;
     luaL_optstring(L: LuaState, arg: number, def: LuaStringInput | null): LuaString | null;
+    luaL_ref(L: LuaState, t: number): number;
+    luaL_unref(L: LuaState, t: number, ref: number): void;
     luaL_requiref(L: LuaState, modname: LuaStringInput, openf: LuaJsFunction, glb: number | boolean): void;
     luaL_setfuncs(L: LuaState, l: Record<string, LuaJsFunction | null>, nup: number): void;
     luaL_setmetatable(L: LuaState, tname: LuaStringInput): void;

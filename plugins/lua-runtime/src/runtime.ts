@@ -58,7 +58,10 @@ const TEXT_ONLY = luaString('t');
  * A script that can leave nothing behind in its state (side-effect free, setting no global:
  * script-bounds' leavesNoTrace) skips even the copy: it runs in a state kept for such scripts,
  * whose run's globals are cleared after it, as a fresh state would have none of them. A trivial
- * hook (`return true`) or a task that only returns values costs a tenth of a copy that way.
+ * hook (`return true`) or a task that only returns values costs a tenth of a copy that way. Such a
+ * run that finds the kept state taken waits for it instead of copying one (a batch of hooks started
+ * in one turn then runs one after another in it), and the kept state keeps the chunks it loaded
+ * (loadKept), so a hook run again is not compiled again.
  */
 /** sideEffectFree verdicts kept, by source text; past this the cache starts over. */
 const PURE_CACHE_LIMIT = 4096;
@@ -84,6 +87,11 @@ export class LuaRuntimeService implements LuaRuntime {
   readonly #traceless = new Map<string, boolean>();
   /** The state kept for such scripts while no run uses it. */
   #reusable: Host | null = null;
+  /** A run holds the kept state (or is being handed it). */
+  #keptTaken = false;
+  /** Runs waiting for the kept state, in the order they came; each is given its state. */
+  readonly #waiting: ((host: Host | undefined, reused: boolean) => void)[] = [];
+  #statesMade = 0;
 
   constructor(registry: ModuleRegistry, options: LuaRuntimeOptions = {}) {
     this.#registry = registry;
@@ -144,7 +152,10 @@ export class LuaRuntimeService implements LuaRuntime {
     return true;
   }
 
-  /** Gives the kept state back once the run that took it ended, its run's globals cleared. */
+  /**
+   * Gives the kept state back once the run that took it ended, its run's globals cleared: to the
+   * next waiting run, from a microtask (a chain of trivial runs must not nest their calls), or kept.
+   */
   #keep(host: Host, globals: Record<string, unknown> | undefined): void {
     host.release();
     const L = host.L;
@@ -153,7 +164,24 @@ export class LuaRuntimeService implements LuaRuntime {
       lua.lua_setglobal(L, luaString(name));
     }
     host.lastJsError = null;
-    if (!this.#closed && this.#reusable === null) this.#reusable = host;
+    if (this.#waiting.length > 0) queueMicrotask(() => this.#handOff(host));
+    else this.#handOff(host);
+  }
+
+  /** The kept state (undefined: a fresh one) to the next waiting run, or kept for the next run. */
+  #handOff(host: Host | undefined): void {
+    const next = this.#waiting.shift();
+    if (next !== undefined) {
+      next(this.#closed ? undefined : (host ?? this.#takeHost()), true);
+      return;
+    }
+    this.#keptTaken = false;
+    if (!this.#closed && host !== undefined) this.#reusable = host;
+  }
+
+  /** The kept state's run paused before its end (a long script): the runs waiting for it take copies. */
+  #spill(): void {
+    for (const next of this.#waiting.splice(0)) next(this.#closed ? undefined : this.#takeHost(), false);
   }
 
   compile(source: string, chunkName: string): void {
@@ -199,19 +227,42 @@ export class LuaRuntimeService implements LuaRuntime {
 
   run(source: string, options: LuaRunOptions): Promise<LuaRunResult> {
     if (this.#closed) return Promise.reject(stoppedError());
+    if (!this.#mayReuse(source, options.globals)) return this.#start(source, options, this.#takeHost(), false);
+    if (!this.#keptTaken) {
+      this.#keptTaken = true;
+      const kept = this.#reusable ?? this.#takeHost();
+      this.#reusable = null;
+      return this.#start(source, options, kept, true);
+    }
+    // The kept state is taken, most often by a run queued for the next slice (a batch of hooks
+    // started in one turn after its slice ran out): this run waits for it rather than copying a
+    // state now. Runs waiting when the holder pauses (a long script) take copies then (#spill).
+    return new Promise((resolve, reject) => {
+      this.#waiting.push((host, reused) =>
+        host === undefined ? reject(stoppedError()) : this.#start(source, options, host, reused).then(resolve, reject),
+      );
+    });
+  }
+
+  /** Runs `source` in `host`; `reused`: the host is (or becomes) the kept state, given back at the end. */
+  #start(source: string, options: LuaRunOptions, host: Host, reused: boolean): Promise<LuaRunResult> {
     const prefix = options.run === undefined ? '' : `task ${options.run.task}: `;
-    // Taken while no other run uses it: a run that waits may let another start meanwhile.
-    const reused = this.#mayReuse(source, options.globals);
-    const host = reused ? (this.#reusable ?? this.#createHost()) : this.#takeHost();
-    if (reused) this.#reusable = null;
+    // Given back once: as the script ends (onEnd), or as its promise settles when it never started.
+    let given = false;
+    const giveBack = (): void => {
+      if (given) return;
+      given = true;
+      this.#keep(host, options.globals);
+    };
     host.configure(environmentOf(options));
     let exec: Execution;
     let thread: LuaState;
     try {
       setGlobals(host, options);
       thread = host.newTaskThread();
-      const bytes = luaString(source);
-      const status = lauxlib.luaL_loadbufferx(thread, bytes, bytes.length, luaString(options.chunkName), TEXT_ONLY);
+      const status = reused
+        ? loadKept(host, thread, source, options.chunkName)
+        : loadChunk(thread, source, options.chunkName);
       if (status !== lua.LUA_OK) {
         lua.lua_settop(thread, 0);
         // Reported as compile() reports it, so the validator and a run say the same thing.
@@ -232,18 +283,22 @@ export class LuaRuntimeService implements LuaRuntime {
         chunkName: options.chunkName,
         prefix,
         lenient: false,
-        // Given back as the script ends, synchronously: runs started in the same turn (a batch of
-        // hooks) then take it one after another instead of each copying a state.
-        onEnd: reused ? () => this.#keep(host, options.globals) : undefined,
+        // Given back as the script ends: runs started in the same turn (a batch of hooks) then take
+        // it one after another instead of each copying a state.
+        onEnd: reused ? giveBack : undefined,
+        onPause: reused ? () => this.#spill() : undefined,
       });
     } catch (error) {
+      // A state whose run failed to start is not kept: what the failure left in it is unknown.
       host.release();
+      if (reused) this.#handOff(undefined);
       return Promise.reject(error);
     }
     this.#executions.add(exec);
     const finish = (): void => {
       this.#executions.delete(exec);
-      if (!reused) host.release();
+      if (reused) giveBack();
+      else host.release();
     };
     return exec.start(thread, 0).then(
       (values) => {
@@ -275,11 +330,13 @@ export class LuaRuntimeService implements LuaRuntime {
     this.#pool = [];
     this.#template = undefined;
     this.#reusable = null;
+    this.#spill();
     for (const exec of [...this.#executions]) exec.stop(stoppedError());
     for (const session of [...this.#sessions]) session.close();
   }
 
   #createHost(): Host {
+    this.#statesMade += 1;
     if (this.#template === undefined) {
       const template = this.#buildHost();
       try {
@@ -298,6 +355,11 @@ export class LuaRuntimeService implements LuaRuntime {
       hookInstructions: this.#hookInstructions,
       template: this.#template,
     });
+  }
+
+  /** States copied (or built) for runs so far: what the kept state saves shows here (tests, benches). */
+  get statesMade(): number {
+    return this.#statesMade;
   }
 
   #buildHost(): Host {
@@ -437,6 +499,40 @@ function setGlobals(host: Host, options: LuaEnvironmentOptions): void {
     lua.lua_pushboolean(L, options.dryRun ?? false);
     lua.lua_setglobal(L, luaString('dry_run'));
   }
+}
+
+function loadChunk(thread: LuaState, source: string, chunkName: string): number {
+  const bytes = luaString(source);
+  return lauxlib.luaL_loadbufferx(thread, bytes, bytes.length, luaString(chunkName), TEXT_ONLY);
+}
+
+/** Chunks a kept state holds loaded, by name and source; past this it starts over. */
+const KEPT_CHUNKS = 64;
+const keptChunks = new WeakMap<Host, Map<string, number>>();
+
+/**
+ * Pushes the chunk as loaded once before in this kept state (its registry holds the function), or
+ * loads it and keeps it. Safe to call again: a script that leaves no trace never assigns to its
+ * upvalue `_ENV`, so the function is as its load made it; the closures a run makes are its own.
+ */
+function loadKept(host: Host, thread: LuaState, source: string, chunkName: string): number {
+  let chunks = keptChunks.get(host);
+  if (chunks === undefined) keptChunks.set(host, (chunks = new Map()));
+  const key = `${chunkName}\0${source}`;
+  const ref = chunks.get(key);
+  if (ref !== undefined) {
+    lua.lua_rawgeti(thread, lua.LUA_REGISTRYINDEX, ref);
+    return lua.LUA_OK;
+  }
+  const status = loadChunk(thread, source, chunkName);
+  if (status !== lua.LUA_OK) return status;
+  if (chunks.size >= KEPT_CHUNKS) {
+    for (const old of chunks.values()) lauxlib.luaL_unref(thread, lua.LUA_REGISTRYINDEX, old);
+    chunks.clear();
+  }
+  lua.lua_pushvalue(thread, -1);
+  chunks.set(key, lauxlib.luaL_ref(thread, lua.LUA_REGISTRYINDEX));
+  return status;
 }
 
 /** A load error as an InvalidInputError with the line (and column, when the token is found). */

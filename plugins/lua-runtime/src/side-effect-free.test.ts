@@ -104,6 +104,31 @@ describe('the state kept for scripts that leave no trace', () => {
     expect(await run('return 1 + 1')).toEqual([2]);
   });
 
+  it('is waited for by runs started while it is taken, which copy no state of their own', async () => {
+    // A slice of 0 ms: after the first run of a turn every other one is queued for the next.
+    const sliced = new LuaRuntimeService(registry, { sliceMs: 0, poolSize: 0 });
+    try {
+      const runOn = (i: number) =>
+        sliced.run('return hook.id', { chunkName: 'kept', globals: { hook: { id: i } }, logger: silent });
+      await runOn(-1);
+      const made = sliced.statesMade;
+      const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => runOn(i)));
+      expect(runs.map((r) => r.values)).toEqual(Array.from({ length: 20 }, (_, i) => [i]));
+      expect(sliced.statesMade).toBe(made);
+    } finally {
+      sliced.close();
+    }
+  });
+
+  it('keeps the chunks it loaded apart by name: errors name the chunk of their own run', async () => {
+    const failing = 'local t = nil return t.x';
+    await expect(inline.run(failing, { chunkName: '=one', logger: silent })).rejects.toThrow(/^one:1:/);
+    await expect(inline.run(failing, { chunkName: '=two', logger: silent })).rejects.toThrow(/^two:1:/);
+    await expect(inline.run(failing, { chunkName: '=one', logger: silent })).rejects.toThrow(/^one:1:/);
+    expect(await run('return 40 + 2')).toEqual([42]);
+    expect(await run('return 40 + 2')).toEqual([42]);
+  });
+
   it('is not used when a run gives a global the fresh state holds (clearing it would remove it)', async () => {
     expect(await run('return print == "shadowed"', { print: 'shadowed' })).toEqual([true]);
     expect(await run('return type(print)')).toEqual(['function']);
