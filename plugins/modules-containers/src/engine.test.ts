@@ -2,16 +2,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { luaCallContext } from '@runner/plugin-sdk/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import {
   composeProjectName,
   createEngineModule,
+  type EngineName,
   parseListing,
   readRunSettings,
   runArguments,
   settingsHash,
 } from './engine.js';
-import { startDockerDaemon, type TestDaemon } from './test-support.js';
+import { startTestEngine, type TestEngine } from './test-support.js';
 
 describe('container settings', () => {
   it('hashes the same settings the same whatever the order of env and labels', () => {
@@ -60,88 +61,112 @@ describe('container settings', () => {
   });
 });
 
-// A real Docker daemon (Debian docker.io), started by the test on a socket of its own.
-let daemon: TestDaemon | string = 'not started';
+// Real engines, each started by the test on storage of its own; the same cases run through both.
+const ENGINES = ['docker', 'podman'] as const;
+const started: Record<EngineName, TestEngine | string> = { docker: 'not started', podman: 'not started' };
 beforeAll(async () => {
-  daemon = await startDockerDaemon();
-  if (typeof daemon === 'string') console.warn(`docker tests skipped: ${daemon}`);
+  const engines = await Promise.all(ENGINES.map(startTestEngine));
+  ENGINES.forEach((name, i) => {
+    started[name] = engines[i];
+    if (typeof engines[i] === 'string') console.warn(`${name} tests skipped: ${engines[i]}`);
+  });
 }, 90_000);
 afterAll(async () => {
-  if (typeof daemon !== 'string') await daemon.stop();
+  await Promise.all(Object.values(started).map((engine) => (typeof engine === 'string' ? undefined : engine.stop())));
 }, 30_000);
 
-describe('docker module against a real daemon', () => {
-  const docker = () => createEngineModule('docker', { env: (daemon as TestDaemon).env });
-  const image = () => (daemon as TestDaemon).image;
+/** The names a listed container goes by: a string in docker's listing, a list in podman's. */
+function containerNames(row: Record<string, unknown>): unknown[] {
+  return [row.names].flat();
+}
+
+/** The names a listed image goes by: repository and tag in docker's listing, `names` in podman's. */
+function imageNames(row: Record<string, unknown>): unknown[] {
+  return row.names ? [row.names].flat() : [`${String(row.repository)}:${String(row.tag)}`];
+}
+
+// Concurrent, engines and cases alike, to keep the file within the suite's time budget: every case
+// works on containers, networks, volumes and projects of its own names.
+describe.concurrent.each(ENGINES)('%s module against a real engine', (name) => {
+  const engine = () => started[name] as TestEngine;
+  const engineModule = () => createEngineModule(name, { env: engine().env });
+  const image = () => engine().image;
+  /** Skips the case, saying why, when the engine cannot run here. */
+  const skipUnlessStarted = (ctx: TestContext) => {
+    const reason = started[name];
+    if (typeof reason === 'string') ctx.skip(reason);
+  };
 
   it('runs a container once, leaves it on a second run, recreates it when its settings change', async (ctx) => {
-    if (typeof daemon === 'string') return ctx.skip();
+    skipUnlessStarted(ctx);
     const { call } = luaCallContext();
     const settings = { name: 'rt-web', network: 'none', command: ['sleep', '300'], env: { MODE: 'a' } };
-    const dry = await docker().run(luaCallContext({ dryRun: true }).call, image(), settings);
+    const dry = await engineModule().run(luaCallContext({ dryRun: true }).call, image(), settings);
     expect(dry).toMatchObject({ changed: true, dry_run: true, action: 'create' });
-    expect(await docker().inspect(call, 'rt-web')).toBeNull();
+    expect(await engineModule().inspect(call, 'rt-web')).toBeNull();
 
-    const first = (await docker().run(call, image(), settings)) as Record<string, unknown>;
+    const first = (await engineModule().run(call, image(), settings)) as Record<string, unknown>;
     expect(first).toMatchObject({ changed: true, action: 'create' });
-    expect(await docker().run(call, image(), settings)).toMatchObject({ changed: false, action: 'none' });
-    const changed = await docker().run(call, image(), { ...settings, env: { MODE: 'b' } });
+    expect(await engineModule().run(call, image(), settings)).toMatchObject({ changed: false, action: 'none' });
+    const changed = await engineModule().run(call, image(), { ...settings, env: { MODE: 'b' } });
     expect(changed).toMatchObject({ changed: true, action: 'recreate' });
 
-    const exec = await docker().exec(call, 'rt-web', 'echo $MODE; echo oops >&2; exit 3');
+    const exec = await engineModule().exec(call, 'rt-web', 'echo $MODE; echo oops >&2; exit 3');
     expect(exec).toMatchObject({ stdout: 'b\n', stderr: 'oops\n', exit_code: 3, success: false });
-    const listed = (await docker().containers(call)) as Record<string, unknown>[];
-    expect(listed.map((c) => c.names)).toContain('rt-web');
+    const listed = (await engineModule().containers(call)) as Record<string, unknown>[];
+    expect(listed.flatMap(containerNames)).toContain('rt-web');
 
-    expect(await docker().stop(call, 'rt-web', { timeout: 0 })).toEqual({ changed: true });
-    expect(await docker().stop(call, 'rt-web')).toEqual({ changed: false });
-    expect(await docker().run(call, image(), { ...settings, env: { MODE: 'b' } })).toMatchObject({
+    expect(await engineModule().stop(call, 'rt-web', { timeout: 0 })).toEqual({ changed: true });
+    expect(await engineModule().stop(call, 'rt-web')).toEqual({ changed: false });
+    expect(await engineModule().run(call, image(), { ...settings, env: { MODE: 'b' } })).toMatchObject({
       changed: true,
       action: 'start',
     });
-    expect(await docker().remove(call, 'rt-web', { force: true })).toEqual({ changed: true });
-    expect(await docker().remove(call, 'rt-web', { force: true })).toEqual({ changed: false });
+    expect(await engineModule().remove(call, 'rt-web', { force: true })).toEqual({ changed: true });
+    expect(await engineModule().remove(call, 'rt-web', { force: true })).toEqual({ changed: false });
   }, 60_000);
 
   it('reads a container log', async (ctx) => {
-    if (typeof daemon === 'string') return ctx.skip();
+    skipUnlessStarted(ctx);
     const { call } = luaCallContext();
-    await docker().run(call, image(), {
+    await engineModule().run(call, image(), {
       name: 'rt-log',
       network: 'none',
       command: ['sh', '-c', 'echo one; echo two; echo err >&2; sleep 300'],
     });
     let logs: Record<string, unknown> = {};
     for (let i = 0; i < 100 && !String(logs.stderr ?? '').includes('err'); i++) {
-      logs = (await docker().logs(call, 'rt-log')) as Record<string, unknown>;
+      logs = (await engineModule().logs(call, 'rt-log')) as Record<string, unknown>;
       if (!String(logs.stderr).includes('err')) await new Promise((r) => setTimeout(r, 100));
     }
     expect(logs).toEqual({ stdout: 'one\ntwo\n', stderr: 'err\n' });
-    expect(await docker().logs(call, 'rt-log', { tail: 0 })).toEqual({ stdout: '', stderr: '' });
-    await docker().remove(call, 'rt-log', { force: true });
+    expect(await engineModule().logs(call, 'rt-log', { tail: 0 })).toEqual({ stdout: '', stderr: '' });
+    await engineModule().remove(call, 'rt-log', { force: true });
   }, 60_000);
 
   it('creates and removes networks and volumes once', async (ctx) => {
-    if (typeof daemon === 'string') return ctx.skip();
+    skipUnlessStarted(ctx);
     const { call } = luaCallContext();
-    expect(await docker().volume_create(luaCallContext({ dryRun: true }).call, 'rt-data')).toMatchObject({
+    expect(await engineModule().volume_create(luaCallContext({ dryRun: true }).call, 'rt-data')).toMatchObject({
       changed: true,
       dry_run: true,
     });
-    expect(await docker().volume_create(call, 'rt-data', { labels: { app: 'rt' } })).toEqual({ changed: true });
-    expect(await docker().volume_create(call, 'rt-data')).toEqual({ changed: false });
-    expect(((await docker().volumes(call)) as Record<string, unknown>[]).map((v) => v.name)).toContain('rt-data');
-    expect(await docker().volume_remove(call, 'rt-data')).toEqual({ changed: true });
-    expect(await docker().volume_remove(call, 'rt-data')).toEqual({ changed: false });
+    expect(await engineModule().volume_create(call, 'rt-data', { labels: { app: 'rt' } })).toEqual({ changed: true });
+    expect(await engineModule().volume_create(call, 'rt-data')).toEqual({ changed: false });
+    expect(((await engineModule().volumes(call)) as Record<string, unknown>[]).map((v) => v.name)).toContain('rt-data');
+    expect(await engineModule().volume_remove(call, 'rt-data')).toEqual({ changed: true });
+    expect(await engineModule().volume_remove(call, 'rt-data')).toEqual({ changed: false });
 
-    expect(await docker().network_create(call, 'rt-net', { internal: true })).toMatchObject({ changed: true });
-    expect(await docker().network_create(call, 'rt-net')).toEqual({ changed: false });
-    expect(await docker().network_remove(call, 'rt-net')).toEqual({ changed: true });
-    expect(await docker().network_remove(call, 'rt-net')).toEqual({ changed: false });
+    expect(await engineModule().network_create(call, 'rt-net', { internal: true })).toMatchObject({ changed: true });
+    expect(await engineModule().network_create(call, 'rt-net')).toEqual({ changed: false });
+    expect(await engineModule().network_remove(call, 'rt-net')).toEqual({ changed: true });
+    expect(await engineModule().network_remove(call, 'rt-net')).toEqual({ changed: false });
   }, 60_000);
 
   it('brings a compose project up once and down once', async (ctx) => {
-    if (typeof daemon === 'string') return ctx.skip();
+    skipUnlessStarted(ctx);
+    const whyNoCompose = engine().whyNoCompose;
+    if (whyNoCompose) ctx.skip(whyNoCompose);
     const dir = mkdtempSync(join(tmpdir(), 'rt-stack-'));
     try {
       writeFileSync(
@@ -150,14 +175,22 @@ describe('docker module against a real daemon', () => {
       );
       const { call } = luaCallContext();
       const opts = { project: 'rtstack', file: 'compose.yaml' };
-      expect(await docker().compose_up(luaCallContext({ dryRun: true }).call, dir, opts)).toMatchObject({
+      expect(await engineModule().compose_up(luaCallContext({ dryRun: true }).call, dir, opts)).toMatchObject({
         changed: true,
         dry_run: true,
         containers: 0,
       });
-      expect(await docker().compose_up(call, dir, opts)).toEqual({ changed: true, project: 'rtstack', containers: 1 });
-      expect(await docker().compose_up(call, dir, opts)).toEqual({ changed: false, project: 'rtstack', containers: 1 });
-      expect(await docker().compose_down(call, dir, opts)).toEqual({
+      expect(await engineModule().compose_up(call, dir, opts)).toEqual({
+        changed: true,
+        project: 'rtstack',
+        containers: 1,
+      });
+      expect(await engineModule().compose_up(call, dir, opts)).toEqual({
+        changed: false,
+        project: 'rtstack',
+        containers: 1,
+      });
+      expect(await engineModule().compose_down(call, dir, opts)).toEqual({
         changed: true,
         project: 'rtstack',
         containers: 0,
@@ -168,10 +201,10 @@ describe('docker module against a real daemon', () => {
   }, 60_000);
 
   it('reports images, and a missing program clearly', async (ctx) => {
-    if (typeof daemon === 'string') return ctx.skip();
+    skipUnlessStarted(ctx);
     const { call } = luaCallContext();
-    const images = (await docker().images(call)) as Record<string, unknown>[];
-    expect(images.map((i) => `${String(i.repository)}:${String(i.tag)}`)).toContain(image());
+    const images = (await engineModule().images(call)) as Record<string, unknown>[];
+    expect(images.flatMap(imageNames)).toContain(image());
     const missing = createEngineModule('podman', { bin: 'no-such-podman-here' });
     await expect(missing.containers(call)).rejects.toThrow(/no-such-podman-here is not installed/);
   }, 30_000);
