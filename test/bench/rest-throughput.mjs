@@ -8,7 +8,10 @@
 // (150-225 ms while the rest stayed under 80: V8 still optimizing the concurrent path).
 //
 //   node build.mjs && node test/bench/rest-throughput.mjs [--rate 200] [--seconds 30] [--warmup 2] [--templates]
-//     [--store postgres://postgres@127.0.0.1:5432/bench]
+//     [--hook] [--store postgres://postgres@127.0.0.1:5432/bench]
+//
+// With --hook a trivial Lua hook runs on every run's workflow.completed (through the durable event
+// queue): the bar with hooks firing, not only loaded.
 //
 // With --store the master keeps its store on that PostgreSQL database (emptied first: a database
 // of the bench's own, never one in use) and the target is PostgreSQL's: 6,000 runs a minute
@@ -30,6 +33,7 @@ const { values } = parseArgs({
     // The same two tasks with templates: a condition, a script with a value and one with a loop
     // (all render on the master's thread; nested loops would go to a template worker).
     templates: { type: 'boolean', default: false },
+    hook: { type: 'boolean', default: false },
   },
 });
 const onPostgres = values.store !== undefined;
@@ -73,8 +77,18 @@ const result = {
   seconds,
   warmup_seconds: warmupSeconds,
   templates: values.templates,
+  hook: values.hook,
 };
 try {
+  if (values.hook) {
+    const hook = {
+      name: 'bench-completed',
+      event_type: 'workflow.completed',
+      script: 'return hook.payload.run_id ~= nil',
+    };
+    const created = await master.request('POST', '/api/v1/hooks', hook);
+    if (created.status !== 201) throw new Error(`adding the hook: ${created.status} ${JSON.stringify(created.body)}`);
+  }
   const sentAt = new Map();
   const doneAt = new Map();
   const statuses = new Map();
